@@ -1,0 +1,441 @@
+"""Compile :mod:`zurau.protocol.schema` definitions into fast encode/decode functions.
+
+For each ``(api_key, version, kind)`` the schema's fields that exist in that version are turned
+into a tree of closures built on ``struct`` (compiled once, cached). Decoding returns plain dicts;
+records fields decode to ``memoryview`` slices of the input (no copy). Encoding appends to a
+``bytearray``; a records value that is not a bytes-like object (e.g. a file region for sendfile)
+is emitted as a separate piece by :func:`encode_pieces`, so it is never copied.
+
+Invariants:
+* A decoded dict holds every field of the schema, present in that version or not (absent ones
+  take their default), so handlers can read any key regardless of version.
+* Tagged fields are written only when their value differs from the default (Kafka does the same;
+  librdkafka < 2.2 misreads some tagged fields).
+* Unknown tags are skipped on decode (KIP-482).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any, Literal
+
+from zurau.protocol.primitives import (
+    F64,
+    I8,
+    I16,
+    I32,
+    I64,
+    U16,
+    DecodeError,
+    read_uvarint,
+    write_uvarint,
+)
+from zurau.protocol.schema import (
+    BOOL,
+    BYTES,
+    FLOAT64,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    RECORDS,
+    STRING,
+    UINT16,
+    UUID,
+    ApiSchema,
+    Array,
+    Field,
+    Struct,
+    in_range,
+)
+from zurau.protocol.schemas import ALL
+
+Kind = Literal["request", "response"]
+Decoder = Callable[[memoryview, int], tuple[Any, int]]
+Encoder = Callable[[bytearray, Any, list], None]
+
+ZERO_UUID = uuid.UUID(int=0)
+
+__all__ = [
+    "DecodeError",
+    "decode",
+    "encode",
+    "encode_pieces",
+    "schema_for",
+]
+
+
+def schema_for(api_key: int) -> ApiSchema:
+    try:
+        return ALL[api_key]
+    except KeyError:
+        raise KeyError(f"no schema for api key {api_key}") from None
+
+
+# --------------------------------------------------------------------------- scalars
+
+_FIXED = {INT8: I8, INT16: I16, INT32: I32, INT64: I64, UINT16: U16, FLOAT64: F64}
+
+
+def _fixed_codec(st: Any, kind: str) -> tuple[Decoder, Encoder]:
+    size = st.size
+    unpack_from = st.unpack_from
+    pack = st.pack
+
+    def dec(buf: memoryview, pos: int) -> tuple[Any, int]:
+        return unpack_from(buf, pos)[0], pos + size
+
+    def enc(out: bytearray, v: Any, pieces: list) -> None:
+        out += pack(v)
+
+    return dec, enc
+
+
+def _bool_codec() -> tuple[Decoder, Encoder]:
+    def dec(buf: memoryview, pos: int) -> tuple[Any, int]:
+        return buf[pos] != 0, pos + 1
+
+    def enc(out: bytearray, v: Any, pieces: list) -> None:
+        out.append(1 if v else 0)
+
+    return dec, enc
+
+
+def _uuid_codec() -> tuple[Decoder, Encoder]:
+    def dec(buf: memoryview, pos: int) -> tuple[Any, int]:
+        end = pos + 16
+        if end > len(buf):
+            raise DecodeError("truncated uuid")
+        return uuid.UUID(bytes=bytes(buf[pos:end])), end
+
+    def enc(out: bytearray, v: Any, pieces: list) -> None:
+        if v is None:
+            v = ZERO_UUID
+        out += v.bytes if isinstance(v, uuid.UUID) else bytes(v)
+
+    return dec, enc
+
+
+def _length_reader(flexible: bool, wide: bool) -> Callable[[memoryview, int], tuple[int, int]]:
+    """Read a length; returns -1 for null. ``wide`` selects int32 (bytes/arrays) over int16."""
+    if flexible:
+
+        def read_len(buf: memoryview, pos: int) -> tuple[int, int]:
+            n, pos = read_uvarint(buf, pos)
+            return n - 1, pos
+
+        return read_len
+    st = I32 if wide else I16
+    size = st.size
+    unpack_from = st.unpack_from
+
+    def read_len_fixed(buf: memoryview, pos: int) -> tuple[int, int]:
+        return unpack_from(buf, pos)[0], pos + size
+
+    return read_len_fixed
+
+
+def _length_writer(flexible: bool, wide: bool) -> Callable[[bytearray, int], None]:
+    """Write a length; -1 writes null."""
+    if flexible:
+
+        def write_len(out: bytearray, n: int) -> None:
+            write_uvarint(out, n + 1)
+
+        return write_len
+    pack = (I32 if wide else I16).pack
+
+    def write_len_fixed(out: bytearray, n: int) -> None:
+        out += pack(n)
+
+    return write_len_fixed
+
+
+def _string_codec(flexible: bool, nullable: bool, name: str) -> tuple[Decoder, Encoder]:
+    read_len = _length_reader(flexible, wide=False)
+    write_len = _length_writer(flexible, wide=False)
+
+    def dec(buf: memoryview, pos: int) -> tuple[Any, int]:
+        n, pos = read_len(buf, pos)
+        if n < 0:
+            if not nullable:
+                raise DecodeError(f"null value for non-nullable string field {name}")
+            return None, pos
+        end = pos + n
+        if end > len(buf):
+            raise DecodeError(f"truncated string field {name}")
+        try:
+            return str(buf[pos:end], "utf-8"), end
+        except UnicodeDecodeError:
+            raise DecodeError(f"string field {name} is not valid UTF-8") from None
+
+    def enc(out: bytearray, v: Any, pieces: list) -> None:
+        if v is None:
+            if not nullable:
+                raise ValueError(f"field {name} is not nullable in this version")
+            write_len(out, -1)
+            return
+        data = v.encode("utf-8")
+        write_len(out, len(data))
+        out += data
+
+    return dec, enc
+
+
+def _bytes_codec(flexible: bool, nullable: bool, name: str, records: bool) -> tuple[Decoder, Encoder]:
+    read_len = _length_reader(flexible, wide=True)
+    write_len = _length_writer(flexible, wide=True)
+
+    def dec(buf: memoryview, pos: int) -> tuple[Any, int]:
+        n, pos = read_len(buf, pos)
+        if n < 0:
+            if not nullable:
+                raise DecodeError(f"null value for non-nullable field {name}")
+            return None, pos
+        end = pos + n
+        if end > len(buf):
+            raise DecodeError(f"truncated bytes field {name}")
+        return (buf[pos:end] if records else bytes(buf[pos:end])), end
+
+    def enc(out: bytearray, v: Any, pieces: list) -> None:
+        if v is None:
+            if not nullable:
+                raise ValueError(f"field {name} is not nullable in this version")
+            write_len(out, -1)
+            return
+        write_len(out, len(v))
+        if records and not isinstance(v, (bytes, bytearray, memoryview)):
+            # A region to be sent without copying: split the output around it.
+            pieces.append(bytes(out))
+            out.clear()
+            pieces.append(v)
+        else:
+            out += v
+
+    return dec, enc
+
+
+# --------------------------------------------------------------------------- fields, structs
+
+
+def _zero_default(f: Field, version: int) -> Any:
+    t = f.type
+    if f.default is not None:
+        if t == UUID and isinstance(f.default, str):
+            return uuid.UUID(f.default)
+        return f.default
+    if in_range(version, f.nullable_range):
+        return None
+    if isinstance(t, Array):
+        return []
+    if isinstance(t, Struct):
+        return None
+    if t in (INT8, INT16, INT32, INT64, UINT16):
+        return 0
+    if t == FLOAT64:
+        return 0.0
+    if t == BOOL:
+        return False
+    if t == STRING:
+        return ""
+    if t in (BYTES, RECORDS):
+        return b""
+    if t == UUID:
+        return ZERO_UUID
+    raise TypeError(f"unknown type {t!r} for field {f.name}")
+
+
+def _type_codec(t: Any, version: int, flexible: bool, nullable: bool, name: str) -> tuple[Decoder, Encoder]:
+    if isinstance(t, Array):
+        return _array_codec(t, version, flexible, nullable, name)
+    if isinstance(t, Struct):
+        return _nested_struct_codec(t, version, flexible, nullable, name)
+    if t in _FIXED:
+        return _fixed_codec(_FIXED[t], t)
+    if t == BOOL:
+        return _bool_codec()
+    if t == UUID:
+        return _uuid_codec()
+    if t == STRING:
+        return _string_codec(flexible, nullable, name)
+    if t == BYTES:
+        return _bytes_codec(flexible, nullable, name, records=False)
+    if t == RECORDS:
+        return _bytes_codec(flexible, nullable, name, records=True)
+    raise TypeError(f"unknown type {t!r} for field {name}")
+
+
+def _array_codec(t: Array, version: int, flexible: bool, nullable: bool, name: str) -> tuple[Decoder, Encoder]:
+    el_dec, el_enc = _type_codec(t.of, version, flexible, False, name + "[]")
+    read_len = _length_reader(flexible, wide=True)
+    write_len = _length_writer(flexible, wide=True)
+
+    def dec(buf: memoryview, pos: int) -> tuple[Any, int]:
+        n, pos = read_len(buf, pos)
+        if n < 0:
+            if not nullable:
+                raise DecodeError(f"null value for non-nullable array {name}")
+            return None, pos
+        if n > len(buf) - pos:  # every element takes at least one byte
+            raise DecodeError(f"array {name} claims {n} elements, more than the bytes left")
+        items = []
+        append = items.append
+        for _ in range(n):
+            v, pos = el_dec(buf, pos)
+            append(v)
+        return items, pos
+
+    def enc(out: bytearray, v: Any, pieces: list) -> None:
+        if v is None:
+            if not nullable:
+                raise ValueError(f"array {name} is not nullable in this version")
+            write_len(out, -1)
+            return
+        write_len(out, len(v))
+        for item in v:
+            el_enc(out, item, pieces)
+
+    return dec, enc
+
+
+def _nested_struct_codec(
+    t: Struct, version: int, flexible: bool, nullable: bool, name: str
+) -> tuple[Decoder, Encoder]:
+    dec_s, enc_s = _struct_codec(t.fields, version, flexible)
+    if not nullable:
+        return dec_s, enc_s
+
+    def dec(buf: memoryview, pos: int) -> tuple[Any, int]:
+        marker = I8.unpack_from(buf, pos)[0]
+        if marker < 0:
+            return None, pos + 1
+        return dec_s(buf, pos + 1)
+
+    def enc(out: bytearray, v: Any, pieces: list) -> None:
+        if v is None:
+            out += b"\xff"
+            return
+        out += b"\x01"
+        enc_s(out, v, pieces)
+
+    return dec, enc
+
+
+def _struct_codec(fields: tuple[Field, ...], version: int, flexible: bool) -> tuple[Decoder, Encoder]:
+    regular: list[tuple[str, Decoder, Encoder, Any]] = []
+    tagged: dict[int, tuple[str, Decoder, Encoder, Any]] = {}
+    template: dict[str, Any] = {}
+    list_defaults: list[str] = []
+    for f in fields:
+        default = _zero_default(f, version)
+        present = in_range(version, f.version_range)
+        is_tagged = f.tag is not None and flexible and in_range(version, f.tagged_range)
+        if not present or is_tagged:
+            if isinstance(default, list):
+                list_defaults.append(f.name)
+            else:
+                template[f.name] = default
+        if not present:
+            continue
+        nullable = in_range(version, f.nullable_range)
+        d, e = _type_codec(f.type, version, flexible, nullable, f.name)
+        if is_tagged:
+            assert f.tag is not None
+            tagged[f.tag] = (f.name, d, e, default)
+        elif f.tag is None:
+            regular.append((f.name, d, e, default))
+        # A tagged field in a non-flexible version does not exist on the wire.
+
+    regular_t = tuple(regular)
+    tagged_sorted = tuple(sorted(tagged.items()))
+
+    def dec(buf: memoryview, pos: int) -> tuple[Any, int]:
+        out = dict(template)
+        for n in list_defaults:
+            out[n] = []
+        for name, d, _e, _default in regular_t:
+            out[name], pos = d(buf, pos)
+        if flexible:
+            count, pos = read_uvarint(buf, pos)
+            for _ in range(count):
+                tag, pos = read_uvarint(buf, pos)
+                size, pos = read_uvarint(buf, pos)
+                end = pos + size
+                if end > len(buf):
+                    raise DecodeError("truncated tagged field")
+                known = tagged.get(tag)
+                if known is not None:
+                    out[known[0]], _ = known[1](buf[:end], pos)
+                pos = end
+        return out, pos
+
+    def enc(out: bytearray, v: Any, pieces: list) -> None:
+        get = v.get
+        for name, _d, e, default in regular_t:
+            val = get(name, default)
+            e(out, val, pieces)
+        if flexible:
+            if not tagged_sorted:
+                out.append(0)
+                return
+            chunks = []
+            for tag, (name, _d, e, default) in tagged_sorted:
+                val = get(name, default)
+                if val == default:
+                    continue
+                tmp = bytearray()
+                e(tmp, val, pieces)
+                chunks.append((tag, tmp))
+            write_uvarint(out, len(chunks))
+            for tag, tmp in chunks:
+                write_uvarint(out, tag)
+                write_uvarint(out, len(tmp))
+                out += tmp
+
+    return dec, enc
+
+
+@lru_cache(maxsize=None)
+def _compiled(api_key: int, version: int, kind: Kind) -> tuple[Decoder, Encoder]:
+    schema = schema_for(api_key)
+    if not schema.min_version <= version <= schema.max_version:
+        raise KeyError(f"{schema.name} v{version} is not supported")
+    fields = schema.request if kind == "request" else schema.response
+    return _struct_codec(fields, version, schema.is_flexible(version))
+
+
+def decode(api_key: int, version: int, kind: Kind, data: bytes | bytearray | memoryview) -> dict[str, Any]:
+    """Decode a request or response body. Raises DecodeError on malformed input.
+
+    Bytes after the body are ignored, as Kafka does for forward compatibility.
+    """
+    dec, _ = _compiled(api_key, version, kind)
+    mv = data if isinstance(data, memoryview) else memoryview(data)
+    try:
+        obj, _pos = dec(mv, 0)
+    except DecodeError:
+        raise
+    except (IndexError, ValueError, OverflowError) as e:  # struct.error is a ValueError subclass
+        raise DecodeError(f"malformed body: {e}") from None
+    return obj
+
+
+def encode_pieces(api_key: int, version: int, kind: Kind, obj: dict[str, Any]) -> list[Any]:
+    """Encode a body to a list of buffers (records regions stay separate pieces)."""
+    _, enc = _compiled(api_key, version, kind)
+    out = bytearray()
+    pieces: list[Any] = []
+    enc(out, obj, pieces)
+    if out or not pieces:
+        pieces.append(out)
+    return pieces
+
+
+def encode(api_key: int, version: int, kind: Kind, obj: dict[str, Any]) -> bytes:
+    """Encode a request or response body to bytes."""
+    pieces = encode_pieces(api_key, version, kind, obj)
+    if len(pieces) == 1:
+        return bytes(pieces[0])
+    return b"".join(bytes(p) for p in pieces)

@@ -1,0 +1,30 @@
+"""Our own declarative definitions of each Kafka API, one module per API.
+
+Every module exports ``SCHEMA`` (an :class:`zurau.protocol.schema.ApiSchema`). ``ALL`` maps api key
+to schema for every module listed in ``_MODULES``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from zurau.protocol.schema import ApiSchema
+
+_MODULES = (
+    "api_versions",
+    "create_topics",
+    "delete_topics",
+    "delete_records",
+    "describe_configs",
+    "alter_configs",
+    "describe_log_dirs",
+    "create_partitions",
+    "incremental_alter_configs",
+)
+
+ALL: dict[int, ApiSchema] = {}
+for _name in _MODULES:
+    _schema: ApiSchema = importlib.import_module(f"{__name__}.{_name}").SCHEMA
+    ALL[_schema.key] = _schema
+
+BY_NAME: dict[str, ApiSchema] = {s.name: s for s in ALL.values()}
