@@ -16,9 +16,10 @@ Invariants:
 
 from __future__ import annotations
 
+import copy
 import uuid
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 from typing import Any, Literal
 
 from zurau.protocol.primitives import (
@@ -231,7 +232,7 @@ def _zero_default(f: Field, version: int) -> Any:
     if isinstance(t, Array):
         return []
     if isinstance(t, Struct):
-        return None
+        return {sf.name: _zero_default(sf, version) for sf in t.fields}
     if t in (INT8, INT16, INT32, INT64, UINT16):
         return 0
     if t == FLOAT64:
@@ -325,16 +326,16 @@ def _nested_struct_codec(
 
 def _struct_codec(fields: tuple[Field, ...], version: int, flexible: bool) -> tuple[Decoder, Encoder]:
     regular: list[tuple[str, Decoder, Encoder, Any]] = []
-    tagged: dict[int, tuple[str, Decoder, Encoder, Any]] = {}
+    tagged: dict[int, tuple[str, Decoder, Encoder, Any, bytes]] = {}
     template: dict[str, Any] = {}
-    list_defaults: list[str] = []
+    mutable_defaults: list[tuple[str, Any]] = []  # lists/dicts: a fresh copy per decoded message
     for f in fields:
         default = _zero_default(f, version)
         present = in_range(version, f.version_range)
         is_tagged = f.tag is not None and flexible and in_range(version, f.tagged_range)
         if not present or is_tagged:
-            if isinstance(default, list):
-                list_defaults.append(f.name)
+            if isinstance(default, (list, dict)):
+                mutable_defaults.append((f.name, default))
             else:
                 template[f.name] = default
         if not present:
@@ -343,7 +344,9 @@ def _struct_codec(fields: tuple[Field, ...], version: int, flexible: bool) -> tu
         d, e = _type_codec(f.type, version, flexible, nullable, f.name)
         if is_tagged:
             assert f.tag is not None
-            tagged[f.tag] = (f.name, d, e, default)
+            wire_default = bytearray()
+            e(wire_default, default, [])
+            tagged[f.tag] = (f.name, d, e, default, bytes(wire_default))
         elif f.tag is None:
             regular.append((f.name, d, e, default))
         # A tagged field in a non-flexible version does not exist on the wire.
@@ -353,8 +356,8 @@ def _struct_codec(fields: tuple[Field, ...], version: int, flexible: bool) -> tu
 
     def dec(buf: memoryview, pos: int) -> tuple[Any, int]:
         out = dict(template)
-        for n in list_defaults:
-            out[n] = []
+        for n, default in mutable_defaults:
+            out[n] = copy.deepcopy(default)
         for name, d, _e, _default in regular_t:
             out[name], pos = d(buf, pos)
         if flexible:
@@ -381,12 +384,14 @@ def _struct_codec(fields: tuple[Field, ...], version: int, flexible: bool) -> tu
                 out.append(0)
                 return
             chunks = []
-            for tag, (name, _d, e, default) in tagged_sorted:
+            for tag, (name, _d, e, default, wire_default) in tagged_sorted:
                 val = get(name, default)
-                if val == default:
+                if val is default:
                     continue
                 tmp = bytearray()
                 e(tmp, val, pieces)
+                if tmp == wire_default:
+                    continue
                 chunks.append((tag, tmp))
             write_uvarint(out, len(chunks))
             for tag, tmp in chunks:
@@ -397,7 +402,7 @@ def _struct_codec(fields: tuple[Field, ...], version: int, flexible: bool) -> tu
     return dec, enc
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compiled(api_key: int, version: int, kind: Kind) -> tuple[Decoder, Encoder]:
     schema = schema_for(api_key)
     if not schema.min_version <= version <= schema.max_version:

@@ -86,8 +86,8 @@ class Field:
     ``type`` is a scalar name, an :class:`Array` or a :class:`Struct` (a non-array nested struct).
     ``default`` is used when decoding a version that lacks the field, when a tagged field is absent
     on the wire, and when encoding a dict that lacks the key. When left as ``None`` the default is
-    the type's zero value (0, False, "", b"", [] or the all-zero UUID), except that nullable fields
-    (``nullable`` covering the version) default to ``None`` for records and structs only.
+    the type's zero value (0, False, "", b"", [] or the all-zero UUID), except that a field that is
+    nullable in the version (``nullable`` covers it) defaults to ``None``.
     """
 
     name: str

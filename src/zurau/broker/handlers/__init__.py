@@ -1,0 +1,1 @@
+"""One module per Kafka API. Each declares ``API_KEY`` and ``handle(ctx, request)``."""

@@ -12,6 +12,12 @@ from zurau.protocol.schema import ApiSchema
 
 _MODULES = (
     "api_versions",
+    "metadata",
+    "produce",
+    "fetch",
+    "list_offsets",
+    "init_producer_id",
+    "describe_cluster",
     "create_topics",
     "delete_topics",
     "delete_records",
@@ -20,6 +26,24 @@ _MODULES = (
     "describe_log_dirs",
     "create_partitions",
     "incremental_alter_configs",
+    "find_coordinator",
+    "join_group",
+    "heartbeat",
+    "leave_group",
+    "sync_group",
+    "describe_groups",
+    "list_groups",
+    "offset_commit",
+    "offset_fetch",
+    "delete_groups",
+    "offset_delete",
+    "add_partitions_to_txn",
+    "add_offsets_to_txn",
+    "end_txn",
+    "write_txn_markers",
+    "txn_offset_commit",
+    "sasl_handshake",
+    "sasl_authenticate",
 )
 
 ALL: dict[int, ApiSchema] = {}

@@ -3,9 +3,6 @@
 Kafka 4.x serves v0-v3; so does Zurau. v1 is the same as v0 (the broker answers before it
 throttles a quota violation); v2 is the first flexible version; v3 may answer
 THROTTLING_QUOTA_EXCEEDED. A null ``assignments`` lets the broker place the new partitions.
-
-Kafka gives ``results[].error_message`` a default of null; our DSL cannot say that for strings, so a
-dict that leaves it out encodes it as "".
 """
 
 from zurau.protocol.schema import BOOL, INT16, INT32, STRING, ApiSchema, Array, F, Struct

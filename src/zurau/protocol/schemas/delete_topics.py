@@ -6,9 +6,6 @@ Kafka 4.x serves v1-v6, and so does Zurau (clients ask for v3, v4 or v6).
 * v5 adds a per-topic error message and may answer THROTTLING_QUOTA_EXCEEDED.
 * v6 replaces the plain list of names with a list of (name, topic id) pairs in which either may be
   given; the response then carries the topic id and its name may be null.
-
-Kafka gives ``topics[].name`` (v6+) and ``responses[].error_message`` (v5+) a default of null; our
-DSL has no way to say that for strings, so a dict that leaves them out encodes them as "".
 """
 
 from zurau.protocol.schema import INT16, INT32, STRING, UUID, ApiSchema, Array, F, Struct

@@ -15,7 +15,7 @@ from zurau.protocol.schema import BOOL, INT8, INT16, INT32, STRING, ApiSchema, A
 RESOURCE = Struct(
     F("resource_type", INT8),
     F("resource_name", STRING),
-    F("configuration_keys", Array(STRING), nullable="0+"),
+    F("configuration_keys", Array(STRING), nullable="0+", default=()),
 )
 
 # Another name under which the same setting is (or could be) defined, and where that one comes from.

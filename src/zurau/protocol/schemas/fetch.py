@@ -14,7 +14,19 @@ the floor. Wire changes after that:
   v18: tagged replica high watermark per partition.
 """
 
-from zurau.protocol.schema import INT8, INT16, INT32, INT64, RECORDS, STRING, UUID, ApiSchema, Array, F, Struct
+from zurau.protocol.schema import (
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    RECORDS,
+    STRING,
+    UUID,
+    ApiSchema,
+    Array,
+    F,
+    Struct,
+)
 
 INT64_MAX = 2**63 - 1
 
@@ -75,7 +87,7 @@ PARTITION_DATA = Struct(
     F("diverging_epoch", EPOCH_END_OFFSET, versions="12+", tag=0, tagged="12+"),
     F("current_leader", LEADER_ID_AND_EPOCH, versions="12+", tag=1, tagged="12+"),
     F("snapshot_id", SNAPSHOT_ID, versions="12+", tag=2, tagged="12+"),
-    F("aborted_transactions", Array(ABORTED_TRANSACTION), versions="4+", nullable="4+"),
+    F("aborted_transactions", Array(ABORTED_TRANSACTION), versions="4+", nullable="4+", default=()),
     F("preferred_read_replica", INT32, versions="11+", default=-1),
     F("records", RECORDS, nullable="0+"),
 )

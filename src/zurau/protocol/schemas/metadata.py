@@ -18,7 +18,7 @@ AUTHORIZED_OPERATIONS_UNSET = -(2**31)
 
 REQUEST_TOPIC = Struct(
     F("topic_id", UUID, versions="10+"),
-    F("name", STRING, nullable="10+"),
+    F("name", STRING, nullable="10+", default=""),
 )
 
 BROKER = Struct(
@@ -40,7 +40,7 @@ PARTITION = Struct(
 
 TOPIC = Struct(
     F("error_code", INT16),
-    F("name", STRING, nullable="12+"),
+    F("name", STRING, nullable="12+", default=""),
     F("topic_id", UUID, versions="10+"),
     F("is_internal", BOOL, versions="1+", default=False),
     F("partitions", Array(PARTITION)),
@@ -53,7 +53,7 @@ SCHEMA = ApiSchema(
     valid="0-13",
     flexible="9+",
     request=(
-        F("topics", Array(REQUEST_TOPIC), nullable="1+"),
+        F("topics", Array(REQUEST_TOPIC), nullable="1+", default=()),
         F("allow_auto_topic_creation", BOOL, versions="4+", default=True),
         F("include_cluster_authorized_operations", BOOL, versions="8-10"),
         F("include_topic_authorized_operations", BOOL, versions="8+"),

@@ -1,0 +1,64 @@
+"""Maps api keys to handler modules and derives the ApiVersions answer from them.
+
+Each handler module under :mod:`zurau.broker.handlers` declares ``API_KEY`` and a
+``handle(ctx, request)`` function returning a response dict, an awaitable of one, or ``None`` (no
+response: Produce with acks=0). Optional ``MIN_VERSION``/``MAX_VERSION`` narrow the schema's range.
+An API is advertised only if a handler for it exists, so nothing unimplemented is announced.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from zurau.protocol.codec import schema_for
+from zurau.protocol.schema import ApiSchema
+
+HANDLER_MODULES = (
+    "api_versions",
+    "metadata",
+    "produce",
+    "fetch",
+    "list_offsets",
+    "init_producer_id",
+    "create_topics",
+    "delete_topics",
+    "create_partitions",
+    "delete_records",
+    "describe_configs",
+    "alter_configs",
+    "incremental_alter_configs",
+    "describe_cluster",
+    "describe_log_dirs",
+)
+
+
+@dataclass(frozen=True)
+class Handler:
+    schema: ApiSchema
+    min_version: int
+    max_version: int
+    handle: Any
+
+    def supports(self, version: int) -> bool:
+        return self.min_version <= version <= self.max_version
+
+
+def load_handlers(modules: tuple[str, ...] = HANDLER_MODULES) -> dict[int, Handler]:
+    handlers: dict[int, Handler] = {}
+    for name in modules:
+        mod: ModuleType = importlib.import_module(f"zurau.broker.handlers.{name}")
+        schema = schema_for(mod.API_KEY)
+        lo = max(schema.min_version, getattr(mod, "MIN_VERSION", schema.min_version))
+        hi = min(schema.max_version, getattr(mod, "MAX_VERSION", schema.max_version))
+        handlers[mod.API_KEY] = Handler(schema, lo, hi, mod.handle)
+    return handlers
+
+
+def api_version_ranges(handlers: dict[int, Handler]) -> list[dict[str, int]]:
+    return [
+        {"api_key": k, "min_version": h.min_version, "max_version": h.max_version}
+        for k, h in sorted(handlers.items())
+    ]

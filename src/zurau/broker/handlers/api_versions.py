@@ -1,0 +1,16 @@
+"""ApiVersions: the api keys and version ranges this broker serves (derived from the handlers).
+
+An ApiVersions request newer than we serve is answered in v0 form by the connection itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.request_context import RequestContext
+
+API_KEY = 18
+
+
+def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    return {"error_code": 0, "api_keys": ctx.broker.api_versions, "throttle_time_ms": 0}

@@ -1,0 +1,67 @@
+"""DeleteRecords: move partitions' log start offsets forward (the "low watermark").
+
+Per partition, as Kafka's ``ReplicaManager.deleteRecordsOnLocalLog`` and
+``Partition.deleteRecordsOnLeader``: unknown topic or partition UNKNOWN_TOPIC_OR_PARTITION; an
+internal topic INVALID_TOPIC_EXCEPTION; a topic whose ``cleanup.policy`` lacks ``delete``
+POLICY_VIOLATION; offset -1 means the high watermark; any other negative offset, or one beyond the
+high watermark, OFFSET_OUT_OF_RANGE. An offset at or below the current log start offset changes
+nothing. The answer is the partition's new log start offset (low watermark), or -1 with an error.
+On a single node every replica is this one, so the response does not wait on ``timeout_ms``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.handlers._common import error_of
+from zurau.broker.request_context import RequestContext
+from zurau.metadata.topic_registry import INTERNAL_TOPICS
+from zurau.protocol.errors import (
+    InvalidTopicError,
+    OffsetOutOfRangeError,
+    PolicyViolationError,
+    UnknownTopicOrPartitionError,
+)
+
+API_KEY = 21
+
+HIGH_WATERMARK = -1
+
+
+def _delete(ctx: RequestContext, name: str, index: int, offset: int) -> int:
+    broker = ctx.broker
+    t = broker.topics.get(name)
+    if t is None or not 0 <= index < t.partitions:
+        raise UnknownTopicOrPartitionError(f"This server does not host {name}-{index}.")
+    if name in INTERNAL_TOPICS:
+        raise InvalidTopicError(f"Cannot delete records of internal topic {name}")
+    p = broker.replica_manager.partition(name, index)
+    plog = p.log
+    if not plog.config.delete_enabled:
+        raise PolicyViolationError(f"Records of partition {name}-{index} can not be deleted due to the configured policy")
+    target = p.high_watermark if offset == HIGH_WATERMARK else offset
+    if target < 0:
+        raise OffsetOutOfRangeError(f"The offset {target} for partition {name}-{index} is not valid")
+    if target > p.high_watermark:
+        raise OffsetOutOfRangeError(
+            f"Cannot increment the log start offset to {target} of partition {name}-{index} "
+            f"since it is larger than the high watermark {p.high_watermark}"
+        )
+    return int(plog.delete_records_before(target))
+
+
+def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    topics_out = []
+    for rt in req["topics"]:
+        name = rt["name"]
+        parts_out = []
+        for rp in rt["partitions"]:
+            index = rp["partition_index"]
+            try:
+                low = _delete(ctx, name, index, rp["offset"])
+                parts_out.append({"partition_index": index, "low_watermark": low, "error_code": 0})
+            except Exception as e:
+                code, _msg = error_of(e)
+                parts_out.append({"partition_index": index, "low_watermark": -1, "error_code": code})
+        topics_out.append({"name": name, "partitions": parts_out})
+    return {"throttle_time_ms": 0, "topics": topics_out}

@@ -1,0 +1,126 @@
+"""Fetch: whole stored batches from the requested offsets, waiting for data when asked.
+
+* Readers see data up to the high watermark (read_uncommitted) or the last stable offset
+  (read_committed); a batch that starts below the limit is sent whole.
+* ``max_bytes`` bounds the response and ``partition_max_bytes`` each partition, except that the
+  first batch of the first partition with data is always sent whole (KIP-74) so that consumers
+  make progress past a batch larger than their limits.
+* Long polling: with fewer than ``min_bytes`` ready, the fetch waits in the purgatory until an
+  append to one of its partitions or ``max_wait_ms``, then reads again.
+* Fetch sessions (KIP-227) are not kept: a full fetch is answered with session id 0 ("no
+  session"), which every client accepts; an incremental fetch for a session we never created gets
+  FETCH_SESSION_ID_NOT_FOUND so the client falls back to full fetches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from zurau.broker.handlers._common import check_leader_epoch, error_of, resolve_topic
+from zurau.broker.request_context import RequestContext
+from zurau.protocol.errors import (
+    FetchSessionIdNotFoundError,
+    InvalidFetchSessionEpochError,
+    KafkaError,
+    UnknownTopicOrPartitionError,
+)
+
+API_KEY = 1
+READ_COMMITTED = 1
+
+
+def _read_all(ctx: RequestContext, req: dict[str, Any], topics: list[Any]) -> tuple[list[dict[str, Any]], int, bool]:
+    """One pass over every requested partition: (responses, bytes read, any error)."""
+    rm = ctx.broker.replica_manager
+    read_committed = req.get("isolation_level", 0) == READ_COMMITTED
+    remaining = req.get("max_bytes", 2**31 - 1)
+    if remaining <= 0:
+        remaining = 2**31 - 1
+    total = 0
+    any_error = False
+    first_data = True
+    out = []
+    for (name, topic_id, terr, topic), parts in topics:
+        parts_out = []
+        for fp in parts:
+            index = fp["partition"]
+            entry: dict[str, Any] = {
+                "partition_index": index,
+                "error_code": 0,
+                "high_watermark": -1,
+                "last_stable_offset": -1,
+                "log_start_offset": -1,
+                "aborted_transactions": [] if read_committed else None,
+                "preferred_read_replica": -1,
+                "records": b"",
+            }
+            try:
+                if terr is not None:
+                    raise terr
+                if not 0 <= index < topic.partitions:
+                    raise UnknownTopicOrPartitionError(f"{topic.name} has no partition {index}")
+                p = rm.partition(topic.name, index)
+                check_leader_epoch(fp.get("current_leader_epoch", -1), p.leader_epoch)
+                plog = p.log
+                hw = plog.high_watermark
+                lso = plog.last_stable_offset
+                entry["high_watermark"] = hw
+                entry["last_stable_offset"] = lso
+                entry["log_start_offset"] = plog.log_start_offset
+                limit = min(fp["partition_max_bytes"], remaining)
+                if limit > 0 or first_data:
+                    data = plog.read(
+                        fp["fetch_offset"],
+                        max(limit, 0),
+                        max_offset=lso if read_committed else hw,
+                        min_one_batch=first_data,
+                    )
+                    if data:
+                        first_data = False
+                        remaining -= len(data)
+                        total += len(data)
+                        entry["records"] = data
+            except Exception as e:
+                code, _ = error_of(e)
+                entry["error_code"] = code
+                any_error = True
+            parts_out.append(entry)
+        out.append({"topic": name, "topic_id": topic_id, "partitions": parts_out})
+    return out, total, any_error
+
+
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    session_id = req.get("session_id", 0)
+    session_epoch = req.get("session_epoch", -1)
+    if session_id != 0 or session_epoch > 0:
+        err = FetchSessionIdNotFoundError if session_id != 0 else InvalidFetchSessionEpochError
+        return {"throttle_time_ms": 0, "error_code": err.code, "session_id": 0, "responses": []}
+
+    topics: list[Any] = []
+    keys: list[tuple[str, int]] = []
+    for ft in req["topics"]:
+        name = ft.get("topic")
+        topic_id = ft.get("topic_id")
+        try:
+            topic, terr = resolve_topic(ctx, name, topic_id), None
+        except KafkaError as e:
+            topic, terr = None, e
+        if topic is not None:
+            keys.extend((topic.name, fp["partition"]) for fp in ft["partitions"])
+        topics.append(((name, topic_id, terr, topic), ft["partitions"]))
+
+    min_bytes = max(req.get("min_bytes", 1), 1)
+    deadline = time.monotonic() + max(req.get("max_wait_ms", 0), 0) / 1000
+    purgatory = ctx.broker.replica_manager.purgatory
+    while True:
+        responses, total, any_error = _read_all(ctx, req, topics)
+        left = deadline - time.monotonic()
+        if total >= min_bytes or any_error or left <= 0 or not keys or not ctx.broker.started:
+            break
+        try:
+            await purgatory.wait(keys, left)
+        except asyncio.CancelledError:
+            raise
+    return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}

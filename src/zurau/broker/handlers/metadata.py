@@ -1,0 +1,102 @@
+"""Metadata: brokers, cluster id, controller, topics with their partitions, leaders and ISRs.
+
+A null topic list (v1+) or an empty one at v0 means every topic. Unknown topics are auto-created
+when the request allows it (v4+) and ``auto.create.topics.enable`` is on; the new topic is ready at
+once on a single node, so it is returned without LEADER_NOT_AVAILABLE.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.handlers._common import ZERO_UUID, error_of
+from zurau.broker.request_context import RequestContext
+from zurau.metadata.topic_registry import TopicMetadata, validate_topic_name
+from zurau.protocol.errors import KafkaError, UnknownTopicIdError, UnknownTopicOrPartitionError
+
+API_KEY = 3
+
+# Bit set of every ACL operation a topic allows (READ..DESCRIBE_CONFIGS, ALTER_CONFIGS): with no
+# authorizer configured every operation is allowed, as Kafka reports.
+TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
+UNSET_OPERATIONS = -(2**31)
+
+
+def _topic_entry(ctx: RequestContext, t: TopicMetadata, include_ops: bool) -> dict[str, Any]:
+    node = ctx.broker.node_id
+    rm = ctx.broker.replica_manager
+    parts = []
+    for i in range(t.partitions):
+        p = rm.get(t.name, i)
+        parts.append(
+            {
+                "error_code": 0,
+                "partition_index": i,
+                "leader_id": p.leader_id if p else node,
+                "leader_epoch": p.leader_epoch if p else 0,
+                "replica_nodes": list(p.replicas) if p else [node],
+                "isr_nodes": list(p.isr) if p else [node],
+                "offline_replicas": [],
+            }
+        )
+    return {
+        "error_code": 0,
+        "name": t.name,
+        "topic_id": t.topic_id,
+        "is_internal": t.is_internal,
+        "partitions": parts,
+        "topic_authorized_operations": TOPIC_OPERATIONS if include_ops else UNSET_OPERATIONS,
+    }
+
+
+def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    broker = ctx.broker
+    version = ctx.api_version
+    include_ops = bool(req.get("include_topic_authorized_operations"))
+    requested = req["topics"]
+    topics_out: list[dict[str, Any]] = []
+    if requested is None or (version == 0 and not requested):
+        topics_out = [_topic_entry(ctx, t, include_ops) for t in broker.topics.all()]
+    else:
+        allow_create = req.get("allow_auto_topic_creation", True) and broker.config.get("auto.create.topics.enable")
+        for rt in requested:
+            name = rt.get("name")
+            topic_id = rt.get("topic_id")
+            try:
+                if name is None:
+                    if topic_id is None or topic_id == ZERO_UUID:
+                        raise UnknownTopicIdError("a topic needs a name or an id")
+                    t = broker.topics.by_id(topic_id)
+                    if t is None:
+                        raise UnknownTopicIdError(f"unknown topic id {topic_id}")
+                else:
+                    validate_topic_name(name)
+                    t = broker.topics.get(name)
+                    if t is None:
+                        if not allow_create:
+                            raise UnknownTopicOrPartitionError(f"unknown topic {name!r}")
+                        t = broker.create_topic(name, -1, -1, {})
+                        assert t is not None
+                topics_out.append(_topic_entry(ctx, t, include_ops))
+            except (KafkaError, Exception) as e:
+                code, _msg = error_of(e)
+                topics_out.append(
+                    {
+                        "error_code": code,
+                        "name": name,
+                        "topic_id": topic_id or ZERO_UUID,
+                        "is_internal": False,
+                        "partitions": [],
+                        "topic_authorized_operations": UNSET_OPERATIONS,
+                    }
+                )
+    host, port = broker.advertised
+    return {
+        "throttle_time_ms": 0,
+        "brokers": [{"node_id": broker.node_id, "host": host, "port": port, "rack": None}],
+        "cluster_id": broker.topics.cluster_id,
+        "controller_id": broker.node_id,
+        "topics": topics_out,
+        "cluster_authorized_operations": UNSET_OPERATIONS,
+        "error_code": 0,
+    }

@@ -1,0 +1,67 @@
+"""The ``zurau`` command line.
+
+``zurau broker start [--config server.properties] [--override key=value ...]`` starts one broker
+with Kafka's broker config names; with no config file it listens on 127.0.0.1:9092 and keeps data
+in ./data.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import typer
+
+app = typer.Typer(help="Zurau: a Kafka-compatible event streaming platform.", no_args_is_help=True)
+broker_app = typer.Typer(help="Run a Zurau broker.", no_args_is_help=True)
+app.add_typer(broker_app, name="broker")
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(1)
+
+
+@broker_app.command("start")
+def broker_start(
+    config: Path | None = typer.Option(None, "--config", "-c", help="server.properties file"),
+    override: list[str] = typer.Option([], "--override", "-o", help="key=value, overriding the file"),
+    log_level: str = typer.Option("INFO", "--log-level", help="DEBUG, INFO, WARNING or ERROR"),
+) -> None:
+    """Start a broker in the foreground (Ctrl-C or SIGTERM stops it cleanly)."""
+    from zurau.app import run
+    from zurau.config import BrokerConfig, ConfigError, load_properties
+
+    logging.basicConfig(
+        level=getattr(logging, log_level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    props: dict[str, str] = {}
+    if config is not None:
+        if not config.exists():
+            _fail(f"config file {config} does not exist")
+        props.update(load_properties(config))
+    for item in override:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            _fail(f"--override expects key=value, got {item!r}")
+        props[key.strip()] = value
+    try:
+        cfg = BrokerConfig.from_props(props)
+    except ConfigError as e:
+        _fail(str(e))
+        return
+    try:
+        run(cfg)
+    except OSError as e:
+        _fail(f"cannot start the broker: {e}")
+
+
+def main() -> None:  # pragma: no cover
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

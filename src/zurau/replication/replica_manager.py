@@ -1,0 +1,94 @@
+"""Replica manager: the partitions this broker hosts, and appends/reads against them.
+
+Handlers never touch :class:`~zurau.storage.partition_log.PartitionLog` directly; they go through
+here so that leadership, the ISR and the high watermark are applied in one place. Single-node
+today (this broker leads everything); followers and ISR changes extend this class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from zurau.protocol.errors import (
+    NotLeaderOrFollowerError,
+    UnknownTopicOrPartitionError,
+)
+from zurau.replication.partition import Partition
+from zurau.replication.purgatory import FetchPurgatory
+from zurau.storage.log_config import LogConfig
+from zurau.storage.log_manager import LogManager
+from zurau.storage.partition_log import AppendResult
+
+
+class ReplicaManager:
+    def __init__(
+        self,
+        node_id: int,
+        log_manager: LogManager,
+        log_config_for: Callable[[str], LogConfig],
+        now_ms: Callable[[], int],
+    ) -> None:
+        self.node_id = node_id
+        self.log_manager = log_manager
+        self.log_config_for = log_config_for
+        self.now_ms = now_ms
+        self.purgatory = FetchPurgatory()
+        self._partitions: dict[tuple[str, int], Partition] = {}
+
+    # ------------------------------------------------------------------ hosting
+    def host(self, topic: str, index: int) -> Partition:
+        """Open (or create) the local log for a partition this broker leads."""
+        key = (topic, index)
+        p = self._partitions.get(key)
+        if p is None:
+            log = self.log_manager.get_or_create(topic, index, self.log_config_for(topic))
+            p = Partition(
+                topic,
+                index,
+                log,
+                leader_id=self.node_id,
+                replicas=[self.node_id],
+                isr=[self.node_id],
+                on_new_data=self._on_new_data,
+            )
+            self._partitions[key] = p
+        return p
+
+    def _on_new_data(self, p: Partition) -> None:
+        self.purgatory.notify(p.topic, p.index)
+
+    def partition(self, topic: str, index: int) -> Partition:
+        p = self._partitions.get((topic, index))
+        if p is None:
+            raise UnknownTopicOrPartitionError(f"this broker does not host {topic}-{index}")
+        if p.leader_id != self.node_id:
+            raise NotLeaderOrFollowerError(f"broker {self.node_id} is not the leader of {topic}-{index}")
+        return p
+
+    def get(self, topic: str, index: int) -> Partition | None:
+        return self._partitions.get((topic, index))
+
+    def partitions(self) -> list[Partition]:
+        return list(self._partitions.values())
+
+    def stop_hosting(self, topic: str, index: int, delete: bool) -> None:
+        p = self._partitions.pop((topic, index), None)
+        if p is not None and delete:
+            self.log_manager.delete_partition(topic, index)
+        self.purgatory.notify(topic, index)
+
+    def update_config(self, topic: str) -> None:
+        cfg = self.log_config_for(topic)
+        for (t, _i), p in self._partitions.items():
+            if t == topic:
+                p.log.update_config(cfg)
+
+    # ------------------------------------------------------------------ data
+    def append(self, topic: str, index: int, records: memoryview, acks: int) -> AppendResult:
+        p = self.partition(topic, index)
+        cfg = p.log.config
+        p.check_min_isr(acks, cfg.min_insync_replicas)
+        result = p.log.append(records, leader_epoch=p.leader_epoch, now_ms=self.now_ms())
+        if not result.duplicate:
+            p.maybe_advance_high_watermark()
+        return result

@@ -1,0 +1,186 @@
+"""Common machinery of the segment index files (Kafka's ``AbstractIndex``).
+
+An index file is a flat array of fixed-size big-endian entries, sorted ascending by key, with no
+header. Kafka preallocates ``segment.index.bytes`` and memory-maps the file; Zurau instead keeps
+the file exactly ``entries * entry_size`` bytes long, appends with ``os.write`` on an ``O_APPEND``
+descriptor, and serves lookups from an in-memory copy (two ``array.array`` columns searched with
+``bisect``). The in-memory copy is loaded lazily on first use, so inactive segments cost no memory
+until they are read.
+
+Invariants:
+* the file length is a multiple of ``entry_size`` (a torn trailing partial entry makes the index
+  fail ``sanity_check`` and it is rebuilt from the log);
+* keys are strictly increasing (offset index) or strictly increasing timestamps with
+  non-decreasing offsets (time index);
+* entries appended since the last ``write_pending`` live only in memory; the segment writes them
+  right after the log bytes of the same append. An index is only a lookup accelerator: recovery
+  rebuilds it from the log, so a lost index entry never loses data.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from pathlib import Path
+
+from zurau.protocol.errors import KafkaStorageError
+
+
+class CorruptIndexError(KafkaStorageError):
+    """An index file failed its sanity check; the caller rebuilds it from the log."""
+
+
+class AbstractIndex:
+    """Base class: file handling, lazy loading, pending writes and truncation."""
+
+    entry_size: int = 0
+    key_typecode: str = "i"
+    value_typecode: str = "i"
+
+    def __init__(self, path: Path, base_offset: int, max_entries: int) -> None:
+        self.path = path
+        self.base_offset = base_offset
+        self.max_entries = max_entries
+        self._keys: array | None = None
+        self._values: array | None = None
+        self._pending = bytearray()
+        self._fd: int | None = None
+        try:
+            size = os.stat(path).st_size
+        except FileNotFoundError:
+            size = 0
+        self._file_entries = size // self.entry_size if self.entry_size else 0
+        self._file_size = size
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    def _decode(self, data: bytes) -> tuple[array, array]:
+        raise NotImplementedError
+
+    def _encode(self, key: int, value: int) -> bytes:
+        raise NotImplementedError
+
+    def _load(self) -> tuple[array, array]:
+        if self._keys is None or self._values is None:
+            try:
+                data = self.path.read_bytes()
+            except FileNotFoundError:
+                data = b""
+            usable = len(data) - len(data) % self.entry_size
+            self._keys, self._values = self._decode(data[:usable])
+            self._file_entries = len(self._keys)
+        return self._keys, self._values
+
+    def unload(self) -> None:
+        """Drop the in-memory copy (it is reloaded from the file on the next lookup)."""
+        if not self._pending:
+            self._keys = self._values = None
+
+    @property
+    def entries(self) -> int:
+        if self._keys is not None:
+            return len(self._keys)
+        return self._file_entries
+
+    @property
+    def is_full(self) -> bool:
+        return self.entries >= self.max_entries
+
+    def _read_last_raw(self) -> bytes | None:
+        """The last entry's bytes straight from the file (no full load)."""
+        if self._file_size < self.entry_size:
+            return None
+        with open(self.path, "rb") as f:
+            f.seek(self._file_entries * self.entry_size - self.entry_size)
+            return f.read(self.entry_size)
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def _append_entry(self, key: int, value: int) -> None:
+        keys, values = self._load()
+        keys.append(key)
+        values.append(value)
+        self._pending += self._encode(key, value)
+
+    def write_pending(self) -> None:
+        """Hand entries appended since the last call to the OS (one ``os.write``)."""
+        if not self._pending:
+            return
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+        view = memoryview(self._pending)
+        while view:
+            n = os.write(self._fd, view)
+            view = view[n:]
+        self._file_size += len(self._pending)
+        self._file_entries = self.entries
+        self._pending = bytearray()
+
+    def rewrite(self) -> None:
+        """Replace the file with the in-memory entries (used after a rebuild)."""
+        keys, values = self._load()
+        data = bytearray()
+        for k, v in zip(keys, values, strict=True):
+            data += self._encode(k, v)
+        self.close_writer()
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_bytes(bytes(data))
+        os.replace(tmp, self.path)
+        self._pending = bytearray()
+        self._file_size = len(data)
+        self._file_entries = len(keys)
+
+    def truncate_entries(self, n: int) -> None:
+        """Keep only the first ``n`` entries, in memory and on disk."""
+        keys, values = self._load()
+        if n >= len(keys):
+            return
+        self.write_pending()
+        del keys[n:]
+        del values[n:]
+        os.truncate(self.path, n * self.entry_size)
+        self._file_size = n * self.entry_size
+        self._file_entries = n
+
+    def reset(self) -> None:
+        """Remove every entry (the file becomes empty)."""
+        self._keys = array(self.key_typecode)
+        self._values = array(self.value_typecode)
+        self._pending = bytearray()
+        if self.path.exists():
+            os.truncate(self.path, 0)
+        else:
+            self.path.touch()
+        self._file_size = 0
+        self._file_entries = 0
+
+    def flush(self) -> None:
+        """Write pending entries and fsync the file."""
+        self.write_pending()
+        if self._fd is not None:
+            os.fsync(self._fd)
+        elif self.path.exists():
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def close_writer(self) -> None:
+        """Write pending entries and close the append descriptor (reads keep working)."""
+        self.write_pending()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def close(self) -> None:
+        self.close_writer()
+        self._keys = self._values = None
+
+    def delete(self) -> None:
+        self._pending = bytearray()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        self.path.unlink(missing_ok=True)
+        self._keys = self._values = None

@@ -1,0 +1,1 @@
+"""Test support: brokers in a separate process, free ports, waiting helpers."""
