@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import Enum, IntEnum
@@ -96,7 +96,9 @@ class ConfigError(ValueError):
     handler mapping this to INVALID_CONFIG) can build their own message.
     """
 
-    def __init__(self, message: str, *, name: str | None = None, value: Any = None, reason: str | None = None):
+    def __init__(
+        self, message: str, *, name: str | None = None, value: Any = None, reason: str | None = None
+    ):
         super().__init__(message)
         self.name = name
         self.value = value
@@ -106,7 +108,9 @@ class ConfigError(ValueError):
     def invalid(cls, name: str, value: Any, reason: str) -> ConfigError:
         """Build Kafka's ``Invalid value <value> for configuration <name>: <reason>`` error."""
         shown = "[hidden]" if isinstance(value, Password) else _display(value)
-        return cls(f"Invalid value {shown} for configuration {name}: {reason}", name=name, value=value, reason=reason)
+        return cls(
+            f"Invalid value {shown} for configuration {name}: {reason}", name=name, value=value, reason=reason
+        )
 
 
 def _display(value: Any) -> str:
@@ -507,6 +511,7 @@ def format_value(defn: ConfigDef | ConfigType, value: Any) -> str | None:
 # --------------------------------------------------------------------------------------------
 
 _SAME: Any = object()  # marker: Zurau's default equals Kafka's
+_MISSING: Any = object()
 
 
 @dataclass(frozen=True)
@@ -723,8 +728,7 @@ BROKER_CONFIGS: dict[str, ConfigDef] = _table([
     ConfigDef("broker.id", _I, -1, None, _H,
               "Old name for node.id; when set alone it is used as node.id, and both must agree."),
     ConfigDef("cluster.id", _S, None, None, _H,
-              "Zurau only: expected cluster id; if unset Zurau generates one and persists it in meta.properties.",
-              ),
+              "Zurau only: expected cluster id; if unset Zurau generates one and persists it in meta.properties."),
     ConfigDef("controller.quorum.voters", _LI, (), None, _H,
               "Static controller quorum as id@host:port entries."),
     ConfigDef("controller.quorum.bootstrap.servers", _LI, (), None, _H,
@@ -1218,7 +1222,9 @@ def parse_listeners(value: Iterable[str] | str, config_name: str = "listeners") 
         m = _LISTENER_RE.match(item.strip())
         if not m:
             raise ConfigError.invalid(
-                config_name, ",".join(items), f"Unable to parse {item} to a broker endpoint (expected NAME://host:port)"
+                config_name,
+                ",".join(items),
+                f"Unable to parse {item} to a broker endpoint (expected NAME://host:port)",
             )
         name, host, port = m.group(1).upper(), m.group(2), int(m.group(3))
         if not name:
@@ -1244,7 +1250,9 @@ def _parse_protocol_map(raw: str) -> dict[str, str]:
                 f"Entry '{entry}' must be NAME:PROTOCOL with PROTOCOL one of {', '.join(SECURITY_PROTOCOLS)}",
             )
         if name in out:
-            raise ConfigError.invalid("listener.security.protocol.map", raw, f"Listener name {name} appears twice")
+            raise ConfigError.invalid(
+                "listener.security.protocol.map", raw, f"Listener name {name} appears twice"
+            )
         out[name] = proto
     return out
 
@@ -1483,7 +1491,10 @@ class BrokerConfig:
             for syn in d.synonyms:
                 broker_value = self._values.get(syn.name)
                 if broker_value is not None:
-                    value, source_name = broker_value * syn.factor if syn.factor != 1 else broker_value, syn.name
+                    value, source_name = (
+                        broker_value * syn.factor if syn.factor != 1 else broker_value,
+                        syn.name,
+                    )
                     break
             if name == "retention.ms" and value < 0:
                 value = -1  # Kafka: any negative broker retention means unlimited
@@ -1492,14 +1503,16 @@ class BrokerConfig:
             except ConfigError as e:
                 bn = source_name or name
                 raise ConfigError.invalid(
-                    bn, self._merged.get(bn, value), f"invalid as the default of topic config {name}: {e.reason}"
+                    bn,
+                    self._merged.get(bn, value),
+                    f"invalid as the default of topic config {name}: {e.reason}",
                 ) from e
         _check_compaction_lags(out)
         return out
 
     # -- generic access -------------------------------------------------------------------
 
-    def get(self, name: str, default: Any = KeyError) -> Any:
+    def get(self, name: str, default: Any = _MISSING) -> Any:
         """Effective typed value of a defined config; raw string for an unknown supplied key.
 
         Raises ``KeyError`` for names that are neither defined nor supplied, unless ``default``
@@ -1509,7 +1522,7 @@ class BrokerConfig:
             return self._values[name]
         if name in self._merged:
             return self._merged[name]
-        if default is KeyError:
+        if default is _MISSING:
             raise KeyError(name)
         return default
 
@@ -1555,8 +1568,10 @@ class BrokerConfig:
         return self._values[name]
 
     def __repr__(self) -> str:
-        shown = {k: ("[hidden]" if BROKER_CONFIGS.get(k, None) and BROKER_CONFIGS[k].sensitive else v)
-                 for k, v in sorted(self._merged.items())}
+        shown = {}
+        for k, v in sorted(self._merged.items()):
+            d = BROKER_CONFIGS.get(k)
+            shown[k] = "[hidden]" if d is not None and d.sensitive else v
         return f"BrokerConfig({shown!r})"
 
     # -- resolved attributes --------------------------------------------------------------
@@ -1733,9 +1748,7 @@ def _check_compaction_lags(values: Mapping[str, Any]) -> None:
         )
 
 
-def validate_topic_configs(
-    configs: Mapping[str, Any], broker: BrokerConfig | None = None
-) -> dict[str, Any]:
+def validate_topic_configs(configs: Mapping[str, Any], broker: BrokerConfig | None = None) -> dict[str, Any]:
     """Validate topic config overrides (CreateTopics / AlterConfigs) and return typed values.
 
     Unknown names, ``None`` values and invalid values raise :class:`ConfigError` (the broker
@@ -1745,11 +1758,15 @@ def validate_topic_configs(
     """
     unknown = [n for n in configs if n not in TOPIC_CONFIGS]
     if unknown:
-        raise ConfigError(f"Unknown topic config name: {unknown[0]}", name=unknown[0], value=configs[unknown[0]])
+        raise ConfigError(
+            f"Unknown topic config name: {unknown[0]}", name=unknown[0], value=configs[unknown[0]]
+        )
     nulls = sorted(n for n, v in configs.items() if v is None)
     if nulls:
         raise ConfigError(
-            f"Null value not supported for topic configs: {','.join(nulls)}", name=nulls[0], reason="null value"
+            f"Null value not supported for topic configs: {','.join(nulls)}",
+            name=nulls[0],
+            reason="null value",
         )
     typed = {n: TOPIC_CONFIGS[n].parse(v) for n, v in configs.items()}
     if typed.get("remote.storage.enable"):
@@ -1769,15 +1786,21 @@ def topic_config_values(
     """All topic configs typed, with snake_case keys (``segment_bytes``, ``retention_ms`` ...).
 
     Values come from ``overrides`` (topic config names, raw strings or typed values), else from
-    ``broker``'s derived topic defaults, else Kafka's topic defaults. LIST values are tuples.
-    The keys match ``zurau.storage.log_config.LogConfig`` fields, so a caller can build one with
-    ``LogConfig(**{k: v for k, v in values.items() if k in field_names})``.
+    ``broker``'s derived topic defaults, else Kafka's topic defaults. The keys match
+    ``zurau.storage.log_config.LogConfig`` fields, so a caller can build one with
+    ``LogConfig(**{k: v for k, v in values.items() if k in field_names})``; for that reason LIST
+    values are given in Kafka's string form (``cleanup_policy="compact,delete"``), unlike
+    :func:`validate_topic_configs` and :class:`BrokerConfig`, which give tuples.
     """
     base = broker.topic_defaults() if broker is not None else {n: d.default for n, d in TOPIC_CONFIGS.items()}
     typed = validate_topic_configs(overrides or {}, broker)
     merged = {**base, **typed}
     _check_compaction_lags(merged)
-    return {TOPIC_CONFIGS[n].snake_name: merged[n] for n in TOPIC_CONFIGS}
+    out: dict[str, Any] = {}
+    for n, d in TOPIC_CONFIGS.items():
+        v = merged[n]
+        out[d.snake_name] = ",".join(v) if d.type is ConfigType.LIST else v
+    return out
 
 
 def resolve_topic_config(broker: BrokerConfig, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -1786,9 +1809,7 @@ def resolve_topic_config(broker: BrokerConfig, overrides: Mapping[str, Any] | No
     return topic_config_values(overrides, broker)
 
 
-def _entry(
-    d: ConfigDef, value: Any, synonyms: list[ConfigSynonym], read_only: bool
-) -> ConfigEntry:
+def _entry(d: ConfigDef, value: Any, synonyms: list[ConfigSynonym], read_only: bool) -> ConfigEntry:
     source = synonyms[0].source if synonyms else int(ConfigSource.DEFAULT_CONFIG)
     return ConfigEntry(
         name=d.name,
@@ -1831,7 +1852,11 @@ def describe_topic_config(
         synonyms: list[ConfigSynonym] = []
         if name in typed:
             synonyms.append(
-                ConfigSynonym(name, None if d.sensitive else format_value(d, value), int(ConfigSource.DYNAMIC_TOPIC_CONFIG))
+                ConfigSynonym(
+                    name,
+                    None if d.sensitive else format_value(d, value),
+                    int(ConfigSource.DYNAMIC_TOPIC_CONFIG),
+                )
             )
         synonyms += broker._layered_synonyms((s.name for s in d.synonyms), d.sensitive)
         out.append(_entry(d, value, synonyms, read_only=False))
@@ -1859,6 +1884,3 @@ def describe_broker_config(
             synonyms = [s for s in synonyms if s.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
         out.append(_entry(d, cfg.get(name), synonyms, read_only=not d.dynamic))
     return out
-
-
-_: Callable[..., Any] = describe_broker_config  # keep a reference for linters of public API

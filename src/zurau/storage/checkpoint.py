@@ -59,7 +59,9 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
         fsync_dir(path.parent)
 
 
-def write_offsets_checkpoint(path: Path, offsets: Mapping[tuple[str, int], int], *, fsync: bool = True) -> None:
+def write_offsets_checkpoint(
+    path: Path, offsets: Mapping[tuple[str, int], int], *, fsync: bool = True
+) -> None:
     """Atomically write ``{(topic, partition): offset}`` in Kafka's checkpoint format."""
     lines = [str(CHECKPOINT_VERSION), str(len(offsets))]
     for (topic, partition), offset in sorted(offsets.items()):

@@ -164,7 +164,9 @@ class LogSegment:
             end = pos + h.size
             self._track_timestamp(h)
         if end != self.size:
-            raise CorruptIndexError(f"{self.log_path} does not end on a batch boundary ({end} != {self.size})")
+            raise CorruptIndexError(
+                f"{self.log_path} does not end on a batch boundary ({end} != {self.size})"
+            )
         self.bytes_since_last_index_entry = 0
 
     def recover(self, index_interval_bytes: int) -> int:
@@ -309,7 +311,11 @@ class LogSegment:
                 if len(buf) < HEADER_SIZE:
                     return
             h = BatchHeader._make(HEADER.unpack_from(buf, off))
-            if h.magic != 2 or h.batch_length < _MIN_BATCH_LENGTH or pos + h.batch_length + LOG_OVERHEAD > stop:
+            if (
+                h.magic != 2
+                or h.batch_length < _MIN_BATCH_LENGTH
+                or pos + h.batch_length + LOG_OVERHEAD > stop
+            ):
                 return
             yield pos, h
             pos += h.batch_length + LOG_OVERHEAD
@@ -412,7 +418,9 @@ class LogSegment:
     def on_become_inactive(self) -> None:
         """Called on roll: add the final time-index entry and close the index writers."""
         if self.max_timestamp >= 0 and self.max_timestamp > self.time_index.last_entry().timestamp:
-            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp, skip_full_check=True)
+            self.time_index.maybe_append(
+                self.max_timestamp, self.offset_of_max_timestamp, skip_full_check=True
+            )
         self.offset_index.close_writer()
         self.time_index.close_writer()
 

@@ -132,7 +132,9 @@ class ProducerStateEntry:
         else:
             if h.base_sequence >= 0:
                 self.batches.append(
-                    BatchMetadata(h.base_sequence, h.last_sequence, h.base_offset, last_offset, h.max_timestamp)
+                    BatchMetadata(
+                        h.base_sequence, h.last_sequence, h.base_offset, last_offset, h.max_timestamp
+                    )
                 )
                 if len(self.batches) > NUM_BATCHES_TO_RETAIN:
                     del self.batches[0]
@@ -301,7 +303,9 @@ class ProducerStateManager:
                 for _b in range(nb):
                     batches.append(BatchMetadata(*_BATCH.unpack_from(body, pos)))
                     pos += _BATCH.size
-                producers[pid] = ProducerStateEntry(pid, epoch, batches, coord, txn_first, last_offset, last_ts)
+                producers[pid] = ProducerStateEntry(
+                    pid, epoch, batches, coord, txn_first, last_offset, last_ts
+                )
         except struct.error:
             raise ValueError("snapshot is truncated") from None
         if pos != len(body):

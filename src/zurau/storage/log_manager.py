@@ -1,0 +1,234 @@
+"""All partition logs of a broker across its log dirs (Kafka's ``LogManager``).
+
+Per log dir (Kafka's file names and formats, see checkpoint.py)::
+
+    <log_dir>/
+        recovery-point-offset-checkpoint   topic partition recovery_point
+        log-start-offset-checkpoint        topic partition log_start_offset
+        replication-offset-checkpoint      topic partition high_watermark
+        .kafka_cleanshutdown               present only between a clean close and the next start
+        <topic>-<partition>/               one PartitionLog each
+        <topic>-<partition>.<hex>-delete/  a partition being deleted (removed at startup)
+
+Invariants:
+* a partition lives in exactly one log dir; new partitions go to the dir holding the fewest;
+* the clean-shutdown marker is written only after every log was closed (flushed, producer
+  snapshots written) and the checkpoints were written; it is removed right after loading, so a
+  crash at any later time makes the next start an unclean one, which rescans every log from
+  its checkpointed recovery point;
+* checkpoints are replaced atomically; a partition missing from the recovery-point checkpoint is
+  recovered from offset 0.
+
+No threads: the broker shell calls ``checkpoint``, ``run_retention`` and ``flush_dirty`` on its
+own schedule (Kafka's ``log.flush.offset.checkpoint.interval.ms``,
+``log.retention.check.interval.ms``, ``log.flush.scheduler.interval.ms``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from zurau.protocol.errors import InvalidTopicError, KafkaStorageError
+from zurau.storage.checkpoint import fsync_dir, read_offsets_checkpoint, write_offsets_checkpoint
+from zurau.storage.log_config import LogConfig
+from zurau.storage.partition_log import DELETE_DIR_SUFFIX, PartitionLog
+
+RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
+LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
+HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint"
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+
+_PARTITION_DIR = re.compile(r"^(?P<topic>[A-Za-z0-9._-]+)-(?P<partition>\d+)$")
+_LEGAL_TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
+
+TopicPartition = tuple[str, int]
+
+
+def _check_topic(topic: str) -> None:
+    if not _LEGAL_TOPIC.match(topic) or topic in (".", ".."):
+        raise InvalidTopicError(f"illegal topic name {topic!r}")
+
+
+class LogManager:
+    """Owns every PartitionLog; loads them at construction."""
+
+    def __init__(
+        self,
+        log_dirs: list[Path],
+        now_ms: Callable[[], int],
+        *,
+        default_config: LogConfig | None = None,
+        config_for: Callable[[str], LogConfig] | None = None,
+    ) -> None:
+        """Load every partition found in ``log_dirs``.
+
+        ``config_for(topic)`` gives the config of a loaded topic (default: ``default_config``,
+        itself defaulting to Kafka's defaults); change it later with ``update_config``.
+        """
+        if not log_dirs:
+            raise ValueError("at least one log dir is required")
+        self.log_dirs = [Path(d) for d in log_dirs]
+        self.now_ms = now_ms
+        self.default_config = default_config if default_config is not None else LogConfig()
+        self._config_for = config_for
+        self._logs: dict[TopicPartition, PartitionLog] = {}
+        self._dir_of: dict[TopicPartition, Path] = {}
+        self.had_clean_shutdown: dict[Path, bool] = {}
+        self.closed = False
+        for d in self.log_dirs:
+            self._load_dir(d)
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    def _load_dir(self, log_dir: Path) -> None:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        marker = log_dir / CLEAN_SHUTDOWN_FILE
+        clean = marker.exists()
+        self.had_clean_shutdown[log_dir] = clean
+        recovery_points = read_offsets_checkpoint(log_dir / RECOVERY_POINT_CHECKPOINT)
+        start_offsets = read_offsets_checkpoint(log_dir / LOG_START_OFFSET_CHECKPOINT)
+        high_watermarks = read_offsets_checkpoint(log_dir / HIGH_WATERMARK_CHECKPOINT)
+        now = self.now_ms()
+        for entry in sorted(os.listdir(log_dir)):
+            path = log_dir / entry
+            if not path.is_dir():
+                continue
+            if entry.endswith(DELETE_DIR_SUFFIX):
+                shutil.rmtree(path, ignore_errors=True)
+                continue
+            m = _PARTITION_DIR.match(entry)
+            if m is None:
+                continue  # e.g. Kafka's -future/-stray dirs or unrelated data: leave alone
+            tp = (m.group("topic"), int(m.group("partition")))
+            if tp in self._logs:
+                raise KafkaStorageError(
+                    f"partition {tp[0]}-{tp[1]} found in both {self._dir_of[tp]} and {log_dir}"
+                )
+            config = self._config_for(tp[0]) if self._config_for is not None else self.default_config
+            log = PartitionLog.open(
+                path,
+                tp[0],
+                tp[1],
+                config,
+                recovery_points.get(tp, 0),
+                start_offsets.get(tp),
+                now_ms=now,
+                high_watermark=high_watermarks.get(tp),
+                had_clean_shutdown=clean and tp in recovery_points,
+            )
+            self._logs[tp] = log
+            self._dir_of[tp] = log_dir
+        if clean:
+            marker.unlink()
+            fsync_dir(log_dir)
+
+    # -- access ----------------------------------------------------------------------------------
+
+    def get(self, topic: str, partition: int) -> PartitionLog | None:
+        return self._logs.get((topic, partition))
+
+    def get_or_create(self, topic: str, partition: int, config: LogConfig | None = None) -> PartitionLog:
+        """The log of ``topic-partition``, created empty in the least-loaded log dir if missing."""
+        tp = (topic, partition)
+        log = self._logs.get(tp)
+        if log is not None:
+            return log
+        _check_topic(topic)
+        if partition < 0:
+            raise KafkaStorageError(f"illegal partition {partition}")
+        counts = {d: 0 for d in self.log_dirs}
+        for d in self._dir_of.values():
+            counts[d] += 1
+        log_dir = min(self.log_dirs, key=lambda d: counts[d])
+        log = PartitionLog.open(
+            log_dir / f"{topic}-{partition}",
+            topic,
+            partition,
+            config if config is not None else self.default_config,
+            now_ms=self.now_ms(),
+        )
+        fsync_dir(log_dir)
+        self._logs[tp] = log
+        self._dir_of[tp] = log_dir
+        return log
+
+    def all_logs(self) -> list[PartitionLog]:
+        return list(self._logs.values())
+
+    def log_dir_of(self, topic: str, partition: int) -> Path | None:
+        return self._dir_of.get((topic, partition))
+
+    def update_config(self, topic: str, config: LogConfig) -> None:
+        """Apply a new config to every partition of ``topic``."""
+        for (t, _p), log in self._logs.items():
+            if t == topic:
+                log.update_config(config)
+
+    def delete_partition(self, topic: str, partition: int) -> bool:
+        """Delete a partition's log: rename its dir to ``<tp>.<hex>-delete``, then remove it.
+
+        Returns False if the partition is unknown. A crash between rename and removal leaves a
+        ``-delete`` dir that the next start removes.
+        """
+        tp = (topic, partition)
+        log = self._logs.pop(tp, None)
+        if log is None:
+            return False
+        self._dir_of.pop(tp)
+        log.delete()
+        self.checkpoint()
+        return True
+
+    # -- periodic work ---------------------------------------------------------------------------
+
+    def checkpoint(self) -> None:
+        """Write the recovery-point, log-start-offset and high-watermark checkpoints."""
+        for log_dir in self.log_dirs:
+            logs = {tp: log for tp, log in self._logs.items() if self._dir_of[tp] == log_dir}
+            write_offsets_checkpoint(
+                log_dir / RECOVERY_POINT_CHECKPOINT, {tp: log.recovery_point for tp, log in logs.items()}
+            )
+            write_offsets_checkpoint(
+                log_dir / LOG_START_OFFSET_CHECKPOINT, {tp: log.log_start_offset for tp, log in logs.items()}
+            )
+            write_offsets_checkpoint(
+                log_dir / HIGH_WATERMARK_CHECKPOINT, {tp: log.high_watermark for tp, log in logs.items()}
+            )
+
+    def run_retention(self, now_ms: int) -> int:
+        """Apply retention to every log; return the number of segments deleted."""
+        return sum(log.apply_retention(now_ms) for log in self._logs.values())
+
+    def flush_dirty(self, now_ms: int) -> int:
+        """fsync logs due by ``flush.ms``, and segments rolled since the last flush (as Kafka
+        flushes a segment when it rolls). Returns the number of logs flushed."""
+        n = 0
+        for log in self._logs.values():
+            if not log.needs_flush:
+                continue
+            if now_ms - log.last_flush_ms >= log.config.flush_ms:
+                log.flush(now_ms=now_ms)
+                n += 1
+            elif log.recovery_point < log.active_segment.base_offset:
+                log.flush(log.active_segment.base_offset)
+                n += 1
+        return n
+
+    def remove_expired_producers(self, now_ms: int, expiration_ms: int = 86_400_000) -> int:
+        return sum(log.remove_expired_producers(now_ms, expiration_ms) for log in self._logs.values())
+
+    def close(self) -> None:
+        """Close every log (producer snapshots, fsync), write checkpoints and the clean marker."""
+        if self.closed:
+            return
+        for log in self._logs.values():
+            log.close()
+        self.checkpoint()
+        for log_dir in self.log_dirs:
+            (log_dir / CLEAN_SHUTDOWN_FILE).touch()
+            fsync_dir(log_dir)
+        self.closed = True

@@ -1,0 +1,840 @@
+"""The log of one topic-partition (Kafka's ``UnifiedLog``/``LocalLog``): segments, offsets, recovery.
+
+Directory layout (Kafka's)::
+
+    <log_dir>/<topic>-<partition>/
+        00000000000000000000.log  .index  .timeindex     one segment (see log_segment.py)
+        00000000000000004711.log  .index  .timeindex     the active (last) segment
+        00000000000000004711.snapshot                    producer state (see producer_state.py)
+
+Offsets (Kafka's names and invariants)::
+
+    log_start_offset <= last_stable_offset <= high_watermark <= log_end_offset
+
+* ``log_start_offset``: first offset a consumer may read; moved by retention and DeleteRecords.
+  It may lie inside the first segment (whole segments are deleted only once entirely below it).
+* ``log_end_offset``: the offset the next appended record gets.
+* ``high_watermark``: last committed offset + 1; set by the caller (replication, or the single-node
+  broker after each append); never above ``log_end_offset``.
+* ``last_stable_offset``: equals ``high_watermark`` until transactions are implemented.
+* ``recovery_point``: every byte below this offset has been fsynced; opening after an unclean stop
+  rescans (CRC-checks) segments from the one containing the recovery point.
+
+Appends are validated once, stored as received with ``base_offset`` and
+``partition_leader_epoch`` patched in place, and handed to the OS before ``append`` returns (so
+``kill -9`` never loses an acknowledged append). Batches are never split across segments.
+
+Not thread-safe: the broker shell serialises calls per log (fsync via ``flush`` may run in a worker
+thread as long as no other call on the same log runs concurrently).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import uuid
+from bisect import bisect_right
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+from crc32c import crc32c
+
+from zurau.protocol.errors import (
+    InvalidRecordError,
+    InvalidTimestampError,
+    KafkaError,
+    KafkaStorageError,
+    MessageTooLargeError,
+    OffsetOutOfRangeError,
+    RecordListTooLargeError,
+)
+from zurau.protocol.records.batch import (
+    CRC_START,
+    TIMESTAMP_TYPE_MASK,
+    BatchHeader,
+    set_base_offset,
+    set_partition_leader_epoch,
+    validate_batches,
+)
+from zurau.protocol.records.record import decode_batch_records
+from zurau.storage.checkpoint import fsync_dir
+from zurau.storage.log_config import LogConfig
+from zurau.storage.log_segment import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    MAX_RELATIVE_OFFSET,
+    TIME_INDEX_SUFFIX,
+    LogSegment,
+)
+from zurau.storage.producer_state import SNAPSHOT_SUFFIX, ProducerStateEntry, ProducerStateManager
+
+_I64 = struct.Struct(">q")
+_CRC_POS = 17
+_ATTRIBUTES_POS = 21
+_MAX_TIMESTAMP_POS = 35
+DELETE_DIR_SUFFIX = "-delete"
+_STRAY_SUFFIXES = (".tmp", ".cleaned", ".deleted", ".swap")
+
+
+class AppendResult(NamedTuple):
+    """Outcome of ``PartitionLog.append`` (offsets of the whole append, inclusive)."""
+
+    base_offset: int
+    last_offset: int
+    log_append_time_ms: int  # -1 unless message.timestamp.type=LogAppendTime
+    log_start_offset: int
+    duplicate: bool  # True: an idempotent retry; nothing was written, offsets are the original ones
+    record_count: int
+
+
+class LogReadSlice(NamedTuple):
+    """A byte range of one segment file holding whole batches (for ``os.sendfile``).
+
+    ``fd`` stays open at least ``file.delete.delay.ms`` after the segment is deleted, so a
+    transfer started before a retention pass completes normally.
+    """
+
+    fd: int
+    position: int
+    size: int
+    first_offset: int  # base offset of the first batch in the range
+
+
+class PartitionLog:
+    """The local log of one topic-partition. Build with ``PartitionLog.open``."""
+
+    def __init__(
+        self,
+        directory: Path,
+        topic: str,
+        partition: int,
+        config: LogConfig,
+        segments: list[LogSegment],
+        *,
+        log_start_offset: int,
+        recovery_point: int,
+        high_watermark: int,
+        producer_state: ProducerStateManager,
+        now_ms: int,
+    ) -> None:
+        self.directory = directory
+        self.topic = topic
+        self.partition = partition
+        self.config = config
+        self._segments = segments
+        self._bases = [s.base_offset for s in segments]
+        self._log_start_offset = log_start_offset
+        self._recovery_point = recovery_point
+        self._high_watermark = high_watermark
+        self._producer_state = producer_state
+        self._unflushed_messages = 0
+        self._last_flush_ms = now_ms
+        self._last_now_ms = now_ms
+        self._created_since_flush = False
+        self._retired: list[tuple[LogSegment, int]] = []
+        self.closed = False
+
+    # ------------------------------------------------------------------------------------------
+    # Opening and recovery
+    # ------------------------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        directory: Path,
+        topic: str,
+        partition: int,
+        config: LogConfig,
+        recovery_point: int = 0,
+        log_start_offset: int | None = None,
+        *,
+        now_ms: int,
+        high_watermark: int | None = None,
+        had_clean_shutdown: bool = False,
+    ) -> PartitionLog:
+        """Open (creating if needed) the log in ``directory`` and recover it.
+
+        Recovery: stray ``.tmp/.cleaned/.deleted/.swap`` files and orphan indexes are removed;
+        unless ``had_clean_shutdown``, every segment from the one containing ``recovery_point``
+        on is rescanned batch by batch (magic, length, CRC-32C, offsets); at the first torn or
+        corrupt batch that segment is truncated to its last whole batch and all later segments
+        are deleted. Scanned segments get rebuilt indexes; a segment below the recovery point
+        whose index is missing or fails its sanity check is rescanned too. Producer state is
+        loaded from the newest snapshot at or below the log end offset and the log after it is
+        replayed.
+        """
+        directory.mkdir(parents=True, exist_ok=True)
+        bases = cls._clean_directory(directory)
+        seg_args = {
+            "max_offset_index_entries": config.max_offset_index_entries,
+            "max_time_index_entries": config.max_time_index_entries,
+            "now_ms": now_ms,
+        }
+        segments = [LogSegment.open(directory, b, **seg_args) for b in bases]
+        if not segments:
+            start = max(log_start_offset or 0, 0)
+            segments = [LogSegment.create(directory, start, **seg_args)]
+            had_clean_shutdown = True  # nothing to recover
+        base_list = [s.base_offset for s in segments]
+        first_unflushed = (
+            len(segments) if had_clean_shutdown else max(0, bisect_right(base_list, recovery_point) - 1)
+        )
+        i = 0
+        while i < len(segments):
+            seg = segments[i]
+            if i >= first_unflushed:
+                truncated = seg.recover(config.index_interval_bytes)
+                if truncated:
+                    for later in segments[i + 1 :]:
+                        later.delete()
+                    del segments[i + 1 :]
+            elif not seg.indexes_look_valid():
+                seg.recover(config.index_interval_bytes)
+            else:
+                try:
+                    seg.load()
+                except KafkaStorageError:
+                    seg.recover(config.index_interval_bytes)
+            i += 1
+        for seg in segments[:-1]:
+            seg.on_become_inactive()
+        log_end_offset = segments[-1].next_offset
+        start_offset = (
+            segments[0].base_offset
+            if log_start_offset is None
+            else max(log_start_offset, segments[0].base_offset)
+        )
+        if start_offset > log_end_offset:
+            # Everything at or above the checkpointed log start offset is gone: start afresh there.
+            for seg in segments:
+                seg.delete()
+            segments = [LogSegment.create(directory, start_offset, **seg_args)]
+            log_end_offset = start_offset
+        rp = log_end_offset if had_clean_shutdown else min(max(recovery_point, start_offset), log_end_offset)
+        hw = start_offset if high_watermark is None else high_watermark
+        hw = min(max(hw, start_offset), log_end_offset)
+        log = cls(
+            directory,
+            topic,
+            partition,
+            config,
+            segments,
+            log_start_offset=start_offset,
+            recovery_point=rp,
+            high_watermark=hw,
+            producer_state=ProducerStateManager(directory),
+            now_ms=now_ms,
+        )
+        log._rebuild_producer_state(take_snapshot=True)
+        return log
+
+    @staticmethod
+    def _clean_directory(directory: Path) -> list[int]:
+        """Remove stray files; return the base offsets of the .log files, ascending."""
+        names = os.listdir(directory)
+        bases: list[int] = []
+        for name in names:
+            if name.endswith(_STRAY_SUFFIXES):
+                p = directory / name
+                if p.is_file():
+                    p.unlink()
+                continue
+            stem, suffix = os.path.splitext(name)
+            if suffix == LOG_SUFFIX and stem.isdigit():
+                bases.append(int(stem))
+        have = set(bases)
+        for name in names:
+            stem, suffix = os.path.splitext(name)
+            if suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX) and stem.isdigit() and int(stem) not in have:
+                (directory / name).unlink(missing_ok=True)
+        return sorted(bases)
+
+    def _rebuild_producer_state(self, *, take_snapshot: bool) -> None:
+        """Load the newest snapshot <= log end offset and replay the log after it."""
+        leo = self.log_end_offset
+        snap = self._producer_state.load_latest(leo)
+        start = snap if snap is not None else self._segments[0].base_offset
+        if start < leo:
+            i = max(0, bisect_right(self._bases, start) - 1)
+            for seg in self._segments[i:]:
+                pos = seg.offset_index.lookup(start).position if seg.base_offset <= start else 0
+                for _pos, h in seg.iter_headers(pos):
+                    if h.producer_id >= 0 and h.base_offset + h.last_offset_delta >= start:
+                        self._producer_state.replay(h)
+        self._producer_state.evict_below(self._log_start_offset)
+        if take_snapshot and snap != leo:
+            self._producer_state.take_snapshot(leo)
+
+    # ------------------------------------------------------------------------------------------
+    # Offsets and properties
+    # ------------------------------------------------------------------------------------------
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._segments[-1].next_offset
+
+    @property
+    def high_watermark(self) -> int:
+        return self._high_watermark
+
+    @high_watermark.setter
+    def high_watermark(self, offset: int) -> None:
+        """Set the high watermark (clamped to [log_start_offset, log_end_offset]; may go down)."""
+        self._high_watermark = min(max(offset, self._log_start_offset), self.log_end_offset)
+
+    def update_high_watermark(self, offset: int) -> int:
+        """Advance the high watermark to ``offset`` (clamped, never backwards); return it."""
+        new = min(max(offset, self._log_start_offset), self.log_end_offset)
+        if new > self._high_watermark:
+            self._high_watermark = new
+        return self._high_watermark
+
+    @property
+    def last_stable_offset(self) -> int:
+        """First offset of the oldest open transaction, capped at the HW (= HW for now)."""
+        return self._high_watermark
+
+    @property
+    def recovery_point(self) -> int:
+        return self._recovery_point
+
+    @property
+    def size_in_bytes(self) -> int:
+        return sum(s.size for s in self._segments)
+
+    @property
+    def segment_count(self) -> int:
+        return len(self._segments)
+
+    def segment_base_offsets(self) -> list[int]:
+        return list(self._bases)
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self._segments[-1]
+
+    @property
+    def unflushed_messages(self) -> int:
+        return self._unflushed_messages
+
+    @property
+    def last_flush_ms(self) -> int:
+        return self._last_flush_ms
+
+    @property
+    def needs_flush(self) -> bool:
+        """True if data above the recovery point or a new segment file has not been fsynced."""
+        return self._recovery_point < self.log_end_offset or self._created_since_flush
+
+    @property
+    def producer_state(self) -> ProducerStateManager:
+        return self._producer_state
+
+    def producer_entry(self, producer_id: int) -> ProducerStateEntry | None:
+        return self._producer_state.producers.get(producer_id)
+
+    # ------------------------------------------------------------------------------------------
+    # Append
+    # ------------------------------------------------------------------------------------------
+
+    def append(
+        self,
+        records: bytes | bytearray | memoryview,
+        *,
+        leader_epoch: int,
+        now_ms: int,
+        validated: list[tuple[int, BatchHeader]] | None = None,
+    ) -> AppendResult:
+        """Append a produced records payload as the leader; all-or-nothing.
+
+        Checks, in Kafka's order: batch validity (``validate_batches`` unless ``validated`` is
+        given), offset range consistent with the record count (InvalidRecordError), payload size
+        <= ``segment.bytes`` (RecordListTooLargeError), each batch <= ``max.message.bytes``
+        (MessageTooLargeError), CreateTime timestamps within ``message.timestamp.before/after.
+        max.ms`` of ``now_ms`` (InvalidTimestampError; checked on the batch's base and max
+        timestamps, not per record), idempotent-producer state (InvalidProducerEpochError,
+        OutOfOrderSequenceNumberError; a duplicate returns the original offsets with
+        ``duplicate=True``). Then offsets and the leader epoch are patched in, LogAppendTime
+        batches get the timestamp-type bit, ``max_timestamp = now_ms`` and a new CRC, the segment
+        rolls if needed, and the bytes are written.
+        """
+        if self.closed:
+            raise KafkaStorageError(f"log {self.topic}-{self.partition} is closed")
+        self._last_now_ms = now_ms
+        buf = bytearray(records)
+        batches = validated if validated is not None else validate_batches(buf)
+        cfg = self.config
+        total = len(buf)
+        for _pos, h in batches:
+            if h.records_count != h.last_offset_delta + 1:
+                raise InvalidRecordError(
+                    f"batch offset range of {h.last_offset_delta + 1} does not match its {h.records_count} records"
+                )
+        if total > cfg.segment_bytes:
+            raise RecordListTooLargeError(
+                f"record set of {total} bytes exceeds segment.bytes {cfg.segment_bytes} of {self.topic}-{self.partition}"
+            )
+        for _pos, h in batches:
+            if h.size > cfg.max_message_bytes:
+                raise MessageTooLargeError(
+                    f"batch of {h.size} bytes exceeds max.message.bytes {cfg.max_message_bytes}"
+                )
+        log_append_time = cfg.log_append_time
+        if not log_append_time:
+            lower = now_ms - cfg.message_timestamp_before_max_ms
+            upper = now_ms + cfg.message_timestamp_after_max_ms
+            for _pos, h in batches:
+                if (h.base_timestamp >= 0 and h.base_timestamp < lower) or h.max_timestamp > upper:
+                    bad = h.base_timestamp if h.base_timestamp < lower else h.max_timestamp
+                    raise InvalidTimestampError(
+                        f"timestamp {bad} is out of range [{lower}, {upper}] for {self.topic}-{self.partition}"
+                    )
+
+        info = self._producer_state.begin_append()
+        first_offset = next_offset = self.log_end_offset
+        final: list[tuple[int, BatchHeader]] = []
+        record_count = 0
+        max_ts_in_append = -1
+        for pos, h in batches:
+            patched = h._replace(base_offset=next_offset, partition_leader_epoch=leader_epoch)
+            if log_append_time:
+                patched = patched._replace(
+                    attributes=h.attributes | TIMESTAMP_TYPE_MASK, max_timestamp=now_ms
+                )
+            if h.producer_id >= 0:
+                duplicate = info.check(h)
+                if duplicate is not None:
+                    return AppendResult(
+                        duplicate.first_offset,
+                        duplicate.last_offset,
+                        duplicate.timestamp if log_append_time else -1,
+                        self._log_start_offset,
+                        True,
+                        duplicate.last_offset - duplicate.first_offset + 1,
+                    )
+                info.update(patched)
+            final.append((pos, patched))
+            next_offset += h.last_offset_delta + 1
+            record_count += h.records_count
+            max_ts_in_append = max(max_ts_in_append, patched.max_timestamp)
+
+        for (pos, h), (_, orig) in zip(final, batches, strict=True):
+            set_base_offset(buf, pos, h.base_offset)
+            set_partition_leader_epoch(buf, pos, leader_epoch)
+            if log_append_time:
+                struct.pack_into(">h", buf, pos + _ATTRIBUTES_POS, h.attributes)
+                _I64.pack_into(buf, pos + _MAX_TIMESTAMP_POS, now_ms)
+                crc = crc32c(memoryview(buf)[pos + CRC_START : pos + orig.size])
+                struct.pack_into(">I", buf, pos + _CRC_POS, crc)
+
+        if self._should_roll(total, max_ts_in_append, next_offset - 1, now_ms):
+            self.roll(now_ms)
+        self._segments[-1].append(buf, final, index_interval_bytes=cfg.index_interval_bytes)
+        info.commit()
+        self._unflushed_messages += record_count
+        if self._unflushed_messages >= cfg.flush_messages:
+            self.flush(now_ms=now_ms)
+        return AppendResult(
+            first_offset,
+            next_offset - 1,
+            now_ms if log_append_time else -1,
+            self._log_start_offset,
+            False,
+            record_count,
+        )
+
+    def _should_roll(self, size: int, max_timestamp: int, last_offset: int, now_ms: int) -> bool:
+        """Kafka's roll conditions for appending ``size`` bytes ending at ``last_offset``."""
+        seg = self._segments[-1]
+        if seg.size == 0:
+            return False
+        cfg = self.config
+        if seg.size > cfg.segment_bytes - size:
+            return True
+        base_ts = seg.rolling_base_timestamp()
+        waited = max_timestamp - base_ts if base_ts is not None and base_ts >= 0 else now_ms - seg.created_ms
+        if waited > cfg.segment_ms - cfg.segment_jitter_ms:
+            return True
+        if (
+            seg.offset_index.entries >= cfg.max_offset_index_entries
+            or seg.time_index.entries >= cfg.max_time_index_entries
+        ):
+            return True
+        return last_offset - seg.base_offset > MAX_RELATIVE_OFFSET
+
+    def roll(self, now_ms: int) -> LogSegment:
+        """Start a new active segment at the log end offset (no-op if the active one is empty)."""
+        active = self._segments[-1]
+        if active.size == 0:
+            return active
+        new_base = self.log_end_offset
+        active.on_become_inactive()
+        self._producer_state.take_snapshot(new_base)
+        seg = LogSegment.create(
+            self.directory,
+            new_base,
+            max_offset_index_entries=self.config.max_offset_index_entries,
+            max_time_index_entries=self.config.max_time_index_entries,
+            now_ms=now_ms,
+        )
+        self._segments.append(seg)
+        self._bases.append(new_base)
+        self._created_since_flush = True
+        return seg
+
+    # ------------------------------------------------------------------------------------------
+    # Read
+    # ------------------------------------------------------------------------------------------
+
+    def _check_fetch_offset(self, fetch_offset: int) -> None:
+        if fetch_offset < self._log_start_offset or fetch_offset > self.log_end_offset:
+            raise OffsetOutOfRangeError(
+                f"offset {fetch_offset} is out of range [{self._log_start_offset}, {self.log_end_offset}] "
+                f"for {self.topic}-{self.partition}"
+            )
+
+    def _locate(
+        self, fetch_offset: int, max_bytes: int, max_offset: int, min_one_batch: bool
+    ) -> tuple[LogSegment, int, int, int] | None:
+        """``(segment, position, size, first batch base offset)`` of a read, or None if empty."""
+        self._check_fetch_offset(fetch_offset)
+        if fetch_offset >= min(max_offset, self.log_end_offset):
+            return None
+        i = max(bisect_right(self._bases, fetch_offset) - 1, 0)
+        for seg in self._segments[i:]:
+            found = seg.find_batch(fetch_offset)
+            if found is not None:
+                break
+        else:
+            return None
+        pos, h = found
+        if h.base_offset >= max_offset:
+            return None
+        limit = seg.position_for_upper_bound(max_offset)
+        target = pos + max(max_bytes, 0)
+        end = limit if target >= limit else seg.last_batch_end_within(pos, target)
+        if end <= pos:
+            if not min_one_batch:
+                return None
+            end = pos + h.size
+        return seg, pos, end - pos, h.base_offset
+
+    def read_slice(
+        self, fetch_offset: int, max_bytes: int, *, max_offset: int, min_one_batch: bool = True
+    ) -> LogReadSlice | None:
+        """The bytes ``read`` would return, as a range of one segment file; None if empty.
+
+        Cost: a bisect over segments, a bisect in the sparse offset index and header scans of
+        about ``index.interval.bytes`` — independent of the log's size and segment count. Like
+        Kafka, one read returns bytes of one segment only.
+        """
+        loc = self._locate(fetch_offset, max_bytes, max_offset, min_one_batch)
+        if loc is None:
+            return None
+        seg, pos, size, first = loc
+        return LogReadSlice(seg.fd, pos, size, first)
+
+    def read(
+        self, fetch_offset: int, max_bytes: int, *, max_offset: int, min_one_batch: bool = True
+    ) -> bytes:
+        """Whole batches from the one containing ``fetch_offset``, below ``max_offset``.
+
+        At most ``max_bytes`` unless ``min_one_batch`` and the first batch alone is larger (then
+        exactly that batch: KIP-74). ``fetch_offset`` outside [log_start_offset, log_end_offset]
+        raises OffsetOutOfRangeError; ``fetch_offset == log_end_offset`` gives ``b""``. The first
+        batch may start before ``fetch_offset`` (consumers skip records below it, as with Kafka).
+        Batches whose base offset is >= ``max_offset`` (the high watermark or last stable
+        offset) are not returned. Data comes from one segment per call (see ``read_slice``).
+        """
+        loc = self._locate(fetch_offset, max_bytes, max_offset, min_one_batch)
+        if loc is None:
+            return b""
+        seg, pos, size, _first = loc
+        return seg.read(pos, size)
+
+    # ------------------------------------------------------------------------------------------
+    # Timestamps (ListOffsets)
+    # ------------------------------------------------------------------------------------------
+
+    def _first_record_at_or_after(
+        self, seg: LogSegment, pos: int, h: BatchHeader, keep: Callable[[int, int], bool]
+    ) -> tuple[int, int] | None:
+        """Decode one batch and return ``(offset, timestamp)`` of its first record passing ``keep``."""
+        try:
+            records = decode_batch_records(seg.read(pos, h.size), check_crc=False)
+        except KafkaError:
+            return None
+        for r in records:
+            if keep(r.offset, r.timestamp):
+                return r.offset, r.timestamp
+        return None
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """``(offset, timestamp)`` of the first record with timestamp >= ``timestamp``, or None.
+
+        Finds the first segment whose largest timestamp reaches ``timestamp``, then the first
+        batch there whose max timestamp does, and decodes that batch to return the exact first
+        record (Kafka's semantics); if the batch cannot be decoded, its base offset and max
+        timestamp are returned. Records below the log start offset are skipped.
+        """
+        lso = self._log_start_offset
+        for seg in self._segments:
+            if seg.size == 0 or seg.max_timestamp < timestamp or seg.next_offset <= lso:
+                continue
+            found = seg.find_batch_by_timestamp(timestamp, lso)
+            if found is None:
+                continue
+            pos, h = found
+            if not h.attributes & TIMESTAMP_TYPE_MASK:
+                exact = self._first_record_at_or_after(seg, pos, h, lambda o, t: o >= lso and t >= timestamp)
+                if exact is not None:
+                    return exact
+            return max(h.base_offset, lso), h.max_timestamp
+        return None
+
+    def max_timestamp_offset(self) -> tuple[int, int] | None:
+        """``(offset, timestamp)`` of the first record with the largest timestamp (ListOffsets -3)."""
+        best: LogSegment | None = None
+        for seg in self._segments:
+            if (
+                seg.size
+                and seg.max_timestamp >= 0
+                and (best is None or seg.max_timestamp > best.max_timestamp)
+            ):
+                best = seg
+        if best is None:
+            return None
+        found = best.find_batch(best.offset_of_max_timestamp)
+        if found is None:
+            return None
+        pos, h = found
+        lso = self._log_start_offset
+        if not h.attributes & TIMESTAMP_TYPE_MASK:
+            exact = self._first_record_at_or_after(best, pos, h, lambda o, t: t == h.max_timestamp)
+            if exact is not None:
+                return max(exact[0], lso), exact[1]
+        return max(h.base_offset, lso), h.max_timestamp
+
+    # ------------------------------------------------------------------------------------------
+    # Deletion: DeleteRecords, retention, truncation
+    # ------------------------------------------------------------------------------------------
+
+    def _retire(self, seg: LogSegment) -> None:
+        """Unlink a segment's files now; close its descriptor after ``file.delete.delay.ms``."""
+        seg.unlink()
+        self._retired.append((seg, self._last_now_ms + self.config.file_delete_delay_ms))
+
+    def purge_retired(self, now_ms: int, *, force: bool = False) -> None:
+        """Close descriptors of deleted segments whose delay has passed."""
+        keep = []
+        for seg, due in self._retired:
+            if force or due <= now_ms:
+                seg.close_fd()
+            else:
+                keep.append((seg, due))
+        self._retired = keep
+
+    def _delete_oldest_while(self, predicate: Callable[[LogSegment, LogSegment], bool]) -> int:
+        """Delete segments from the oldest while ``predicate(segment, next_segment)`` holds.
+
+        Never the active segment, and only segments entirely below the high watermark.
+        """
+        n = 0
+        while len(self._segments) > 1:
+            seg, nxt = self._segments[0], self._segments[1]
+            if nxt.base_offset > self._high_watermark or not predicate(seg, nxt):
+                break
+            self._retire(seg)
+            del self._segments[0]
+            del self._bases[0]
+            n += 1
+        if n:
+            self._after_head_deletion()
+        return n
+
+    def _after_head_deletion(self) -> None:
+        first = self._segments[0].base_offset
+        if first > self._log_start_offset:
+            self._log_start_offset = first
+        self._high_watermark = max(self._high_watermark, self._log_start_offset)
+        self._recovery_point = max(self._recovery_point, self._log_start_offset)
+        self._producer_state.evict_below(self._log_start_offset)
+        self._producer_state.delete_snapshots_below(first)
+
+    def delete_records_before(self, offset: int) -> int:
+        """DeleteRecords: move the log start offset up to ``offset``; return the new low watermark.
+
+        ``offset == -1`` means the high watermark (as in the DeleteRecords API). An offset beyond
+        the high watermark (or negative) raises OffsetOutOfRangeError; an offset at or below the
+        current log start offset changes nothing. Segments entirely below the new log start
+        offset are deleted.
+        """
+        if offset == -1:
+            offset = self._high_watermark
+        if offset < 0 or offset > self._high_watermark:
+            raise OffsetOutOfRangeError(
+                f"cannot delete records before {offset}: high watermark of {self.topic}-{self.partition} "
+                f"is {self._high_watermark}"
+            )
+        if offset <= self._log_start_offset:
+            return self._log_start_offset
+        self._log_start_offset = offset
+        self._recovery_point = max(self._recovery_point, min(offset, self.log_end_offset))
+        self._delete_oldest_while(lambda seg, nxt: nxt.base_offset <= offset)
+        self._producer_state.evict_below(offset)
+        return self._log_start_offset
+
+    def apply_retention(self, now_ms: int) -> int:
+        """Delete old segments by ``retention.ms`` then ``retention.bytes`` (when
+        ``cleanup.policy`` includes delete), and segments below the log start offset. Returns
+        the number of segments deleted.
+
+        Time retention uses each segment's largest timestamp (its mtime if it has none); size
+        retention deletes the oldest segments while the rest still exceed ``retention.bytes``.
+        The active segment and segments not entirely below the high watermark are never deleted.
+        """
+        self._last_now_ms = now_ms
+        cfg = self.config
+        deleted = 0
+        if cfg.delete_enabled and cfg.retention_ms >= 0:
+            deleted += self._delete_oldest_while(
+                lambda seg, nxt: now_ms - seg.largest_timestamp > cfg.retention_ms
+            )
+        if cfg.delete_enabled and cfg.retention_bytes >= 0:
+            excess = self.size_in_bytes - cfg.retention_bytes
+
+            def over_size(seg: LogSegment, nxt: LogSegment) -> bool:
+                nonlocal excess
+                if excess - seg.size >= 0:
+                    excess -= seg.size
+                    return True
+                return False
+
+            if excess > 0:
+                deleted += self._delete_oldest_while(over_size)
+        lso = self._log_start_offset
+        deleted += self._delete_oldest_while(lambda seg, nxt: nxt.base_offset <= lso)
+        self.purge_retired(now_ms)
+        return deleted
+
+    def truncate_to(self, offset: int) -> None:
+        """Remove every record at ``offset`` and above (a follower diverging from its leader).
+
+        A batch straddling ``offset`` is removed whole. The high watermark and recovery point are
+        lowered to the new log end offset; producer state is rebuilt from snapshots <= it.
+        """
+        if offset < 0:
+            raise ValueError(f"cannot truncate to negative offset {offset}")
+        if offset >= self.log_end_offset:
+            return
+        if offset < self._segments[0].base_offset:
+            self.truncate_fully_and_start_at(offset)
+            return
+        while len(self._segments) > 1 and self._segments[-1].base_offset > offset:
+            self._retire(self._segments.pop())
+            self._bases.pop()
+        self._segments[-1].truncate_to(offset)
+        leo = self.log_end_offset
+        self._log_start_offset = min(self._log_start_offset, leo)
+        self._recovery_point = min(self._recovery_point, leo)
+        self._high_watermark = min(self._high_watermark, leo)
+        self._unflushed_messages = 0
+        self._producer_state.delete_snapshots_above(leo)
+        self._rebuild_producer_state(take_snapshot=False)
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Delete every segment and restart the log empty at ``offset``."""
+        for seg in self._segments:
+            self._retire(seg)
+        seg = LogSegment.create(
+            self.directory,
+            offset,
+            max_offset_index_entries=self.config.max_offset_index_entries,
+            max_time_index_entries=self.config.max_time_index_entries,
+            now_ms=self._last_now_ms,
+        )
+        self._segments = [seg]
+        self._bases = [offset]
+        self._log_start_offset = self._recovery_point = self._high_watermark = offset
+        self._unflushed_messages = 0
+        self._created_since_flush = True
+        self._producer_state.clear()
+        self._producer_state.delete_all_snapshots()
+
+    # ------------------------------------------------------------------------------------------
+    # Config, flush, lifecycle
+    # ------------------------------------------------------------------------------------------
+
+    def update_config(self, config: LogConfig) -> None:
+        """Apply new topic configs; segment shape settings affect the active segment's rolls."""
+        self.config = config
+        active = self._segments[-1]
+        active.offset_index.max_entries = config.max_offset_index_entries
+        active.time_index.max_entries = config.max_time_index_entries
+
+    def remove_expired_producers(self, now_ms: int, expiration_ms: int = 86_400_000) -> int:
+        """Forget producers idle longer than ``producer.id.expiration.ms``; return the count."""
+        return self._producer_state.expire(now_ms, expiration_ms)
+
+    def flush(self, offset: int | None = None, *, now_ms: int | None = None) -> None:
+        """fsync segments holding offsets in [recovery_point, offset) and advance the recovery
+        point to ``offset`` (default: the log end offset)."""
+        leo = self.log_end_offset
+        target = leo if offset is None else min(offset, leo)
+        if target > self._recovery_point:
+            for seg in self._segments:
+                if seg.next_offset > self._recovery_point and seg.base_offset < target:
+                    seg.flush()
+        if self._created_since_flush:
+            self._segments[-1].flush()
+            fsync_dir(self.directory)
+            self._created_since_flush = False
+        self._recovery_point = max(self._recovery_point, target)
+        if target >= leo:
+            self._unflushed_messages = 0
+        if now_ms is not None:
+            self._last_flush_ms = now_ms
+
+    def close(self) -> None:
+        """Write a producer snapshot, fsync everything, close all files. Idempotent."""
+        if self.closed:
+            return
+        self._segments[-1].on_become_inactive()
+        self._producer_state.take_snapshot(self.log_end_offset, fsync=True)
+        self.flush()
+        for seg in self._segments:
+            seg.close()
+        self.purge_retired(0, force=True)
+        self.closed = True
+
+    def delete(self) -> None:
+        """Close every descriptor and remove the partition directory with all its files.
+
+        The directory is first renamed to ``<topic>-<partition>.<hex>-delete`` (Kafka's scheme),
+        so a crash mid-removal leaves a dir the LogManager removes at the next start.
+        """
+        for seg in self._segments:
+            seg.close_fd()
+        self.purge_retired(0, force=True)
+        self.closed = True
+        if self.directory.exists():
+            doomed = self.directory.with_name(f"{self.directory.name}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+            os.rename(self.directory, doomed)
+            fsync_dir(doomed.parent)
+            shutil.rmtree(doomed, ignore_errors=True)
+
+    def __repr__(self) -> str:
+        return (
+            f"PartitionLog({self.topic}-{self.partition}, log_start_offset={self._log_start_offset}, "
+            f"log_end_offset={self.log_end_offset}, high_watermark={self._high_watermark}, "
+            f"segments={len(self._segments)})"
+        )
+
+
+__all__ = ["AppendResult", "LogReadSlice", "PartitionLog", "SNAPSHOT_SUFFIX"]
