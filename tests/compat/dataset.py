@@ -26,7 +26,8 @@ def make_records(n: int, partitions: int = 3, *, seed: int = 7, printable: bool 
     rnd = random.Random(seed)
     out = []
     for i in range(n):
-        key = None if i % 7 == 3 else f"key-{i % 1000}".encode()
+        # Null keys and null values, never both (kafka-python refuses a record with neither).
+        key = None if i % 7 == 3 and i % 11 != 5 else f"key-{i % 1000}".encode()
         if i % 11 == 5:
             value = None
         else:

@@ -65,7 +65,9 @@ class KafkaWireClient:
             pos = skip_tagged_fields(data, pos)
         return codec.decode(api_key, version, "response", memoryview(data)[pos:])
 
-    async def request(self, api_key: int, version: int, body: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
+    async def request(
+        self, api_key: int, version: int, body: dict[str, Any], timeout: float = 5.0
+    ) -> dict[str, Any]:
         cid, frame = self.frame(api_key, version, body)
         self.writer.write(frame)
         await self.writer.drain()

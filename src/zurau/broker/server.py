@@ -65,7 +65,7 @@ class Broker:
         meta_dir = log_dirs[0] / "__cluster_metadata"
         self.topics = TopicRegistry.load(meta_dir, cfg.cluster_id)
         self.producer_ids = ProducerIdManager(meta_dir)
-        self.log_manager = LogManager(log_dirs, now_ms)
+        self.log_manager = LogManager(log_dirs, now_ms, config_for=self.log_config_for)
         self.replica_manager = ReplicaManager(self.node_id, self.log_manager, self.log_config_for, now_ms)
         for t in self.topics.all():
             for i in range(t.partitions):

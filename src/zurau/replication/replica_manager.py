@@ -10,13 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from zurau.protocol.errors import (
+    InvalidRecordError,
     NotLeaderOrFollowerError,
     UnknownTopicOrPartitionError,
 )
+from zurau.protocol.records.batch import validate_batches
 from zurau.replication.partition import Partition
 from zurau.replication.purgatory import FetchPurgatory
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_manager import LogManager
+from zurau.storage.log_validator import convert_compression, needs_conversion, target_codec
 from zurau.storage.partition_log import AppendResult
 
 
@@ -42,6 +45,9 @@ class ReplicaManager:
         p = self._partitions.get(key)
         if p is None:
             log = self.log_manager.get_or_create(topic, index, self.log_config_for(topic))
+            # Sole replica: everything in the local log is committed. After a crash the stored
+            # high watermark may be stale, so it is brought to the log end at load.
+            log.update_high_watermark(log.log_end_offset)
             p = Partition(
                 topic,
                 index,
@@ -85,10 +91,26 @@ class ReplicaManager:
 
     # ------------------------------------------------------------------ data
     def append(self, topic: str, index: int, records: memoryview, acks: int) -> AppendResult:
+        """Append a client's produced records as the leader.
+
+        The payload is validated once here (CRC, sizes, magic); control batches are refused
+        (only coordinators write markers); a topic ``compression.type`` other than ``producer``
+        rewrites batches in another codec. Storage then checks sizes, timestamps and producer
+        state and writes.
+        """
         p = self.partition(topic, index)
         cfg = p.log.config
         p.check_min_isr(acks, cfg.min_insync_replicas)
-        result = p.log.append(records, leader_epoch=p.leader_epoch, now_ms=self.now_ms())
+        batches = validate_batches(records)
+        for _pos, h in batches:
+            if h.is_control:
+                raise InvalidRecordError("clients may not produce control batches")
+        payload: bytes | bytearray | memoryview = records
+        codec = target_codec(cfg.compression_type)
+        if needs_conversion(batches, codec):
+            assert codec is not None
+            payload, batches = convert_compression(records, batches, codec)
+        result = p.log.append(payload, leader_epoch=p.leader_epoch, now_ms=self.now_ms(), validated=batches)
         if not result.duplicate:
             p.maybe_advance_high_watermark()
         return result

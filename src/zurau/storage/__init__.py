@@ -1,0 +1,20 @@
+"""The local log: Kafka's on-disk layout, no sockets, no asyncio, no threads, no replication.
+
+Modules (named after Kafka's concepts):
+
+* ``log_config``      LogConfig: topic configs with Kafka's names and defaults
+* ``checkpoint``      Kafka's text offset checkpoints, atomic file replacement
+* ``abstract_index``  shared machinery of the two sparse segment indexes
+* ``offset_index``    OffsetIndex (``.index``): relative offset -> file position
+* ``time_index``      TimeIndex (``.timeindex``): timestamp -> relative offset
+* ``log_segment``     LogSegment: one ``.log`` file plus its indexes
+* ``producer_state``  idempotent-producer state and its ``.snapshot`` files
+* ``partition_log``   PartitionLog: one topic-partition (append/read/recovery/retention)
+* ``log_manager``     LogManager: every PartitionLog of a broker, checkpoints, shutdown marker
+"""
+
+from zurau.storage.log_config import LogConfig
+from zurau.storage.log_manager import LogManager
+from zurau.storage.partition_log import AppendResult, LogReadSlice, PartitionLog
+
+__all__ = ["AppendResult", "LogConfig", "LogManager", "LogReadSlice", "PartitionLog"]

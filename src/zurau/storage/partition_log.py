@@ -256,7 +256,8 @@ class PartitionLog:
         leo = self.log_end_offset
         snap = self._producer_state.load_latest(leo)
         start = snap if snap is not None else self._segments[0].base_offset
-        if start < leo:
+        replayed = start < leo
+        if replayed:
             i = max(0, bisect_right(self._bases, start) - 1)
             for seg in self._segments[i:]:
                 pos = seg.offset_index.lookup(start).position if seg.base_offset <= start else 0
@@ -264,7 +265,7 @@ class PartitionLog:
                     if h.producer_id >= 0 and h.base_offset + h.last_offset_delta >= start:
                         self._producer_state.replay(h)
         self._producer_state.evict_below(self._log_start_offset)
-        if take_snapshot and snap != leo:
+        if take_snapshot and replayed:
             self._producer_state.take_snapshot(leo)
 
     # ------------------------------------------------------------------------------------------
@@ -459,7 +460,10 @@ class PartitionLog:
             return True
         base_ts = seg.rolling_base_timestamp()
         waited = max_timestamp - base_ts if base_ts is not None and base_ts >= 0 else now_ms - seg.created_ms
-        if waited > cfg.segment_ms - cfg.segment_jitter_ms:
+        # Kafka draws a random jitter in [0, segment.jitter.ms) per segment; derive it from the
+        # base offset instead so that rolls stay deterministic (and reproducible in tests).
+        jitter = (seg.base_offset * 2654435761) % cfg.segment_jitter_ms if cfg.segment_jitter_ms > 0 else 0
+        if waited > cfg.segment_ms - jitter:
             return True
         if (
             seg.offset_index.entries >= cfg.max_offset_index_entries

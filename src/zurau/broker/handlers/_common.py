@@ -61,7 +61,9 @@ Response = dict[str, Any]
 RESOURCE_TOPIC = 2
 RESOURCE_BROKER = 4
 RESOURCE_BROKER_LOGGER = 8
-KNOWN_RESOURCE_TYPES = frozenset({RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, 16, 32})  # 16 CLIENT_METRICS, 32 GROUP
+KNOWN_RESOURCE_TYPES = frozenset(
+    {RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, 16, 32}
+)  # 16 CLIENT_METRICS, 32 GROUP
 
 
 def duplicated(items: list[Any]) -> set[Any]:
@@ -84,7 +86,9 @@ def validate_replica_list(node_id: int, broker_ids: list[int], replication_facto
     seen: set[int] = set()
     for b in broker_ids:
         if b in seen:
-            raise InvalidReplicaAssignmentError(f"The manual partition assignment includes the broker {b} more than once.")
+            raise InvalidReplicaAssignmentError(
+                f"The manual partition assignment includes the broker {b} more than once."
+            )
         seen.add(b)
         if b != node_id:
             raise InvalidReplicaAssignmentError(
@@ -95,3 +99,23 @@ def validate_replica_list(node_id: int, broker_ids: list[int], replication_facto
             f"The manual partition assignment includes a partition with {len(broker_ids)} replica(s), but this is "
             f"not consistent with previous partitions, which have {replication_factor} replica(s)."
         )
+
+
+def check_topic_configs(broker: Any, configs: dict[str, Any]) -> None:
+    """Validate a topic's full set of overrides as the live log would apply them.
+
+    Raises InvalidConfigError (INVALID_CONFIG) with Kafka's message: unknown names, null or
+    malformed values, cross-field rules against the broker's topic defaults, and the local log's
+    own limits (``LogConfig``), so a config that is accepted can always be applied.
+    """
+    import dataclasses
+
+    from zurau.config import ConfigError, resolve_topic_config
+    from zurau.protocol.errors import InvalidConfigError
+    from zurau.storage.log_config import LogConfig
+
+    try:
+        typed = resolve_topic_config(broker.config, configs)
+    except ConfigError as e:
+        raise InvalidConfigError(str(e)) from None
+    LogConfig(**{f.name: typed[f.name] for f in dataclasses.fields(LogConfig) if f.name in typed})

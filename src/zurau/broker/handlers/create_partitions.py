@@ -24,7 +24,9 @@ from zurau.protocol.errors import (
 API_KEY = 37
 
 
-def _grow(ctx: RequestContext, name: str, count: int, assignments: list[dict[str, Any]] | None, validate_only: bool) -> None:
+def _grow(
+    ctx: RequestContext, name: str, count: int, assignments: list[dict[str, Any]] | None, validate_only: bool
+) -> None:
     broker = ctx.broker
     t = broker.topics.get(name)
     if t is None:
@@ -55,7 +57,9 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     dups = duplicated([t["name"] for t in topics])
     results: list[dict[str, Any]] = []
     for name in sorted(dups):
-        results.append({"name": name, "error_code": InvalidRequestError.code, "error_message": "Duplicate topic name."})
+        results.append(
+            {"name": name, "error_code": InvalidRequestError.code, "error_message": "Duplicate topic name."}
+        )
     for t in topics:
         name = t["name"]
         if name in dups:

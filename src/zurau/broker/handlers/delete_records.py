@@ -38,7 +38,9 @@ def _delete(ctx: RequestContext, name: str, index: int, offset: int) -> int:
     p = broker.replica_manager.partition(name, index)
     plog = p.log
     if not plog.config.delete_enabled:
-        raise PolicyViolationError(f"Records of partition {name}-{index} can not be deleted due to the configured policy")
+        raise PolicyViolationError(
+            f"Records of partition {name}-{index} can not be deleted due to the configured policy"
+        )
     target = p.high_watermark if offset == HIGH_WATERMARK else offset
     if target < 0:
         raise OffsetOutOfRangeError(f"The offset {target} for partition {name}-{index} is not valid")

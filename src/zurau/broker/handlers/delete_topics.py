@@ -35,7 +35,9 @@ from zurau.protocol.errors import (
 API_KEY = 20
 
 
-def _result(name: str | None, topic_id: uuid.UUID, code: int = 0, message: str | None = None) -> dict[str, Any]:
+def _result(
+    name: str | None, topic_id: uuid.UUID, code: int = 0, message: str | None = None
+) -> dict[str, Any]:
     return {"name": name, "topic_id": topic_id, "error_code": code, "error_message": message}
 
 
@@ -73,11 +75,20 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     reported: set[Any] = set()
     for name, topic_id in requested:
         if name is None and topic_id == ZERO_UUID:
-            results.append(_result(None, ZERO_UUID, InvalidRequestError.code, "Neither topic name nor id were specified."))
+            results.append(
+                _result(
+                    None, ZERO_UUID, InvalidRequestError.code, "Neither topic name nor id were specified."
+                )
+            )
             continue
         if name is not None and topic_id != ZERO_UUID:
             results.append(
-                _result(name, topic_id, InvalidRequestError.code, "You may not specify both topic name and topic id.")
+                _result(
+                    name,
+                    topic_id,
+                    InvalidRequestError.code,
+                    "You may not specify both topic name and topic id.",
+                )
             )
             continue
         if name in dup_names or topic_id in dup_ids:
@@ -100,7 +111,9 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                     raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
                 if t.topic_id in named_ids:
                     topic_id = t.topic_id
-                    raise InvalidRequestError("The provided topic name maps to an ID that was already supplied.")
+                    raise InvalidRequestError(
+                        "The provided topic name maps to an ID that was already supplied."
+                    )
             if t.name in INTERNAL_TOPICS:
                 raise InvalidTopicError(f"Topic {t.name} is a Kafka internal topic and cannot be deleted.")
             broker.delete_topic(t.name)

@@ -50,7 +50,8 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     if endpoint_type != ENDPOINT_BROKERS:
         code = InvalidRequestError.code if version == 0 else MISMATCHED_ENDPOINT_TYPE
         return _refusal(
-            code, "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER"
+            code,
+            "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER",
         )
     host, port = broker.advertised
     return {
@@ -60,7 +61,15 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         "endpoint_type": ENDPOINT_BROKERS,
         "cluster_id": broker.topics.cluster_id,
         "controller_id": broker.node_id,
-        "brokers": [{"broker_id": broker.node_id, "host": host, "port": port, "rack": _rack(broker), "is_fenced": False}],
+        "brokers": [
+            {
+                "broker_id": broker.node_id,
+                "host": host,
+                "port": port,
+                "rack": _rack(broker),
+                "is_fenced": False,
+            }
+        ],
         "cluster_authorized_operations": (
             CLUSTER_OPERATIONS if req.get("include_cluster_authorized_operations") else UNSET_OPERATIONS
         ),

@@ -1,0 +1,179 @@
+"""DescribeConfigs: the configs of topics, of this broker, and of its loggers.
+
+Per resource, following Kafka's ``ConfigHelper.describeConfigs``:
+
+* TOPIC (2): the name must be legal (INVALID_TOPIC_EXCEPTION) and exist
+  (UNKNOWN_TOPIC_OR_PARTITION). Every topic config is listed with its effective value and source
+  (DYNAMIC_TOPIC_CONFIG for an override, else the broker synonym's layer, else DEFAULT_CONFIG).
+* BROKER (4): the name is this node's id, or "" for the cluster-wide dynamic defaults (as in Kafka
+  only the configs set at that level are listed; Zurau has none yet, so the list is empty). Any
+  other id is INVALID_REQUEST ("Unexpected broker id, ..."). Sensitive values are null.
+* BROKER_LOGGER (8): the name is this node's id (INVALID_REQUEST otherwise); lists the ``root``
+  logger and the ``zurau`` loggers with their effective levels in log4j names (FATAL, ERROR,
+  WARN, INFO, DEBUG, TRACE), source DYNAMIC_BROKER_LOGGER_CONFIG. Levels are changed with
+  IncrementalAlterConfigs.
+* Any other type (CLIENT_METRICS, GROUP, unknown): INVALID_REQUEST "Unsupported resource type".
+
+A null or empty ``configuration_keys`` means every config; unknown keys are ignored, as in Kafka.
+Synonyms are returned only when asked (v1+), documentation only when asked (v3+).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from zurau.broker.handlers._common import RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_TOPIC, error_of
+from zurau.broker.request_context import RequestContext
+from zurau.config import ConfigEntry, ConfigSource, describe_broker_config, describe_topic_config
+from zurau.metadata.topic_registry import validate_topic_name
+from zurau.protocol.errors import InvalidRequestError, UnknownTopicOrPartitionError
+
+API_KEY = 32
+
+# -------------------------------------------------------------------------------- loggers
+# log4j level names (Kafka's LogLevelConfig.VALID_LOG_LEVELS) and the Python levels they map to.
+TRACE = 5
+LOG4J_LEVELS = {"FATAL": logging.CRITICAL, "ERROR": logging.ERROR, "WARN": logging.WARNING,
+                "INFO": logging.INFO, "DEBUG": logging.DEBUG, "TRACE": TRACE}  # fmt: skip
+ROOT_LOGGER = "root"
+LOGGER_PREFIX = "zurau"
+
+
+def log4j_level(level: int) -> str:
+    for name in ("FATAL", "ERROR", "WARN", "INFO", "DEBUG"):
+        if level >= LOG4J_LEVELS[name]:
+            return name
+    return "TRACE"
+
+
+def broker_loggers() -> dict[str, logging.Logger]:
+    """The loggers a BROKER_LOGGER resource exposes: root and every ``zurau`` logger."""
+    out: dict[str, logging.Logger] = {ROOT_LOGGER: logging.getLogger()}
+    for name, obj in sorted(logging.Logger.manager.loggerDict.items()):
+        if isinstance(obj, logging.Logger) and (
+            name == LOGGER_PREFIX or name.startswith(LOGGER_PREFIX + ".")
+        ):
+            out[name] = obj
+    return out
+
+
+def parse_broker_id(ctx: RequestContext, name: str) -> int:
+    try:
+        return int(name)
+    except ValueError:
+        raise InvalidRequestError(f"Broker id must be an integer, but it is: {name}") from None
+
+
+# -------------------------------------------------------------------------------- entries
+def entry_dict(e: ConfigEntry, include_synonyms: bool, include_documentation: bool) -> dict[str, Any]:
+    return {
+        "name": e.name,
+        "value": None if e.sensitive else e.value_str,
+        "read_only": e.read_only,
+        "config_source": e.source,
+        "is_default": e.is_default,
+        "is_sensitive": e.sensitive,
+        "synonyms": (
+            [
+                {"name": s.name, "value": None if e.sensitive else s.value, "source": s.source}
+                for s in e.synonyms
+            ]
+            if include_synonyms
+            else []
+        ),
+        "config_type": e.config_type,
+        "documentation": e.doc if include_documentation else None,
+    }
+
+
+def _keys(resource: dict[str, Any]) -> list[str] | None:
+    keys = resource["configuration_keys"]
+    return keys or None  # null or empty: every config
+
+
+def _describe_topic(
+    ctx: RequestContext, resource: dict[str, Any], syn: bool, doc: bool
+) -> list[dict[str, Any]]:
+    name = resource["resource_name"]
+    validate_topic_name(name)
+    t = ctx.broker.topics.get(name)
+    if t is None:
+        raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
+    entries = describe_topic_config(ctx.broker.config, t.configs, _keys(resource))
+    return [entry_dict(e, syn, doc) for e in entries]
+
+
+def _describe_broker(
+    ctx: RequestContext, resource: dict[str, Any], syn: bool, doc: bool
+) -> list[dict[str, Any]]:
+    name = resource["resource_name"]
+    cfg = ctx.broker.config
+    keys = _keys(resource)
+    if not name:
+        defaults = set(cfg.dynamic_default_configs)
+        wanted = defaults if keys is None else defaults & set(keys)
+        entries = describe_broker_config(cfg, wanted, per_broker=False)
+    elif parse_broker_id(ctx, name) == ctx.broker.node_id:
+        entries = describe_broker_config(cfg, keys, per_broker=True)
+    else:
+        raise InvalidRequestError(
+            f"Unexpected broker id, expected {ctx.broker.node_id} or empty string, but received {name}"
+        )
+    return [entry_dict(e, syn, doc) for e in entries]
+
+
+def _describe_loggers(ctx: RequestContext, resource: dict[str, Any]) -> list[dict[str, Any]]:
+    name = resource["resource_name"]
+    if not name:
+        raise InvalidRequestError("Broker id must not be empty")
+    if parse_broker_id(ctx, name) != ctx.broker.node_id:
+        raise InvalidRequestError(f"Unexpected broker id, expected {ctx.broker.node_id} but received {name}")
+    keys = _keys(resource)
+    out = []
+    for logger_name, logger in broker_loggers().items():
+        if keys is not None and logger_name not in keys:
+            continue
+        out.append(
+            {
+                "name": logger_name,
+                "value": log4j_level(logger.getEffectiveLevel()),
+                "read_only": False,
+                "config_source": int(ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG),
+                "is_default": False,
+                "is_sensitive": False,
+                "synonyms": [],
+                "config_type": 0,  # UNKNOWN, as Kafka reports for loggers
+                "documentation": None,
+            }
+        )
+    return out
+
+
+def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    syn = bool(req.get("include_synonyms"))
+    doc = bool(req.get("include_documentation"))
+    results = []
+    for resource in req["resources"]:
+        rtype = resource["resource_type"]
+        result: dict[str, Any] = {
+            "error_code": 0,
+            "error_message": None,
+            "resource_type": rtype,
+            "resource_name": resource["resource_name"],
+            "configs": [],
+        }
+        try:
+            if rtype == RESOURCE_TOPIC:
+                result["configs"] = _describe_topic(ctx, resource, syn, doc)
+            elif rtype == RESOURCE_BROKER:
+                result["configs"] = _describe_broker(ctx, resource, syn, doc)
+            elif rtype == RESOURCE_BROKER_LOGGER:
+                result["configs"] = _describe_loggers(ctx, resource)
+            else:
+                raise InvalidRequestError(f"Unsupported resource type: {rtype}")
+        except Exception as e:
+            result["error_code"], result["error_message"] = error_of(e)
+            result["configs"] = []
+        results.append(result)
+    return {"throttle_time_ms": 0, "results": results}

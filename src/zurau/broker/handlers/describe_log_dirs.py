@@ -1,0 +1,72 @@
+"""DescribeLogDirs: this broker's log directories and the partition replicas each one holds.
+
+One result per configured log dir, in ``log.dirs`` order, as Kafka's
+``ReplicaManager.describeLogDirs``: each hosted partition that the request names (a null
+``topics`` names them all; unknown topics or partitions are simply absent) with its size on disk
+(the sum of its segment files), ``offset_lag`` 0 (no future replicas: there is no replica
+movement between dirs) and ``is_future_key`` false. From v4 each dir reports its total and usable
+bytes (``os.statvfs``: usable = available to an unprivileged writer, as Java's
+``FileStore.getUsableSpace``); a dir that cannot be read answers KAFKA_STORAGE_ERROR. The top-level
+error (v3+) is NONE. v5's ``is_cordoned`` is false: Zurau has no cordoned dirs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from zurau.broker.request_context import RequestContext
+from zurau.protocol.errors import KafkaStorageError
+
+API_KEY = 35
+
+
+def _space(path: Path) -> tuple[int, int]:
+    st = os.statvfs(path)
+    return st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize
+
+
+def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    broker = ctx.broker
+    lm = broker.log_manager
+    requested = req["topics"]
+    wanted: dict[str, set[int]] | None = None
+    if requested is not None:
+        wanted = {}
+        for t in requested:
+            wanted.setdefault(t["topic"], set()).update(t["partitions"])
+
+    by_dir: dict[Path, dict[str, list[dict[str, Any]]]] = {Path(d): {} for d in lm.log_dirs}
+    for log in sorted(lm.all_logs(), key=lambda lg: (lg.topic, lg.partition)):
+        if wanted is not None and log.partition not in wanted.get(log.topic, ()):
+            continue
+        log_dir = lm.log_dir_of(log.topic, log.partition)
+        if log_dir is None or Path(log_dir) not in by_dir:
+            continue
+        by_dir[Path(log_dir)].setdefault(log.topic, []).append(
+            {
+                "partition_index": log.partition,
+                "partition_size": log.size_in_bytes,
+                "offset_lag": 0,
+                "is_future_key": False,
+            }
+        )
+
+    results = []
+    for log_dir, topics in by_dir.items():
+        entry: dict[str, Any] = {
+            "error_code": 0,
+            "log_dir": str(log_dir.absolute()),
+            "topics": [{"name": name, "partitions": parts} for name, parts in topics.items()],
+            "total_bytes": -1,
+            "usable_bytes": -1,
+            "is_cordoned": False,
+        }
+        try:
+            entry["total_bytes"], entry["usable_bytes"] = _space(log_dir)
+        except OSError:
+            entry["error_code"] = KafkaStorageError.code
+            entry["topics"] = []
+        results.append(entry)
+    return {"throttle_time_ms": 0, "error_code": 0, "results": results}
