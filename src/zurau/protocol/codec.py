@@ -17,6 +17,7 @@ Invariants:
 from __future__ import annotations
 
 import copy
+import struct
 import uuid
 from collections.abc import Callable
 from functools import cache
@@ -422,7 +423,7 @@ def decode(api_key: int, version: int, kind: Kind, data: bytes | bytearray | mem
         obj, _pos = dec(mv, 0)
     except DecodeError:
         raise
-    except (IndexError, ValueError, OverflowError) as e:  # struct.error is a ValueError subclass
+    except (IndexError, ValueError, OverflowError, struct.error) as e:
         raise DecodeError(f"malformed body: {e}") from None
     return obj
 
