@@ -128,14 +128,18 @@ def produce_after_restart(bootstrap: str, topic: str, acked: Acked, log: Acked) 
     assert_acked_survived(acked, log2)
 
 
-def run_confluent_producer(bootstrap: str, topic: str, stop: threading.Event, acked: Acked) -> Producer:
+def run_confluent_producer(
+    bootstrap: str, topic: str, stop: threading.Event, acked: Acked, failed: list[KafkaError]
+) -> Producer:
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
     lock = threading.Lock()
 
     def on_delivery(err: KafkaError | None, msg: object) -> None:
-        if err is None:
-            with lock:
+        with lock:
+            if err is None:
                 acked[(msg.partition(), msg.offset())] = msg.value()  # type: ignore[attr-defined]
+            else:
+                failed.append(err)
 
     i = 0
     deadline = time.monotonic() + PRODUCE_SECONDS
@@ -157,10 +161,11 @@ def test_kill9_under_acks_all_confluent_producer_loses_nothing(bp: BrokerProcess
     topic = f"kill9-{seed}-{uuid.uuid4().hex[:6]}"
     create_topic(bp.bootstrap_servers, topic)
     acked: Acked = {}
+    failed: list[KafkaError] = []
     holder: list[Producer] = []
     stop = threading.Event()
     t = threading.Thread(
-        target=lambda: holder.append(run_confluent_producer(bp.bootstrap_servers, topic, stop, acked))
+        target=lambda: holder.append(run_confluent_producer(bp.bootstrap_servers, topic, stop, acked, failed))
     )
     t.start()
     time.sleep(rng.uniform(0.3, PRODUCE_SECONDS - 0.5))
@@ -174,6 +179,7 @@ def test_kill9_under_acks_all_confluent_producer_loses_nothing(bp: BrokerProcess
     producer.close()
     snapshot = dict(acked)
     assert len(snapshot) > 0, "nothing was acknowledged before the kill: the test proves nothing"
+    assert failed, "no record was in flight at the kill: the test proves nothing"
 
     bp.start()
     log = consume_all(bp.bootstrap_servers, topic)

@@ -20,7 +20,7 @@ import logging
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from zurau.broker.request_context import RequestContext
+from zurau.broker.request_context import CloseConnection, RequestContext
 from zurau.protocol import codec
 from zurau.protocol.errors import UnsupportedVersionError
 from zurau.protocol.frame import (
@@ -144,6 +144,9 @@ class KafkaConnection(asyncio.Protocol):
         ctx = RequestContext(header, self.broker, self.peer)
         try:
             result = handler.handle(ctx, request)
+        except CloseConnection as e:
+            self.close(str(e))
+            return
         except Exception:
             log.exception("%s v%d handler failed for %s", schema.name, version, self.peer)
             self.close(f"internal error handling {schema.name}")
@@ -162,6 +165,9 @@ class KafkaConnection(asyncio.Protocol):
         if task.cancelled() or self._closed:
             return
         exc = task.exception()
+        if isinstance(exc, CloseConnection):
+            self.close(str(exc))
+            return
         if exc is not None:
             log.error("handler for api key %d failed for %s", slot.api_key, self.peer, exc_info=exc)
             self.close("internal error")

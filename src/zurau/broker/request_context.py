@@ -11,6 +11,14 @@ if TYPE_CHECKING:
     from zurau.broker.server import Broker
 
 
+class CloseConnection(Exception):
+    """Raised by a handler to close the client's connection instead of answering.
+
+    Kafka does this for a failed ``acks=0`` produce: the client gets no response, so a closed
+    connection is its only signal to refresh metadata.
+    """
+
+
 @dataclass(frozen=True, slots=True)
 class RequestContext:
     header: RequestHeader

@@ -4,7 +4,8 @@ Per partition: the topic must exist, the payload must be a valid run of v2 batch
 sizes, magic), each batch within ``max.message.bytes``; idempotent producers are checked for
 epoch and sequence by the log's producer state (a retried batch is answered with its original
 offsets). Errors are per partition; the broker never drops the connection for a bad batch.
-``acks=0`` gets no response at all, as Kafka clients expect.
+``acks=0`` gets no response at all, as Kafka clients expect; if any partition failed, the
+connection is closed instead (Kafka's way of telling such a client to refresh its metadata).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from zurau.broker.handlers._common import error_of, resolve_topic
-from zurau.broker.request_context import RequestContext
+from zurau.broker.request_context import CloseConnection, RequestContext
 from zurau.protocol.errors import (
     CorruptRecordError,
     InvalidRequiredAcksError,
@@ -78,5 +79,10 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | None:
                 parts_out.append(_partition_error(index, code, msg))
         responses.append({"name": name, "topic_id": topic_id, "partition_responses": parts_out})
     if acks == 0:
+        failed = [p for r in responses for p in r["partition_responses"] if p["error_code"]]
+        if failed:
+            raise CloseConnection(
+                f"acks=0 produce failed for {len(failed)} partition(s) (first error code {failed[0]['error_code']})"
+            )
         return None
     return {"responses": responses, "throttle_time_ms": 0}
