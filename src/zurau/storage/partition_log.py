@@ -16,7 +16,9 @@ Offsets (Kafka's names and invariants)::
 * ``log_end_offset``: the offset the next appended record gets.
 * ``high_watermark``: last committed offset + 1; set by the caller (replication, or the single-node
   broker after each append); never above ``log_end_offset``.
-* ``last_stable_offset``: equals ``high_watermark`` until transactions are implemented.
+* ``last_stable_offset``: the first offset of the oldest open transaction, capped at the high
+  watermark; read_committed consumers read below it. Aborted transactions are indexed in
+  ``.txnindex`` files (see txn_index.py) so fetches can name them.
 * ``recovery_point``: every byte below this offset has been fsynced; opening after an unclean stop
   rescans (CRC-checks) segments from the one containing the recovery point.
 
@@ -58,6 +60,7 @@ from zurau.protocol.records.batch import (
     set_partition_leader_epoch,
     validate_batches,
 )
+from zurau.protocol.records.control import ABORT, parse_control_key
 from zurau.protocol.records.record import decode_batch_records
 from zurau.storage.checkpoint import fsync_dir
 from zurau.storage.log_config import LogConfig
@@ -69,6 +72,7 @@ from zurau.storage.log_segment import (
     LogSegment,
 )
 from zurau.storage.producer_state import SNAPSHOT_SUFFIX, ProducerStateEntry, ProducerStateManager
+from zurau.storage.txn_index import AbortedTxn, AbortedTxnIndex
 
 _I64 = struct.Struct(">q")
 _CRC_POS = 17
@@ -134,6 +138,8 @@ class PartitionLog:
         self._last_now_ms = now_ms
         self._created_since_flush = False
         self._retired: list[tuple[LogSegment, int]] = []
+        self._txn_index = AbortedTxnIndex(directory)
+        self._ongoing_txns: dict[int, int] = {}  # producer id -> first offset of its open txn
         self.closed = False
 
     # ------------------------------------------------------------------------------------------
@@ -256,15 +262,30 @@ class PartitionLog:
         leo = self.log_end_offset
         snap = self._producer_state.load_latest(leo)
         start = snap if snap is not None else self._segments[0].base_offset
+        # Aborted-txn entries at or above the replay start are recomputed from the log below.
+        self._txn_index.load(self._bases, keep_below=start)
         replayed = start < leo
         if replayed:
             i = max(0, bisect_right(self._bases, start) - 1)
+            producers = self._producer_state.producers
             for seg in self._segments[i:]:
                 pos = seg.offset_index.lookup(start).position if seg.base_offset <= start else 0
-                for _pos, h in seg.iter_headers(pos):
+                for bpos, h in seg.iter_headers(pos):
                     if h.producer_id >= 0 and h.base_offset + h.last_offset_delta >= start:
+                        if h.is_control:
+                            entry = producers.get(h.producer_id)
+                            first = entry.current_txn_first_offset if entry is not None else -1
+                            if first >= 0 and self._control_type(seg.read(bpos, h.size)) == ABORT:
+                                self._txn_index.append(
+                                    AbortedTxn(h.producer_id, first, h.last_offset, first), seg.base_offset
+                                )
                         self._producer_state.replay(h)
         self._producer_state.evict_below(self._log_start_offset)
+        self._ongoing_txns = {
+            pid: e.current_txn_first_offset
+            for pid, e in self._producer_state.producers.items()
+            if e.current_txn_first_offset >= 0
+        }
         if take_snapshot and replayed:
             self._producer_state.take_snapshot(leo)
 
@@ -298,8 +319,27 @@ class PartitionLog:
 
     @property
     def last_stable_offset(self) -> int:
-        """First offset of the oldest open transaction, capped at the HW (= HW for now)."""
+        """First offset of the oldest open transaction, capped at the high watermark."""
+        if self._ongoing_txns:
+            return min(self._high_watermark, min(self._ongoing_txns.values()))
         return self._high_watermark
+
+    def aborted_transactions(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """Aborted transactions overlapping [fetch_offset, upper_bound), for read_committed fetches."""
+        return self._txn_index.collect(fetch_offset, upper_bound)
+
+    @property
+    def ongoing_transactions(self) -> dict[int, int]:
+        """Producer id -> first offset of each open transaction in this partition."""
+        return dict(self._ongoing_txns)
+
+    @staticmethod
+    def _control_type(batch: bytes | bytearray | memoryview) -> int:
+        """The control type (0 ABORT, 1 COMMIT, ...) of a control batch's single record."""
+        records = decode_batch_records(batch, check_crc=False)
+        if not records or records[0].key is None:
+            raise InvalidRecordError("control batch carries no control record")
+        return parse_control_key(records[0].key)
 
     @property
     def recovery_point(self) -> int:
@@ -351,8 +391,13 @@ class PartitionLog:
         leader_epoch: int,
         now_ms: int,
         validated: list[tuple[int, BatchHeader]] | None = None,
+        in_place: bool = False,
     ) -> AppendResult:
         """Append a produced records payload as the leader; all-or-nothing.
+
+        ``in_place=True`` hands ``records`` (a writable buffer) over to the log: offsets and
+        epochs are patched into it directly instead of into a copy. The broker does this with
+        the request buffer it received, which nothing reads after the append.
 
         Checks, in Kafka's order: batch validity (``validate_batches`` unless ``validated`` is
         given), offset range consistent with the record count (InvalidRecordError), payload size
@@ -368,7 +413,7 @@ class PartitionLog:
         if self.closed:
             raise KafkaStorageError(f"log {self.topic}-{self.partition} is closed")
         self._last_now_ms = now_ms
-        buf = bytearray(records)
+        buf = records if in_place else bytearray(records)
         batches = validated if validated is not None else validate_batches(buf)
         cfg = self.config
         total = len(buf)
@@ -400,6 +445,7 @@ class PartitionLog:
         info = self._producer_state.begin_append()
         first_offset = next_offset = self.log_end_offset
         final: list[tuple[int, BatchHeader]] = []
+        aborts: list[AbortedTxn] = []
         record_count = 0
         max_ts_in_append = -1
         for pos, h in batches:
@@ -419,6 +465,11 @@ class PartitionLog:
                         True,
                         duplicate.last_offset - duplicate.first_offset + 1,
                     )
+                if h.is_control:
+                    prior = info._entry(h.producer_id)
+                    txn_first = prior.current_txn_first_offset if prior is not None else -1
+                    if txn_first >= 0 and self._control_type(memoryview(buf)[pos : pos + h.size]) == ABORT:
+                        aborts.append(AbortedTxn(h.producer_id, txn_first, patched.last_offset, -1))
                 info.update(patched)
             final.append((pos, patched))
             next_offset += h.last_offset_delta + 1
@@ -438,6 +489,15 @@ class PartitionLog:
             self.roll(now_ms)
         self._segments[-1].append(buf, final, index_interval_bytes=cfg.index_interval_bytes)
         info.commit()
+        for _pos, h in final:
+            if h.producer_id < 0 or not h.is_transactional:
+                continue
+            if h.is_control:
+                self._ongoing_txns.pop(h.producer_id, None)
+            else:
+                self._ongoing_txns.setdefault(h.producer_id, h.base_offset)
+        for a in aborts:
+            self._txn_index.append(a._replace(last_stable_offset=self.last_stable_offset), self._bases[-1])
         self._unflushed_messages += record_count
         if self._unflushed_messages >= cfg.flush_messages:
             self.flush(now_ms=now_ms)
@@ -632,6 +692,7 @@ class PartitionLog:
     def _retire(self, seg: LogSegment) -> None:
         """Unlink a segment's files now; close its descriptor after ``file.delete.delay.ms``."""
         seg.unlink()
+        self._txn_index.drop_segment(seg.base_offset)
         self._retired.append((seg, self._last_now_ms + self.config.file_delete_delay_ms))
 
     def purge_retired(self, now_ms: int, *, force: bool = False) -> None:
@@ -770,6 +831,8 @@ class PartitionLog:
         self._created_since_flush = True
         self._producer_state.clear()
         self._producer_state.delete_all_snapshots()
+        self._txn_index.delete_all()
+        self._ongoing_txns.clear()
 
     # ------------------------------------------------------------------------------------------
     # Config, flush, lifecycle

@@ -1,7 +1,8 @@
 """Fetch: whole stored batches from the requested offsets, waiting for data when asked.
 
 * Readers see data up to the high watermark (read_uncommitted) or the last stable offset
-  (read_committed); a batch that starts below the limit is sent whole.
+  (read_committed); a batch that starts below the limit is sent whole. read_committed readers
+  also get the aborted transactions overlapping what they read, so they can drop those records.
 * ``max_bytes`` bounds the response and ``partition_max_bytes`` each partition, except that the
   first batch of the first partition with data is always sent whole (KIP-74) so that consumers
   make progress past a batch larger than their limits.
@@ -82,6 +83,11 @@ def _read_all(ctx: RequestContext, req: dict[str, Any], topics: list[Any]) -> tu
                         remaining -= len(data)
                         total += len(data)
                         entry["records"] = data
+                        if read_committed:
+                            entry["aborted_transactions"] = [
+                                {"producer_id": a.producer_id, "first_offset": a.first_offset}
+                                for a in plog.aborted_transactions(fp["fetch_offset"], lso)
+                            ]
             except Exception as e:
                 code, _ = error_of(e)
                 entry["error_code"] = code
