@@ -34,3 +34,10 @@ test: $(STAMP) kcat lint
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# Zurau against the Rust broker Tansu, side by side (minutes; never part of `make test`).
+# BENCH_ARGS=--quick for a smoke run; results go to BENCHMARKS.md.
+.PHONY: bench
+bench: $(STAMP)
+	$(BIN)/pip install -q -e '.[test,bench]'
+	$(BIN)/python -m bench.run $(BENCH_ARGS)

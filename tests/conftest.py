@@ -1,4 +1,9 @@
-"""Shared fixtures: an in-process broker for the session and brokers in separate processes."""
+"""Shared fixtures.
+
+The embedded broker and per-test topics come from Zurau's own pytest plugin (``zurau_broker``,
+``zurau_topic``; see ``src/zurau/pytest_plugin.py``), loaded through its ``pytest11`` entry point.
+``bootstrap`` and ``topic_name`` remain as thin aliases for tests written before the plugin.
+"""
 
 from __future__ import annotations
 
@@ -11,22 +16,24 @@ import pytest
 from tests.support.broker_process import BrokerProcess
 
 
-@pytest.fixture(scope="session")
-def broker() -> Iterator[object]:
-    """One embedded broker (real sockets, background event loop) shared by a test session."""
-    from zurau.embedded import EmbeddedBroker
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the plugin if entry-point autoloading is off, never twice."""
+    import zurau.pytest_plugin as plugin
 
-    with EmbeddedBroker() as b:
-        yield b
+    pm = config.pluginmanager
+    if not pm.is_registered(plugin) and not pm.is_blocked("zurau"):
+        pm.register(plugin, "zurau")
 
 
 @pytest.fixture
-def bootstrap(broker: object) -> str:
-    return broker.bootstrap_servers  # type: ignore[attr-defined]
+def bootstrap(zurau_broker: object) -> str:
+    """``bootstrap.servers`` of the session's embedded broker (alias of zurau_broker's)."""
+    return zurau_broker.bootstrap_servers  # type: ignore[attr-defined]
 
 
 @pytest.fixture
 def topic_name() -> str:
+    """A fresh topic name that does not exist yet (zurau_topic gives an existing topic)."""
     return f"t-{uuid.uuid4().hex[:12]}"
 
 

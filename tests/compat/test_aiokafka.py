@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -14,6 +15,9 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition  # noqa:
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic  # noqa: E402
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType  # noqa: E402
 from aiokafka.admin.records_to_delete import RecordsToDelete  # noqa: E402
+
+if TYPE_CHECKING:
+    from zurau.embedded import EmbeddedBroker
 
 N = 100_000
 PARTITIONS = 3
@@ -48,12 +52,16 @@ def _config_value(responses: list, name: str) -> str | None:
     raise AssertionError(f"{name} not in {responses!r}")
 
 
+@pytest.mark.zurau_topic(partitions=PARTITIONS)
 @pytest.mark.parametrize("codec", CODECS)
-async def test_full_cycle(bootstrap: str, topic_name: str, codec: str) -> None:
+async def test_full_cycle(zurau_broker: EmbeddedBroker, zurau_topic: str, codec: str) -> None:
+    bootstrap, topic_name = zurau_broker.bootstrap_servers, zurau_topic
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
-        await admin.create_topics([NewTopic(topic_name, num_partitions=PARTITIONS, replication_factor=1)])
+        # The topic exists (zurau_topic); aiokafka's CreateTopics is exercised on a second one.
+        await admin.create_topics([NewTopic(topic_name + "-new", num_partitions=1, replication_factor=1)])
+        await admin.delete_topics([topic_name + "-new"])
         # aiokafka's producer rejects null header values; the dataset leaves them out here.
         records = make_records(N, PARTITIONS, seed=len(codec) + 100, null_header_values=False)
         p = AIOKafkaProducer(bootstrap_servers=bootstrap, compression_type=None if codec == "none" else codec)

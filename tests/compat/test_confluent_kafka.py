@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -25,6 +26,9 @@ from confluent_kafka.admin import (  # noqa: E402
     NewTopic,
     ResourceType,
 )
+
+if TYPE_CHECKING:
+    from zurau.embedded import EmbeddedBroker
 
 N = 100_000
 PARTITIONS = 3
@@ -85,10 +89,11 @@ def _consume(bootstrap: str, topic: str, counts: dict[int, int], start: int = 0)
         c.close()
 
 
+@pytest.mark.zurau_topic(partitions=PARTITIONS)
 @pytest.mark.parametrize("codec", CODECS)
-def test_full_cycle(bootstrap: str, topic_name: str, codec: str) -> None:
+def test_full_cycle(zurau_broker: EmbeddedBroker, zurau_topic: str, codec: str) -> None:
+    bootstrap, topic_name = zurau_broker.bootstrap_servers, zurau_topic
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic_name, num_partitions=PARTITIONS, replication_factor=1)])[topic_name].result(30)
     md = admin.list_topics(topic_name, timeout=10)
     assert sorted(md.topics[topic_name].partitions) == [0, 1, 2]
 
@@ -154,12 +159,15 @@ def test_full_cycle(bootstrap: str, topic_name: str, codec: str) -> None:
     assert topic_name not in admin.list_topics(timeout=10).topics
 
 
-def test_errors_reach_the_client(bootstrap: str, topic_name: str) -> None:
+def test_errors_reach_the_client(zurau_broker: EmbeddedBroker, zurau_topic: str) -> None:
+    bootstrap, topic_name = zurau_broker.bootstrap_servers, zurau_topic
     admin = AdminClient({"bootstrap.servers": bootstrap})
     with pytest.raises(KafkaException) as ei:
         admin.create_topics([NewTopic("bad name!", num_partitions=1, replication_factor=1)])["bad name!"].result(30)
     assert ei.value.args[0].code() == KafkaError.TOPIC_EXCEPTION
-    admin.create_topics([NewTopic(topic_name, num_partitions=1, replication_factor=1)])[topic_name].result(30)
+    created = topic_name + "-new"
+    admin.create_topics([NewTopic(created, num_partitions=1, replication_factor=1)])[created].result(30)
+    admin.delete_topics([created])[created].result(30)
     with pytest.raises(KafkaException) as ei:
         admin.create_topics([NewTopic(topic_name, num_partitions=1, replication_factor=1)])[topic_name].result(30)
     assert ei.value.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS

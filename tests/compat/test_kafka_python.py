@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -16,6 +17,9 @@ from kafka.errors import (  # noqa: E402
     InvalidTopicError,
     TopicAlreadyExistsError,
 )
+
+if TYPE_CHECKING:
+    from zurau.embedded import EmbeddedBroker
 
 N = 100_000
 PARTITIONS = 3
@@ -39,11 +43,12 @@ def _consume(bootstrap: str, topic: str, counts: dict[int, int]) -> dict[int, li
         c.close()
 
 
+@pytest.mark.zurau_topic(partitions=PARTITIONS)
 @pytest.mark.parametrize("codec", CODECS)
-def test_full_cycle(bootstrap: str, topic_name: str, codec: str) -> None:
+def test_full_cycle(zurau_broker: EmbeddedBroker, zurau_topic: str, codec: str) -> None:
+    bootstrap, topic_name = zurau_broker.bootstrap_servers, zurau_topic
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
-        admin.create_topics([NewTopic(topic_name, num_partitions=PARTITIONS, replication_factor=1)])
         # kafka-python's producer accepts only (str, bytes) headers: no null header values.
         records = make_records(N, PARTITIONS, seed=len(codec), null_header_values=False)
         p = KafkaProducer(bootstrap_servers=bootstrap, compression_type=None if codec == "none" else codec)
@@ -119,12 +124,14 @@ def _entries(described: object, topic: str) -> dict[str, str | None]:
     return found
 
 
-def test_admin_errors(bootstrap: str, topic_name: str) -> None:
+def test_admin_errors(zurau_broker: EmbeddedBroker, zurau_topic: str) -> None:
+    bootstrap, topic_name = zurau_broker.bootstrap_servers, zurau_topic
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
         with pytest.raises(InvalidTopicError):
             admin.create_topics([NewTopic("bad/name", num_partitions=1, replication_factor=1)])
-        admin.create_topics([NewTopic(topic_name, num_partitions=1, replication_factor=1)])
+        admin.create_topics([NewTopic(topic_name + "-new", num_partitions=1, replication_factor=1)])
+        admin.delete_topics([topic_name + "-new"])
         with pytest.raises(TopicAlreadyExistsError):
             admin.create_topics([NewTopic(topic_name, num_partitions=1, replication_factor=1)])
         with pytest.raises(InvalidReplicationFactorError):

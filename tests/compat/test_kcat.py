@@ -10,6 +10,7 @@ import json
 import shutil
 import subprocess
 import time
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -17,6 +18,9 @@ from tests.compat.dataset import CODECS, by_partition, make_records
 
 KCAT = shutil.which("kcat") or shutil.which("kafkacat")
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(KCAT is None, reason="kcat is not installed (make test installs it)")]
+
+if TYPE_CHECKING:
+    from zurau.embedded import EmbeddedBroker
 
 N = 100_000
 PARTITIONS = 3
@@ -30,16 +34,10 @@ def kcat(bootstrap: str, *args: str, stdin: bytes | None = None, timeout: float 
     return proc.stdout
 
 
-def _create(bootstrap: str, topic: str) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=1)])[topic].result(30)
-
-
+@pytest.mark.zurau_topic(partitions=PARTITIONS)
 @pytest.mark.parametrize("codec", CODECS)
-def test_produce_consume_query(bootstrap: str, topic_name: str, codec: str) -> None:
-    _create(bootstrap, topic_name)
+def test_produce_consume_query(zurau_broker: EmbeddedBroker, zurau_topic: str, codec: str) -> None:
+    bootstrap, topic_name = zurau_broker.bootstrap_servers, zurau_topic
     records = make_records(N, PARTITIONS, seed=len(codec) + 200, printable=True)
     expected = by_partition(records)
     half = N // 2

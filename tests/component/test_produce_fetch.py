@@ -269,3 +269,24 @@ async def test_topic_compression_type_rewrites_batches(env: Env, codec: int) -> 
     assert [(r.key, r.value, r.headers, r.timestamp) for r in got] == [
         (r.key, r.value, [("h", b"1")], r.timestamp_ms) for r in recs
     ]
+
+
+async def test_failed_start_releases_everything(env: Env, tmp_path: Path) -> None:
+    host, port = env.broker.listen_addresses[0]
+    data = tmp_path / "second"
+    other = Broker(BrokerConfig.from_props({"listeners": f"PLAINTEXT://{host}:{port}", "log.dirs": str(data)}))
+    import os
+
+    fds_before = set(os.listdir("/proc/self/fd"))
+    with pytest.raises(OSError):
+        await other.start()  # the port is taken
+    leaked = [
+        os.readlink(f"/proc/self/fd/{fd}")
+        for fd in set(os.listdir("/proc/self/fd")) - fds_before
+        if os.path.exists(f"/proc/self/fd/{fd}")
+    ]
+    assert not [p for p in leaked if str(data) in p], leaked
+    # The same data dir opens again (nothing half-held).
+    again = Broker(BrokerConfig.from_props({"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": str(data)}))
+    await again.start()
+    await again.stop()

@@ -10,6 +10,17 @@ ApiVersions (which is answered in v0 form with UNSUPPORTED_VERSION, as clients e
 
 Flow control: reading pauses while more than ``MAX_IN_FLIGHT`` requests wait for their response or
 while the transport's write buffer is above its high-water mark.
+
+Receiving (an ``asyncio.BufferedProtocol``, so the loop ``recv_into``s our buffers): small frames
+are sliced out of one reusable receive buffer (one copy each, several frames per read); a frame
+of ``DIRECT_FRAME_BYTES`` or more gets a ``bytearray`` of its exact size that the socket reads
+into directly, so a produce payload of 1 MiB reaches its handler with no copy after the kernel's.
+Every frame handed on is a private, writable ``bytearray`` (the produce path patches offsets in it).
+
+Sending: a response is one ``writelines`` of its buffers. Fetched record bytes arrive as
+:class:`FileRegion` pieces (a range of a segment file) and go out with ``os.sendfile`` straight
+from the page cache when the socket is plain TCP and nothing is queued before them; otherwise (TLS,
+a full socket buffer) the rest of the region is read and queued like any other buffer.
 """
 
 from __future__ import annotations
@@ -17,6 +28,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
+import struct
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -24,8 +37,6 @@ from zurau.broker.request_context import CloseConnection, RequestContext
 from zurau.protocol import codec
 from zurau.protocol.errors import UnsupportedVersionError
 from zurau.protocol.frame import (
-    FrameDecoder,
-    FrameTooLarge,
     parse_request_header,
     peek_api,
     response_header,
@@ -39,7 +50,56 @@ if TYPE_CHECKING:
 log = logging.getLogger("zurau.connection")
 
 MAX_IN_FLIGHT = 64
+RECEIVE_BUFFER_BYTES = 256 * 1024  # reused for headers and small frames
+DIRECT_FRAME_BYTES = 64 * 1024  # frames this large are received straight into their own buffer
 _NO_RESPONSE = object()
+_SIZE = struct.Struct(">i")
+
+
+class FileRegion:
+    """Bytes ``[position, position + size)`` of an open file, to be sent without copying.
+
+    Holds its own duplicate of the descriptor, so the bytes stay readable however long the
+    response waits for earlier ones on its connection, even if retention deletes the segment and
+    closes the log's descriptor meanwhile. ``len()`` is the size (the codec writes it as the
+    records length); ``bytes()`` reads the region (for transports that cannot sendfile).
+    """
+
+    __slots__ = ("fd", "position", "size")
+
+    def __init__(self, fd: int, position: int, size: int) -> None:
+        self.fd = -1
+        self.fd = os.dup(fd)
+        self.position = position
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def read(self, skip: int = 0) -> bytes:
+        """The region's bytes from ``skip`` on; raises EOFError if the file was truncated under it."""
+        want = self.size - skip
+        chunks = []
+        pos = self.position + skip
+        while want > 0:
+            chunk = os.pread(self.fd, want, pos)
+            if not chunk:
+                raise EOFError(f"file region truncated: {want} of {self.size} bytes missing")
+            chunks.append(chunk)
+            pos += len(chunk)
+            want -= len(chunk)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def __bytes__(self) -> bytes:
+        return self.read()
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __del__(self) -> None:
+        self.close()
 
 
 class _Slot:
@@ -54,10 +114,19 @@ class _Slot:
         self.done = False
 
 
-class KafkaConnection(asyncio.Protocol):
+class KafkaConnection(asyncio.BufferedProtocol):
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
-        self.decoder = FrameDecoder(broker.config.socket_request_max_bytes)
+        self.max_frame_bytes = broker.config.socket_request_max_bytes
+        # Receive buffer: bytes [_rstart, _rend) are received and not yet framed.
+        self._rbuf = bytearray(RECEIVE_BUFFER_BYTES)
+        self._rview = memoryview(self._rbuf)
+        self._rstart = 0
+        self._rend = 0
+        # A large frame being received directly: its buffer and how much of it is filled.
+        self._frame: bytearray | None = None
+        self._frame_view: memoryview | None = None
+        self._frame_filled = 0
         self.pending: deque[_Slot] = deque()
         self.transport: asyncio.Transport | None = None
         self.peer = "?"
@@ -65,10 +134,17 @@ class KafkaConnection(asyncio.Protocol):
         self._writing_paused = False
         self._closed = False
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._sendfile_fd = -1  # the socket's descriptor when os.sendfile may write to it
 
     # ------------------------------------------------------------------ asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # uvloop's is not a subclass
+        sock = transport.get_extra_info("socket")
+        if sock is not None and transport.get_extra_info("sslcontext") is None:
+            try:
+                self._sendfile_fd = sock.fileno()
+            except (AttributeError, OSError):
+                self._sendfile_fd = -1
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self.broker.connections.add(self)
@@ -88,17 +164,61 @@ class KafkaConnection(asyncio.Protocol):
         self._writing_paused = False
         self._update_reading()
 
-    def data_received(self, data: bytes) -> None:
-        try:
-            frames = self.decoder.feed(data)
-        except FrameTooLarge as e:
-            self.close(f"{e} (socket.request.max.bytes)")
-            return
-        for frame in frames:
-            if self._closed:
-                return
-            self._on_frame(frame)
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if self._frame_view is not None:
+            return self._frame_view[self._frame_filled :]
+        return self._rview[self._rend :]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        if self._frame is not None:
+            self._frame_filled += nbytes
+            if self._frame_filled == len(self._frame):
+                frame = self._frame
+                self._frame = self._frame_view = None
+                if not self._closed:
+                    self._on_frame(frame)
+        else:
+            self._rend += nbytes
+            self._split_frames()
         self._update_reading()
+
+    def _split_frames(self) -> None:
+        """Hand on every whole frame in the receive buffer; set up a direct read for a large one."""
+        buf = self._rbuf
+        pos, end = self._rstart, self._rend
+        while end - pos >= 4 and not self._closed:
+            (size,) = _SIZE.unpack_from(buf, pos)
+            if size < 0 or size > self.max_frame_bytes:
+                self.close(
+                    f"frame of {size} bytes exceeds the limit of {self.max_frame_bytes} bytes "
+                    "(socket.request.max.bytes)"
+                )
+                return
+            start = pos + 4
+            if end - start >= size:
+                pos = start + size
+                self._on_frame(buf[start:pos])
+                continue
+            if size >= DIRECT_FRAME_BYTES or start + size > len(buf):
+                if size >= DIRECT_FRAME_BYTES:
+                    # Receive the rest straight into the frame's own buffer.
+                    frame = bytearray(size)
+                    frame[: end - start] = self._rview[start:end]
+                    self._frame, self._frame_view = frame, memoryview(frame)
+                    self._frame_filled = end - start
+                    pos = end
+                else:  # a small frame that does not fit behind: move it to the front
+                    buf[: end - pos] = self._rview[pos:end]
+                    end -= pos
+                    pos = 0
+            break
+        if pos == end:
+            pos = end = 0
+        elif end == len(buf):
+            buf[: end - pos] = self._rview[pos:end]
+            end -= pos
+            pos = 0
+        self._rstart, self._rend = pos, end
 
     # ------------------------------------------------------------------ requests
     def close(self, reason: str) -> None:
@@ -108,7 +228,7 @@ class KafkaConnection(asyncio.Protocol):
             if self.transport is not None:
                 self.transport.close()
 
-    def _on_frame(self, frame: bytes) -> None:
+    def _on_frame(self, frame: bytearray) -> None:
         try:
             api_key, version, correlation_id = peek_api(frame)
         except DecodeError as e:
@@ -192,8 +312,57 @@ class KafkaConnection(asyncio.Protocol):
                 return
             head = response_header(slot.correlation_id, slot.header_version)
             total = len(head) + sum(len(p) for p in pieces)
-            transport.writelines([size_prefix(total), head, *pieces])
+            if len(pieces) == 1 or not any(type(p) is FileRegion for p in pieces):
+                transport.writelines([size_prefix(total), head, *pieces])
+            elif not self._write_with_regions([size_prefix(total), head, *pieces]):
+                return
         self._update_reading()
+
+    def _write_with_regions(self, bufs: list[Any]) -> bool:
+        """Write one response holding file regions, in order; False if the connection closed."""
+        transport = self.transport
+        assert transport is not None
+        run: list[Any] = []
+        try:
+            for b in bufs:
+                if type(b) is not FileRegion:
+                    run.append(b)
+                    continue
+                if run:
+                    transport.writelines(run)
+                    run = []
+                sent = 0
+                if self._sendfile_fd >= 0 and transport.get_write_buffer_size() == 0:
+                    sent = self._sendfile(b)
+                if sent < b.size:
+                    transport.write(b.read(sent))
+                b.close()
+            if run:
+                transport.writelines(run)
+        except EOFError as e:
+            self.close(f"cannot send fetched data: {e}")
+            return False
+        finally:
+            for b in bufs:
+                if type(b) is FileRegion:
+                    b.close()
+        return True
+
+    def _sendfile(self, region: FileRegion) -> int:
+        """Send as much of ``region`` as the socket takes now; return the bytes sent."""
+        sent = 0
+        while sent < region.size:
+            try:
+                n = os.sendfile(self._sendfile_fd, region.fd, region.position + sent, region.size - sent)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                self._sendfile_fd = -1  # let the transport write (and report) from now on
+                break
+            if n == 0:
+                raise EOFError(f"file region truncated: {region.size - sent} of {region.size} bytes missing")
+            sent += n
+        return sent
 
     def _update_reading(self) -> None:
         if self.transport is None or self._closed:

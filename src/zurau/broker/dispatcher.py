@@ -32,6 +32,20 @@ HANDLER_MODULES = (
     "incremental_alter_configs",
     "describe_cluster",
     "describe_log_dirs",
+    # group coordinator
+    "find_coordinator",
+    "join_group",
+    "sync_group",
+    "heartbeat",
+    "leave_group",
+    "offset_commit",
+    "offset_fetch",
+    "offset_delete",
+    "list_groups",
+    "describe_groups",
+    "delete_groups",
+    "consumer_group_heartbeat",
+    "consumer_group_describe",
 )
 
 

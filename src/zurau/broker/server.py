@@ -10,6 +10,7 @@ recovery scans).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import dataclasses
 import logging
@@ -19,6 +20,7 @@ from typing import Any
 from zurau.broker.connection import KafkaConnection
 from zurau.broker.dispatcher import api_version_ranges, load_handlers
 from zurau.config import BrokerConfig, ConfigError, resolve_topic_config, validate_topic_configs
+from zurau.coordinator.runtime import GroupCoordinatorRuntime
 from zurau.metadata.producer_id_manager import ProducerIdManager
 from zurau.metadata.topic_registry import TopicMetadata, TopicRegistry, validate_topic_name
 from zurau.protocol.errors import (
@@ -54,11 +56,26 @@ class Broker:
         self.topics: TopicRegistry
         self.log_manager: LogManager
         self.replica_manager: ReplicaManager
+        self.group_coordinator: GroupCoordinatorRuntime
         self.started = False
+        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
+        """Open metadata and logs, start coordinators, then listen. On failure, undo it all."""
+        try:
+            await self._start()
+        except BaseException:
+            await self._shutdown()
+            raise
+        self.started = True
+        log.info("broker %d listening on %s", self.node_id, self.listen_addresses)
+
+    async def _start(self) -> None:
         cfg = self.config
+        # fsync and checkpoint writes run here, never on the event loop (DESIGN.md principle 5);
+        # one thread keeps them in order and away from the caller's default executor.
+        self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zurau-flush")
         log_dirs = cfg.log_dirs
         for d in log_dirs:
             d.mkdir(parents=True, exist_ok=True)
@@ -70,6 +87,11 @@ class Broker:
         for t in self.topics.all():
             for i in range(t.partitions):
                 self.replica_manager.host(t.name, i)
+        # Group coordinator: replays __consumer_offsets (if it exists) before the broker listens.
+        self.group_coordinator = GroupCoordinatorRuntime(
+            cfg, self.replica_manager, self.topics, self.create_topic, now_ms
+        )
+        self.group_coordinator.start()
         loop = asyncio.get_running_loop()
         for _name, host, port in cfg.listeners:
             server = await loop.create_server(
@@ -79,13 +101,15 @@ class Broker:
             sock = server.sockets[0]
             self.listen_addresses.append(sock.getsockname()[:2])
         self._tasks.append(asyncio.create_task(self._maintenance()))
-        self.started = True
-        log.info("broker %d listening on %s", self.node_id, self.listen_addresses)
 
     async def stop(self) -> None:
         if not self.started:
             return
         self.started = False
+        await self._shutdown()
+
+    async def _shutdown(self) -> None:
+        """Stop everything that exists; safe on a half-started broker."""
         for t in self._tasks:
             t.cancel()
         for t in self._tasks:
@@ -94,15 +118,28 @@ class Broker:
         self._tasks.clear()
         for s in self._servers:
             s.close()
+        handler_tasks = []
         for c in list(self.connections):
+            handler_tasks.extend(c._tasks)
             if c.transport is not None:
                 c.transport.close()
+        for t in handler_tasks:
+            t.cancel()
+        if handler_tasks:
+            await asyncio.gather(*handler_tasks, return_exceptions=True)
         for s in self._servers:
             with contextlib.suppress(Exception):
                 await s.wait_closed()
         self._servers.clear()
-        self.replica_manager.purgatory.notify_all()
-        self.log_manager.close()
+        if hasattr(self, "group_coordinator"):
+            self.group_coordinator.stop()
+        if hasattr(self, "replica_manager"):
+            self.replica_manager.purgatory.notify_all()
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)  # an fsync in flight finishes before logs close
+            self._executor = None
+        if hasattr(self, "log_manager"):
+            self.log_manager.close()
         log.info("broker %d stopped", self.node_id)
 
     async def _maintenance(self) -> None:
@@ -116,13 +153,14 @@ class Broker:
             await asyncio.sleep(flush_every)
             now = time.monotonic()
             try:
-                await asyncio.to_thread(self.log_manager.flush_dirty, now_ms())
+                loop = asyncio.get_running_loop()
+                await loop.run_in_executor(self._executor, self.log_manager.flush_dirty, now_ms())
                 if now - last_retention >= retention_every:
                     last_retention = now
                     self.log_manager.run_retention(now_ms())
                 if now - last_checkpoint >= checkpoint_every:
                     last_checkpoint = now
-                    await asyncio.to_thread(self.log_manager.checkpoint)
+                    await loop.run_in_executor(self._executor, self.log_manager.checkpoint)
             except Exception:
                 log.exception("log maintenance failed")
 
@@ -189,6 +227,7 @@ class Broker:
         self.topics.delete(name)
         for i in range(t.partitions):
             self.replica_manager.stop_hosting(name, i, delete=True)
+        self.group_coordinator.on_topic_deleted(name)  # committed offsets of the topic go too
         log.info("deleted topic %s", name)
         return t
 

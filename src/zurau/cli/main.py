@@ -1,8 +1,16 @@
 """The ``zurau`` command line.
 
-``zurau broker start [--config server.properties] [--override key=value ...]`` starts one broker
-with Kafka's broker config names; with no config file it listens on 127.0.0.1:9092 and keeps data
-in ./data.
+* ``zurau broker start [--config server.properties] [--override key=value ...]`` starts one broker
+  with Kafka's broker config names; with no config file it listens on 127.0.0.1:9092 and keeps
+  data in ./data.
+* ``zurau topics list|create|describe|delete|alter``, ``zurau configs describe|alter``,
+  ``zurau produce TOPIC`` and ``zurau consume TOPIC`` are Kafka tools: they talk to any
+  Kafka-compatible cluster through :mod:`zurau.client` (``--bootstrap-server``,
+  ``--command-config``), never through the broker code, and fail with one line on stderr and
+  exit status 1.
+
+Command modules are imported eagerly but import their heavy dependencies lazily, so
+``zurau --help`` and the client commands start without loading the broker stack.
 """
 
 from __future__ import annotations
@@ -13,9 +21,21 @@ from pathlib import Path
 
 import typer
 
-app = typer.Typer(help="Zurau: a Kafka-compatible event streaming platform.", no_args_is_help=True)
+from zurau.cli import configs, topics
+from zurau.cli.consume import consume
+from zurau.cli.produce import produce
+
+app = typer.Typer(
+    help="Zurau: a Kafka-compatible event streaming platform.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
 broker_app = typer.Typer(help="Run a Zurau broker.", no_args_is_help=True)
 app.add_typer(broker_app, name="broker")
+app.add_typer(topics.app, name="topics")
+app.add_typer(configs.app, name="configs")
+app.command("produce")(produce)
+app.command("consume")(consume)
 
 
 def _fail(message: str) -> None:

@@ -66,6 +66,7 @@ __all__ = [
     "encode",
     "encode_pieces",
     "schema_for",
+    "compile_struct",
 ]
 
 
@@ -445,3 +446,13 @@ def encode(api_key: int, version: int, kind: Kind, obj: dict[str, Any]) -> bytes
     if len(pieces) == 1:
         return bytes(pieces[0])
     return b"".join(bytes(p) for p in pieces)
+
+
+def compile_struct(fields: tuple[Field, ...], version: int, flexible: bool) -> tuple[Decoder, Encoder]:
+    """Decode/encode functions for a standalone struct that is not an API body.
+
+    Used for the key and value records coordinators keep in internal topics (``__consumer_offsets``),
+    which Kafka also defines in its message-schema language. ``decode(memoryview, pos)`` returns
+    ``(dict, next_pos)``; ``encode(bytearray, dict, pieces)`` appends to the bytearray.
+    """
+    return _struct_codec(fields, version, flexible)

@@ -90,13 +90,16 @@ class ReplicaManager:
                 p.log.update_config(cfg)
 
     # ------------------------------------------------------------------ data
-    def append(self, topic: str, index: int, records: memoryview, acks: int) -> AppendResult:
+    def append(
+        self, topic: str, index: int, records: memoryview, acks: int, *, in_place: bool = False
+    ) -> AppendResult:
         """Append a client's produced records as the leader.
 
         The payload is validated once here (CRC, sizes, magic); control batches are refused
         (only coordinators write markers); a topic ``compression.type`` other than ``producer``
         rewrites batches in another codec. Storage then checks sizes, timestamps and producer
-        state and writes.
+        state and writes. ``in_place=True``: the caller gives ``records`` up (nothing reads it
+        afterwards), so if writable the log patches offsets into it rather than into a copy.
         """
         p = self.partition(topic, index)
         cfg = p.log.config
@@ -110,7 +113,13 @@ class ReplicaManager:
         if needs_conversion(batches, codec):
             assert codec is not None
             payload, batches = convert_compression(records, batches, codec)
-        result = p.log.append(payload, leader_epoch=p.leader_epoch, now_ms=self.now_ms(), validated=batches)
+        if payload is not records:
+            in_place = True  # a fresh buffer of our own
+        elif in_place:
+            in_place = isinstance(records, bytearray) or (isinstance(records, memoryview) and not records.readonly)
+        result = p.log.append(
+            payload, leader_epoch=p.leader_epoch, now_ms=self.now_ms(), validated=batches, in_place=in_place
+        )
         if not result.duplicate:
             p.maybe_advance_high_watermark()
         return result

@@ -19,6 +19,7 @@ import asyncio
 import time
 from typing import Any
 
+from zurau.broker.connection import FileRegion
 from zurau.broker.handlers._common import check_leader_epoch, error_of, resolve_topic
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.errors import (
@@ -27,6 +28,7 @@ from zurau.protocol.errors import (
     KafkaError,
     UnknownTopicOrPartitionError,
 )
+from zurau.storage.partition_log import LogReadSlice
 
 API_KEY = 1
 READ_COMMITTED = 1
@@ -72,16 +74,16 @@ def _read_all(ctx: RequestContext, req: dict[str, Any], topics: list[Any]) -> tu
                 entry["log_start_offset"] = plog.log_start_offset
                 limit = min(fp["partition_max_bytes"], remaining)
                 if limit > 0 or first_data:
-                    data = plog.read(
+                    data = plog.read_slice(
                         fp["fetch_offset"],
                         max(limit, 0),
                         max_offset=lso if read_committed else hw,
                         min_one_batch=first_data,
                     )
-                    if data:
+                    if data is not None:
                         first_data = False
-                        remaining -= len(data)
-                        total += len(data)
+                        remaining -= data.size
+                        total += data.size
                         entry["records"] = data
                         if read_committed:
                             entry["aborted_transactions"] = [
@@ -129,4 +131,18 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
             await purgatory.wait(keys, left)
         except asyncio.CancelledError:
             raise
+    _to_file_regions(responses)
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
+
+
+def _to_file_regions(responses: list[dict[str, Any]]) -> None:
+    """Turn the log slices read into file regions the connection sends with ``os.sendfile``.
+
+    Runs right after the last read, with no await in between, so every slice's descriptor is
+    still open; each region keeps its own duplicate of it until the response is written.
+    """
+    for t in responses:
+        for entry in t["partitions"]:
+            data = entry["records"]
+            if type(data) is LogReadSlice:
+                entry["records"] = FileRegion(data.fd, data.position, data.size)

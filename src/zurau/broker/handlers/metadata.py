@@ -75,7 +75,10 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                     if t is None:
                         if not allow_create:
                             raise UnknownTopicOrPartitionError(f"unknown topic {name!r}")
-                        t = broker.create_topic(name, -1, -1, {})
+                        if name == "__consumer_offsets":  # created with the coordinator's settings
+                            t = broker.group_coordinator.ensure_offsets_topic()
+                        else:
+                            t = broker.create_topic(name, -1, -1, {})
                         assert t is not None
                 topics_out.append(_topic_entry(ctx, t, include_ops))
             except (KafkaError, Exception) as e:

@@ -62,7 +62,8 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | None:
                 records = pd["records"]
                 if records is None or len(records) == 0:
                     raise CorruptRecordError("produce request carries no record batches")
-                r = rm.append(topic.name, index, records, acks)
+                # The request buffer is ours alone (see broker/connection): patch it in place.
+                r = rm.append(topic.name, index, records, acks, in_place=True)
                 parts_out.append(
                     {
                         "index": index,

@@ -37,6 +37,8 @@ _MODULES = (
     "offset_fetch",
     "delete_groups",
     "offset_delete",
+    "consumer_group_heartbeat",
+    "consumer_group_describe",
     "add_partitions_to_txn",
     "add_offsets_to_txn",
     "end_txn",

@@ -1,0 +1,40 @@
+"""Helpers shared by the group-coordinator handlers (JoinGroup ... ConsumerGroupDescribe)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.request_context import RequestContext
+from zurau.coordinator.runtime import GroupCoordinatorRuntime
+
+# Bit set of the ACL operations on a group (READ, DELETE, DESCRIBE): with no authorizer every one
+# is allowed, as Kafka reports.
+GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
+OPERATIONS_OMITTED = -(2**31)
+
+
+def coordinator(ctx: RequestContext) -> GroupCoordinatorRuntime:
+    return ctx.broker.group_coordinator
+
+
+def client_host(ctx: RequestContext) -> str:
+    """The peer's address as Kafka reports it ("/127.0.0.1")."""
+    host = ctx.peer.rsplit(":", 1)[0] if ":" in ctx.peer else ctx.peer
+    return "/" + host
+
+
+def client_id(ctx: RequestContext) -> str:
+    return ctx.client_id or ""
+
+
+def since(req: dict[str, Any], name: str, version: int, first: int) -> Any:
+    """A request field that exists from version ``first``; None in older versions.
+
+    (The codec gives fields a version lacks their zero value, e.g. "" for a string that is
+    nullable only in the versions that have it.)
+    """
+    return req[name] if version >= first else None
+
+
+def operations(requested: Any) -> int:
+    return GROUP_OPERATIONS if requested else OPERATIONS_OMITTED

@@ -1,0 +1,41 @@
+"""ConsumerGroupDescribe (KIP-848): epochs, assignor and members of consumer groups.
+
+Each member is reported with its subscription, its current assignment and its target assignment
+(topic ids with names). Unknown groups and classic groups: GROUP_ID_NOT_FOUND.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.handlers._groups import coordinator, operations
+from zurau.broker.request_context import RequestContext
+
+API_KEY = 69
+
+
+def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    rt = coordinator(ctx)
+    ops = operations(req.get("include_authorized_operations"))
+    out = []
+    for gid in req["group_ids"]:
+        err = rt.coordinator_error(gid) if gid else None
+        if err is not None:
+            out.append(
+                {
+                    "error_code": err.code,
+                    "error_message": err.message,
+                    "group_id": gid,
+                    "group_state": "",
+                    "group_epoch": -1,
+                    "assignment_epoch": -1,
+                    "assignor_name": "",
+                    "members": [],
+                    "authorized_operations": ops,
+                }
+            )
+            continue
+        (g,) = rt.core.consumer_group_describe([gid])
+        g["authorized_operations"] = ops
+        out.append(g)
+    return {"throttle_time_ms": 0, "groups": out}

@@ -1,0 +1,58 @@
+"""ConsumerGroupHeartbeat (KIP-848): join, heartbeat in and leave a consumer group.
+
+The broker computes assignments (server-side ``uniform`` or ``range`` assignor) and walks each
+member toward its target: the response carries the member epoch, the heartbeat interval and,
+when it changed (or on a full request), the partitions the member may own now. Errors:
+INVALID_REQUEST (with a message), UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH (rejoin with epoch 0),
+UNSUPPORTED_ASSIGNOR, UNRELEASED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, GROUP_ID_NOT_FOUND (a
+classic group with members has this id).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.handlers._groups import client_host, client_id, coordinator, since
+from zurau.broker.request_context import RequestContext
+from zurau.coordinator.group_coordinator import ConsumerGroupHeartbeatResult
+
+API_KEY = 68
+
+
+def _response(r: ConsumerGroupHeartbeatResult) -> dict[str, Any]:
+    return {
+        "throttle_time_ms": 0,
+        "error_code": r.error_code,
+        "error_message": r.error_message,
+        "member_id": r.member_id,
+        "member_epoch": r.member_epoch,
+        "heartbeat_interval_ms": r.heartbeat_interval_ms,
+        "assignment": None if r.assignment is None else {"topic_partitions": r.assignment},
+    }
+
+
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    rt = coordinator(ctx)
+    err = rt.coordinator_error(req["group_id"])
+    if err is not None:
+        return _response(ConsumerGroupHeartbeatResult(err.code, err.message, req["member_id"] or None, -1))
+    result = await rt.submit(
+        lambda token, now: rt.core.consumer_group_heartbeat(
+            token,
+            group_id=req["group_id"],
+            member_id=req["member_id"],
+            member_epoch=req["member_epoch"],
+            instance_id=req["instance_id"],
+            rack_id=req["rack_id"],
+            rebalance_timeout_ms=req["rebalance_timeout_ms"],
+            subscribed_topic_names=req["subscribed_topic_names"],
+            subscribed_topic_regex=since(req, "subscribed_topic_regex", ctx.api_version, 1),
+            server_assignor=req["server_assignor"],
+            owned=req["topic_partitions"],
+            client_id=client_id(ctx),
+            client_host=client_host(ctx),
+            api_version=ctx.api_version,
+            now_ms=now,
+        )
+    )
+    return _response(result)

@@ -1,0 +1,66 @@
+"""DescribeGroups: state, protocol and members of classic groups.
+
+In Stable each member comes with its metadata for the selected protocol and its assignment; in
+other states members are listed without them and the protocol is "". An unknown group (or a KIP-848
+consumer group, which ConsumerGroupDescribe describes) is "Dead" before v6 and GROUP_ID_NOT_FOUND
+from v6, as in Kafka.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.handlers._groups import coordinator, operations
+from zurau.broker.request_context import RequestContext
+from zurau.protocol.errors import GroupIdNotFoundError
+
+API_KEY = 15
+
+
+def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    version = ctx.api_version
+    rt = coordinator(ctx)
+    ops = operations(req.get("include_authorized_operations"))
+    out = []
+    for gid in req["groups"]:
+        err = rt.coordinator_error(gid) if gid else None
+        if err is not None:
+            out.append(
+                {
+                    "error_code": err.code,
+                    "error_message": err.message,
+                    "group_id": gid,
+                    "group_state": "",
+                    "protocol_type": "",
+                    "protocol_data": "",
+                    "members": [],
+                    "authorized_operations": ops,
+                }
+            )
+            continue
+        (g,) = rt.core.describe_groups([gid])
+        if g.error_code == GroupIdNotFoundError.code and version < 6:
+            g.error_code, g.error_message = 0, None
+        out.append(
+            {
+                "error_code": g.error_code,
+                "error_message": g.error_message,
+                "group_id": gid,
+                "group_state": g.state,
+                "protocol_type": g.protocol_type,
+                "protocol_data": g.protocol_data,
+                "members": [
+                    {
+                        "member_id": m.member_id,
+                        "group_instance_id": m.group_instance_id,
+                        "client_id": m.client_id,
+                        "client_host": m.client_host,
+                        "member_metadata": m.metadata,
+                        "member_assignment": m.assignment,
+                    }
+                    for m in g.members
+                ],
+                "authorized_operations": ops,
+            }
+        )
+    return {"throttle_time_ms": 0, "groups": out}

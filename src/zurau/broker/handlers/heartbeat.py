@@ -1,0 +1,32 @@
+"""Heartbeat: a classic-group member is alive; REBALANCE_IN_PROGRESS tells it to rejoin.
+
+Errors: UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID (static member replaced), ILLEGAL_GENERATION (an
+older generation), REBALANCE_IN_PROGRESS (rejoin now).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.handlers._groups import coordinator, since
+from zurau.broker.request_context import RequestContext
+
+API_KEY = 12
+
+
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    rt = coordinator(ctx)
+    err = rt.coordinator_error(req["group_id"])
+    if err is not None:
+        return {"throttle_time_ms": 0, "error_code": err.code}
+    code = await rt.submit(
+        lambda token, now: rt.core.heartbeat(
+            token,
+            group_id=req["group_id"],
+            generation_id=req["generation_id"],
+            member_id=req["member_id"],
+            group_instance_id=since(req, "group_instance_id", ctx.api_version, 3),
+            now_ms=now,
+        )
+    )
+    return {"throttle_time_ms": 0, "error_code": code}

@@ -1,0 +1,38 @@
+"""ListGroups: the groups this broker coordinates, optionally filtered by state (v4+) and type (v5+).
+
+States are Kafka's (classic: Empty, PreparingRebalance, CompletingRebalance, Stable; consumer:
+Empty, Assigning, Reconciling, Stable), matched case-insensitively; types are "classic" and
+"consumer". Groups that exist only through committed offsets are listed as Empty classic groups
+with an empty protocol type.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.handlers._groups import coordinator
+from zurau.broker.request_context import RequestContext
+
+API_KEY = 16
+
+
+def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    rt = coordinator(ctx)
+    if not rt.started:
+        from zurau.protocol.errors import CoordinatorNotAvailableError
+
+        return {"throttle_time_ms": 0, "error_code": CoordinatorNotAvailableError.code, "groups": []}
+    groups = rt.core.list_groups(req.get("states_filter") or (), req.get("types_filter") or ())
+    return {
+        "throttle_time_ms": 0,
+        "error_code": 0,
+        "groups": [
+            {
+                "group_id": g.group_id,
+                "protocol_type": g.protocol_type,
+                "group_state": g.state,
+                "group_type": g.group_type,
+            }
+            for g in groups
+        ],
+    }

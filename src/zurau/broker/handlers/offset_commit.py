@@ -1,0 +1,91 @@
+"""OffsetCommit: store a group's consumed positions in ``__consumer_offsets``.
+
+Each partition must exist (else UNKNOWN_TOPIC_OR_PARTITION; v10 names topics by id: UNKNOWN_TOPIC_ID).
+The commit is checked against the group: a classic group's member id and generation (ILLEGAL_GENERATION,
+UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS while the assignment is being
+decided); a KIP-848 group's member epoch (STALE_MEMBER_EPOCH). Generation -1 with no member id
+commits for a group nobody is in (standalone consumers, admin tools). Metadata longer than
+``offset.metadata.max.bytes`` gets OFFSET_METADATA_TOO_LARGE. v2-v4 ``retention_time_ms`` sets an
+explicit expiry.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.handlers._common import ZERO_UUID
+from zurau.broker.handlers._groups import coordinator, since
+from zurau.broker.request_context import RequestContext
+from zurau.coordinator.group_coordinator import OffsetCommitEntry
+from zurau.protocol.errors import UnknownTopicIdError, UnknownTopicOrPartitionError
+
+API_KEY = 8
+
+
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    version = ctx.api_version
+    topics = ctx.broker.topics
+    rt = coordinator(ctx)
+    group_id = req["group_id"]
+    err = rt.coordinator_error(group_id)
+    # (topic as requested, resolved name or None, [(partition, error or None)])
+    plan: list[tuple[dict[str, Any], str | None, list[tuple[dict[str, Any], int | None]]]] = []
+    entries: list[OffsetCommitEntry] = []
+    for t in req["topics"]:
+        if version >= 10:
+            tm = topics.by_id(t["topic_id"]) if t["topic_id"] != ZERO_UUID else None
+            missing = UnknownTopicIdError.code
+        else:
+            tm = topics.get(t["name"])
+            missing = UnknownTopicOrPartitionError.code
+        parts = []
+        for p in t["partitions"]:
+            if err is not None:
+                parts.append((p, err.code))
+            elif tm is None:
+                parts.append((p, missing))
+            elif not 0 <= p["partition_index"] < tm.partitions:
+                parts.append((p, UnknownTopicOrPartitionError.code))
+            else:
+                parts.append((p, None))
+                entries.append(
+                    OffsetCommitEntry(
+                        tm.name,
+                        p["partition_index"],
+                        p["committed_offset"],
+                        p.get("committed_leader_epoch", -1),
+                        p["committed_metadata"],
+                    )
+                )
+        plan.append((t, tm.name if tm is not None else None, parts))
+    results: dict[tuple[str, int], int] = {}
+    if entries:
+        results = await rt.submit(
+            lambda token, now: rt.core.commit_offsets(
+                token,
+                group_id=group_id,
+                member_id=req.get("member_id", ""),
+                generation_id=req.get("generation_id_or_member_epoch", -1),
+                group_instance_id=since(req, "group_instance_id", version, 7),
+                offsets=entries,
+                retention_ms=req.get("retention_time_ms", -1) if 2 <= version <= 4 else -1,
+                api_version=version,
+                now_ms=now,
+            )
+        )
+    out = []
+    for t, name, parts in plan:
+        out.append(
+            {
+                "name": t.get("name"),
+                "topic_id": t.get("topic_id"),
+                "partitions": [
+                    {
+                        "partition_index": p["partition_index"],
+                        "error_code": code if code is not None else results[(name, p["partition_index"])],  # type: ignore[index]
+                    }
+                    for p, code in parts
+                ],
+            }
+        )
+    return {"throttle_time_ms": 0, "topics": out}

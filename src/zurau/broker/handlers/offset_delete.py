@@ -1,0 +1,49 @@
+"""OffsetDelete: drop a group's committed offsets for some partitions.
+
+The group must exist (GROUP_ID_NOT_FOUND). Offsets of topics the group's members subscribe to
+stay (GROUP_SUBSCRIBED_TO_TOPIC for those partitions); a non-empty group that is not a consumer
+group cannot lose offsets (NON_EMPTY_GROUP). Unknown partitions: UNKNOWN_TOPIC_OR_PARTITION.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.handlers._groups import coordinator
+from zurau.broker.request_context import RequestContext
+from zurau.protocol.errors import UnknownTopicOrPartitionError
+
+API_KEY = 47
+
+
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    rt = coordinator(ctx)
+    group_id = req["group_id"]
+    err = rt.coordinator_error(group_id)
+    if err is not None:
+        return {"error_code": err.code, "throttle_time_ms": 0, "topics": []}
+    registry = ctx.broker.topics
+    valid: list[tuple[str, int]] = []
+    invalid: set[tuple[str, int]] = set()
+    for t in req["topics"]:
+        tm = registry.get(t["name"])
+        for p in t["partitions"]:
+            tp = (t["name"], p["partition_index"])
+            if tm is None or not 0 <= tp[1] < tm.partitions:
+                invalid.add(tp)
+            else:
+                valid.append(tp)
+    code, results = await rt.submit(
+        lambda token, now: rt.core.delete_offsets(token, group_id=group_id, partitions=valid, now_ms=now)
+    )
+    if code:
+        return {"error_code": code, "throttle_time_ms": 0, "topics": []}
+    topics = []
+    for t in req["topics"]:
+        parts = []
+        for p in t["partitions"]:
+            tp = (t["name"], p["partition_index"])
+            c = UnknownTopicOrPartitionError.code if tp in invalid else results.get(tp, 0)
+            parts.append({"partition_index": tp[1], "error_code": c})
+        topics.append({"name": t["name"], "partitions": parts})
+    return {"error_code": 0, "throttle_time_ms": 0, "topics": topics}

@@ -1,0 +1,49 @@
+"""SyncGroup: the leader hands out assignments; every member receives its own.
+
+In CompletingRebalance a member's SyncGroup waits until the leader's assignment is stored in
+``__consumer_offsets``; in Stable it is answered at once with the member's assignment. v5 carries
+the protocol type and name both ways (a mismatch is INCONSISTENT_GROUP_PROTOCOL).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.handlers._groups import coordinator, since
+from zurau.broker.request_context import RequestContext
+from zurau.coordinator.group_coordinator import SyncGroupResult
+
+API_KEY = 14
+
+
+def _response(r: SyncGroupResult) -> dict[str, Any]:
+    return {
+        "throttle_time_ms": 0,
+        "error_code": r.error_code,
+        "protocol_type": r.protocol_type,
+        "protocol_name": r.protocol_name,
+        "assignment": r.assignment,
+    }
+
+
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    version = ctx.api_version
+    rt = coordinator(ctx)
+    err = rt.coordinator_error(req["group_id"])
+    if err is not None:
+        return _response(SyncGroupResult(err.code))
+    assignments = {a["member_id"]: bytes(a["assignment"]) for a in req["assignments"]}
+    result = await rt.submit(
+        lambda token, now: rt.core.sync_group(
+            token,
+            group_id=req["group_id"],
+            generation_id=req["generation_id"],
+            member_id=req["member_id"],
+            group_instance_id=since(req, "group_instance_id", version, 3),
+            protocol_type=since(req, "protocol_type", version, 5),
+            protocol_name=since(req, "protocol_name", version, 5),
+            assignments=assignments,
+            now_ms=now,
+        )
+    )
+    return _response(result)

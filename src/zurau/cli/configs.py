@@ -1,0 +1,194 @@
+"""``zurau configs describe | alter``: kafka-configs.sh for topics, brokers and broker loggers.
+
+Entities are named as in kafka-configs.sh: ``--entity-type topics|brokers|broker-loggers`` with
+``--entity-name NAME`` (or ``--entity-default`` for the cluster-wide broker defaults), or the
+shortcuts ``--topic NAME`` and ``--broker ID``. ``describe`` lists the dynamic (overridden)
+configs, or every config with its source with ``--all``, in Kafka's layout::
+
+    Dynamic configs for topic t are:
+      retention.ms=1000 sensitive=false source=DYNAMIC_TOPIC_CONFIG
+
+``alter`` takes ``--add-config k1=v1,k2=[a,b]`` (Kafka's syntax, repeatable) and
+``--delete-config k1,k2`` and applies them with IncrementalAlterConfigs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from zurau.cli.common import (
+    BootstrapOption,
+    CommandConfigOption,
+    CommandError,
+    client_config,
+    config_pairs,
+    run,
+    split_config_list,
+)
+
+app = typer.Typer(help="Describe and alter topic and broker configs.", no_args_is_help=True)
+
+ENTITY_TYPES = {"topics": "topic", "brokers": "broker", "broker-loggers": "broker-logger"}
+
+
+def _entity(
+    entity_type: str | None,
+    entity_name: str | None,
+    entity_default: bool,
+    topic: str | None,
+    broker: str | None,
+) -> tuple[str, str | None]:
+    """(kind, name): kind is topics/brokers/broker-loggers; name None means every entity."""
+    if topic is not None:
+        entity_type, entity_name = "topics", topic
+    elif broker is not None:
+        entity_type, entity_name = "brokers", broker
+    if entity_type is None:
+        raise typer.BadParameter("give --entity-type (topics, brokers, broker-loggers), --topic or --broker")
+    kind = entity_type.strip().lower()
+    if kind in ("topic", "broker", "broker-logger"):
+        kind += "s"
+    if kind not in ENTITY_TYPES:
+        raise typer.BadParameter(
+            f"--entity-type must be topics, brokers or broker-loggers, not {entity_type!r}"
+        )
+    if entity_default:
+        if kind != "brokers":
+            raise typer.BadParameter("--entity-default applies to brokers only")
+        entity_name = ""
+    return kind, entity_name
+
+
+def _resource_type(kind: str) -> Any:
+    from zurau.client.admin import ResourceType
+
+    return {
+        "topics": ResourceType.TOPIC,
+        "brokers": ResourceType.BROKER,
+        "broker-loggers": ResourceType.BROKER_LOGGER,
+    }[kind]
+
+
+@app.command("describe")
+def describe(
+    entity_type: str | None = typer.Option(None, "--entity-type", help="topics, brokers or broker-loggers"),
+    entity_name: str | None = typer.Option(
+        None, "--entity-name", help="Topic name or broker id (all when omitted)"
+    ),
+    entity_default: bool = typer.Option(False, "--entity-default", help="The cluster-wide broker defaults"),
+    topic: str | None = typer.Option(None, "--topic", help="Shortcut for --entity-type topics --entity-name"),
+    broker: str | None = typer.Option(
+        None, "--broker", help="Shortcut for --entity-type brokers --entity-name"
+    ),
+    show_all: bool = typer.Option(False, "--all", help="List every config, not only the overridden ones"),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document"),
+    bootstrap_server: str | None = BootstrapOption,
+    command_config: Path | None = CommandConfigOption,
+) -> None:
+    """Show the configs of topics, brokers or broker loggers."""
+    from zurau.client.admin import AdminClient, ConfigResource, ConfigSource
+
+    kind, name = _entity(entity_type, entity_name, entity_default, topic, broker)
+    rtype = _resource_type(kind)
+    cfg = client_config(bootstrap_server, command_config)
+
+    async def main() -> list[tuple[str, list[Any]]]:
+        async with AdminClient(cfg) as admin:
+            if name is not None:
+                names = [name]
+            elif kind == "topics":
+                names = await admin.list_topics(include_internal=True)
+            else:
+                names = [str(n) for n in sorted(admin.cluster.metadata.brokers)]
+            resources = [ConfigResource(rtype, n) for n in names]
+            found = await admin.describe_configs(resources) if resources else {}
+        out = []
+        for r in resources:
+            entries = found[r]
+            if isinstance(entries, BaseException):
+                raise entries
+            dynamic = (
+                ConfigSource.DYNAMIC_TOPIC_CONFIG,
+                ConfigSource.DYNAMIC_BROKER_CONFIG,
+                ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
+                ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG,
+            )
+            shown = [e for e in entries if show_all or e.source in dynamic]
+            out.append((r.name, sorted(shown, key=lambda e: e.name)))
+        return out
+
+    described = run(main)
+    if as_json:
+        doc = [
+            {
+                "entity_type": kind,
+                "entity_name": n,
+                "configs": [
+                    {
+                        "name": e.name,
+                        "value": e.value,
+                        "source": e.source.name,
+                        "sensitive": e.is_sensitive,
+                        "read_only": e.read_only,
+                    }  # fmt: skip
+                    for e in entries
+                ],
+            }
+            for n, entries in described
+        ]
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    label = ENTITY_TYPES[kind]
+    for n, entries in described:
+        who = f"the default {label}" if n == "" else f"{label} {n}"
+        typer.echo(f"{'All' if show_all else 'Dynamic'} configs for {who} are:")
+        for e in entries:
+            value = "null" if e.value is None else e.value
+            typer.echo(f"  {e.name}={value} sensitive={str(e.is_sensitive).lower()} source={e.source.name}")
+
+
+@app.command("alter")
+def alter(
+    entity_type: str | None = typer.Option(None, "--entity-type", help="topics, brokers or broker-loggers"),
+    entity_name: str | None = typer.Option(None, "--entity-name", help="Topic name or broker id"),
+    entity_default: bool = typer.Option(False, "--entity-default", help="The cluster-wide broker defaults"),
+    topic: str | None = typer.Option(None, "--topic", help="Shortcut for --entity-type topics --entity-name"),
+    broker: str | None = typer.Option(
+        None, "--broker", help="Shortcut for --entity-type brokers --entity-name"
+    ),
+    add_config: list[str] = typer.Option([], "--add-config", help="k1=v1,k2=[a,b] (repeatable)"),
+    delete_config: list[str] = typer.Option([], "--delete-config", help="k1,k2 (repeatable)"),
+    bootstrap_server: str | None = BootstrapOption,
+    command_config: Path | None = CommandConfigOption,
+) -> None:
+    """Set or remove dynamic configs of a topic, a broker or broker loggers."""
+    from zurau.client.admin import AdminClient, AlterConfigOp, AlterOp, ConfigResource
+
+    kind, name = _entity(entity_type, entity_name, entity_default, topic, broker)
+    if name is None:
+        raise typer.BadParameter("alter needs --entity-name (or --topic, --broker, --entity-default)")
+    if not add_config and not delete_config:
+        raise typer.BadParameter("nothing to alter: give --add-config or --delete-config")
+    cfg = client_config(bootstrap_server, command_config)
+
+    async def main() -> str:
+        sets = config_pairs(add_config)
+        deletes = [k for item in delete_config for k in split_config_list(item)]
+        both = sorted(set(sets) & set(deletes))
+        if both:
+            raise CommandError(f"{', '.join(both)} is both added and deleted")
+        ops = [AlterConfigOp(k, AlterOp.SET, v) for k, v in sets.items()]
+        ops += [AlterConfigOp(k, AlterOp.DELETE, None) for k in deletes]
+        resource = ConfigResource(_resource_type(kind), name)
+        async with AdminClient(cfg) as admin:
+            err = (await admin.incremental_alter_configs({resource: ops}))[resource]
+        if err is not None:
+            raise err
+        who = f"the default {ENTITY_TYPES[kind]}" if name == "" else f"{ENTITY_TYPES[kind]} {name}"
+        return f"Completed updating config for {who}."
+
+    typer.echo(run(main))

@@ -1,0 +1,295 @@
+"""``zurau topics list | create | describe | delete | alter``: kafka-topics.sh, the Zurau way.
+
+Options keep Kafka's names (``--topic``, ``--partitions``, ``--replication-factor``, ``--config
+k=v``, ``--delete-config k``, ``--if-exists``, ``--if-not-exists``, ``--exclude-internal``); a
+topic may also be given as a positional argument. ``describe`` prints Kafka's layout plus each
+partition's log start and end offsets::
+
+    Topic: t  TopicId: ...  PartitionCount: 3  ReplicationFactor: 1  Configs: retention.ms=1000
+        Topic: t  Partition: 0  Leader: 1  Replicas: 1  Isr: 1  LogStartOffset: 0  LogEndOffset: 42
+
+(fields are tab-separated), or one JSON document with ``--json``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from zurau.cli.common import (
+    BootstrapOption,
+    CommandConfigOption,
+    CommandError,
+    client_config,
+    config_pairs,
+    describe_error,
+    progress,
+    run,
+)
+
+app = typer.Typer(help="List, create, describe, alter and delete topics.", no_args_is_help=True)
+
+
+def _topic(positional: str | None, option: str | None) -> str:
+    if positional and option and positional != option:
+        raise typer.BadParameter(f"two different topics given: {positional!r} and {option!r}")
+    name = positional or option
+    if not name:
+        raise typer.BadParameter("a topic is required (TOPIC or --topic)")
+    return name
+
+
+@app.command("list")
+def list_topics(
+    exclude_internal: bool = typer.Option(False, "--exclude-internal", help="Leave out internal topics"),
+    bootstrap_server: str | None = BootstrapOption,
+    command_config: Path | None = CommandConfigOption,
+) -> None:
+    """List topic names, one per line."""
+    from zurau.client.admin import AdminClient
+
+    cfg = client_config(bootstrap_server, command_config)
+
+    async def main() -> list[str]:
+        async with AdminClient(cfg) as admin:
+            return await admin.list_topics(include_internal=not exclude_internal)
+
+    for name in run(main):
+        typer.echo(name)
+
+
+@app.command("create")
+def create(
+    topic: str | None = typer.Argument(None, help="Topic name", show_default=False),
+    topic_opt: str | None = typer.Option(None, "--topic", "-t", help="Topic name", show_default=False),
+    partitions: int = typer.Option(
+        -1, "--partitions", help="Partition count (-1: the broker's num.partitions)"
+    ),
+    replication_factor: int = typer.Option(
+        -1, "--replication-factor", help="Replicas per partition (-1: default.replication.factor)"
+    ),
+    config: list[str] = typer.Option([], "--config", help="Topic config k=v (repeatable)"),
+    if_not_exists: bool = typer.Option(False, "--if-not-exists", help="Succeed if the topic already exists"),
+    validate_only: bool = typer.Option(False, "--validate-only", help="Check the request, create nothing"),
+    bootstrap_server: str | None = BootstrapOption,
+    command_config: Path | None = CommandConfigOption,
+) -> None:
+    """Create a topic."""
+    from zurau.client.admin import AdminClient, NewTopic
+    from zurau.protocol.errors import TopicAlreadyExistsError
+
+    name = _topic(topic, topic_opt)
+    cfg = client_config(bootstrap_server, command_config)
+
+    async def main() -> str:
+        configs = config_pairs(config)
+        async with AdminClient(cfg) as admin:
+            result = await admin.create_topics(
+                [NewTopic(name, partitions, replication_factor, configs)], validate_only=validate_only
+            )
+        err = result.get(name)
+        if isinstance(err, TopicAlreadyExistsError) and if_not_exists:
+            return f"Topic {name} already exists."
+        if err is not None:
+            raise err
+        return f"Topic {name} is valid." if validate_only else f"Created topic {name}."
+
+    typer.echo(run(main))
+
+
+@app.command("delete")
+def delete(
+    topics: list[str] = typer.Argument(None, help="Topic name(s)", show_default=False),
+    topic_opt: list[str] = typer.Option(
+        [], "--topic", "-t", help="Topic name (repeatable)", show_default=False
+    ),
+    if_exists: bool = typer.Option(False, "--if-exists", help="Succeed if a topic does not exist"),
+    bootstrap_server: str | None = BootstrapOption,
+    command_config: Path | None = CommandConfigOption,
+) -> None:
+    """Delete topics."""
+    from zurau.client.admin import AdminClient
+    from zurau.protocol.errors import UnknownTopicOrPartitionError
+
+    names = list(dict.fromkeys([*(topics or []), *topic_opt]))
+    if not names:
+        raise typer.BadParameter("at least one topic is required (TOPIC or --topic)")
+    cfg = client_config(bootstrap_server, command_config)
+
+    async def main() -> list[str]:
+        async with AdminClient(cfg) as admin:
+            results = await admin.delete_topics(names)
+        lines = []
+        for name in names:
+            err = results.get(name)
+            if err is None:
+                lines.append(f"Deleted topic {name}.")
+            elif isinstance(err, UnknownTopicOrPartitionError) and if_exists:
+                lines.append(f"Topic {name} does not exist.")
+            else:
+                raise err
+        return lines
+
+    for line in run(main):
+        typer.echo(line)
+
+
+def _describe_json(desc: Any, configs: dict[str, str]) -> dict[str, Any]:
+    return {
+        "topic": desc.name,
+        "topic_id": str(desc.topic_id) if desc.topic_id is not None else None,
+        "internal": desc.is_internal,
+        "partition_count": len(desc.partitions),
+        "replication_factor": desc.replication_factor,
+        "configs": configs,
+        "partitions": [
+            {
+                "partition": p.partition,
+                "leader": p.leader,
+                "leader_epoch": p.leader_epoch,
+                "replicas": list(p.replicas),
+                "isr": list(p.isr),
+                "offline_replicas": list(p.offline_replicas),
+                "log_start_offset": p.log_start_offset,
+                "log_end_offset": p.log_end_offset,
+                "error": describe_error(p.error) if p.error else None,
+            }
+            for p in desc.partitions
+        ],
+    }
+
+
+def _ids(nodes: tuple[int, ...]) -> str:
+    return ",".join(map(str, nodes))
+
+
+@app.command("describe")
+def describe(
+    topics: list[str] = typer.Argument(None, help="Topic name(s); all topics when none", show_default=False),
+    topic_opt: list[str] = typer.Option(
+        [], "--topic", "-t", help="Topic name (repeatable)", show_default=False
+    ),
+    exclude_internal: bool = typer.Option(False, "--exclude-internal", help="Leave out internal topics"),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document"),
+    bootstrap_server: str | None = BootstrapOption,
+    command_config: Path | None = CommandConfigOption,
+) -> None:
+    """Partitions with leader, replicas, ISR, log start and end offsets, and overridden configs."""
+    from zurau.client.admin import AdminClient, ConfigResource, ConfigSource, ResourceType, TopicDescription
+
+    names = list(dict.fromkeys([*(topics or []), *topic_opt])) or None
+    cfg = client_config(bootstrap_server, command_config)
+
+    async def main() -> list[tuple[TopicDescription, dict[str, str]]]:
+        async with AdminClient(cfg) as admin:
+            with progress("Describing topics"):
+                descs = await admin.describe_topics(names, include_internal=not exclude_internal)
+                for d in descs.values():
+                    if not isinstance(d, TopicDescription):
+                        raise d
+                found = [d for d in descs.values() if isinstance(d, TopicDescription)]
+                resources = [ConfigResource(ResourceType.TOPIC, d.name) for d in found]
+                configs = await admin.describe_configs(resources) if resources else {}
+        out = []
+        for d in found:
+            entries = configs.get(ConfigResource(ResourceType.TOPIC, d.name))
+            if isinstance(entries, BaseException) or entries is None:
+                overrides: dict[str, str] = {}
+            else:
+                overrides = {
+                    e.name: e.value if e.value is not None else "<sensitive>"
+                    for e in entries
+                    if e.source == ConfigSource.DYNAMIC_TOPIC_CONFIG
+                }
+            out.append((d, overrides))
+        return out
+
+    described = run(main)
+    if as_json:
+        typer.echo(json.dumps([_describe_json(d, c) for d, c in described], indent=2))
+        return
+    for d, overrides in described:
+        conf = ",".join(f"{k}={v}" for k, v in sorted(overrides.items()))
+        typer.echo(
+            f"Topic: {d.name}\tTopicId: {d.topic_id}\tPartitionCount: {len(d.partitions)}\t"
+            f"ReplicationFactor: {d.replication_factor}\tConfigs: {conf}"
+        )
+        for p in d.partitions:
+            line = (
+                f"\tTopic: {d.name}\tPartition: {p.partition}\tLeader: {p.leader if p.leader >= 0 else 'none'}\t"
+                f"Replicas: {_ids(p.replicas)}\tIsr: {_ids(p.isr)}\t"
+                f"LogStartOffset: {p.log_start_offset}\tLogEndOffset: {p.log_end_offset}"
+            )
+            if p.offline_replicas:
+                line += f"\tOffline: {_ids(p.offline_replicas)}"
+            if p.error is not None:
+                line += f"\tError: {describe_error(p.error)}"
+            typer.echo(line)
+
+
+@app.command("alter")
+def alter(
+    topic: str | None = typer.Argument(None, help="Topic name", show_default=False),
+    topic_opt: str | None = typer.Option(None, "--topic", "-t", help="Topic name", show_default=False),
+    partitions: int | None = typer.Option(None, "--partitions", help="New (larger) partition count"),
+    replication_factor: int | None = typer.Option(
+        None, "--replication-factor", help="New replication factor"
+    ),
+    config: list[str] = typer.Option([], "--config", help="Set a topic config k=v (repeatable)"),
+    delete_config: list[str] = typer.Option(
+        [], "--delete-config", help="Remove a config override (repeatable)"
+    ),
+    if_exists: bool = typer.Option(False, "--if-exists", help="Succeed if the topic does not exist"),
+    bootstrap_server: str | None = BootstrapOption,
+    command_config: Path | None = CommandConfigOption,
+) -> None:
+    """Add partitions, check the replication factor, or set and delete config overrides."""
+    from zurau.cli.common import split_config_list
+    from zurau.client.admin import AdminClient, AlterConfigOp, AlterOp, ConfigResource, ResourceType
+    from zurau.protocol.errors import UnknownTopicOrPartitionError
+
+    name = _topic(topic, topic_opt)
+    if partitions is None and replication_factor is None and not config and not delete_config:
+        raise typer.BadParameter(
+            "nothing to alter: give --partitions, --replication-factor, --config or --delete-config"
+        )
+    cfg = client_config(bootstrap_server, command_config)
+
+    async def main() -> list[str]:
+        sets = config_pairs(config)
+        deletes = [k for item in delete_config for k in split_config_list(item)]
+        lines: list[str] = []
+        async with AdminClient(cfg) as admin:
+            meta = (await admin.topic_metadata([name]))[name]
+            if meta.error is not None:
+                if isinstance(meta.error, UnknownTopicOrPartitionError) and if_exists:
+                    return [f"Topic {name} does not exist."]
+                raise meta.error
+            if replication_factor is not None:
+                current = max((len(p.replicas) for p in meta.partitions), default=0)
+                if replication_factor != current:
+                    raise CommandError(
+                        f"changing the replication factor of {name} from {current} to {replication_factor} "
+                        "needs a partition reassignment (AlterPartitionReassignments), which zurau does not support yet"
+                    )
+                lines.append(f"Replication factor of {name} is already {current}.")
+            if sets or deletes:
+                ops = [AlterConfigOp(k, AlterOp.SET, v) for k, v in sets.items()]
+                ops += [AlterConfigOp(k, AlterOp.DELETE, None) for k in deletes]
+                res = ConfigResource(ResourceType.TOPIC, name)
+                err = (await admin.incremental_alter_configs({res: ops}))[res]
+                if err is not None:
+                    raise err
+                lines.append(f"Updated config for topic {name}.")
+            if partitions is not None:
+                err = (await admin.create_partitions({name: partitions}))[name]
+                if err is not None:
+                    raise err
+                lines.append(f"Topic {name} now has {partitions} partitions.")
+        return lines
+
+    for line in run(main):
+        typer.echo(line)

@@ -1,0 +1,542 @@
+"""Admin operations over the Kafka protocol: topics, partitions, configs, offsets, records.
+
+Every method speaks only standard Kafka APIs, at the highest version both sides know, so the
+admin client works against Zurau and against any Kafka-compatible cluster:
+
+=========================  ===========================================================
+method                     APIs
+=========================  ===========================================================
+list_topics                Metadata (all topics)
+describe_topics            Metadata, then ListOffsets (earliest, latest) per leader
+create_topics              CreateTopics
+delete_topics              DeleteTopics
+create_partitions          CreatePartitions
+describe_configs           DescribeConfigs (broker resources go to that broker)
+incremental_alter_configs  IncrementalAlterConfigs (broker resources go to that broker)
+list_offsets               ListOffsets per partition leader
+delete_records             DeleteRecords per partition leader
+=========================  ===========================================================
+
+Batch operations return one result per item: ``None`` for success or the item's
+:class:`~zurau.protocol.errors.KafkaError` (carrying the broker's error message when it sent one),
+so a caller can report every failure; ``raise_first`` turns them into an exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any
+
+from zurau.client.cluster import Cluster, PartitionMetadata, TopicMetadata
+from zurau.client.config import ClientConfig
+from zurau.client.types import TopicPartition
+from zurau.protocol.errors import (
+    KafkaError,
+    UnknownTopicOrPartitionError,
+    for_code,
+)
+
+LIST_OFFSETS, CREATE_TOPICS, DELETE_TOPICS, DELETE_RECORDS = 2, 19, 20, 21
+DESCRIBE_CONFIGS, INCREMENTAL_ALTER_CONFIGS, CREATE_PARTITIONS = 32, 44, 37
+
+EARLIEST, LATEST, MAX_TIMESTAMP = -2, -1, -3
+
+
+class ResourceType(IntEnum):
+    """Kafka's ``ConfigResource.Type`` ids."""
+
+    TOPIC = 2
+    BROKER = 4
+    BROKER_LOGGER = 8
+
+
+class ConfigSource(IntEnum):
+    """Kafka's ``DescribeConfigsResponse.ConfigSource`` ids."""
+
+    UNKNOWN = 0
+    DYNAMIC_TOPIC_CONFIG = 1
+    DYNAMIC_BROKER_CONFIG = 2
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+    STATIC_BROKER_CONFIG = 4
+    DEFAULT_CONFIG = 5
+    DYNAMIC_BROKER_LOGGER_CONFIG = 6
+    CLIENT_METRICS_CONFIG = 7
+    GROUP_CONFIG = 8
+
+
+class AlterOp(IntEnum):
+    """IncrementalAlterConfigs operations."""
+
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
+
+
+@dataclass(frozen=True)
+class NewTopic:
+    """A topic to create; -1 takes the broker's ``num.partitions`` / ``default.replication.factor``."""
+
+    name: str
+    num_partitions: int = -1
+    replication_factor: int = -1
+    configs: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ConfigResource:
+    type: ResourceType
+    name: str
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    name: str
+    value: str | None
+    source: ConfigSource
+    read_only: bool = False
+    is_sensitive: bool = False
+
+    @property
+    def is_default(self) -> bool:
+        return self.source == ConfigSource.DEFAULT_CONFIG
+
+
+@dataclass(frozen=True)
+class AlterConfigOp:
+    name: str
+    op: AlterOp = AlterOp.SET
+    value: str | None = None
+
+
+@dataclass(frozen=True)
+class OffsetInfo:
+    """A ListOffsets answer: the offset (-1 if none) and its record's timestamp (-1 if none)."""
+
+    offset: int
+    timestamp: int = -1
+    leader_epoch: int = -1
+
+
+@dataclass(frozen=True)
+class PartitionDescription:
+    partition: int
+    leader: int
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    log_start_offset: int
+    log_end_offset: int
+    offline_replicas: tuple[int, ...] = ()
+    error: KafkaError | None = None
+
+
+@dataclass(frozen=True)
+class TopicDescription:
+    name: str
+    is_internal: bool
+    partitions: tuple[PartitionDescription, ...]
+    topic_id: Any = None
+
+    @property
+    def replication_factor(self) -> int:
+        return max((len(p.replicas) for p in self.partitions), default=0)
+
+
+def _error(code: int, message: str | None, fallback: str) -> KafkaError:
+    return for_code(code)(message or fallback)
+
+
+def raise_first(results: Mapping[Any, KafkaError | BaseException | None]) -> None:
+    """Raise the first error among batch results, if any."""
+    for err in results.values():
+        if err is not None:
+            raise err
+
+
+class AdminClient:
+    """Admin operations on one cluster. Use as ``async with AdminClient(config) as admin``."""
+
+    def __init__(self, config: ClientConfig | Cluster) -> None:
+        if isinstance(config, Cluster):
+            self.cluster = config
+            self._owns_cluster = False
+        else:
+            self.cluster = Cluster(config)
+            self._owns_cluster = True
+
+    async def __aenter__(self) -> AdminClient:
+        await self.cluster.bootstrap()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self._owns_cluster:
+            await self.cluster.close()
+
+    @property
+    def _timeout_ms(self) -> int:
+        return self.cluster.config.request_timeout_ms
+
+    # ------------------------------------------------------------------ topics
+    async def list_topics(self, include_internal: bool = False) -> list[str]:
+        md = await self.cluster.refresh_metadata(None)
+        return sorted(n for n, t in md.topics.items() if include_internal or not t.is_internal)
+
+    async def topic_metadata(self, names: Sequence[str] | None = None) -> dict[str, TopicMetadata]:
+        """Metadata of ``names`` (all topics when None); unknown topics carry their error code."""
+        md = await self.cluster.refresh_metadata(None if names is None else list(names))
+        if names is None:
+            return dict(md.topics)
+        return {n: md.topics.get(n, TopicMetadata(n, UnknownTopicOrPartitionError.code)) for n in names}
+
+    async def describe_topics(
+        self, names: Sequence[str] | None = None, *, include_internal: bool = False
+    ) -> dict[str, TopicDescription | KafkaError]:
+        """Partitions with leader, replicas, ISR, log start and end offsets, per topic."""
+        metas = await self.topic_metadata(names)
+        if names is None:
+            metas = {n: t for n, t in sorted(metas.items()) if include_internal or not t.is_internal}
+        tps = [
+            TopicPartition(t.name, p.partition)
+            for t in metas.values()
+            if not t.error_code
+            for p in t.partitions
+            if p.leader >= 0
+        ]
+        starts, ends = await asyncio.gather(
+            self.list_offsets({tp: EARLIEST for tp in tps}), self.list_offsets({tp: LATEST for tp in tps})
+        )
+        out: dict[str, TopicDescription | KafkaError] = {}
+        for name, t in metas.items():
+            if t.error_code:
+                out[name] = t.error  # type: ignore[assignment]
+                continue
+            parts = []
+            for p in t.partitions:
+                tp = TopicPartition(name, p.partition)
+                start, end = starts.get(tp), ends.get(tp)
+                err = None
+                if p.error_code:
+                    err = for_code(p.error_code)(f"partition {name}-{p.partition}: error {p.error_code}")
+                for r in (start, end):
+                    if isinstance(r, KafkaError):
+                        err = r
+                parts.append(
+                    PartitionDescription(
+                        partition=p.partition,
+                        leader=p.leader,
+                        leader_epoch=p.leader_epoch,
+                        replicas=p.replicas,
+                        isr=p.isr,
+                        offline_replicas=p.offline_replicas,
+                        log_start_offset=start.offset if isinstance(start, OffsetInfo) else -1,
+                        log_end_offset=end.offset if isinstance(end, OffsetInfo) else -1,
+                        error=err,
+                    )
+                )
+            out[name] = TopicDescription(name, t.is_internal, tuple(parts), t.topic_id)
+        return out
+
+    async def create_topics(
+        self, topics: Iterable[NewTopic], *, validate_only: bool = False
+    ) -> dict[str, KafkaError | None]:
+        topics = list(topics)
+        body = {
+            "topics": [
+                {
+                    "name": t.name,
+                    "num_partitions": t.num_partitions,
+                    "replication_factor": t.replication_factor,
+                    "assignments": [],
+                    "configs": [{"name": k, "value": v} for k, v in t.configs.items()],
+                }
+                for t in topics
+            ],
+            "timeout_ms": self._timeout_ms,
+            "validate_only": validate_only,
+        }
+        conn = await self.cluster.any_connection()
+        if any(t.num_partitions == -1 or t.replication_factor == -1 for t in topics):
+            version = conn.version(CREATE_TOPICS, min_version=4)  # -1 defaults need v4+
+        else:
+            version = conn.version(CREATE_TOPICS)
+        resp = await conn.request(CREATE_TOPICS, body, version=version)
+        out: dict[str, KafkaError | None] = {}
+        for r in resp["topics"]:
+            code = r["error_code"]
+            out[r["name"]] = (
+                _error(code, r.get("error_message"), f"cannot create topic '{r['name']}'") if code else None
+            )
+        return out
+
+    async def delete_topics(self, names: Iterable[str]) -> dict[str, KafkaError | None]:
+        names = list(names)
+        conn = await self.cluster.any_connection()
+        version = conn.version(DELETE_TOPICS)
+        body: dict[str, Any] = {"timeout_ms": self._timeout_ms}
+        if version >= 6:
+            body["topics"] = [{"name": n, "topic_id": None} for n in names]
+        else:
+            body["topic_names"] = names
+        resp = await conn.request(DELETE_TOPICS, body, version=version)
+        out: dict[str, KafkaError | None] = {}
+        for r in resp["responses"]:
+            code = r["error_code"]
+            name = r["name"]
+            message = r.get("error_message") or (f"Topic '{name}' does not exist" if code == 3 else None)
+            out[name] = _error(code, message, f"cannot delete topic '{name}'") if code else None
+        return out
+
+    async def create_partitions(
+        self, totals: Mapping[str, int], *, validate_only: bool = False
+    ) -> dict[str, KafkaError | None]:
+        """Grow each topic to ``totals[topic]`` partitions."""
+        body = {
+            "topics": [{"name": n, "count": c, "assignments": None} for n, c in totals.items()],
+            "timeout_ms": self._timeout_ms,
+            "validate_only": validate_only,
+        }
+        resp = await self.cluster.send(None, CREATE_PARTITIONS, body)
+        out: dict[str, KafkaError | None] = {}
+        for r in resp["results"]:
+            code = r["error_code"]
+            out[r["name"]] = (
+                _error(code, r.get("error_message"), f"cannot add partitions to '{r['name']}'")
+                if code
+                else None
+            )
+        return out
+
+    # ------------------------------------------------------------------ configs
+    async def _node_for(self, resource: ConfigResource) -> int | None:
+        """Broker and broker-logger resources must go to the broker they name."""
+        if resource.type in (ResourceType.BROKER, ResourceType.BROKER_LOGGER) and resource.name:
+            try:
+                node_id = int(resource.name)
+            except ValueError:
+                return None  # the broker answers INVALID_REQUEST with its own message
+            if node_id in self.cluster.metadata.brokers:
+                return node_id
+        return None
+
+    async def describe_configs(
+        self, resources: Iterable[ConfigResource], keys: Sequence[str] | None = None
+    ) -> dict[ConfigResource, list[ConfigEntry] | KafkaError]:
+        by_node: dict[int | None, list[ConfigResource]] = {}
+        for r in resources:
+            by_node.setdefault(await self._node_for(r), []).append(r)
+        out: dict[ConfigResource, list[ConfigEntry] | KafkaError] = {}
+
+        async def one(node: int | None, rs: list[ConfigResource]) -> None:
+            body = {
+                "resources": [
+                    {
+                        "resource_type": int(r.type),
+                        "resource_name": r.name,
+                        "configuration_keys": list(keys) if keys else None,
+                    }
+                    for r in rs
+                ],
+                "include_synonyms": False,
+                "include_documentation": False,
+            }
+            resp = await self.cluster.send(node, DESCRIBE_CONFIGS, body)
+            for res in resp["results"]:
+                key = ConfigResource(ResourceType(res["resource_type"]), res["resource_name"])
+                if res["error_code"]:
+                    out[key] = _error(
+                        res["error_code"], res.get("error_message"), f"cannot describe {key.name}"
+                    )
+                    continue
+                out[key] = [
+                    ConfigEntry(
+                        name=c["name"],
+                        value=c["value"],
+                        source=_source(c),
+                        read_only=c["read_only"],
+                        is_sensitive=c["is_sensitive"],
+                    )
+                    for c in res["configs"]
+                ]
+
+        await asyncio.gather(*(one(n, rs) for n, rs in by_node.items()))
+        return out
+
+    async def incremental_alter_configs(
+        self, changes: Mapping[ConfigResource, Sequence[AlterConfigOp]], *, validate_only: bool = False
+    ) -> dict[ConfigResource, KafkaError | None]:
+        by_node: dict[int | None, list[ConfigResource]] = {}
+        for r in changes:
+            by_node.setdefault(await self._node_for(r), []).append(r)
+        out: dict[ConfigResource, KafkaError | None] = {}
+
+        async def one(node: int | None, rs: list[ConfigResource]) -> None:
+            body = {
+                "resources": [
+                    {
+                        "resource_type": int(r.type),
+                        "resource_name": r.name,
+                        "configs": [
+                            {"name": c.name, "config_operation": int(c.op), "value": c.value}
+                            for c in changes[r]
+                        ],
+                    }
+                    for r in rs
+                ],
+                "validate_only": validate_only,
+            }
+            resp = await self.cluster.send(node, INCREMENTAL_ALTER_CONFIGS, body)
+            for res in resp["responses"]:
+                key = ConfigResource(ResourceType(res["resource_type"]), res["resource_name"])
+                code = res["error_code"]
+                out[key] = (
+                    _error(code, res.get("error_message"), f"cannot alter {key.name}") if code else None
+                )
+
+        await asyncio.gather(*(one(n, rs) for n, rs in by_node.items()))
+        return out
+
+    # ------------------------------------------------------------------ offsets and records
+    async def _by_leader(
+        self, tps: Iterable[TopicPartition], refresh: bool = False
+    ) -> tuple[dict[int, list[TopicPartition]], dict[TopicPartition, KafkaError]]:
+        groups: dict[int, list[TopicPartition]] = {}
+        errors: dict[TopicPartition, KafkaError] = {}
+        metas: dict[str, TopicMetadata | KafkaError] = {}
+        for tp in tps:
+            if tp.topic not in metas:
+                try:
+                    metas[tp.topic] = await self.cluster.topic(tp.topic, refresh=refresh)
+                except KafkaError as e:
+                    metas[tp.topic] = e
+            t = metas[tp.topic]
+            if isinstance(t, KafkaError):
+                errors[tp] = t
+                continue
+            p: PartitionMetadata | None = next((p for p in t.partitions if p.partition == tp.partition), None)
+            if p is None:
+                errors[tp] = UnknownTopicOrPartitionError(
+                    f"topic '{tp.topic}' has no partition {tp.partition}"
+                )
+            else:
+                groups.setdefault(p.leader, []).append(tp)
+        return groups, errors
+
+    async def list_offsets(
+        self, specs: Mapping[TopicPartition, int], *, isolation_level: int = 0
+    ) -> dict[TopicPartition, OffsetInfo | KafkaError]:
+        """Offsets by timestamp, or EARLIEST (-2) / LATEST (-1) / MAX_TIMESTAMP (-3), per partition."""
+        out: dict[TopicPartition, OffsetInfo | KafkaError] = {}
+        todo = dict(specs)
+        for attempt in range(3):
+            groups, errors = await self._by_leader(todo, refresh=attempt > 0)
+            out.update(errors)
+
+            async def one(node: int, tps: list[TopicPartition], todo: dict[TopicPartition, int]) -> None:
+                topics: dict[str, list[dict[str, Any]]] = {}
+                for tp in tps:
+                    topics.setdefault(tp.topic, []).append(
+                        {"partition_index": tp.partition, "current_leader_epoch": -1, "timestamp": todo[tp]}
+                    )
+                body = {
+                    "replica_id": -1,
+                    "isolation_level": isolation_level,
+                    "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()],
+                    "timeout_ms": self._timeout_ms,
+                }
+                min_version = 3 if any(todo[tp] == MAX_TIMESTAMP for tp in tps) else 1
+                conn = await self.cluster.connection(node)
+                resp = await conn.request(
+                    LIST_OFFSETS, body, version=conn.version(LIST_OFFSETS, min_version=min_version)
+                )
+                for t in resp["topics"]:
+                    for p in t["partitions"]:
+                        tp = TopicPartition(t["name"], p["partition_index"])
+                        code = p["error_code"]
+                        if code:
+                            out[tp] = for_code(code)(
+                                f"cannot list offsets of {tp.topic}-{tp.partition} (error {code})"
+                            )
+                        else:
+                            out[tp] = OffsetInfo(
+                                p["offset"], p.get("timestamp", -1), p.get("leader_epoch", -1)
+                            )
+
+            await asyncio.gather(*(one(n, tps, todo) for n, tps in groups.items()))
+            todo = {
+                tp: s for tp, s in todo.items() if isinstance(out.get(tp), KafkaError) and out[tp].retriable
+            }  # type: ignore[union-attr]
+            if not todo:
+                break
+            await asyncio.sleep(0.05 * (attempt + 1))
+        return out
+
+    async def delete_records(
+        self, before: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, int | KafkaError]:
+        """Move each partition's log start offset to ``before[tp]`` (-1: the high watermark).
+
+        Returns the new low watermark per partition, or its error.
+        """
+        out: dict[TopicPartition, int | KafkaError] = {}
+        groups, errors = await self._by_leader(before)
+        out.update(errors)
+
+        async def one(node: int, tps: list[TopicPartition]) -> None:
+            topics: dict[str, list[dict[str, Any]]] = {}
+            for tp in tps:
+                topics.setdefault(tp.topic, []).append(
+                    {"partition_index": tp.partition, "offset": before[tp]}
+                )
+            body = {
+                "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()],
+                "timeout_ms": self._timeout_ms,
+            }
+            resp = await self.cluster.send(node, DELETE_RECORDS, body)
+            for t in resp["topics"]:
+                for p in t["partitions"]:
+                    tp = TopicPartition(t["name"], p["partition_index"])
+                    code = p["error_code"]
+                    out[tp] = (
+                        for_code(code)(f"cannot delete records of {tp.topic}-{tp.partition} (error {code})")
+                        if code
+                        else p["low_watermark"]
+                    )
+
+        await asyncio.gather(*(one(n, tps) for n, tps in groups.items()))
+        return out
+
+
+def _source(c: dict[str, Any]) -> ConfigSource:
+    src = c.get("config_source", -1)
+    if src is None or src < 0:
+        return ConfigSource.DEFAULT_CONFIG if c.get("is_default") else ConfigSource.UNKNOWN
+    try:
+        return ConfigSource(src)
+    except ValueError:
+        return ConfigSource.UNKNOWN
+
+
+__all__ = [
+    "EARLIEST",
+    "LATEST",
+    "MAX_TIMESTAMP",
+    "AdminClient",
+    "AlterConfigOp",
+    "AlterOp",
+    "ConfigEntry",
+    "ConfigResource",
+    "ConfigSource",
+    "NewTopic",
+    "OffsetInfo",
+    "PartitionDescription",
+    "ResourceType",
+    "TopicDescription",
+    "raise_first",
+]

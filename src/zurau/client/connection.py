@@ -1,0 +1,290 @@
+"""One asyncio connection to one broker: ApiVersions negotiation and pipelined requests.
+
+Wire handling follows :mod:`zurau.protocol.frame`: requests carry header v1 (v2 for flexible
+versions), responses header v0 (v1 for flexible versions, except ApiVersions which is always v0).
+
+Invariants:
+
+* Requests are written in the order :meth:`BrokerConnection.request` is called and the broker
+  answers in that order; every answer is matched to its waiting future by correlation id, so any
+  number of requests may be in flight (pipelining).
+* :meth:`connect` negotiates versions before anything else: it sends ApiVersions v3 and, if the
+  broker answers UNSUPPORTED_VERSION (in v0 form, listing what it serves), retries with the
+  highest version both sides know. :meth:`version` then picks, per API, the highest version in
+  the intersection of the broker's range, this codebase's schema range and the caller's cap.
+* A request that gets no answer within its timeout fails with RequestTimeoutError and closes the
+  connection (as Kafka's Java client does), failing every other waiting request with
+  ConnectionLostError; so does the peer closing the socket. After :meth:`close` returns no task
+  of this connection is left running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import importlib.metadata
+import logging
+import struct
+from typing import Any
+
+from zurau.client.errors import (
+    BrokerUnreachableError,
+    ConnectionLostError,
+    RequestTimeoutError,
+    UnsupportedApiError,
+)
+from zurau.protocol import codec
+from zurau.protocol.errors import UnsupportedVersionError
+from zurau.protocol.primitives import DecodeError, skip_tagged_fields, write_nullable_string16
+
+log = logging.getLogger("zurau.client")
+
+
+@functools.cache
+def _software_version() -> str:
+    """Zurau's version for ApiVersions (read from the installed metadata, not from the
+    ``zurau`` package, whose lazy exports reach the broker stack)."""
+    try:
+        return importlib.metadata.version("zurau")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
+        return "0"
+
+
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+_HEAD = struct.Struct(">hhi")
+
+API_VERSIONS = 18
+_FIRST_API_VERSIONS_VERSION = 3
+MAX_RESPONSE_SIZE = 1 << 30  # sanity bound on an answer's size prefix
+
+
+class BrokerConnection:
+    """A connection to ``host:port``; ``node_id`` is -1 until metadata names the broker."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        client_id: str = "zurau",
+        request_timeout: float = 30.0,
+        node_id: int = -1,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.node_id = node_id
+        self.client_id = client_id
+        self.request_timeout = request_timeout
+        self.api_versions: dict[int, tuple[int, int]] = {}
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._read_task: asyncio.Task[None] | None = None
+        self._pending: dict[int, tuple[asyncio.Future[dict[str, Any]], int, int]] = {}
+        self._next_correlation_id = 0
+        self._closed = False
+        self._close_reason: str | None = None
+
+    def __repr__(self) -> str:
+        return f"BrokerConnection({self.host}:{self.port}, node {self.node_id})"
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def connected(self) -> bool:
+        return self._writer is not None and not self._closed
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._pending)
+
+    # ------------------------------------------------------------------ lifecycle
+    async def connect(self, timeout: float = 10.0) -> BrokerConnection:
+        """Open the socket and negotiate API versions. BrokerUnreachableError if it cannot."""
+        try:
+            self._reader, self._writer = await asyncio.wait_for(
+                asyncio.open_connection(self.host, self.port), timeout
+            )
+        except (OSError, TimeoutError) as e:
+            reason = "timed out" if isinstance(e, TimeoutError) else (e.strerror or str(e))
+            raise BrokerUnreachableError(f"cannot connect to {self.address}: {reason}") from None
+        self._read_task = asyncio.get_running_loop().create_task(
+            self._read_loop(), name=f"zurau-client-read-{self.address}"
+        )
+        try:
+            await self._negotiate(timeout)
+        except BaseException:
+            await self.close()
+            raise
+        return self
+
+    async def _negotiate(self, timeout: float) -> None:
+        body = {"client_software_name": "zurau", "client_software_version": _software_version()}
+        version = _FIRST_API_VERSIONS_VERSION
+        for _ in range(2):
+            resp = await self._send(API_VERSIONS, version, body, timeout)
+            ranges = {k["api_key"]: (k["min_version"], k["max_version"]) for k in resp["api_keys"]}
+            if resp["error_code"] == UnsupportedVersionError.code and API_VERSIONS in ranges:
+                lo, hi = ranges[API_VERSIONS]
+                version = min(hi, codec.schema_for(API_VERSIONS).max_version)
+                if version < lo:
+                    break
+                continue
+            if resp["error_code"]:
+                raise UnsupportedApiError(f"{self.address} refused ApiVersions (error {resp['error_code']})")
+            self.api_versions = ranges
+            return
+        raise UnsupportedApiError(f"{self.address} speaks no ApiVersions version this client knows")
+
+    async def close(self) -> None:
+        """Close the socket, fail waiting requests, and wait for the reader task to end."""
+        self._fail_all("connection closed")
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+        task, self._read_task = self._read_task, None
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    # ------------------------------------------------------------------ versions
+    def supports(self, api_key: int) -> bool:
+        return api_key in self.api_versions
+
+    def version(self, api_key: int, max_version: int | None = None, min_version: int = 0) -> int:
+        """The highest version of ``api_key`` both sides speak, within [min_version, max_version]."""
+        schema = codec.schema_for(api_key)
+        theirs = self.api_versions.get(api_key)
+        if theirs is None:
+            raise UnsupportedApiError(
+                f"broker {self.address} does not serve {schema.name} (api key {api_key})"
+            )
+        hi = min(theirs[1], schema.max_version, max_version if max_version is not None else 1 << 15)
+        lo = max(theirs[0], schema.min_version, min_version)
+        if hi < lo:
+            raise UnsupportedApiError(
+                f"broker {self.address} serves {schema.name} v{theirs[0]}-{theirs[1]}, "
+                f"this client needs v{lo}-{min(schema.max_version, max_version or schema.max_version)}"
+            )
+        return hi
+
+    # ------------------------------------------------------------------ requests
+    async def request(
+        self,
+        api_key: int,
+        body: dict[str, Any],
+        *,
+        version: int | None = None,
+        max_version: int | None = None,
+        timeout: float | None = None,
+        expect_response: bool = True,
+    ) -> dict[str, Any]:
+        """Send one request and return the decoded answer (``{}`` when none is expected)."""
+        if version is None:
+            version = self.version(api_key, max_version)
+        return await self._send(api_key, version, body, timeout, expect_response)
+
+    async def _send(
+        self,
+        api_key: int,
+        version: int,
+        body: dict[str, Any],
+        timeout: float | None,
+        expect_response: bool = True,
+    ) -> dict[str, Any]:
+        if self._closed or self._writer is None:
+            raise ConnectionLostError(f"connection to {self.address} is closed ({self._close_reason})")
+        schema = codec.schema_for(api_key)
+        cid = self._next_correlation_id
+        self._next_correlation_id = (cid + 1) & 0x7FFFFFFF
+        head = bytearray(_HEAD.pack(api_key, version, cid))
+        write_nullable_string16(head, self.client_id)
+        if schema.is_flexible(version):
+            head.append(0)  # header v2: no tagged fields
+        payload = codec.encode(api_key, version, "request", body)
+        fut: asyncio.Future[dict[str, Any]] | None = None
+        if expect_response:
+            fut = asyncio.get_running_loop().create_future()
+            self._pending[cid] = (fut, api_key, version)
+        self._writer.write(_I32.pack(len(head) + len(payload)) + bytes(head) + payload)
+        try:
+            await self._writer.drain()
+        except (ConnectionError, OSError) as e:
+            self._fail_all(f"write failed: {e}")
+            if fut is not None:
+                # _fail_all has set the exception; retrieve it so it is not reported as unretrieved.
+                fut.exception()
+            raise ConnectionLostError(f"connection to {self.address} lost: {e}") from None
+        if fut is None:
+            return {}
+        wait = self.request_timeout if timeout is None else timeout
+        try:
+            return await asyncio.wait_for(fut, wait)
+        except TimeoutError:
+            self._pending.pop(cid, None)
+            self._fail_all(f"{schema.name} timed out")
+            raise RequestTimeoutError(
+                f"{schema.name} to {self.address} got no answer within {wait * 1000:.0f} ms"
+            ) from None
+
+    async def _read_loop(self) -> None:
+        reader = self._reader
+        assert reader is not None
+        reason = "closed by the broker"
+        try:
+            while True:
+                size = _I32.unpack(await reader.readexactly(4))[0]
+                if not 4 <= size <= MAX_RESPONSE_SIZE:
+                    reason = f"invalid response size {size}"
+                    break
+                data = await reader.readexactly(size)
+                (cid,) = _I32.unpack_from(data, 0)
+                entry = self._pending.pop(cid, None)
+                if entry is None:
+                    continue  # the answer to a request that timed out
+                fut, api_key, version = entry
+                if fut.done():
+                    continue
+                try:
+                    fut.set_result(self._decode(api_key, version, data))
+                except DecodeError as e:
+                    fut.set_exception(ConnectionLostError(f"undecodable answer from {self.address}: {e}"))
+        except asyncio.CancelledError:
+            raise
+        except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
+            if not isinstance(e, asyncio.IncompleteReadError):
+                reason = str(e)
+        self._fail_all(reason)
+
+    @staticmethod
+    def _decode(api_key: int, version: int, data: bytes) -> dict[str, Any]:
+        schema = codec.schema_for(api_key)
+        pos = 4
+        if api_key == API_VERSIONS:
+            # An UNSUPPORTED_VERSION answer comes in v0 form whatever version was asked for.
+            (error_code,) = _I16.unpack_from(data, pos)
+            if error_code == UnsupportedVersionError.code:
+                version = 0
+        elif schema.response_header_version(version) == 1:
+            pos = skip_tagged_fields(data, pos)
+        return codec.decode(api_key, version, "response", memoryview(data)[pos:])
+
+    def _fail_all(self, reason: str) -> None:
+        if not self._closed:
+            self._closed = True
+            self._close_reason = reason
+            if self._writer is not None:
+                self._writer.close()
+        pending, self._pending = self._pending, {}
+        for fut, api_key, _v in pending.values():
+            if not fut.done():
+                name = codec.schema_for(api_key).name
+                fut.set_exception(
+                    ConnectionLostError(f"connection to {self.address} lost during {name}: {reason}")
+                )

@@ -1,0 +1,473 @@
+"""Classic consumer-group membership: FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
+and committed offsets (OffsetCommit, OffsetFetch).
+
+The member uses protocol type ``consumer`` with the ``range`` assignor, whose subscription and
+assignment bytes follow Kafka's ``ConsumerProtocol`` (written at version 0; any later version is
+read, its extra fields ignored)::
+
+    Subscription = version int16 | topics [string] | user_data bytes | ...
+    Assignment   = version int16 | [topic string | partitions [int32]] | user_data bytes | ...
+
+Range assignment (Kafka's ``RangeAssignor``): per topic, the members subscribed to it sorted by
+member id; with ``n`` partitions and ``c`` members, member ``i`` gets ``n // c`` consecutive
+partitions plus one more if ``i < n % c``.
+
+Invariants: :meth:`GroupMember.join` returns only after a successful SyncGroup, with the
+heartbeat task running for that generation; ``needs_rejoin`` becomes true when a heartbeat learns
+of a rebalance or that the generation is gone; :meth:`leave` stops the heartbeat and leaves, and
+no task of the member is left running afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import struct
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from zurau.client.cluster import BrokerNode, Cluster
+from zurau.client.errors import ClientError
+from zurau.client.types import TopicPartition
+from zurau.protocol.errors import KafkaError, for_code
+
+log = logging.getLogger("zurau.client.group")
+
+OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = 8, 9, 10
+JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 11, 12, 13, 14
+OFFSET_COMMIT_MAX_VERSION = 9  # v10 names topics by id
+OFFSET_FETCH_MAX_VERSION = 9
+
+GROUP_APIS = {FIND_COORDINATOR: "FindCoordinator", JOIN_GROUP: "JoinGroup", SYNC_GROUP: "SyncGroup",
+              HEARTBEAT: "Heartbeat", LEAVE_GROUP: "LeaveGroup", OFFSET_COMMIT: "OffsetCommit",
+              OFFSET_FETCH: "OffsetFetch"}  # fmt: skip
+
+# Error codes
+COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR = 14, 15, 16
+ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS = 22, 25, 27
+MEMBER_ID_REQUIRED = 79
+_COORDINATOR_MOVED = {COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR}
+
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+
+
+# ---------------------------------------------------------------------------- ConsumerProtocol
+def _w_string(out: bytearray, s: str) -> None:
+    b = s.encode()
+    out += _I16.pack(len(b)) + b
+
+
+def _w_bytes(out: bytearray, b: bytes | None) -> None:
+    if b is None:
+        out += _I32.pack(-1)
+    else:
+        out += _I32.pack(len(b)) + b
+
+
+class _Reader:
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.pos = 0
+
+    def i16(self) -> int:
+        (v,) = _I16.unpack_from(self.data, self.pos)
+        self.pos += 2
+        return v
+
+    def i32(self) -> int:
+        (v,) = _I32.unpack_from(self.data, self.pos)
+        self.pos += 4
+        return v
+
+    def string(self) -> str:
+        n = self.i16()
+        if n < 0 or self.pos + n > len(self.data):
+            raise ValueError("bad string in consumer protocol data")
+        s = self.data[self.pos : self.pos + n].decode()
+        self.pos += n
+        return s
+
+
+def encode_subscription(topics: Iterable[str], user_data: bytes | None = None) -> bytes:
+    topics = sorted(set(topics))
+    out = bytearray(_I16.pack(0) + _I32.pack(len(topics)))
+    for t in topics:
+        _w_string(out, t)
+    _w_bytes(out, user_data)
+    return bytes(out)
+
+
+def decode_subscription(data: bytes) -> list[str]:
+    r = _Reader(data)
+    if r.i16() < 0:
+        raise ValueError("negative subscription version")
+    return [r.string() for _ in range(r.i32())]
+
+
+def encode_assignment(partitions: Iterable[TopicPartition]) -> bytes:
+    by_topic: dict[str, list[int]] = {}
+    for tp in partitions:
+        by_topic.setdefault(tp.topic, []).append(tp.partition)
+    out = bytearray(_I16.pack(0) + _I32.pack(len(by_topic)))
+    for topic, parts in sorted(by_topic.items()):
+        _w_string(out, topic)
+        out += _I32.pack(len(parts))
+        for p in sorted(parts):
+            out += _I32.pack(p)
+    _w_bytes(out, None)
+    return bytes(out)
+
+
+def decode_assignment(data: bytes) -> list[TopicPartition]:
+    if not data:
+        return []
+    r = _Reader(data)
+    if r.i16() < 0:
+        raise ValueError("negative assignment version")
+    out = []
+    for _ in range(r.i32()):
+        topic = r.string()
+        out.extend(TopicPartition(topic, r.i32()) for _ in range(r.i32()))
+    return out
+
+
+def range_assign(
+    subscriptions: Mapping[str, Sequence[str]], partition_counts: Mapping[str, int]
+) -> dict[str, list[TopicPartition]]:
+    """Kafka's RangeAssignor over ``{member_id: topics}`` and ``{topic: partition count}``."""
+    result: dict[str, list[TopicPartition]] = {m: [] for m in subscriptions}
+    by_topic: dict[str, list[str]] = {}
+    for member, topics in subscriptions.items():
+        for t in set(topics):
+            by_topic.setdefault(t, []).append(member)
+    for topic, members in by_topic.items():
+        n = partition_counts.get(topic, 0)
+        if n <= 0:
+            continue
+        members.sort()
+        per, extra = divmod(n, len(members))
+        for i, m in enumerate(members):
+            start = per * i + min(i, extra)
+            count = per + (1 if i < extra else 0)
+            result[m].extend(TopicPartition(topic, p) for p in range(start, start + count))
+    return result
+
+
+# ---------------------------------------------------------------------------- membership
+def group_error(code: int, what: str) -> KafkaError:
+    return for_code(code)(f"{what} failed: {for_code(code).__name__} (error {code})")
+
+
+class GroupMember:
+    """One member of a classic consumer group, subscribed to ``topics``."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        group_id: str,
+        *,
+        session_timeout_ms: int = 45_000,
+        rebalance_timeout_ms: int = 60_000,
+        heartbeat_interval_ms: int = 3_000,
+        retry_backoff_ms: int = 100,
+    ) -> None:
+        self.cluster = cluster
+        self.group_id = group_id
+        self.session_timeout_ms = session_timeout_ms
+        self.rebalance_timeout_ms = rebalance_timeout_ms
+        self.heartbeat_interval = heartbeat_interval_ms / 1000
+        self.retry_backoff = retry_backoff_ms / 1000
+        self.member_id = ""
+        self.generation_id = -1
+        self.protocol_name: str | None = None
+        self.topics: list[str] = []
+        self.assignment: list[TopicPartition] = []
+        self.needs_rejoin = True
+        self._coordinator: int | None = None
+        self._heartbeat: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------------ coordinator
+    async def check_apis(self) -> None:
+        """Raise UnsupportedApiError-like ClientError if the broker lacks a group API."""
+        conn = await self.cluster.any_connection()
+        missing = [name for key, name in GROUP_APIS.items() if not conn.supports(key)]
+        if missing:
+            raise ClientError(
+                f"the broker does not serve {', '.join(missing)}: consumer groups are unavailable"
+            )
+
+    async def coordinator(self) -> int:
+        if self._coordinator is not None:
+            return self._coordinator
+        deadline = asyncio.get_running_loop().time() + self.cluster.config.request_timeout
+        while True:
+            conn = await self.cluster.any_connection()
+            version = conn.version(FIND_COORDINATOR)
+            body: dict[str, Any] = {"key": self.group_id, "key_type": 0, "coordinator_keys": [self.group_id]}
+            resp = await conn.request(FIND_COORDINATOR, body, version=version)
+            if version >= 4:
+                c = resp["coordinators"][0]
+                code, node, host, port = c["error_code"], c["node_id"], c["host"], c["port"]
+            else:
+                code, node, host, port = resp["error_code"], resp["node_id"], resp["host"], resp["port"]
+            if not code:
+                if node not in self.cluster.metadata.brokers:
+                    await self.cluster.refresh_metadata([])
+                if node not in self.cluster.metadata.brokers:  # not (yet) in metadata: trust the answer
+                    self.cluster.metadata.brokers[node] = BrokerNode(node, host, port)
+                self._coordinator = node
+                return node
+            if code not in (COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR) or (
+                asyncio.get_running_loop().time() > deadline
+            ):
+                raise group_error(code, f"FindCoordinator for group '{self.group_id}'")
+            await asyncio.sleep(self.retry_backoff)
+
+    async def _send(self, api_key: int, body: dict[str, Any], **kw: Any) -> dict[str, Any]:
+        node = await self.coordinator()
+        try:
+            return await self.cluster.send(node, api_key, body, **kw)
+        except ClientError:
+            self._coordinator = None
+            raise
+
+    # ------------------------------------------------------------------ join
+    async def join(self, topics: Sequence[str]) -> list[TopicPartition]:
+        """(Re)join the group for ``topics``; returns this member's assignment."""
+        await self.stop_heartbeat()
+        self.topics = sorted(set(topics))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.rebalance_timeout_ms / 1000 + self.cluster.config.request_timeout
+        while True:
+            if loop.time() > deadline:
+                raise ClientError(f"could not join group '{self.group_id}' in time")
+            try:
+                assignment = await self._join_once()
+            except _Retry:
+                await asyncio.sleep(self.retry_backoff)
+                continue
+            self.assignment = assignment
+            self.needs_rejoin = False
+            self._heartbeat = loop.create_task(
+                self._heartbeat_loop(), name=f"zurau-heartbeat-{self.group_id}"
+            )
+            return assignment
+
+    async def _join_once(self) -> list[TopicPartition]:
+        conn_version = (await self.cluster.connection(await self.coordinator())).version
+        version = conn_version(JOIN_GROUP)
+        body = {
+            "group_id": self.group_id,
+            "session_timeout_ms": self.session_timeout_ms,
+            "rebalance_timeout_ms": self.rebalance_timeout_ms,
+            "member_id": self.member_id,
+            "group_instance_id": None,
+            "protocol_type": "consumer",
+            "protocols": [{"name": "range", "metadata": encode_subscription(self.topics)}],
+            "reason": None,
+        }
+        resp = await self._send(
+            JOIN_GROUP, body, version=version, timeout=self.rebalance_timeout_ms / 1000 + 5
+        )
+        code = resp["error_code"]
+        if code == MEMBER_ID_REQUIRED:
+            self.member_id = resp["member_id"]
+            raise _Retry
+        if code in (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION):
+            self.member_id = ""
+            raise _Retry
+        if code in _COORDINATOR_MOVED:
+            self._coordinator = None
+            raise _Retry
+        if code in (COORDINATOR_LOAD_IN_PROGRESS, REBALANCE_IN_PROGRESS):
+            raise _Retry
+        if code:
+            raise group_error(code, f"JoinGroup of group '{self.group_id}'")
+        self.generation_id = resp["generation_id"]
+        self.member_id = resp["member_id"]
+        self.protocol_name = resp.get("protocol_name") or "range"
+        assignments: list[dict[str, Any]] = []
+        if resp["leader"] == self.member_id and not resp.get("skip_assignment"):
+            assignments = await self._assign(resp["members"])
+        sync_body = {
+            "group_id": self.group_id,
+            "generation_id": self.generation_id,
+            "member_id": self.member_id,
+            "group_instance_id": None,
+            "protocol_type": "consumer",
+            "protocol_name": self.protocol_name,
+            "assignments": assignments,
+        }
+        sync = await self._send(
+            SYNC_GROUP,
+            sync_body,
+            version=conn_version(SYNC_GROUP),
+            timeout=self.rebalance_timeout_ms / 1000 + 5,
+        )
+        code = sync["error_code"]
+        if code in (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION):
+            self.member_id = "" if code == UNKNOWN_MEMBER_ID else self.member_id
+            raise _Retry
+        if code in _COORDINATOR_MOVED:
+            self._coordinator = None
+            raise _Retry
+        if code == REBALANCE_IN_PROGRESS:
+            raise _Retry
+        if code:
+            raise group_error(code, f"SyncGroup of group '{self.group_id}'")
+        return decode_assignment(bytes(sync["assignment"] or b""))
+
+    async def _assign(self, members: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        subs: dict[str, list[str]] = {}
+        for m in members:
+            try:
+                subs[m["member_id"]] = decode_subscription(bytes(m["metadata"]))
+            except (ValueError, struct.error):
+                log.warning("member %s sent an unreadable subscription", m["member_id"])
+                subs[m["member_id"]] = []
+        topics = sorted({t for ts in subs.values() for t in ts})
+        md = await self.cluster.refresh_metadata(topics)
+        counts = {
+            t: len(md.topics[t].partitions) for t in topics if t in md.topics and not md.topics[t].error_code
+        }
+        plan = range_assign(subs, counts)
+        return [{"member_id": m, "assignment": encode_assignment(tps)} for m, tps in plan.items()]
+
+    # ------------------------------------------------------------------ heartbeat
+    async def _heartbeat_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.heartbeat_interval)
+            body = {
+                "group_id": self.group_id,
+                "generation_id": self.generation_id,
+                "member_id": self.member_id,
+                "group_instance_id": None,
+            }
+            try:
+                resp = await self._send(HEARTBEAT, body)
+            except (ClientError, KafkaError) as e:
+                log.debug("heartbeat failed: %s", e)
+                continue
+            code = resp["error_code"]
+            if code == REBALANCE_IN_PROGRESS:
+                self.needs_rejoin = True
+            elif code in (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION):
+                if code == UNKNOWN_MEMBER_ID:
+                    self.member_id = ""
+                self.needs_rejoin = True
+                return
+            elif code in _COORDINATOR_MOVED:
+                self._coordinator = None
+            elif code:
+                log.warning("heartbeat of group %s: error %d", self.group_id, code)
+
+    async def stop_heartbeat(self) -> None:
+        task, self._heartbeat = self._heartbeat, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def leave(self) -> None:
+        """Stop heartbeating and leave the group (errors are logged, not raised)."""
+        await self.stop_heartbeat()
+        if not self.member_id or self._coordinator is None:
+            return
+        try:
+            conn = await self.cluster.connection(self._coordinator)
+            version = conn.version(LEAVE_GROUP)
+            body = {
+                "group_id": self.group_id,
+                "member_id": self.member_id,
+                "members": [
+                    {
+                        "member_id": self.member_id,
+                        "group_instance_id": None,
+                        "reason": "the consumer is closing",
+                    }
+                ],
+            }
+            await conn.request(LEAVE_GROUP, body, version=version, timeout=5)
+        except (ClientError, KafkaError) as e:
+            log.debug("LeaveGroup failed: %s", e)
+        self.member_id = ""
+        self.generation_id = -1
+
+    # ------------------------------------------------------------------ offsets
+    async def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Commit ``{tp: next offset to read}``; raises the first partition error."""
+        if not offsets:
+            return
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for tp, off in offsets.items():
+            topics.setdefault(tp.topic, []).append(
+                {
+                    "partition_index": tp.partition,
+                    "committed_offset": off,
+                    "committed_leader_epoch": -1,
+                    "committed_metadata": "",
+                }  # fmt: skip
+            )
+        body = {
+            "group_id": self.group_id,
+            "generation_id_or_member_epoch": self.generation_id,
+            "member_id": self.member_id,
+            "group_instance_id": None,
+            "retention_time_ms": -1,
+            "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()],
+        }
+        resp = await self._send(OFFSET_COMMIT, body, max_version=OFFSET_COMMIT_MAX_VERSION)
+        for t in resp["topics"]:
+            for p in t["partitions"]:
+                code = p["error_code"]
+                if code:
+                    if code in (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID):
+                        self.needs_rejoin = True
+                    if code in _COORDINATOR_MOVED:
+                        self._coordinator = None
+                    raise group_error(code, f"OffsetCommit of {t['name']}-{p['partition_index']}")
+
+    async def committed(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """Committed offsets of ``tps`` (partitions with none are left out)."""
+        by_topic: dict[str, list[int]] = {}
+        for tp in tps:
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        if not by_topic:
+            return {}
+        node = await self.coordinator()
+        conn = await self.cluster.connection(node)
+        version = conn.version(OFFSET_FETCH, OFFSET_FETCH_MAX_VERSION)
+        topics = [{"name": n, "partition_indexes": ps} for n, ps in by_topic.items()]
+        if version >= 8:
+            body: dict[str, Any] = {
+                "groups": [
+                    {"group_id": self.group_id, "member_id": None, "member_epoch": -1, "topics": topics}
+                ],
+                "require_stable": False,
+            }
+        else:
+            body = {"group_id": self.group_id, "topics": topics, "require_stable": False}
+        resp = await self._send(OFFSET_FETCH, body, version=version)
+        if version >= 8:
+            g = resp["groups"][0]
+            code, results = g["error_code"], g["topics"]
+        else:
+            code, results = resp.get("error_code", 0), resp["topics"]
+        if code:
+            if code in _COORDINATOR_MOVED:
+                self._coordinator = None
+            raise group_error(code, f"OffsetFetch of group '{self.group_id}'")
+        out: dict[TopicPartition, int] = {}
+        for t in results:
+            for p in t["partitions"]:
+                if p["error_code"]:
+                    raise group_error(p["error_code"], f"OffsetFetch of {t['name']}-{p['partition_index']}")
+                if p["committed_offset"] >= 0:
+                    out[TopicPartition(t["name"], p["partition_index"])] = p["committed_offset"]
+        return out
+
+
+class _Retry(Exception):
+    """Internal: the join round must be started again."""

@@ -1,0 +1,21 @@
+"""kafka-python consumer groups against Zurau (FindCoordinator v6, JoinGroup v7, SyncGroup v5,
+Heartbeat v4, LeaveGroup v5, OffsetCommit/Fetch v8) through the kill / join scenario of
+:mod:`tests.compat.group_scenario`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.compat.group_scenario import SESSION_MS, run_group_scenario
+
+pytest.importorskip("kafka")
+pytestmark = pytest.mark.slow
+
+
+def test_group_kill_and_join(tmp_path: Path) -> None:
+    t = run_group_scenario("kafka-python", tmp_path)
+    print(t)
+    assert t["takeover_after_kill"] < SESSION_MS / 1000 + 6, t
