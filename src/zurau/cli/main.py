@@ -4,6 +4,7 @@
   with Kafka's broker config names; with no config file it listens on 127.0.0.1:9092 and keeps
   data in ./data.
 * ``zurau topics list|create|describe|delete|alter``, ``zurau configs describe|alter``,
+  ``zurau groups list|describe|delete|reset-offsets``,
   ``zurau produce TOPIC`` and ``zurau consume TOPIC`` are Kafka tools: they talk to any
   Kafka-compatible cluster through :mod:`zurau.client` (``--bootstrap-server``,
   ``--command-config``), never through the broker code, and fail with one line on stderr and
@@ -21,8 +22,9 @@ from pathlib import Path
 
 import typer
 
-from zurau.cli import configs, topics
+from zurau.cli import configs, groups, topics
 from zurau.cli.consume import consume
+from zurau.cli.pipeline import app as pipeline_app
 from zurau.cli.produce import produce
 
 app = typer.Typer(
@@ -34,6 +36,8 @@ broker_app = typer.Typer(help="Run a Zurau broker.", no_args_is_help=True)
 app.add_typer(broker_app, name="broker")
 app.add_typer(topics.app, name="topics")
 app.add_typer(configs.app, name="configs")
+app.add_typer(groups.app, name="groups")
+app.add_typer(pipeline_app, name="pipeline")
 app.command("produce")(produce)
 app.command("consume")(consume)
 

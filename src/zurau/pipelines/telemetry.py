@@ -1,0 +1,503 @@
+"""The flagship pipeline: device telemetry through Kafka and Spark Structured Streaming.
+
+1. A generator thread produces ``events`` JSON readings, keyed by device id, to ``telemetry``
+   at ``rate`` events/s: ``{"device": "dev-007", "ts": <epoch ms>, "temperature": 21.4,
+   "humidity": 40.2}``. Event time is simulated: it advances evenly over ``span_minutes`` minutes
+   starting at a whole minute, so a one-minute run still yields many one-minute windows. About
+   ``spike_ratio`` of readings are spikes above ``threshold``. After the last reading one
+   ``__eos__`` record two minutes later moves the watermark past every window so the last
+   windows are emitted (it is dropped after the watermark, before any aggregation).
+2. Spark reads ``telemetry`` with the ``zurau`` source, parses the JSON, and runs three queries:
+   per-device one-minute tumbling windows with a 30-second watermark (count, mean and max
+   temperature, mean humidity, readings over the threshold) written as JSON, keyed by device,
+   to ``telemetry-agg`` through the ``zurau`` sink and to a Parquet table; and every reading
+   over the threshold written to ``alerts`` through the sink.
+3. When the queries have processed everything, the run reads its own results back (only
+   offsets written during this run) and returns a :class:`Summary` that checks them against
+   what was generated: every reading counted once, every spike alerted.
+
+Works on the embedded broker (``bootstrap=None``: one is started in this process with a
+temporary log) or any Kafka cluster. Topics are created when missing (3 partitions).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+TELEMETRY, AGGREGATES, ALERTS = "telemetry", "telemetry-agg", "alerts"
+EOS_DEVICE = "__eos__"
+WINDOW = "1 minute"
+WATERMARK = "30 seconds"
+
+
+@dataclass(frozen=True)
+class TelemetryConfig:
+    """What one run generates and how it is processed."""
+
+    events: int = 30_000
+    devices: int = 50
+    rate: float = 3_000.0
+    """Events per second the generator sends (0: as fast as it can)."""
+    span_minutes: int = 10
+    threshold: float = 75.0
+    spike_ratio: float = 0.01
+    partitions: int = 3
+    seed: int = 7
+    trigger_seconds: float = 2.0
+    timeout_s: float = 300.0
+
+
+@dataclass
+class Generated:
+    """What the generator sent (ground truth for the summary's checks)."""
+
+    events: int = 0
+    spikes: int = 0
+    per_device: dict[str, int] = field(default_factory=dict)
+    windows: set[tuple[str, int]] = field(default_factory=set)  # (device, window start ms)
+    seconds: float = 0.0
+
+
+@dataclass
+class DeviceRow:
+    device: str
+    readings: int
+    windows: int
+    mean_temperature: float
+    max_temperature: float
+    alerts: int
+
+
+@dataclass
+class Summary:
+    """A run's results, read back from Kafka and the Parquet table."""
+
+    bootstrap: str
+    generated: Generated
+    aggregates_in_kafka: int
+    readings_in_aggregates: int
+    alerts_in_kafka: int
+    parquet_rows: int
+    parquet_path: str
+    top_devices: list[DeviceRow]
+    seconds: float
+
+    @property
+    def checks(self) -> dict[str, bool]:
+        g = self.generated
+        return {
+            "every reading counted once in the aggregates": self.readings_in_aggregates == g.events,
+            "one aggregate per device and minute": self.aggregates_in_kafka == len(g.windows),
+            "Parquet table matches telemetry-agg": self.parquet_rows == self.aggregates_in_kafka,
+            "every spike alerted once": self.alerts_in_kafka == g.spikes,
+        }
+
+    @property
+    def ok(self) -> bool:
+        return all(self.checks.values())
+
+
+# --------------------------------------------------------------------------- generator
+def reading(rng: random.Random, device_no: int, spike_ratio: float, threshold: float) -> tuple[float, float]:
+    """(temperature, humidity) of one reading: a per-device baseline plus noise, rarely a spike."""
+    base = 18.0 + (device_no * 7919 % 100) / 10.0
+    if rng.random() < spike_ratio:
+        return round(threshold + 1.0 + rng.random() * 20.0, 2), round(30 + rng.random() * 40, 1)
+    return round(min(base + rng.gauss(0, 1.5), threshold - 1.0), 2), round(30 + rng.random() * 40, 1)
+
+
+def generate(bootstrap: str, cfg: TelemetryConfig, start_ms: int, stop: threading.Event) -> Generated:
+    """Produce ``cfg.events`` readings (and the end-of-stream record) to ``telemetry``."""
+    from confluent_kafka import Producer
+
+    rng = random.Random(cfg.seed)
+    out = Generated()
+    errors: list[Any] = []
+    p = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 20,
+            "acks": "all",
+            "on_delivery": lambda err, _m: errors.append(err) if err else None,
+            "delivery.report.only.error": True,
+        }
+    )
+    step_ms = cfg.span_minutes * 60_000 / max(cfg.events, 1)
+    t0 = time.monotonic()
+    last_ts = start_ms
+    for i in range(cfg.events):
+        if stop.is_set():
+            break
+        device_no = rng.randrange(cfg.devices)
+        device = f"dev-{device_no:03d}"
+        ts = start_ms + int(i * step_ms)
+        temperature, humidity = reading(rng, device_no, cfg.spike_ratio, cfg.threshold)
+        value = json.dumps({"device": device, "ts": ts, "temperature": temperature, "humidity": humidity})
+        _produce(p, device.encode(), value.encode())
+        out.events += 1
+        out.spikes += temperature > cfg.threshold
+        out.per_device[device] = out.per_device.get(device, 0) + 1
+        out.windows.add((device, ts - ts % 60_000))
+        last_ts = ts
+        if cfg.rate > 0 and i % 100 == 99:
+            ahead = (i + 1) / cfg.rate - (time.monotonic() - t0)
+            if ahead > 0:
+                time.sleep(ahead)
+    eos = json.dumps({"device": EOS_DEVICE, "ts": last_ts + 120_000, "temperature": 0.0, "humidity": 0.0})
+    _produce(p, EOS_DEVICE.encode(), eos.encode())
+    if p.flush(60) != 0 or errors:
+        raise RuntimeError(f"telemetry generator: {len(errors)} records failed: {errors[:3]}")
+    out.seconds = time.monotonic() - t0
+    return out
+
+
+def _produce(p: Any, key: bytes, value: bytes) -> None:
+    while True:
+        try:
+            p.produce(TELEMETRY, value, key)
+            p.poll(0)
+            return
+        except BufferError:
+            p.poll(0.05)
+
+
+# --------------------------------------------------------------------------- Kafka helpers
+def ensure_topics(bootstrap: str, partitions: int) -> None:
+    """Create the pipeline's topics where missing."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    existing = set(admin.list_topics(timeout=30).topics)
+    new = [NewTopic(t, partitions, 1) for t in (TELEMETRY, AGGREGATES, ALERTS) if t not in existing]
+    for topic, fut in admin.create_topics(new, operation_timeout=30).items() if new else []:
+        try:
+            fut.result(60)
+        except KafkaException as e:
+            if "already exists" not in str(e).lower() and "TOPIC_ALREADY_EXISTS" not in str(e):
+                raise
+            log.info("topic %s already exists", topic)
+
+
+def end_offsets(bootstrap: str, topic: str) -> dict[str, dict[str, int]]:
+    """Spark offset JSON of the topic's current end (where this run's records will start)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "zurau-pipeline-offsets"})
+    try:
+        parts = c.list_topics(topic, timeout=30).topics[topic].partitions
+        return {
+            topic: {str(p): c.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1] for p in parts}
+        }
+    finally:
+        c.close()
+
+
+# --------------------------------------------------------------------------- Spark
+def build_queries(
+    spark: Any, bootstrap: str, cfg: TelemetryConfig, start: dict[str, Any], workdir: Path
+) -> list[Any]:
+    """Start the three streaming queries; returns them (aggregates to Kafka, alerts, Parquet)."""
+    from pyspark.sql import functions as F
+
+    raw = (
+        spark.readStream.format("zurau")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", TELEMETRY)
+        .option("startingOffsets", json.dumps(start))
+        .load()
+    )
+    schema = "device string, ts long, temperature double, humidity double"
+    readings = (
+        raw.select(F.from_json(F.col("value").cast("string"), schema).alias("r"))
+        .select("r.*")
+        .withColumn("event_time", F.timestamp_millis("ts"))
+    )
+    aggregates = (
+        readings.where(F.col("event_time").isNotNull())
+        .withWatermark("event_time", WATERMARK)
+        # The end-of-stream record must reach the watermark before it is dropped: Spark pushes a
+        # filter below the watermark unless it references the event-time column, so this one does
+        # (event_time is never null here).
+        .where((F.col("device") != EOS_DEVICE) | F.col("event_time").isNull())
+        .groupBy(F.window("event_time", WINDOW).alias("w"), "device")
+        .agg(
+            F.count("*").alias("readings"),
+            F.round(F.avg("temperature"), 3).alias("mean_temperature"),
+            F.max("temperature").alias("max_temperature"),
+            F.round(F.avg("humidity"), 3).alias("mean_humidity"),
+            F.sum((F.col("temperature") > cfg.threshold).cast("int")).alias("over_threshold"),
+        )
+        .select(
+            "device",
+            F.col("w.start").alias("window_start"),
+            F.col("w.end").alias("window_end"),
+            "readings",
+            "mean_temperature",
+            "max_temperature",
+            "mean_humidity",
+            "over_threshold",
+        )
+    )
+    alerts = readings.where((F.col("device") != EOS_DEVICE) & (F.col("temperature") > cfg.threshold)).select(
+        F.col("device").alias("key"),
+        F.to_json(
+            F.struct(
+                "device",
+                F.date_format("event_time", "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").alias("time"),
+                "temperature",
+                F.lit(cfg.threshold).alias("threshold"),
+            )
+        ).alias("value"),
+    )
+    trigger = {"processingTime": f"{cfg.trigger_seconds} seconds"}
+
+    def to_kafka(df: Any, topic: str, name: str) -> Any:
+        return (
+            df.writeStream.format("zurau")
+            .queryName(name)
+            .option("kafka.bootstrap.servers", bootstrap)
+            .option("topic", topic)
+            .option("checkpointLocation", str(workdir / "checkpoints" / name))
+            .outputMode("append")
+            .trigger(**trigger)
+            .start()
+        )
+
+    agg_json = aggregates.select(F.col("device").alias("key"), F.to_json(F.struct("*")).alias("value"))
+    return [
+        to_kafka(agg_json, AGGREGATES, "telemetry_aggregates"),
+        to_kafka(alerts, ALERTS, "telemetry_alerts"),
+        aggregates.writeStream.format("parquet")
+        .queryName("telemetry_parquet")
+        .option("path", str(workdir / "aggregates.parquet"))
+        .option("checkpointLocation", str(workdir / "checkpoints" / "telemetry_parquet"))
+        .outputMode("append")
+        .trigger(**trigger)
+        .start(),
+    ]
+
+
+def _read_back(spark: Any, bootstrap: str, topic: str, start: dict[str, Any]) -> Any:
+    return (
+        spark.read.format("zurau")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", json.dumps(start))
+        .load()
+    )
+
+
+def summarize(
+    spark: Any,
+    bootstrap: str,
+    generated: Generated,
+    agg_start: dict[str, Any],
+    alerts_start: dict[str, Any],
+    parquet: Path,
+    seconds: float,
+    top: int = 10,
+) -> Summary:
+    """Read this run's results back and compare them with what was generated."""
+    from pyspark.sql import functions as F
+
+    schema = (
+        "device string, readings long, mean_temperature double, max_temperature double, over_threshold long"
+    )
+    aggs = (
+        _read_back(spark, bootstrap, AGGREGATES, agg_start)
+        .select(F.from_json(F.col("value").cast("string"), schema).alias("a"))
+        .select("a.*")
+    )
+    totals = aggs.agg(F.count("*").alias("n"), F.sum("readings").alias("readings")).first()
+    per_device = (
+        aggs.groupBy("device")
+        .agg(
+            F.sum("readings").alias("readings"),
+            F.count("*").alias("windows"),
+            (F.sum(F.col("mean_temperature") * F.col("readings")) / F.sum("readings")).alias("mean"),
+            F.max("max_temperature").alias("max"),
+            F.sum("over_threshold").alias("alerts"),
+        )
+        .orderBy(F.desc("max"), "device")
+        .limit(top)
+        .collect()
+    )
+    alerts = _read_back(spark, bootstrap, ALERTS, alerts_start).count()
+    parquet_rows = spark.read.parquet(str(parquet)).count() if parquet.exists() else 0
+    return Summary(
+        bootstrap=bootstrap,
+        generated=generated,
+        aggregates_in_kafka=int(totals["n"] or 0),
+        readings_in_aggregates=int(totals["readings"] or 0),
+        alerts_in_kafka=alerts,
+        parquet_rows=parquet_rows,
+        parquet_path=str(parquet),
+        top_devices=[
+            DeviceRow(
+                r["device"],
+                int(r["readings"]),
+                int(r["windows"]),
+                float(r["mean"]),
+                float(r["max"]),
+                int(r["alerts"]),
+            )
+            for r in per_device
+        ],
+        seconds=seconds,
+    )
+
+
+def _wait_for(queries: list[Any], done: Callable[[], bool], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        for q in queries:
+            if q.exception() is not None:
+                raise RuntimeError(f"query {q.name} failed: {q.exception()}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the pipeline did not finish within {timeout_s:.0f} s")
+        time.sleep(0.5)
+
+
+def run(
+    bootstrap: str | None = None,
+    cfg: TelemetryConfig | None = None,
+    output: Path | None = None,
+    spark: Any = None,
+    progress: Callable[[str], None] = lambda _msg: None,
+) -> Summary:
+    """Run the whole pipeline once and return its summary (see the module docstring).
+
+    ``bootstrap=None`` starts an embedded broker; ``output`` keeps the Parquet table and
+    checkpoints (a temporary directory otherwise, removed afterwards unless ``output`` is set);
+    ``spark`` reuses a session that has the ``zurau`` format registered.
+    """
+    cfg = cfg or TelemetryConfig()
+    t_start = time.monotonic()
+    with ExitStack() as stack:
+        if bootstrap is None:
+            from zurau.embedded import EmbeddedBroker
+
+            broker = stack.enter_context(EmbeddedBroker(num_partitions=cfg.partitions))
+            bootstrap = broker.bootstrap_servers
+            progress(f"embedded broker on {bootstrap}")
+        workdir = output if output is not None else Path(tempfile.mkdtemp(prefix="zurau-telemetry-"))
+        if output is None:
+            stack.callback(shutil.rmtree, workdir, True)
+        run_dir = workdir / f"run-{int(time.time())}"
+        run_dir.mkdir(parents=True, exist_ok=True)
+
+        ensure_topics(bootstrap, cfg.partitions)
+        starts = {t: end_offsets(bootstrap, t) for t in (TELEMETRY, AGGREGATES, ALERTS)}
+        if spark is None:
+            from zurau.spark import local_session
+
+            progress("starting Spark (local[2])")
+            spark = local_session("zurau-telemetry")
+            stack.callback(spark.stop)
+
+        progress("starting the streaming queries")
+        queries = build_queries(spark, bootstrap, cfg, starts[TELEMETRY], run_dir)
+        stop = threading.Event()
+        try:
+            start_ms = int(time.time() * 1000) // 60_000 * 60_000
+            progress(f"producing {cfg.events:,} readings of {cfg.devices} devices to '{TELEMETRY}'")
+            generated = generate(bootstrap, cfg, start_ms, stop)
+            progress(
+                f"produced {generated.events:,} readings in {generated.seconds:.1f} s; waiting for Spark"
+            )
+            last_window_end = max(w for _, w in generated.windows) + 60_000 if generated.windows else 0
+
+            def finished() -> bool:
+                # Kafka outputs are counted by offsets; the Parquet query by the watermark its
+                # last micro-batch ran with (past the last window: everything was emitted).
+                return (
+                    _records_since(bootstrap, starts[AGGREGATES]) >= len(generated.windows)
+                    and _records_since(bootstrap, starts[ALERTS]) >= generated.spikes
+                    and _watermark_ms(queries[2]) >= last_window_end
+                )
+
+            _wait_for(queries, finished, cfg.timeout_s)
+        finally:
+            stop.set()
+            for q in queries:
+                q.stop()
+        progress("reading the results back")
+        return summarize(
+            spark,
+            bootstrap,
+            generated,
+            starts[AGGREGATES],
+            starts[ALERTS],
+            run_dir / "aggregates.parquet",
+            time.monotonic() - t_start,
+        )
+
+
+def _records_since(bootstrap: str, start: dict[str, dict[str, int]]) -> int:
+    """Records appended to a topic since ``start`` (Spark offset JSON of one topic)."""
+    [(topic, parts)] = start.items()
+    now = end_offsets(bootstrap, topic)[topic]
+    return sum(now[p] - parts.get(p, 0) for p in now)
+
+
+def _watermark_ms(query: Any) -> int:
+    """The watermark a query's last micro-batch ran with (epoch ms; 0 before the first)."""
+    from datetime import datetime
+
+    p = query.lastProgress
+    wm = (p or {}).get("eventTime", {}).get("watermark")
+    return int(datetime.fromisoformat(wm.replace("Z", "+00:00")).timestamp() * 1000) if wm else 0
+
+
+def format_summary(summary: Summary) -> str:
+    """The summary as text tables (rich), for the CLI."""
+    from io import StringIO
+
+    from rich.console import Console
+    from rich.table import Table
+
+    buf = StringIO()
+    console = Console(file=buf, width=100, force_terminal=False)
+    g = summary.generated
+    t = Table(title=f"Telemetry pipeline on {summary.bootstrap} ({summary.seconds:.0f} s)")
+    t.add_column("")
+    t.add_column("value", justify="right")
+    t.add_row(f"readings produced to '{TELEMETRY}'", f"{g.events:,}")
+    t.add_row("devices", f"{len(g.per_device):,}")
+    t.add_row("one-minute windows (device x minute)", f"{len(g.windows):,}")
+    t.add_row(f"aggregates in '{AGGREGATES}'", f"{summary.aggregates_in_kafka:,}")
+    t.add_row("readings counted in aggregates", f"{summary.readings_in_aggregates:,}")
+    t.add_row(f"alerts in '{ALERTS}' (spikes generated)", f"{summary.alerts_in_kafka:,} ({g.spikes:,})")
+    t.add_row("rows in the Parquet table", f"{summary.parquet_rows:,}")
+    console.print(t)
+    d = Table(title=f"Top {len(summary.top_devices)} devices by max temperature")
+    for col in ("device", "readings", "windows", "mean °C", "max °C", "alerts"):
+        d.add_column(col, justify="left" if col == "device" else "right")
+    for r in summary.top_devices:
+        d.add_row(
+            r.device,
+            f"{r.readings:,}",
+            str(r.windows),
+            f"{r.mean_temperature:.2f}",
+            f"{r.max_temperature:.2f}",
+            str(r.alerts),
+        )
+    console.print(d)
+    for name, ok in summary.checks.items():
+        console.print(f"{'ok    ' if ok else 'FAILED'}  {name}", markup=False)
+    console.print(f"Parquet table: {summary.parquet_path}", markup=False)
+    return buf.getvalue()
