@@ -41,3 +41,17 @@ clean:
 bench: $(STAMP)
 	$(BIN)/pip install -q -e '.[test,bench]'
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
+
+# The flagship pipeline, end to end in ~1-2 minutes: a generator produces device telemetry to an
+# embedded broker, Spark Structured Streaming (the zurau source and sink) computes per-device
+# one-minute windows and alerts into Kafka and Parquet, and a summary table is printed.
+# Needs Java 17 (installed with apt when missing and running as root).
+.PHONY: demo
+demo:
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@command -v java >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then (apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless) >/dev/null; \
+	  else echo "Java 17 is needed for Spark: install openjdk-17-jre-headless" >&2; exit 1; fi; }
+	$(BIN)/pip install -q -U pip
+	$(BIN)/pip install -q -e '.[spark]'
+	$(BIN)/zurau pipeline telemetry --events 30000 --devices 50 --rate 3000 --timeout 600

@@ -159,10 +159,17 @@ class ZurauBroker(BrokerUnderTest):
 
     name = "Zurau"
 
-    def __init__(self, workdir: Path, **overrides: str) -> None:
+    def __init__(self, workdir: Path, src: Path | None = None, **overrides: str) -> None:
         super().__init__(workdir)
         self.data_dir = Path(tempfile.mkdtemp(prefix="zurau-data-", dir=workdir))
+        self.src = src  # another checkout's src/ to run instead of the installed one (A/B runs)
         self.overrides = overrides
+
+    def env(self) -> dict[str, str]:
+        env = super().env()
+        if self.src is not None:
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (str(self.src), env.get("PYTHONPATH")) if p)
+        return env
 
     def command(self) -> list[str]:
         args = [

@@ -31,6 +31,7 @@ from typing import Any
 from bench._brokers import BrokerUnderTest, TansuBroker, ZurauBroker, tansu_version
 from bench._storage import log_size_scaling
 from bench._workloads import (
+    CONSUMER_BASE,
     PRODUCER_BASE,
     Measurement,
     consume_throughput,
@@ -78,7 +79,7 @@ FULL = Scale(
     growth_rounds=4,
     growth_round_mb=500,
     storage_mb=2000,
-    repeat=2,
+    repeat=3,
 )
 QUICK = Scale(
     produce_seconds=1.5,
@@ -178,7 +179,9 @@ class Runner:
         self.rows: list[Row] = []
         self.verbose = verbose
         self.notes: list[str] = []
+        self.storage_runs = []
         self.other_shares: list[float] = []
+        self.noisy: list[str] = []  # kept runs during which other processes used > NOISE_LIMIT
 
     def log(self, msg: str) -> None:
         if self.verbose:
@@ -256,9 +259,7 @@ class Runner:
         share = m.other_cpu_s / m.seconds if m.seconds > 0 else 0.0
         self.other_shares.append(share)
         if share > NOISE_LIMIT:
-            self.notes.append(
-                f"{name}: {section} '{case}': other processes used {100 * share:.0f}% of a core meanwhile"
-            )
+            self.noisy.append(f"{name} {section} '{case}' ({100 * share:.0f}%)")
 
     def _record_throughput(self, section: str, case: str, res: dict[str, Measurement]) -> None:
         for name, m in res.items():
@@ -398,9 +399,13 @@ class Runner:
                     self._row("logsize", case, "CPU s/MB", "s/MB", False).values[b.name] = m.cpu_s_per_mb
                     self.log(f"[logsize] {b.name} {case}: {m.mb_per_s:.1f} MB/s, RSS {b.rss_mb():.0f} MB")
         self.log("[logsize] Zurau storage alone ...")
-        self.storage_points = log_size_scaling(s.storage_mb, workdir=self.workdir)
+        # Large segments (Kafka-like) over the full size, then many small ones: fetch-by-offset
+        # must stay flat while the segment count grows a hundredfold (a bisect per level).
+        for segment_mb, total_mb in ((64, s.storage_mb), (1, s.storage_mb // 4)):
+            points = log_size_scaling(total_mb, segment_mb=segment_mb, workdir=self.workdir)
+            self.storage_runs.append((segment_mb, points))
 
-    storage_points: list[Any] = []
+    storage_runs: list[tuple[int, list[Any]]]
 
 
 # ------------------------------------------------------------------------------------ reporting
@@ -430,7 +435,8 @@ def report(runner: Runner, command: str, elapsed_s: float) -> str:
         sh = sorted(runner.other_shares)
         out.append(
             f"Other processes on the machine used {100 * sum(sh) / len(sh):.0f}% of a core on average during the "
-            f"kept runs (median {100 * sh[len(sh) // 2]:.0f}%, max {100 * sh[-1]:.0f}%): the more, the noisier.  "
+            f"kept runs (median {100 * sh[len(sh) // 2]:.0f}%, max {100 * sh[-1]:.0f}%; {len(runner.noisy)} of "
+            f"{len(sh)} runs above {100 * NOISE_LIMIT:.0f}%): the more, the noisier the numbers.  "
         )
     out.append("")
     out.append("### Goals (Zurau/Tansu, geometric mean of the matching rows below; worst row in brackets)\n")
@@ -465,19 +471,21 @@ def report(runner: Runner, command: str, elapsed_s: float) -> str:
                 f"| {r.case} | {r.metric} | {_fmt(r.values.get('Zurau'), r.unit)}{unit if r.values.get('Zurau') is not None else ''} "
                 f"| {_fmt(r.values.get('Tansu'), r.unit)}{unit if r.values.get('Tansu') is not None else ''} | {_ratio(r)} |"
             )
-    if runner.storage_points:
+    if runner.storage_runs:
         out.append(
-            "\n### Zurau storage alone: cost against the log's size (PartitionLog, 64 MiB segments, 16 KiB batches)\n"
+            "\n### Zurau storage alone: cost against the log's size (PartitionLog in-process, 16 KiB batches, "
+            "CPU time; fetches at uniformly random offsets, up to 1 MiB each)\n"
         )
         out.append(
-            "| Log size | Segments | Append µs/batch | Append MB/s | read_slice µs (random offset) | read µs (+ bytes) |"
+            "| Segment size | Log size | Segments | Append µs/batch | Append MB/s | read_slice µs | read µs (+ bytes) |"
         )
-        out.append("|---|---|---|---|---|---|")
-        for p in runner.storage_points:
-            out.append(
-                f"| {p.log_mb:,.0f} MB | {p.segments} | {p.append_us_per_batch:.1f} | {p.append_mb_per_s:,.0f} "
-                f"| {p.read_slice_us:.1f} | {p.read_us_per_fetch:.1f} |"
-            )
+        out.append("|---|---|---|---|---|---|---|")
+        for segment_mb, points in runner.storage_runs:
+            for p in points:
+                out.append(
+                    f"| {segment_mb} MiB | {p.log_mb:,.0f} MB | {p.segments:,} | {p.append_us_per_batch:.1f} "
+                    f"| {p.append_mb_per_s:,.0f} | {p.read_slice_us:.1f} | {p.read_us_per_fetch:.1f} |"
+                )
     if runner.notes:
         out.append("\nNotes from this run:\n")
         out.extend(f"- {n}" for n in runner.notes)
@@ -508,7 +516,8 @@ def _environment() -> str:
     return (
         f"Machine: {os.cpu_count()} cores ({cpu}), Linux {platform.release()}, Python {platform.python_version()}; "
         f"{ck}; {tansu_version()}; Zurau at {rev or '?'}; run {time.strftime('%Y-%m-%d %H:%M')}.  \n"
-        f"Producer settings for both brokers: `{json.dumps(PRODUCER_BASE)}` plus the case's acks and compression."
+        f"Client settings for both brokers: producer `{json.dumps(PRODUCER_BASE)}` plus the case's acks and "
+        f"compression; consumer `{json.dumps(CONSUMER_BASE)}`; librdkafka defaults otherwise."
     )
 
 
@@ -539,9 +548,13 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(sections) - set(SECTIONS)
     if unknown:
         ap.error(f"unknown sections: {', '.join(sorted(unknown))}")
-    command = " ".join(
-        [".venv/bin/python -m bench.run", *map(shlex.quote, argv if argv is not None else sys.argv[1:])]
-    )
+    # The command that reproduces the numbers (where they are written to does not matter).
+    shown = ["--quick"] if args.quick else []
+    if args.only != ",".join(SECTIONS):
+        shown += ["--only", args.only]
+    if args.repeat:
+        shown += ["--repeat", str(args.repeat)]
+    command = " ".join([".venv/bin/python -m bench.run", *map(shlex.quote, shown)])
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="zurau-bench-") as tmp:
         runner = Runner(scale, Path(tmp))

@@ -20,7 +20,8 @@ if shutil.which("java") is None:  # pragma: no cover - CI installs Java 17
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[object]:
+def spark(zurau_broker: object) -> Iterator[object]:
+    """Depends on the broker so that it stops first (its workers' pooled consumers go with it)."""
     from zurau.spark import local_session
 
     session = local_session("zurau-tests", cores=2, shuffle_partitions=2)
@@ -59,7 +60,11 @@ def read_all(bootstrap: str, topic: str, partitions: int) -> dict[int, list[obje
     from confluent_kafka import Consumer, KafkaError, TopicPartition
 
     c = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex[:8]}", "enable.partition.eof": True}
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"check-{uuid.uuid4().hex[:8]}",
+            "enable.partition.eof": True,
+        }
     )
     try:
         c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])

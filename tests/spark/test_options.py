@@ -97,7 +97,11 @@ def test_option_names_are_case_insensitive_and_parsed() -> None:
 def test_defaults_follow_spark() -> None:
     stream = parse_source_options(BASE, streaming=True)
     batch = parse_source_options(BASE, streaming=False)
-    assert stream.starting == LatestLimit() and batch.starting == EarliestLimit() and batch.ending == LatestLimit()
+    assert (
+        stream.starting == LatestLimit()
+        and batch.starting == EarliestLimit()
+        and batch.ending == LatestLimit()
+    )
     assert stream.fail_on_data_loss and not stream.include_headers
     # Spark's (Java's) default isolation level, not librdkafka's read_committed.
     assert stream.isolation_level == "read_uncommitted"
@@ -106,13 +110,22 @@ def test_defaults_follow_spark() -> None:
 
 def test_timestamp_options_take_precedence() -> None:
     o = parse_source_options(
-        {**BASE, "startingOffsets": "earliest", "startingTimestamp": "1000", "endingOffsetsByTimestamp": '{"t": {"0": 5}}'},
+        {
+            **BASE,
+            "startingOffsets": "earliest",
+            "startingTimestamp": "1000",
+            "endingOffsetsByTimestamp": '{"t": {"0": 5}}',
+        },
         streaming=False,
     )
     assert o.starting == GlobalTimestampLimit(1000, "error")
     assert o.ending == SpecificTimestampsLimit({TP0: 5}, "error")
     o = parse_source_options(
-        {**BASE, "startingOffsetsByTimestamp": '{"t": {"0": 7}}', "startingOffsetsByTimestampStrategy": "latest"},
+        {
+            **BASE,
+            "startingOffsetsByTimestamp": '{"t": {"0": 7}}',
+            "startingOffsetsByTimestampStrategy": "latest",
+        },
         streaming=True,
     )
     assert o.starting == SpecificTimestampsLimit({TP0: 7}, "latest")
@@ -144,10 +157,18 @@ def test_timestamp_options_take_precedence() -> None:
         ({"kafka.value.deserializer": "x"}, True, "'value.deserializer' is not supported"),
         ({"kafka.enable.auto.commit": "true"}, True, "Kafka option 'enable.auto.commit' is not supported"),
         ({"kafka.interceptor.classes": "x"}, True, "Kafka option 'interceptor.classes' is not supported"),
-        ({"kafka.isolation.level": "sometimes"}, True, "Invalid value sometimes for configuration isolation.level"),
+        (
+            {"kafka.isolation.level": "sometimes"},
+            True,
+            "Invalid value sometimes for configuration isolation.level",
+        ),
         ({"minPartitions": "0"}, True, "minPartitions must be positive"),
         ({"maxRecordsPerPartition": "-1"}, False, "maxrecordsperpartition must be positive"),
-        ({"maxOffsetsPerTrigger": "10", "minOffsetsPerTrigger": "20"}, True, "higher than the maxOffsetsPerTrigger"),
+        (
+            {"maxOffsetsPerTrigger": "10", "minOffsetsPerTrigger": "20"},
+            True,
+            "higher than the maxOffsetsPerTrigger",
+        ),
         ({"failOnDataLoss": "maybe"}, True, 'For input string: "maybe"'),
         ({"maxTriggerDelay": "5 parsecs"}, True, "Time must be specified as"),
     ],
@@ -191,8 +212,13 @@ def test_sink_options() -> None:
     o = parse_sink_options({"kafka.bootstrap.servers": "h:1", "Topic": " out "})
     assert o.topic == "out"
     cfg = o.producer_config()
-    assert cfg["enable.idempotence"] is True and cfg["acks"] == "all" and cfg["partitioner"] == "murmur2_random"
-    assert parse_sink_options({"kafka.bootstrap.servers": "h:1", "kafka.acks": "1"}).producer_config()["acks"] == "1"
+    assert (
+        cfg["enable.idempotence"] is True and cfg["acks"] == "all" and cfg["partitioner"] == "murmur2_random"
+    )
+    assert (
+        parse_sink_options({"kafka.bootstrap.servers": "h:1", "kafka.acks": "1"}).producer_config()["acks"]
+        == "1"
+    )
     with pytest.raises(KafkaOptionError, match="'key.serializer' is not supported"):
         parse_sink_options({"kafka.bootstrap.servers": "h:1", "kafka.key.serializer": "x"})
     with pytest.raises(KafkaOptionError, match="'value.serializer' is not supported"):
@@ -203,22 +229,38 @@ def test_sink_options() -> None:
 
 def test_time_strings() -> None:
     assert [time_string_as_ms(s) for s in ("250", "250ms", "10s", "15m", "2min", "1h", "1d", "500us")] == [
-        250, 250, 10_000, 900_000, 120_000, 3_600_000, 86_400_000, 0,
+        250,
+        250,
+        10_000,
+        900_000,
+        120_000,
+        3_600_000,
+        86_400_000,
+        0,
     ]
 
 
 def test_split_ranges_like_sparks_range_calculator() -> None:
-    big, small, empty = OffsetRange(TP0, 0, 100), OffsetRange(TP1, 10, 20), OffsetRange(TopicPartition("u", 0), 5, 5)
+    big, small, empty = (
+        OffsetRange(TP0, 0, 100),
+        OffsetRange(TP1, 10, 20),
+        OffsetRange(TopicPartition("u", 0), 5, 5),
+    )
     assert split_ranges([big, small, empty]) == [big, small]
     # maxRecordsPerPartition cuts large ranges into nearly equal contiguous pieces.
     assert split_ranges([big], max_records_per_partition=30) == [
-        OffsetRange(TP0, 0, 25), OffsetRange(TP0, 25, 50), OffsetRange(TP0, 50, 75), OffsetRange(TP0, 75, 100)
+        OffsetRange(TP0, 0, 25),
+        OffsetRange(TP0, 25, 50),
+        OffsetRange(TP0, 50, 75),
+        OffsetRange(TP0, 75, 100),
     ]
     # minPartitions spreads parts proportionally to size; every piece keeps at least one part.
     pieces = split_ranges([big, small], min_partitions=5)
     assert [p for p in pieces if p.tp == TP1] == [small]
     # 100 of 110 records -> round(4.55) = 5 parts of 20.
-    assert [(p.from_offset, p.until_offset) for p in pieces if p.tp == TP0] == [(i, i + 20) for i in range(0, 100, 20)]
+    assert [(p.from_offset, p.until_offset) for p in pieces if p.tp == TP0] == [
+        (i, i + 20) for i in range(0, 100, 20)
+    ]
     for parts in (split_ranges([big], min_partitions=7), split_ranges([big], max_records_per_partition=7)):
         assert parts[0].from_offset == 0 and parts[-1].until_offset == 100
         assert all(a.until_offset == b.from_offset for a, b in zip(parts, parts[1:], strict=False))

@@ -36,7 +36,9 @@ def known(zurau_broker: Any, spark: Any) -> tuple[str, str]:
 
     topic = f"known-{uuid.uuid4().hex[:8]}"
     zurau_broker.create_topic(topic, PARTS)
-    produce(zurau_broker.bootstrap_servers, topic, [_record(p, i) for p in range(PARTS) for i in range(PER_PART)])
+    produce(
+        zurau_broker.bootstrap_servers, topic, [_record(p, i) for p in range(PARTS) for i in range(PER_PART)]
+    )
     return zurau_broker.bootstrap_servers, topic
 
 
@@ -100,7 +102,9 @@ def test_assign_with_starting_and_ending_offsets(spark: Any, known: tuple[str, s
     assert _rows(df) == _expected(range(0, 1), 5, 12) + _expected(range(2, 3))
 
 
-def test_subscribe_pattern_matches_whole_topic_names(spark: Any, zurau_broker: Any, known: tuple[str, str]) -> None:
+def test_subscribe_pattern_matches_whole_topic_names(
+    spark: Any, zurau_broker: Any, known: tuple[str, str]
+) -> None:
     bootstrap, topic = known
     import uuid
 
@@ -147,7 +151,11 @@ def test_timestamp_without_a_match(spark: Any, known: tuple[str, str]) -> None:
     with pytest.raises(Exception, match="No offset matched from request of topic-partition"):
         _load(spark, bootstrap, subscribe=topic, startingTimestamp=future).count()
     df = _load(
-        spark, bootstrap, subscribe=topic, startingTimestamp=future, startingOffsetsByTimestampStrategy="latest"
+        spark,
+        bootstrap,
+        subscribe=topic,
+        startingTimestamp=future,
+        startingOffsetsByTimestampStrategy="latest",
     )
     assert df.count() == 0
 
@@ -193,3 +201,36 @@ def test_data_loss_is_reported_or_skipped(spark: Any, zurau_broker: Any) -> None
     rows = _load(spark, bootstrap, subscribe=topic, startingOffsets=start, failOnDataLoss="false").collect()
     assert sorted(r.offset for r in rows) == list(range(60, 100))
     assert sorted(int(r.value) for r in rows) == list(range(60, 100))
+
+
+def test_isolation_level_with_committed_and_aborted_transactions(spark: Any, zurau_broker: Any) -> None:
+    """read_committed hides aborted records, read_uncommitted (Spark's default) shows them; the
+    control records never appear and the range still ends (its last offset is a commit marker)."""
+    import uuid
+
+    from confluent_kafka import KafkaException, Producer
+
+    bootstrap = zurau_broker.bootstrap_servers
+    topic = f"txn-{uuid.uuid4().hex[:8]}"
+    zurau_broker.create_topic(topic, 1)
+    p = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"tx-{topic}"})
+    try:
+        p.init_transactions(20)
+    except KafkaException as e:  # a broker without a transaction coordinator
+        pytest.skip(f"transactions unavailable: {e}")
+    for prefix, n, commit in (("c", 5, True), ("a", 5, False), ("d", 3, True)):
+        p.begin_transaction()
+        for i in range(n):
+            p.produce(topic, f"{prefix}{i}".encode())
+        p.flush(20)
+        if commit:
+            p.commit_transaction(20)
+        else:
+            p.abort_transaction(20)
+    committed = _load(spark, bootstrap, subscribe=topic, **{"kafka.isolation.level": "read_committed"})
+    values = [bytes(r.value) for r in committed.orderBy("offset").collect()]
+    assert values == [b"c0", b"c1", b"c2", b"c3", b"c4", b"d0", b"d1", b"d2"]
+    everything = _load(spark, bootstrap, subscribe=topic).orderBy("offset").collect()
+    assert [bytes(r.value)[:1] for r in everything] == [b"c"] * 5 + [b"a"] * 5 + [b"d"] * 3
+    # Each transaction ends with one control record (offsets 5, 11 and 15).
+    assert [r.offset for r in everything] == [*range(0, 5), *range(6, 11), *range(12, 15)]

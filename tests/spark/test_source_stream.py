@@ -82,16 +82,16 @@ def test_query_stopped_and_restarted_resumes_exactly_where_it_stopped(
     # Exactly the 500 records, each once, across both runs.
     rows = spark.read.parquet(str(out)).collect()
     assert sorted(int(r.v) for r in rows) == list(range(500))
-    assert sorted((r.partition, r.offset) for r in rows) == sorted((p, o) for p in range(2) for o in range(250))
+    assert sorted((r.partition, r.offset) for r in rows) == sorted(
+        (p, o) for p in range(2) for o in range(250)
+    )
 
     # The checkpoint holds Spark's Kafka offset JSON.
     last = max((p for p in (ckpt / "offsets").iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
     assert json.loads(last.read_text().splitlines()[-1]) == {topic: {"0": 250, "1": 250}}
 
 
-def test_new_partitions_are_picked_up(
-    spark: Any, zurau_broker: Any, new_topic: Callable[..., str]
-) -> None:
+def test_new_partitions_are_picked_up(spark: Any, zurau_broker: Any, new_topic: Callable[..., str]) -> None:
     bootstrap = zurau_broker.bootstrap_servers
     topic = new_topic(1)
     produce(bootstrap, topic, _values(0, 10, partitions=1))
@@ -110,7 +110,10 @@ def test_new_partitions_are_picked_up(
         admin.create_partitions([NewPartitions(topic, 3)])[topic].result(30)
         produce(bootstrap, topic, [{"value": f"n{i}".encode(), "partition": 1 + i % 2} for i in range(6)])
         _wait(lambda: spark.sql(f"select count(*) from {name}").first()[0] >= 16)
-        by_part = {r.partition: r.c for r in spark.sql(f"select partition, count(*) c from {name} group by 1").collect()}
+        by_part = {
+            r.partition: r.c
+            for r in spark.sql(f"select partition, count(*) c from {name} group by 1").collect()
+        }
         assert by_part == {0: 10, 1: 3, 2: 3}
     finally:
         q.stop()
@@ -153,7 +156,9 @@ def test_data_loss_is_skipped_without_fail_on_data_loss(
     list(admin.delete_records([CKTopicPartition(topic, 0, 30)]).values())[0].result(30)
     name = f"skip_{topic.replace('-', '_')}"
     q = (
-        _stream(spark, bootstrap, topic, failOnDataLoss="false", startingOffsets=json.dumps({topic: {"0": 5}}))
+        _stream(
+            spark, bootstrap, topic, failOnDataLoss="false", startingOffsets=json.dumps({topic: {"0": 5}})
+        )
         .selectExpr("offset")
         .writeStream.format("memory")
         .queryName(name)

@@ -13,7 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from zurau.coordinator.group_coordinator import CoordinatorConfig, Effects, GroupCoordinator
-from zurau.coordinator.records import CoordinatorRecord, decode_record
+from zurau.coordinator.records import (
+    LogEntry,
+    TransactionalRecord,
+    TxnMarker,
+    decode_record,
+)
 from zurau.protocol import errors as E
 
 
@@ -59,7 +64,7 @@ class Driver:
         self.config = CoordinatorConfig(**{**DEFAULTS, **config})
         self.core = GroupCoordinator(self.config, self.topics)
         self.now = 1_000_000
-        self.log: list[CoordinatorRecord] = []
+        self.log: list[LogEntry] = []
         self.replies: dict[int, Any] = {}
         self.fail_writes: E.KafkaError | None = None
         self._tokens = itertools.count(1)
@@ -73,7 +78,9 @@ class Driver:
                 for r in w.records:
                     again = decode_record(r.key_bytes(), r.value_bytes())
                     assert again is not None and again.key == r.key
-                    self.log.append(again)
+                    self.log.append(
+                        TransactionalRecord(w.producer_id, again) if w.producer_id >= 0 else again
+                    )
                 assert w.partition == self.core.partition_for(w.group_id)
             self.run(self.core.complete_write(w, err, self.now))
         for token, result in fx.replies:
@@ -101,6 +108,12 @@ class Driver:
             self.now = max(self.now, d)
             self.run(self.core.poll(self.now))
         self.now = target
+
+    def marker(self, producer_id: int, group: str, commit: bool) -> None:
+        """The transaction coordinator appends a marker to ``group``'s partition."""
+        partition = self.core.partition_for(group)
+        self.log.append(TxnMarker(producer_id, commit, partition))
+        self.core.complete_transaction(producer_id, {partition}, commit)
 
     def rebuild(self) -> GroupCoordinator:
         """A new coordinator loaded from the committed records (a broker restart)."""

@@ -8,10 +8,18 @@ import uuid
 import pytest
 
 from zurau.coordinator.partitioner import java_string_hash, java_utils_abs, partition_for
-from zurau.coordinator.records import CoordinatorRecord, build_records_batch, decode_record, iter_log_batches
+from zurau.coordinator.records import (
+    CoordinatorRecord,
+    TransactionalRecord,
+    TxnMarker,
+    build_records_batch,
+    decode_record,
+    iter_log_batches,
+)
 from zurau.coordinator.timers import TimerQueue
 from zurau.protocol.primitives import DecodeError
 from zurau.protocol.records.builder import build_batch
+from zurau.protocol.records.control import build_control_batch
 
 
 def _str(s: str) -> bytes:
@@ -94,7 +102,7 @@ def test_unknown_and_malformed_records() -> None:
         decode_record(struct.pack(">h", 1) + _str("g") + _str("t") + b"\x00\x00\x00\x01", b"\x00\x63")
 
 
-def test_log_batches_skip_control_and_transactional_batches() -> None:
+def test_log_batches_wrap_transactional_records_and_yield_markers() -> None:
     rec = CoordinatorRecord(2, {"group": "g"})
     plain = bytearray(build_records_batch([rec, rec], 5))
     txn = build_batch(
@@ -105,10 +113,33 @@ def test_log_batches_skip_control_and_transactional_batches() -> None:
         base_sequence=0,
         is_transactional=True,
     )
+    commit = bytearray(build_control_batch(True, 1, 0, 0, timestamp_ms=5))
+    struct.pack_into(">q", commit, 0, 3)
+    # A control record that is not a transaction marker (type 2, KRaft's LEADER_CHANGE) yields nothing.
+    other = build_batch(
+        [(struct.pack(">hh", 0, 2), b"\x00\x00", (), 5)],
+        base_offset=4,
+        producer_id=1,
+        producer_epoch=0,
+        is_transactional=True,
+        is_control=True,
+    )
     struct.pack_into(">q", plain, 0, 0)
-    out = list(iter_log_batches(bytes(plain) + txn))
+    out = list(iter_log_batches(bytes(plain) + txn + bytes(commit) + other))
     assert out[0] == (2, [(0, rec), (1, rec)])
-    assert out[1] == (3, [])
+    assert out[1] == (3, [(2, TransactionalRecord(1, rec))])
+    assert out[2] == (4, [(3, TxnMarker(1, True))])
+    assert out[3] == (5, [])
+
+
+def test_transactional_records_batch() -> None:
+    from zurau.protocol.records.batch import read_header
+
+    rec = CoordinatorRecord(2, {"group": "g"})
+    h = read_header(build_records_batch([rec], 5, producer_id=7, producer_epoch=3))
+    assert (h.producer_id, h.producer_epoch, h.is_transactional, h.base_sequence) == (7, 3, True, -1)
+    h = read_header(build_records_batch([rec], 5))
+    assert (h.producer_id, h.producer_epoch, h.is_transactional) == (-1, -1, False)
 
 
 @pytest.mark.parametrize(

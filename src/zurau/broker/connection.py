@@ -208,14 +208,14 @@ class KafkaConnection(asyncio.BufferedProtocol):
                     self._frame_filled = end - start
                     pos = end
                 else:  # a small frame that does not fit behind: move it to the front
-                    buf[: end - pos] = self._rview[pos:end]
+                    self._rview[: end - pos] = self._rview[pos:end]  # memmove: may overlap
                     end -= pos
                     pos = 0
             break
         if pos == end:
             pos = end = 0
         elif end == len(buf):
-            buf[: end - pos] = self._rview[pos:end]
+            self._rview[: end - pos] = self._rview[pos:end]  # memmove: may overlap
             end -= pos
             pos = 0
         self._rstart, self._rend = pos, end

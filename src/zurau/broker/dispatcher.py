@@ -46,6 +46,15 @@ HANDLER_MODULES = (
     "delete_groups",
     "consumer_group_heartbeat",
     "consumer_group_describe",
+    # transaction coordinator
+    "add_partitions_to_txn",
+    "add_offsets_to_txn",
+    "end_txn",
+    "write_txn_markers",
+    "txn_offset_commit",
+    "describe_producers",
+    "describe_transactions",
+    "list_transactions",
 )
 
 

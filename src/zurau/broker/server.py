@@ -21,6 +21,7 @@ from zurau.broker.connection import KafkaConnection
 from zurau.broker.dispatcher import api_version_ranges, load_handlers
 from zurau.config import BrokerConfig, ConfigError, resolve_topic_config, validate_topic_configs
 from zurau.coordinator.runtime import GroupCoordinatorRuntime
+from zurau.coordinator.transaction_runtime import TransactionRuntime
 from zurau.metadata.producer_id_manager import ProducerIdManager
 from zurau.metadata.topic_registry import TopicMetadata, TopicRegistry, validate_topic_name
 from zurau.protocol.errors import (
@@ -57,6 +58,7 @@ class Broker:
         self.log_manager: LogManager
         self.replica_manager: ReplicaManager
         self.group_coordinator: GroupCoordinatorRuntime
+        self.txn_coordinator: TransactionRuntime
         self.started = False
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
 
@@ -92,6 +94,18 @@ class Broker:
             cfg, self.replica_manager, self.topics, self.create_topic, now_ms
         )
         self.group_coordinator.start()
+        # Transaction coordinator: replays __transaction_state and completes the transactions it
+        # finds prepared (markers reach __consumer_offsets too, hence after the groups).
+        self.txn_coordinator = TransactionRuntime(
+            cfg,
+            self.replica_manager,
+            self.topics,
+            self.create_topic,
+            now_ms,
+            self.producer_ids.next_id,
+            self.group_coordinator,
+        )
+        self.txn_coordinator.start()
         loop = asyncio.get_running_loop()
         for _name, host, port in cfg.listeners:
             server = await loop.create_server(
@@ -131,6 +145,8 @@ class Broker:
             with contextlib.suppress(Exception):
                 await s.wait_closed()
         self._servers.clear()
+        if hasattr(self, "txn_coordinator"):
+            self.txn_coordinator.stop()
         if hasattr(self, "group_coordinator"):
             self.group_coordinator.stop()
         if hasattr(self, "replica_manager"):

@@ -4,7 +4,7 @@
   with Kafka's broker config names; with no config file it listens on 127.0.0.1:9092 and keeps
   data in ./data.
 * ``zurau topics list|create|describe|delete|alter``, ``zurau configs describe|alter``,
-  ``zurau groups list|describe|delete|reset-offsets``,
+  ``zurau groups list|describe|delete|reset-offsets``, ``zurau transactions list|describe|abort``,
   ``zurau produce TOPIC`` and ``zurau consume TOPIC`` are Kafka tools: they talk to any
   Kafka-compatible cluster through :mod:`zurau.client` (``--bootstrap-server``,
   ``--command-config``), never through the broker code, and fail with one line on stderr and
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import typer
 
-from zurau.cli import configs, groups, topics
+from zurau.cli import configs, groups, topics, transactions
 from zurau.cli.consume import consume
 from zurau.cli.pipeline import app as pipeline_app
 from zurau.cli.produce import produce
@@ -37,6 +37,7 @@ app.add_typer(broker_app, name="broker")
 app.add_typer(topics.app, name="topics")
 app.add_typer(configs.app, name="configs")
 app.add_typer(groups.app, name="groups")
+app.add_typer(transactions.app, name="transactions")
 app.add_typer(pipeline_app, name="pipeline")
 app.command("produce")(produce)
 app.command("consume")(consume)

@@ -30,7 +30,7 @@ from dataclasses import replace
 from typing import Any
 
 from zurau.coordinator import records as R
-from zurau.coordinator.base import Group
+from zurau.coordinator.base import Group, PendingTxnOffset
 from zurau.coordinator.classic_protocol import ClassicProtocol
 from zurau.coordinator.consumer_group import (
     ConsumerGroup,
@@ -42,7 +42,7 @@ from zurau.coordinator.consumer_group import (
 from zurau.coordinator.consumer_protocol import ConsumerProtocol
 from zurau.coordinator.group_metadata import ClassicGroup, ClassicMember, GroupState
 from zurau.coordinator.offset_commit_record import OffsetAndMetadata
-from zurau.coordinator.records import CoordinatorRecord
+from zurau.coordinator.records import CoordinatorRecord, LogEntry, TransactionalRecord, TxnMarker
 from zurau.coordinator.results import (
     ConsumerGroupHeartbeatResult,
     CoordinatorConfig,
@@ -70,10 +70,16 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
     """The group coordinator: classic and KIP-848 protocols, offsets, replay, admin (see module doc)."""
 
     def complete_write(self, write: Write, error: E.KafkaError | None, now_ms: int) -> Effects:
-        """The shell reports a write's outcome: replay its records if committed, continue."""
+        """The shell reports a write's outcome: replay its records if committed, continue.
+
+        A transactional write's offsets become pending (see :meth:`complete_transaction`).
+        """
         if error is None:
             for rec in write.records:
-                self.replay(rec)
+                if write.producer_id >= 0:
+                    self._replay_pending(write.producer_id, rec)
+                else:
+                    self.replay(rec)
         fx = Effects()
         write.then(error, now_ms, fx)
         return fx
@@ -118,12 +124,24 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
         return fx
 
     # ------------------------------------------------------------------ replay (persistent state)
-    def load(self, records: Iterable[CoordinatorRecord | None]) -> None:
-        """Replay records read from ``__consumer_offsets`` at start-up (latest record per key wins)."""
+    def load(self, records: Iterable[LogEntry | None]) -> None:
+        """Replay records read from ``__consumer_offsets`` at start-up (latest record per key wins).
+
+        Transactional offset commits are pending until their producer's marker in the same
+        partition (a :class:`TxnMarker` with its ``partition`` set); those still pending at the
+        end wait for the transaction coordinator to complete their transaction.
+        """
         self._loading = True
         try:
             for rec in records:
-                if rec is not None:
+                if rec is None:
+                    continue
+                if isinstance(rec, TransactionalRecord):
+                    self._replay_pending(rec.producer_id, rec.record)
+                elif isinstance(rec, TxnMarker):
+                    parts = {rec.partition} if rec.partition >= 0 else None
+                    self.complete_transaction(rec.producer_id, parts, rec.commit)
+                else:
                     self.replay(rec)
         finally:
             self._loading = False
@@ -151,6 +169,8 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
             return
         om = OffsetAndMetadata.from_value(rec.value, rec.value_version)
         self.offsets.setdefault(gid, {})[tp] = om
+        for pending in self.pending_txn_offsets.get(gid, {}).get(tp, {}).values():
+            pending.superseded = True  # this plain commit is newer than every pending one
         if gid not in self.groups:
             # Offsets without a group: a "simple" group (standalone consumers, admin commits).
             self.groups[gid] = ClassicGroup(gid, state_timestamp=om.commit_timestamp)
@@ -248,6 +268,133 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
             else:
                 group.put_member(base.with_assignment_value(v))
 
+    # ------------------------------------------------------------------ transactional offsets
+    def _replay_pending(self, producer_id: int, rec: CoordinatorRecord) -> None:
+        """A committed record of a transactional batch: pending until the producer's marker."""
+        if rec.key_version not in (0, R.OFFSET_COMMIT) or rec.value is None:
+            return  # TxnOffsetCommit writes offset commits only
+        gid = rec.key["group"]
+        tp = (rec.key["topic"], rec.key["partition"])
+        om = OffsetAndMetadata.from_value(rec.value, rec.value_version)
+        self._txn_seq += 1
+        self.pending_txn_offsets.setdefault(gid, {}).setdefault(tp, {})[producer_id] = PendingTxnOffset(
+            om, self._txn_seq
+        )
+        self._txn_groups.setdefault(producer_id, set()).add(gid)
+        if gid not in self.groups:
+            self.groups[gid] = ClassicGroup(gid, state_timestamp=om.commit_timestamp)
+
+    def complete_transaction(self, producer_id: int, partitions: set[int] | None, commit: bool) -> None:
+        """A COMMIT (``commit``) or ABORT marker of ``producer_id`` was appended to these
+        ``__consumer_offsets`` partitions (None: all): its pending offsets in the groups there
+        become committed offsets (unless a newer commit superseded them) or are dropped."""
+        gids = self._txn_groups.get(producer_id)
+        if not gids:
+            return
+        for gid in sorted(gids):
+            if partitions is not None and self.partition_for(gid) not in partitions:
+                continue
+            gids.discard(gid)
+            by_tp = self.pending_txn_offsets.get(gid, {})
+            for tp in sorted(by_tp):
+                producers = by_tp[tp]
+                mine = producers.pop(producer_id, None)
+                if mine is not None and commit and not mine.superseded:
+                    self.offsets.setdefault(gid, {})[tp] = mine.offset
+                    for other in producers.values():
+                        if other.seq < mine.seq:
+                            other.superseded = True
+                if not producers:
+                    del by_tp[tp]
+            if not by_tp:
+                self.pending_txn_offsets.pop(gid, None)
+        if not gids:
+            del self._txn_groups[producer_id]
+
+    def has_pending_offsets(self, group_id: str, tp: TopicPartition | None = None) -> bool:
+        """True if a transaction has an uncommitted offset commit for the group (and partition)."""
+        pending = self.pending_txn_offsets.get(group_id)
+        if not pending:
+            return False
+        return tp is None or tp in pending
+
+    def commit_txn_offsets(
+        self,
+        token: Any,
+        *,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        member_id: str,
+        generation_id: int,
+        group_instance_id: str | None,
+        offsets: list[OffsetCommitEntry],
+        now_ms: int,
+    ) -> Effects:
+        """TxnOffsetCommit: store offsets inside the producer's transaction.
+
+        Reply: ``{(topic, partition): error_code}``. The records are appended as one
+        transactional batch of ``producer_id``/``producer_epoch`` (the log fences an older epoch
+        and, with partition verification, refuses a partition outside the producer's ongoing
+        transaction); they stay pending (OffsetFetch with require_stable answers
+        UNSTABLE_OFFSET_COMMIT) until the transaction's marker reaches the partition.
+        Group checks are Kafka's for transactional commits: member id and generation are
+        checked only when given (older clients send none).
+        """
+        fx = Effects()
+        keys = [(o.topic, o.partition) for o in offsets]
+        try:
+            if not group_id:
+                raise E.InvalidGroupIdError("the group id must not be empty")
+            group = self.groups.get(group_id)
+            if group is None:
+                if generation_id >= 0:
+                    raise E.IllegalGenerationError(f"group {group_id} does not exist")
+            elif isinstance(group, ClassicGroup):
+                self._validate_classic_commit(
+                    group, member_id, generation_id, group_instance_id, now_ms, transactional=True
+                )
+            elif not (generation_id < 0 and not group.members) and not (
+                generation_id == -1 and not member_id and group_instance_id is None
+            ):
+                cm = group.members.get(member_id)
+                if cm is None:
+                    raise E.UnknownMemberIdError(f"member {member_id} is not in group {group_id}")
+                if generation_id != cm.member_epoch:
+                    raise E.IllegalGenerationError(
+                        f"member epoch {generation_id} is not the current epoch {cm.member_epoch}"
+                    )
+        except E.KafkaError as e:
+            fx.reply(token, dict.fromkeys(keys, e.code))
+            return fx
+        result: dict[TopicPartition, int] = {}
+        records: list[CoordinatorRecord] = []
+        max_meta = self.config.offset_metadata_max_bytes
+        for o in offsets:
+            meta = o.metadata or ""
+            if len(meta.encode("utf-8", "surrogatepass")) > max_meta:
+                result[(o.topic, o.partition)] = E.OffsetMetadataTooLargeError.code
+                continue
+            om = OffsetAndMetadata(o.offset, o.leader_epoch, meta, now_ms, -1)
+            records.append(offset_record(group_id, (o.topic, o.partition), om))
+            result[(o.topic, o.partition)] = 0
+        if not records:
+            fx.reply(token, result)
+            return fx
+
+        def stored(err: E.KafkaError | None, now: int, fx2: Effects) -> None:
+            if err is not None:
+                code = write_error(err, for_offsets=True).code
+                for k, c in result.items():
+                    if c == 0:
+                        result[k] = code
+            fx2.reply(token, result)
+
+        fx.writes.append(
+            Write(group_id, self.partition_for(group_id), records, stored, producer_id, producer_epoch)
+        )
+        return fx
+
     # ================================================================== offsets
     def commit_offsets(
         self,
@@ -316,9 +463,15 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
         return fx
 
     def _validate_classic_commit(
-        self, group: ClassicGroup, member_id: str, generation_id: int, instance_id: str | None, now_ms: int
+        self,
+        group: ClassicGroup,
+        member_id: str,
+        generation_id: int,
+        instance_id: str | None,
+        now_ms: int,
+        transactional: bool = False,
     ) -> None:
-        """Kafka's ClassicGroup.validateOffsetCommit."""
+        """Kafka's ClassicGroup.validateOffsetCommit (``transactional``: for TxnOffsetCommit)."""
         if group.is_in(GroupState.DEAD):
             raise E.CoordinatorNotAvailableError(f"group {group.group_id} is being deleted")
         if generation_id < 0 and group.is_in(GroupState.EMPTY):
@@ -327,9 +480,9 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
             group.validate_member(member_id, instance_id)
             if generation_id != group.generation_id:
                 raise E.IllegalGenerationError(f"generation {generation_id} is not {group.generation_id}")
-        elif not group.is_in(GroupState.EMPTY):
+        elif not transactional and not group.is_in(GroupState.EMPTY):
             raise E.UnknownMemberIdError(f"group {group.group_id} has members; commits need a member id")
-        if group.is_in(GroupState.COMPLETING_REBALANCE):
+        if not transactional and group.is_in(GroupState.COMPLETING_REBALANCE):
             raise E.RebalanceInProgressError(f"group {group.group_id} is completing a rebalance")
         if member_id in group.members:
             self._rearm_session(group, group.members[member_id], now_ms)
@@ -341,8 +494,13 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
         *,
         member_id: str | None = None,
         member_epoch: int = -1,
+        require_stable: bool = False,
     ) -> OffsetFetchResult:
-        """Committed offsets (-1 and "" where none); ``topics=None`` means every committed one."""
+        """Committed offsets (-1 and "" where none); ``topics=None`` means every committed one.
+
+        ``require_stable`` (OffsetFetch v7+): a partition with a transactional commit still
+        pending answers UNSTABLE_OFFSET_COMMIT (retriable) instead of an offset.
+        """
         if not group_id:
             return OffsetFetchResult(E.InvalidGroupIdError.code)
         group = self.groups.get(group_id)
@@ -353,10 +511,15 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
             if member_epoch != cm.member_epoch:
                 return OffsetFetchResult(E.StaleMemberEpochError.code)
         offs = self.offsets.get(group_id, {})
+        pending = self.pending_txn_offsets.get(group_id, {}) if require_stable else {}
+        unstable = E.UnstableOffsetCommitError.code
         out: list[tuple[str, list[FetchedOffset]]] = []
         if topics is None:
             by_topic: dict[str, list[FetchedOffset]] = {}
             for (t, p), om in sorted(offs.items()):
+                if (t, p) in pending:
+                    by_topic.setdefault(t, []).append(FetchedOffset(p, -1, -1, "", unstable))
+                    continue
                 by_topic.setdefault(t, []).append(FetchedOffset(p, om.offset, om.leader_epoch, om.metadata))
             out = list(by_topic.items())
         else:
@@ -364,7 +527,9 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
                 lst = []
                 for p in parts:
                     om = offs.get((t, p))
-                    if om is None:
+                    if (t, p) in pending:
+                        lst.append(FetchedOffset(p, -1, -1, "", unstable))
+                    elif om is None:
                         lst.append(FetchedOffset(p, -1, -1, ""))
                     else:
                         lst.append(FetchedOffset(p, om.offset, om.leader_epoch, om.metadata))
@@ -447,7 +612,10 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
                     only_unsubscribed = True
                 else:
                     base_state = group.state_timestamp
+            pending = self.pending_txn_offsets.get(gid, {})
             for tp, om in offs.items():
+                if tp in pending:
+                    continue  # a transaction is about to replace it
                 if om.expire_timestamp >= 0:
                     if now_ms >= om.expire_timestamp:
                         expired.append(tp)
@@ -459,7 +627,7 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
                     expired.append(tp)
             records = [offset_record(gid, tp, None) for tp in expired]
             remaining = len(offs) - len(expired)
-            if remaining == 0 and group is not None and self._is_deletable(group):
+            if remaining == 0 and not pending and group is not None and self._is_deletable(group):
                 records += self._group_tombstones(group)
             if records:
                 log.info("group %s: %d offsets expired", gid, len(expired))

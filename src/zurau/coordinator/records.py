@@ -38,9 +38,11 @@ from zurau.coordinator import consumer_group_records as cg
 from zurau.coordinator import group_metadata_record as gm
 from zurau.coordinator import offset_commit_record as oc
 from zurau.protocol.codec import compile_struct
+from zurau.protocol.errors import CorruptRecordError
 from zurau.protocol.primitives import DecodeError
 from zurau.protocol.records.batch import iter_batches
 from zurau.protocol.records.builder import NewRecord, build_batch
+from zurau.protocol.records.control import parse_control_record
 from zurau.protocol.records.record import decode_batch_records
 from zurau.protocol.schema import Field
 
@@ -155,31 +157,78 @@ def decode_record(key: bytes | memoryview, value: bytes | memoryview | None) -> 
     return CoordinatorRecord(key_version, key_dict, value_version, value_dict)
 
 
-def build_records_batch(records: list[CoordinatorRecord], timestamp_ms: int, compression: int = 0) -> bytes:
-    """One v2 batch (CreateTime ``timestamp_ms``) holding ``records`` in order."""
+def build_records_batch(
+    records: list[CoordinatorRecord],
+    timestamp_ms: int,
+    compression: int = 0,
+    *,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+) -> bytes:
+    """One v2 batch (CreateTime ``timestamp_ms``) holding ``records`` in order.
+
+    With a ``producer_id`` the batch is transactional (TxnOffsetCommit): its offsets become
+    committed only when the producer's COMMIT marker follows in the same partition.
+    """
     return build_batch(
         [NewRecord(r.key_bytes(), r.value_bytes(), (), timestamp_ms) for r in records],
         compression=compression,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch if producer_id >= 0 else -1,
+        is_transactional=producer_id >= 0,
     )
+
+
+@dataclass(frozen=True)
+class TransactionalRecord:
+    """A record of a transactional batch (a TxnOffsetCommit): pending until its producer's marker."""
+
+    producer_id: int
+    record: CoordinatorRecord
+
+
+@dataclass(frozen=True)
+class TxnMarker:
+    """A COMMIT or ABORT marker of ``producer_id`` in ``__consumer_offsets`` partition ``partition``
+    (-1 until the reader, who knows the partition, sets it)."""
+
+    producer_id: int
+    commit: bool
+    partition: int = -1
+
+
+LogEntry = CoordinatorRecord | TransactionalRecord | TxnMarker
 
 
 def iter_log_batches(
     data: bytes | memoryview,
-) -> Iterator[tuple[int, list[tuple[int, CoordinatorRecord | None]]]]:
-    """``(next_offset, [(offset, record), ...])`` for every whole batch in ``data``.
+) -> Iterator[tuple[int, list[tuple[int, LogEntry | None]]]]:
+    """``(next_offset, [(offset, entry), ...])`` for every whole batch in ``data``.
 
-    Control batches and transactional batches yield no records (transactional offset commits
-    become visible with their commit marker: the transaction coordinator's work); ``record`` is
-    None for a record type this broker does not know. ``next_offset`` is the offset after the
-    batch, so a reader resumes there.
+    Records of plain batches are :class:`CoordinatorRecord` s, those of transactional batches are
+    wrapped in :class:`TransactionalRecord` (committed only by a later COMMIT marker of the same
+    producer), and a control batch holding a COMMIT/ABORT marker yields one :class:`TxnMarker`
+    (other control records yield nothing). ``entry`` is None for a record type this broker does
+    not know. ``next_offset`` is the offset after the batch, so a reader resumes there.
     """
     mv = memoryview(data)
     for pos, h in iter_batches(mv):
-        if h.is_control or h.is_transactional:
-            yield h.next_offset, []
+        out: list[tuple[int, LogEntry | None]] = []
+        recs = decode_batch_records(mv[pos : pos + h.size])
+        if h.is_control:
+            for rec in recs[:1]:
+                try:
+                    commit, _coordinator_epoch = parse_control_record(rec.key, rec.value)
+                except CorruptRecordError:
+                    continue  # not a transaction marker (e.g. a KRaft control record)
+                out.append((rec.offset, TxnMarker(h.producer_id, commit)))
+            yield h.next_offset, out
             continue
-        out: list[tuple[int, CoordinatorRecord | None]] = []
-        for rec in decode_batch_records(mv[pos : pos + h.size]):
+        for rec in recs:
             if rec.key is not None:
-                out.append((rec.offset, decode_record(rec.key, rec.value)))
+                r = decode_record(rec.key, rec.value)
+                if h.is_transactional and r is not None:
+                    out.append((rec.offset, TransactionalRecord(h.producer_id, r)))
+                else:
+                    out.append((rec.offset, r))
         yield h.next_offset, out

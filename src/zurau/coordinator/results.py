@@ -65,12 +65,18 @@ class CoordinatorConfig:
 
 @dataclass
 class Write:
-    """Records to append, in order, to one ``__consumer_offsets`` partition, then ``then``."""
+    """Records to append, in order, to one ``__consumer_offsets`` partition, then ``then``.
+
+    With a ``producer_id`` (TxnOffsetCommit) the records form one transactional batch of that
+    producer and epoch: committed offsets only once the producer's COMMIT marker follows.
+    """
 
     group_id: str
     partition: int
     records: list[CoordinatorRecord]
     then: Callable[[E.KafkaError | None, int, Effects], None]
+    producer_id: int = -1
+    producer_epoch: int = -1
 
 
 @dataclass

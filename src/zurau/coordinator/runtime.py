@@ -9,6 +9,10 @@
   continuation runs before the next input.
 * Timers: one ``loop.call_later`` handle, re-armed to the state machine's next deadline after every
   input.
+* Transactions: a TxnOffsetCommit is appended as a transactional batch of its producer; the
+  transaction coordinator reports each COMMIT/ABORT marker it appends to a ``__consumer_offsets``
+  partition through :meth:`GroupCoordinatorRuntime.on_txn_markers`, which commits or drops the
+  pending offsets (the loader does the same with the markers it reads).
 * ``__consumer_offsets`` is created on first use (``cleanup.policy=compact``,
   ``offsets.topic.num.partitions`` partitions, ``offsets.topic.segment.bytes``); if it exists at
   start-up every partition is read from its log start to its high watermark and replayed before
@@ -26,7 +30,7 @@ from typing import Any, Protocol
 
 from zurau.coordinator.consumer_group import TopicsView
 from zurau.coordinator.group_coordinator import CoordinatorConfig, Effects, GroupCoordinator, Write
-from zurau.coordinator.records import CoordinatorRecord, build_records_batch, iter_log_batches
+from zurau.coordinator.records import CoordinatorRecord, TxnMarker, build_records_batch, iter_log_batches
 from zurau.protocol.errors import (
     CoordinatorNotAvailableError,
     CorruptRecordError,
@@ -115,6 +119,8 @@ class GroupCoordinatorRuntime:
                             for o, rec in recs:
                                 if o >= start and rec is not None:
                                     count += 1
+                                    if isinstance(rec, TxnMarker):
+                                        rec = TxnMarker(rec.producer_id, rec.commit, index)
                                     yield rec
                             offset = max(offset, nxt)
                     except (DecodeError, CorruptRecordError) as e:
@@ -169,6 +175,12 @@ class GroupCoordinatorRuntime:
             return NotCoordinatorError(f"this broker does not coordinate group {group_id!r}")
         return None
 
+    def on_txn_markers(self, producer_id: int, partitions: set[int], commit: bool) -> None:
+        """COMMIT/ABORT markers of ``producer_id`` were appended to these ``__consumer_offsets``
+        partitions: commit or drop its pending transactional offsets in their groups."""
+        if self.started:
+            self.core.complete_transaction(producer_id, partitions, commit)
+
     def on_topic_deleted(self, topic: str) -> None:
         """Drop committed offsets of a deleted topic (tombstones in ``__consumer_offsets``)."""
         if self.started and topic != OFFSETS_TOPIC and self.topics.get(OFFSETS_TOPIC) is not None:
@@ -205,7 +217,13 @@ class GroupCoordinatorRuntime:
 
     def _append(self, w: Write) -> KafkaError | None:
         try:
-            batch = build_records_batch(w.records, self.now_ms(), self._compression)
+            batch = build_records_batch(
+                w.records,
+                self.now_ms(),
+                self._compression,
+                producer_id=w.producer_id,
+                producer_epoch=w.producer_epoch,
+            )
             self.replica_manager.append(OFFSETS_TOPIC, w.partition, memoryview(batch), -1)
         except KafkaError as e:
             log.warning("cannot write %d records of group %s: %s", len(w.records), w.group_id, e)

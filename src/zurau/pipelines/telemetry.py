@@ -94,6 +94,8 @@ class Summary:
     parquet_path: str
     top_devices: list[DeviceRow]
     seconds: float
+    kept: bool = False
+    """Whether the Parquet table outlives the run (``output`` given)."""
 
     @property
     def checks(self) -> dict[str, bool]:
@@ -436,7 +438,7 @@ def run(
             for q in queries:
                 q.stop()
         progress("reading the results back")
-        return summarize(
+        summary = summarize(
             spark,
             bootstrap,
             generated,
@@ -445,6 +447,8 @@ def run(
             run_dir / "aggregates.parquet",
             time.monotonic() - t_start,
         )
+        summary.kept = output is not None
+        return summary
 
 
 def _records_since(bootstrap: str, start: dict[str, dict[str, int]]) -> int:
@@ -499,5 +503,8 @@ def format_summary(summary: Summary) -> str:
     console.print(d)
     for name, ok in summary.checks.items():
         console.print(f"{'ok    ' if ok else 'FAILED'}  {name}", markup=False)
-    console.print(f"Parquet table: {summary.parquet_path}", markup=False)
+    if summary.kept:
+        console.print(f"Parquet table: {summary.parquet_path}", markup=False)
+    else:
+        console.print("Parquet table: removed with the run's temporary directory (keep it with --output DIR)")
     return buf.getvalue()

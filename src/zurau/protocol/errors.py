@@ -137,6 +137,7 @@ UnknownSubscriptionIdError = _define("UnknownSubscriptionIdError", 117)
 TelemetryTooLargeError = _define("TelemetryTooLargeError", 118)
 InvalidRegistrationError = _define("InvalidRegistrationError", 119)
 TransactionAbortableError = _define("TransactionAbortableError", 120)
+InvalidRegularExpressionError = _define("InvalidRegularExpressionError", 128)
 
 
 def for_code(code: int) -> type[KafkaError]:

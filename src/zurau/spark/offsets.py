@@ -181,7 +181,11 @@ def split_ranges(
         pieces = [p for r in pieces for p in _split_even(r, math.ceil(r.size / max_records_per_partition))]
     if min_partitions is not None and min_partitions > len(pieces):
         total = sum(r.size for r in pieces)
-        pieces = [p for r in pieces for p in _split_even(r, max(math.floor(r.size / total * min_partitions + 0.5), 1))]
+        pieces = [
+            p
+            for r in pieces
+            for p in _split_even(r, max(math.floor(r.size / total * min_partitions + 0.5), 1))
+        ]
     return sorted(pieces)
 
 

@@ -46,6 +46,7 @@ CONSUME_BATCH = 20_000
 """Messages asked of librdkafka per ``consume()`` call; also the largest record batch yielded."""
 _POLL_S = 0.1
 _POOL_MAX = 8
+_POOL_IDLE_S = 300.0
 _WATERMARK_TIMEOUT_S = 10.0
 
 _TS_US = pa.timestamp("us", tz="UTC")
@@ -57,10 +58,14 @@ _OUT_OF_RANGE = frozenset({KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_
 
 # --------------------------------------------------------------------------- consumer pool
 class _ConsumerPool:
-    """Idle consumers keyed by configuration (``group.id`` aside: nothing is ever committed)."""
+    """Idle consumers keyed by configuration (``group.id`` aside: nothing is ever committed).
+
+    At most ``_POOL_MAX`` idle consumers are kept; one idle for ``_POOL_IDLE_S`` is closed at the
+    next acquire or release (Spark evicts its cached consumers the same way).
+    """
 
     def __init__(self) -> None:
-        self._idle: OrderedDict[tuple[tuple[str, str], ...], list[Consumer]] = OrderedDict()
+        self._idle: OrderedDict[tuple[tuple[str, str], ...], list[tuple[Consumer, float]]] = OrderedDict()
         self._lock = threading.Lock()
         self._registered = False
 
@@ -71,12 +76,16 @@ class _ConsumerPool:
     def acquire(self, config: Mapping[str, Any]) -> Consumer:
         key = self.key(config)
         with self._lock:
+            stale = self._evict_locked(time.monotonic())
             idle = self._idle.get(key)
-            if idle:
-                return idle.pop()
+            found = idle.pop()[0] if idle else None
             if not self._registered:
                 atexit.register(self.close_all)
                 self._registered = True
+        for c in stale:
+            _close_quietly(c)
+        if found is not None:
+            return found
         try:
             return Consumer(dict(config))
         except (KafkaException, ValueError, TypeError) as e:
@@ -91,22 +100,33 @@ class _ConsumerPool:
         if not healthy:
             _close_quietly(consumer)
             return
-        evicted: list[Consumer] = []
         with self._lock:
             key = self.key(config)
-            self._idle.setdefault(key, []).append(consumer)
+            self._idle.setdefault(key, []).append((consumer, time.monotonic()))
             self._idle.move_to_end(key)
-            while sum(len(v) for v in self._idle.values()) > _POOL_MAX:
-                oldest_key = next(iter(self._idle))
-                evicted.append(self._idle[oldest_key].pop(0))
-                if not self._idle[oldest_key]:
-                    del self._idle[oldest_key]
-        for c in evicted:
+            stale = self._evict_locked(time.monotonic())
+        for c in stale:
             _close_quietly(c)
+
+    def _evict_locked(self, now: float) -> list[Consumer]:
+        out = []
+        for key in list(self._idle):
+            keep = [(c, t) for c, t in self._idle[key] if now - t < _POOL_IDLE_S]
+            out += [c for c, t in self._idle[key] if now - t >= _POOL_IDLE_S]
+            if keep:
+                self._idle[key] = keep
+            else:
+                del self._idle[key]
+        while sum(len(v) for v in self._idle.values()) > _POOL_MAX:
+            oldest = next(iter(self._idle))
+            out.append(self._idle[oldest].pop(0)[0])
+            if not self._idle[oldest]:
+                del self._idle[oldest]
+        return out
 
     def close_all(self) -> None:
         with self._lock:
-            consumers = [c for cs in self._idle.values() for c in cs]
+            consumers = [c for cs in self._idle.values() for c, _ in cs]
             self._idle.clear()
         for c in consumers:
             _close_quietly(c)
@@ -188,20 +208,13 @@ class _RangeReader:
             # consume(n) returns early only once it has n messages: ask for no more than the
             # range's rest plus one (the record after it, or the end-of-partition event).
             msgs = self.c.consume(min(CONSUME_BATCH, self.until - self.next + 1), _POLL_S)
-            if not msgs:
-                if time.monotonic() - last_progress > self.poll_timeout_s:
-                    raise KafkaFetchTimeoutError(
-                        f"Cannot fetch record for offset {self.next} of {self.tp} in "
-                        f"{int(self.poll_timeout_s * 1000)} milliseconds"
-                    )
-                continue
+            before = self.next
             errors = [m for m in msgs if m.error() is not None]
             data = [m for m in msgs if m.error() is None] if errors else msgs
             done = False
             if data:
                 batch = self._to_batch(data)
                 if batch is not None:
-                    last_progress = time.monotonic()
                     yield batch
                 done = self.next >= self.until
             for m in errors:
@@ -210,6 +223,13 @@ class _RangeReader:
                 done = self._on_error(m)
             if done:
                 return
+            if self.next != before:
+                last_progress = time.monotonic()
+            elif time.monotonic() - last_progress > self.poll_timeout_s:
+                raise KafkaFetchTimeoutError(
+                    f"Cannot fetch record for offset {self.next} of {self.tp} in "
+                    f"{int(self.poll_timeout_s * 1000)} milliseconds"
+                )
 
     def _on_error(self, m: Any) -> bool:
         """Handle an error event; True when the range is finished."""

@@ -269,6 +269,10 @@ class _TaskWrite:
                     break
                 except BufferError:
                     self._call(poll, 0.05)
+                except KafkaException:
+                    self._call(poll, 0)  # runs error_cb: a fatal error's cause is reported
+                    self._raise_errors()
+                    raise
             self.per_topic[topic] = self.per_topic.get(topic, 0) + 1
         self._call(poll, 0)
         self.records += n
@@ -279,7 +283,14 @@ class _TaskWrite:
         """Call a producer method; its exceptions become the first delivery error, if any."""
         try:
             return fn(*args)
-        except (KafkaException, SystemError) as e:
+        except KafkaException as e:
+            err = e.args[0] if e.args else None
+            if not (isinstance(err, KafkaError) and err.fatal()):
+                self._raise_errors()
+            raise
+        except SystemError as e:  # a callback ran while an exception (its cause) was pending
+            if isinstance(e.__cause__, KafkaException):
+                raise e.__cause__ from None
             self._raise_errors()
             raise KafkaException(str(e)) from e
 

@@ -129,8 +129,15 @@ def _read_partition(options: SourceOptions, partition: InputPartition) -> Iterat
     )
 
 
+DEFAULT_MAX_RECORDS_PER_TASK = 1_000_000
+"""Without ``maxRecordsPerPartition``, larger ranges are still split so that a big backlog of one
+partition is read by several tasks (connections) in parallel; Spark's Kafka source does not."""
+
+
 def _plan(options: SourceOptions, ranges: list[OffsetRange]) -> list[KafkaInputPartition]:
-    pieces = split_ranges(ranges, options.min_partitions, options.max_records_per_partition)
+    """One Spark task per non-empty range, big ranges split (see ``split_ranges``)."""
+    max_records = options.max_records_per_partition or DEFAULT_MAX_RECORDS_PER_TASK
+    pieces = split_ranges(ranges, options.min_partitions, max_records)
     return [KafkaInputPartition.of(r) for r in pieces]
 
 

@@ -3,8 +3,9 @@
 v0-v3 ask for one key, v4+ for a batch (``coordinator_keys``), answered one entry per key. A group
 maps to partition ``abs(hash(group)) % offsets.topic.num.partitions`` of ``__consumer_offsets``,
 which is created on the first request; the leader of that partition is the coordinator (on a
-single node: this broker). Key type 1 (transactional ids) is answered with this broker too: it is
-the only one. Share groups (key type 2) are not supported: INVALID_REQUEST.
+single node: this broker). Key type 1 (transactional ids) maps the same way to a partition of
+``__transaction_state`` (created on the first request). Share groups (key type 2) are not
+supported: INVALID_REQUEST.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def _lookup(ctx: RequestContext, key: str, key_type: int) -> tuple[KafkaError | 
     if key_type == GROUP:
         err = coordinator(ctx).coordinator_error(key)
     elif key_type == TRANSACTION:
-        err = None
+        err = ctx.broker.txn_coordinator.coordinator_error(key)
     else:
         err = InvalidRequestError(f"unsupported coordinator key type {key_type}")
     if err is not None:

@@ -1,31 +1,70 @@
-"""InitProducerId for idempotent producers (no transactional.id): a fresh producer id, epoch 0.
+"""InitProducerId: hand an idempotent or transactional producer its producer id and epoch.
 
-Kafka answers a request without a transactional id with a new producer id every time, even when
-the request names an existing id and epoch (epoch bumps of KIP-360 apply to transactional
-producers). Ids come from :class:`~zurau.metadata.producer_id_manager.ProducerIdManager`, so they
-never repeat across restarts.
-
-A transactional id needs the transaction coordinator, which this broker does not run yet (and
-FindCoordinator is not advertised, so real clients stop before this point with a clear
-"not supported" error). A request that still arrives with one gets INVALID_REQUEST rather than a
-retriable coordinator error that would make a client retry forever.
+* No transactional id (idempotent producers): a fresh producer id with epoch 0, every time, whatever
+  the transaction timeout (librdkafka sends -1), even when the request names an existing id and epoch (Kafka's behaviour: the epoch bumps of KIP-360
+  apply to transactional producers). Ids come from
+  :class:`~zurau.metadata.producer_id_manager.ProducerIdManager`, so they never repeat across
+  restarts.
+* A transactional id goes to the transaction coordinator
+  (:meth:`~zurau.coordinator.transaction_coordinator.TransactionCoordinator.init_producer_id`):
+  the id keeps its producer id and gets the next epoch, which fences every older producer of the
+  same transactional id; an ongoing transaction of an older producer is aborted first (the
+  caller gets the retriable CONCURRENT_TRANSACTIONS meanwhile). v3+ may name the caller's
+  current id and epoch to recover after an abortable error. An empty id is INVALID_REQUEST, a
+  timeout above ``transaction.max.timeout.ms`` INVALID_TRANSACTION_TIMEOUT.
+* Versions: PRODUCER_FENCED exists from v4; older versions get INVALID_PRODUCER_EPOCH instead, as
+  from Kafka. v6 (two-phase commit, KIP-939) is not served.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 from zurau.broker.request_context import RequestContext
-from zurau.protocol.errors import InvalidRequestError, InvalidTransactionTimeoutError
+from zurau.coordinator.transaction_coordinator import InitProducerIdResult
+from zurau.protocol.errors import (
+    InvalidProducerEpochError,
+    ProducerFencedError,
+)
 
 API_KEY = 22
+MAX_VERSION = 5
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    if req.get("transactional_id") is not None:
-        return {"throttle_time_ms": 0, "error_code": InvalidRequestError.code, "producer_id": -1, "producer_epoch": -1}
-    if req.get("transaction_timeout_ms", 0) < 0:
-        code = InvalidTransactionTimeoutError.code
-        return {"throttle_time_ms": 0, "error_code": code, "producer_id": -1, "producer_epoch": -1}
-    pid = ctx.broker.producer_ids.next_id()
-    return {"throttle_time_ms": 0, "error_code": 0, "producer_id": pid, "producer_epoch": 0}
+def _response(code: int, producer_id: int = -1, producer_epoch: int = -1) -> dict[str, Any]:
+    return {
+        "throttle_time_ms": 0,
+        "error_code": code,
+        "producer_id": producer_id,
+        "producer_epoch": producer_epoch,
+    }
+
+
+def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | Awaitable[dict[str, Any]]:
+    tid = req.get("transactional_id")
+    if tid is not None:
+        return _transactional(ctx, req, tid)
+    # Like Kafka, no check of transaction_timeout_ms here: librdkafka's idempotent producer sends -1.
+    return _response(0, ctx.broker.producer_ids.next_id(), 0)
+
+
+async def _transactional(ctx: RequestContext, req: dict[str, Any], tid: str) -> dict[str, Any]:
+    rt = ctx.broker.txn_coordinator
+    err = rt.coordinator_error(tid) if tid else None
+    if err is not None:
+        return _response(err.code)
+    result: InitProducerIdResult = await rt.submit(
+        lambda token, now: rt.core.init_producer_id(
+            token,
+            transactional_id=tid,
+            timeout_ms=req["transaction_timeout_ms"],
+            producer_id=req.get("producer_id", -1),
+            producer_epoch=req.get("producer_epoch", -1),
+            now_ms=now,
+        )
+    )
+    code = result.error_code
+    if code == ProducerFencedError.code and ctx.api_version < 4:
+        code = InvalidProducerEpochError.code
+    return _response(code, result.producer_id, result.producer_epoch)

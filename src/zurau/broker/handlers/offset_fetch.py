@@ -3,8 +3,9 @@
 A partition without a committed offset answers offset -1 and metadata "". A null topic list
 (v2+) returns every committed offset of the group. v9 may carry a KIP-848 member id and epoch,
 checked against the group (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH). v10 names topics by id.
-``require_stable`` (v7+) is accepted; transactional offsets pending a commit marker are not
-stored yet (the transaction coordinator's work), so committed offsets are always stable.
+``require_stable`` (v7+): a partition whose offsets a transaction has committed but not yet
+completed (TxnOffsetCommit before its COMMIT/ABORT marker) answers UNSTABLE_OFFSET_COMMIT, which
+clients retry; without it the last committed offset is returned.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def _fetch_group(
     by_id: bool,
     member_id: str | None = None,
     member_epoch: int = -1,
+    require_stable: bool = False,
 ) -> tuple[int, list[dict[str, Any]]]:
     """(group error, topics of the response) for one group."""
     rt = coordinator(ctx)
@@ -65,7 +67,7 @@ def _fetch_group(
             else:
                 wanted.append((t["name"], list(t["partition_indexes"])))
     result: OffsetFetchResult = rt.core.fetch_offsets(
-        group_id, wanted, member_id=member_id, member_epoch=member_epoch
+        group_id, wanted, member_id=member_id, member_epoch=member_epoch, require_stable=require_stable
     )
     if result.error_code:
         return result.error_code, []
@@ -93,10 +95,13 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                 version >= 10,
                 since(g, "member_id", version, 9),
                 g["member_epoch"],
+                req["require_stable"],
             )
             groups.append({"group_id": g["group_id"], "topics": topics, "error_code": code})
         return {"throttle_time_ms": 0, "groups": groups}
-    code, topics = _fetch_group(ctx, req["group_id"], req["topics"], False)
+    code, topics = _fetch_group(
+        ctx, req["group_id"], req["topics"], False, require_stable=version >= 7 and req["require_stable"]
+    )
     if code and version < 2:
         # v1 has no top-level error: every requested partition carries it.
         topics = [

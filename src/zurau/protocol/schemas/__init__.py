@@ -44,6 +44,9 @@ _MODULES = (
     "end_txn",
     "write_txn_markers",
     "txn_offset_commit",
+    "describe_producers",
+    "describe_transactions",
+    "list_transactions",
     "sasl_handshake",
     "sasl_authenticate",
 )

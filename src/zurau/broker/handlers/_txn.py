@@ -1,0 +1,40 @@
+"""Helpers shared by the transaction handlers (AddPartitionsToTxn ... DescribeTransactions)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.request_context import RequestContext
+from zurau.coordinator.transaction_runtime import TransactionRuntime
+from zurau.protocol.errors import InvalidProducerEpochError, ProducerFencedError
+
+TopicPartition = tuple[str, int]
+
+
+def txn_coordinator(ctx: RequestContext) -> TransactionRuntime:
+    return ctx.broker.txn_coordinator
+
+
+def fenced_code(code: int, version: int, first_version_with_fenced: int) -> int:
+    """PRODUCER_FENCED for the versions that know it, else INVALID_PRODUCER_EPOCH (as Kafka does)."""
+    if code == ProducerFencedError.code and version < first_version_with_fenced:
+        return InvalidProducerEpochError.code
+    return code
+
+
+def by_topic(codes: dict[TopicPartition, int]) -> list[tuple[str, list[tuple[int, int]]]]:
+    """``{(topic, partition): code}`` grouped by topic, in first-seen order."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for (topic, partition), code in codes.items():
+        out.setdefault(topic, []).append((partition, code))
+    return list(out.items())
+
+
+def requested_partitions(topics: list[dict[str, Any]], name_key: str, parts_key: str) -> list[TopicPartition]:
+    """The distinct (topic, partition) pairs of a request, in request order."""
+    return list(dict.fromkeys((t[name_key], p) for t in topics for p in t[parts_key]))
+
+
+def known_partition(ctx: RequestContext, tp: TopicPartition) -> bool:
+    t = ctx.broker.topics.get(tp[0])
+    return t is not None and 0 <= tp[1] < t.partitions

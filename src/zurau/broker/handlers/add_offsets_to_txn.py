@@ -1,0 +1,42 @@
+"""AddOffsetsToTxn: make a consumer group's offset commits part of a producer's transaction.
+
+Adds the group's ``__consumer_offsets`` partition (created if needed) to the transaction, so that
+the transaction's COMMIT/ABORT marker also reaches it and commits or drops the offsets that
+TxnOffsetCommit stores there. Errors as AddPartitionsToTxn; PRODUCER_FENCED is
+INVALID_PRODUCER_EPOCH before v2.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.handlers._groups import coordinator
+from zurau.broker.handlers._txn import fenced_code, txn_coordinator
+from zurau.broker.request_context import RequestContext
+from zurau.coordinator.runtime import OFFSETS_TOPIC
+
+API_KEY = 25
+
+
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    tid = req["transactional_id"]
+    rt = txn_coordinator(ctx)
+    groups = coordinator(ctx)
+    err = rt.coordinator_error(tid) if tid else None
+    if err is None:
+        err = groups.coordinator_error(req["group_id"])  # creates __consumer_offsets on first use
+    if err is not None:
+        code = err.code
+    else:
+        partition = (OFFSETS_TOPIC, groups.core.partition_for(req["group_id"]))
+        code = await rt.submit(
+            lambda token, now: rt.core.add_partitions(
+                token,
+                transactional_id=tid,
+                producer_id=req["producer_id"],
+                producer_epoch=req["producer_epoch"],
+                partitions=[partition],
+                now_ms=now,
+            )
+        )
+    return {"throttle_time_ms": 0, "error_code": fenced_code(code, ctx.api_version, 2)}

@@ -1,0 +1,93 @@
+"""AddPartitionsToTxn: add partitions to a producer's ongoing transaction (starting it if needed).
+
+v0-v3 (clients) carry one transaction; v4+ (broker-to-broker, KIP-890) a batch, each with its own
+id, producer id/epoch and ``verify_only`` flag: a verify-only entry changes nothing and answers 0
+for each partition already in the ongoing transaction, INVALID_TXN_STATE for the others.
+
+Partition checks first, as in Kafka: if any requested partition does not exist, those get
+UNKNOWN_TOPIC_OR_PARTITION and every other one OPERATION_NOT_ATTEMPTED, and nothing is added.
+Otherwise the coordinator's answer applies to every partition: 0, INVALID_PRODUCER_ID_MAPPING,
+PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v2), CONCURRENT_TRANSACTIONS (retriable: the
+previous transaction is still completing), or a coordinator error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.handlers._txn import (
+    by_topic,
+    fenced_code,
+    known_partition,
+    requested_partitions,
+    txn_coordinator,
+)
+from zurau.broker.request_context import RequestContext
+from zurau.protocol.errors import OperationNotAttemptedError, UnknownTopicOrPartitionError
+
+API_KEY = 24
+
+
+async def _one(
+    ctx: RequestContext,
+    tid: str,
+    producer_id: int,
+    producer_epoch: int,
+    topics: list[dict[str, Any]],
+    verify_only: bool,
+) -> list[dict[str, Any]]:
+    parts = requested_partitions(topics, "name", "partitions")
+    codes: dict[tuple[str, int], int] = {}
+    unknown = {tp for tp in parts if not known_partition(ctx, tp)}
+    rt = txn_coordinator(ctx)
+    if unknown:
+        codes = {
+            tp: UnknownTopicOrPartitionError.code if tp in unknown else OperationNotAttemptedError.code
+            for tp in parts
+        }
+    elif (err := rt.coordinator_error(tid) if tid else None) is not None:
+        codes = dict.fromkeys(parts, err.code)
+    elif verify_only:
+        _top, codes = rt.core.verify_partitions(tid, producer_id, producer_epoch, parts)
+    else:
+        code = await rt.submit(
+            lambda token, now: rt.core.add_partitions(
+                token,
+                transactional_id=tid,
+                producer_id=producer_id,
+                producer_epoch=producer_epoch,
+                partitions=parts,
+                now_ms=now,
+            )
+        )
+        codes = dict.fromkeys(parts, code)
+    version = ctx.api_version
+    return [
+        {
+            "name": topic,
+            "results_by_partition": [
+                {"partition_index": p, "partition_error_code": fenced_code(c, version, 2)} for p, c in plist
+            ],
+        }
+        for topic, plist in by_topic(codes)
+    ]
+
+
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    if ctx.api_version <= 3:
+        results = await _one(
+            ctx,
+            req["v3_and_below_transactional_id"],
+            req["v3_and_below_producer_id"],
+            req["v3_and_below_producer_epoch"],
+            req["v3_and_below_topics"],
+            False,
+        )
+        return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": results}
+    out = []
+    for t in req["transactions"]:
+        results = await _one(
+            ctx, t["transactional_id"], t["producer_id"], t["producer_epoch"], t["topics"], t["verify_only"]
+        )
+        out.append({"transactional_id": t["transactional_id"], "topic_results": results})
+    return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": out}

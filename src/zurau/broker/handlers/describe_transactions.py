@@ -1,0 +1,57 @@
+"""DescribeTransactions: state, producer id/epoch, timeout, start time and partitions of ids.
+
+An id this coordinator does not know gets TRANSACTIONAL_ID_NOT_FOUND, an empty one INVALID_REQUEST.
+Asking does not create ``__transaction_state``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.handlers._txn import by_topic, txn_coordinator
+from zurau.broker.request_context import RequestContext
+from zurau.protocol.errors import CoordinatorNotAvailableError
+
+API_KEY = 65
+
+
+def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    rt = txn_coordinator(ctx)
+    states = []
+    if not rt.started:
+        described = [(tid, CoordinatorNotAvailableError.code, None) for tid in req["transactional_ids"]]
+    else:
+        described = [
+            (d.transactional_id, d.error_code, d) for d in rt.core.describe(req["transactional_ids"])
+        ]
+    for tid, code, d in described:
+        if d is None or code:
+            states.append(
+                {
+                    "error_code": code,
+                    "transactional_id": tid,
+                    "transaction_state": "",
+                    "transaction_timeout_ms": 0,
+                    "transaction_start_time_ms": -1,
+                    "producer_id": -1,
+                    "producer_epoch": -1,
+                    "topics": [],
+                }
+            )
+            continue
+        states.append(
+            {
+                "error_code": 0,
+                "transactional_id": tid,
+                "transaction_state": d.state,
+                "transaction_timeout_ms": d.timeout_ms,
+                "transaction_start_time_ms": d.start_ms,
+                "producer_id": d.producer_id,
+                "producer_epoch": d.producer_epoch,
+                "topics": [
+                    {"topic": t, "partitions": [p for p, _c in plist]}
+                    for t, plist in by_topic(dict.fromkeys(d.partitions, 0))
+                ],
+            }
+        )
+    return {"throttle_time_ms": 0, "transaction_states": states}

@@ -1,0 +1,49 @@
+"""ListTransactions: the transactional ids this coordinator knows, filtered.
+
+Filters (all must match; an empty one matches everything): state names (unknown names are echoed
+in ``unknown_state_filters``), producer ids, v1 ``duration_filter`` (running longer than that many
+ms), v2 ``transactional_id_pattern`` (a regular expression matching the whole id;
+INVALID_REGULAR_EXPRESSION if it does not compile).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.handlers._txn import txn_coordinator
+from zurau.broker.request_context import RequestContext
+from zurau.protocol.errors import CoordinatorNotAvailableError
+
+API_KEY = 66
+
+
+def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    rt = txn_coordinator(ctx)
+    if not rt.started:
+        code = CoordinatorNotAvailableError.code
+        return {
+            "throttle_time_ms": 0,
+            "error_code": code,
+            "unknown_state_filters": [],
+            "transaction_states": [],
+        }
+    result = rt.core.list_transactions(
+        states=req["state_filters"],
+        producer_ids=req["producer_id_filters"],
+        duration_ms=req.get("duration_filter", -1),
+        pattern=req.get("transactional_id_pattern"),
+        now_ms=rt.now_ms(),
+    )
+    return {
+        "throttle_time_ms": 0,
+        "error_code": result.error_code,
+        "unknown_state_filters": list(result.unknown_state_filters),
+        "transaction_states": [
+            {
+                "transactional_id": t.transactional_id,
+                "producer_id": t.producer_id,
+                "transaction_state": t.state,
+            }
+            for t in result.transactions
+        ],
+    }

@@ -1,0 +1,81 @@
+"""TxnOffsetCommit: store a group's offsets inside a producer's transaction.
+
+Each partition must exist (else UNKNOWN_TOPIC_OR_PARTITION). The offsets are appended to the
+group's ``__consumer_offsets`` partition as one transactional batch of the producer; the log
+fences an older epoch (INVALID_PRODUCER_EPOCH) and refuses a partition that AddOffsetsToTxn did
+not add to the ongoing transaction (INVALID_TXN_STATE). They become the group's committed offsets
+when the transaction commits and are dropped if it aborts. From v3 the member id, instance id and
+generation are checked against the group when given (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
+FENCED_INSTANCE_ID). v5 (transactions v2: the partition is added implicitly) is not served.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.handlers._groups import coordinator, since
+from zurau.broker.request_context import RequestContext
+from zurau.coordinator.group_coordinator import OffsetCommitEntry
+from zurau.protocol.errors import UnknownTopicOrPartitionError
+
+API_KEY = 28
+MAX_VERSION = 4
+
+
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    version = ctx.api_version
+    topics = ctx.broker.topics
+    rt = coordinator(ctx)
+    group_id = req["group_id"]
+    err = rt.coordinator_error(group_id)
+    plan: list[tuple[str, list[tuple[int, int | None]]]] = []
+    entries: list[OffsetCommitEntry] = []
+    for t in req["topics"]:
+        tm = topics.get(t["name"])
+        parts: list[tuple[int, int | None]] = []
+        for p in t["partitions"]:
+            index = p["partition_index"]
+            if err is not None:
+                parts.append((index, err.code))
+            elif tm is None or not 0 <= index < tm.partitions:
+                parts.append((index, UnknownTopicOrPartitionError.code))
+            else:
+                parts.append((index, None))
+                entries.append(
+                    OffsetCommitEntry(
+                        t["name"],
+                        index,
+                        p["committed_offset"],
+                        p.get("committed_leader_epoch", -1),
+                        p["committed_metadata"],
+                    )
+                )
+        plan.append((t["name"], parts))
+    results: dict[tuple[str, int], int] = {}
+    if entries:
+        results = await rt.submit(
+            lambda token, now: rt.core.commit_txn_offsets(
+                token,
+                group_id=group_id,
+                producer_id=req["producer_id"],
+                producer_epoch=req["producer_epoch"],
+                member_id=req.get("member_id", "") if version >= 3 else "",
+                generation_id=req.get("generation_id", -1) if version >= 3 else -1,
+                group_instance_id=since(req, "group_instance_id", version, 3),
+                offsets=entries,
+                now_ms=now,
+            )
+        )
+    return {
+        "throttle_time_ms": 0,
+        "topics": [
+            {
+                "name": name,
+                "partitions": [
+                    {"partition_index": i, "error_code": code if code is not None else results[(name, i)]}
+                    for i, code in parts
+                ],
+            }
+            for name, parts in plan
+        ],
+    }

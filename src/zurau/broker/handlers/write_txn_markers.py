@@ -1,0 +1,47 @@
+"""WriteTxnMarkers: append COMMIT/ABORT markers for producers to partitions this broker leads.
+
+Sent by a transaction coordinator on another broker, or by an admin tool to abort a *hanging*
+transaction (one that no coordinator will end: ``zurau transactions abort``, like
+``kafka-transactions.sh abort``). This broker's own coordinator writes its markers in-process
+through the same path (:meth:`~zurau.coordinator.transaction_runtime.TransactionRuntime.write_markers`),
+which also commits or drops pending offsets when the partition is one of ``__consumer_offsets``.
+Per partition: UNKNOWN_TOPIC_OR_PARTITION if it does not exist, INVALID_PRODUCER_EPOCH if the
+producer already wrote with a newer epoch, else 0 (a marker for a producer without an open
+transaction there ends nothing, harmlessly).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.handlers._txn import by_topic, known_partition, requested_partitions, txn_coordinator
+from zurau.broker.request_context import RequestContext
+from zurau.protocol.errors import UnknownTopicOrPartitionError
+
+API_KEY = 27
+
+
+def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    rt = txn_coordinator(ctx)
+    out = []
+    for m in req["markers"]:
+        parts = requested_partitions(m["topics"], "name", "partition_indexes")
+        valid = [tp for tp in parts if known_partition(ctx, tp)]
+        written = rt.write_markers(
+            m["producer_id"], m["producer_epoch"], m["transaction_result"], m["coordinator_epoch"], valid
+        )
+        codes = {
+            tp: (UnknownTopicOrPartitionError.code if tp not in written else (e.code if e is not None else 0))
+            for tp in parts
+            for e in [written.get(tp)]
+        }
+        out.append(
+            {
+                "producer_id": m["producer_id"],
+                "topics": [
+                    {"name": t, "partitions": [{"partition_index": p, "error_code": c} for p, c in plist]}
+                    for t, plist in by_topic(codes)
+                ],
+            }
+        )
+    return {"markers": out}

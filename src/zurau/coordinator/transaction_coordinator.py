@@ -1,0 +1,892 @@
+"""The transaction coordinator as a pure state machine (DESIGN.md principle 4): no sockets, no clocks.
+
+It mirrors Kafka's ``TransactionCoordinator`` / ``TransactionMetadata`` (transactions v1, the
+protocol every client speaks unless the broker finalises ``transaction.version=2``) and the group
+coordinator's structure in this package. Every entry point takes the request's data and ``now_ms``
+and returns :class:`TxnEffects`:
+
+* ``replies``: ``(token, result)`` pairs, as in the group coordinator.
+* ``writes``: one :class:`TxnWrite` per state change, a record for ``__transaction_state``. The
+  shell appends it and calls :meth:`TransactionCoordinator.complete_write` with the outcome; that
+  applies the new state (on success) and runs the continuation, which yields more effects.
+* ``markers``: :class:`MarkerRequest` s, COMMIT or ABORT markers to append to the partitions of
+  a transaction that is being completed. The shell writes them and reports each partition's
+  outcome to :meth:`complete_markers`.
+
+Timers are virtual: :meth:`next_deadline` says when :meth:`poll` must next be called.
+
+States and transitions (Kafka's)::
+
+    Empty / CompleteCommit / CompleteAbort --AddPartitionsToTxn--> Ongoing --EndTxn--> PrepareCommit
+                                                                           \\-------> PrepareAbort
+    PrepareCommit --all markers written--> CompleteCommit;  PrepareAbort --> CompleteAbort
+    Empty / Complete* --InitProducerId--> Empty (epoch + 1, or a new producer id once the epoch is
+                                           exhausted)
+    Ongoing --InitProducerId or transaction timeout--> PrepareAbort with epoch + 1 (the fence: the
+              old producer's epoch is no longer valid), then CompleteAbort
+    Empty / Complete* idle for transactional.id.expiration.ms --> Dead (a tombstone: forgotten)
+
+``PrepareEpochFence`` is never stored: the fence is a PrepareAbort whose epoch is bumped.
+
+Invariants:
+
+* Persistent state changes only by applying a committed record: :meth:`complete_write` after a
+  successful append, :meth:`replay` when loading ``__transaction_state`` at start-up. So the state
+  after a restart equals the state before, except ``last_producer_epoch`` (not in Kafka's record
+  format either; it only lets a retried InitProducerId get the epoch it already got).
+  The one exception, as in Kafka: InitProducerId for an unknown id registers it in memory as
+  Empty with a fresh producer id and epoch -1 before writing its first record.
+* At most one state change per transactional id is in flight (``TxnEntry.pending``); requests
+  meeting one get CONCURRENT_TRANSACTIONS, which clients retry.
+* A PrepareCommit/PrepareAbort is always driven to CompleteCommit/CompleteAbort: markers are
+  retried (every ``marker_retry_backoff_ms``) until each partition has one (a deleted partition
+  needs none), after a restart too (:meth:`start` resends the markers of every prepared
+  transaction it loaded). Writing a marker twice is harmless: the second ends nothing.
+* The client learns the outcome of EndTxn once the Prepare record is stored, as in Kafka; on a
+  single node the markers and the Complete record follow in the same step.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from zurau.coordinator.partitioner import partition_for
+from zurau.coordinator.results import write_error
+from zurau.coordinator.timers import TimerQueue
+from zurau.coordinator.transaction_log_records import (
+    TopicPartition,
+    TxnLogRecord,
+    TxnLogValue,
+    TxnState,
+)
+from zurau.protocol import errors as E
+
+log = logging.getLogger("zurau.coordinator.txn")
+
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+MAX_EPOCH = 2**15 - 1  # Short.MaxValue
+
+PREPARE_STATES = (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)
+COMPLETE_STATES = (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
+IDLE_STATES = (TxnState.EMPTY, *COMPLETE_STATES)
+
+
+def is_epoch_exhausted(epoch: int) -> bool:
+    """Kafka keeps one epoch in reserve for a fence: at Short.MaxValue - 1 the id is rotated."""
+    return epoch >= MAX_EPOCH - 1
+
+
+# ---------------------------------------------------------------------------------- config
+
+
+@dataclass(frozen=True)
+class TransactionConfig:
+    """Kafka's transaction coordinator settings (names in the comments)."""
+
+    num_partitions: int = 50  # transaction.state.log.num.partitions
+    max_timeout_ms: int = 900_000  # transaction.max.timeout.ms
+    id_expiration_ms: int = 604_800_000  # transactional.id.expiration.ms
+    remove_expired_interval_ms: int = 3_600_000  # transaction.remove.expired.transaction.cleanup.interval.ms
+    marker_retry_backoff_ms: int = 100  # how soon a failed marker or Complete write is retried
+    coordinator_epoch: int = 0  # written into markers (the __transaction_state leader epoch)
+
+    @classmethod
+    def from_broker_config(cls, cfg: Any, num_partitions: int | None = None) -> TransactionConfig:
+        g = cfg.get
+        return cls(
+            num_partitions=num_partitions or g("transaction.state.log.num.partitions"),
+            max_timeout_ms=g("transaction.max.timeout.ms"),
+            id_expiration_ms=g("transactional.id.expiration.ms"),
+            remove_expired_interval_ms=g("transaction.remove.expired.transaction.cleanup.interval.ms"),
+        )
+
+
+# ---------------------------------------------------------------------------------- state
+
+
+@dataclass(frozen=True)
+class TxnMetadata:
+    """The state of one transactional id: the stored value plus ``last_producer_epoch``."""
+
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    timeout_ms: int
+    state: TxnState
+    partitions: frozenset[TopicPartition] = frozenset()
+    last_update_ms: int = -1
+    start_ms: int = -1
+    previous_producer_id: int = NO_PRODUCER_ID
+    last_producer_epoch: int = NO_PRODUCER_EPOCH  # in memory only (Kafka does not store it)
+
+    def to_value(self) -> TxnLogValue:
+        return TxnLogValue(
+            producer_id=self.producer_id,
+            producer_epoch=self.producer_epoch,
+            timeout_ms=self.timeout_ms,
+            state=self.state,
+            partitions=frozenset() if self.state == TxnState.EMPTY else self.partitions,
+            last_update_ms=self.last_update_ms,
+            start_ms=self.start_ms,
+            previous_producer_id=self.previous_producer_id,
+        )
+
+    @classmethod
+    def from_value(cls, transactional_id: str, v: TxnLogValue) -> TxnMetadata:
+        return cls(
+            transactional_id=transactional_id,
+            producer_id=v.producer_id,
+            producer_epoch=v.producer_epoch,
+            timeout_ms=v.timeout_ms,
+            state=v.state,
+            partitions=v.partitions,
+            last_update_ms=v.last_update_ms,
+            start_ms=v.start_ms,
+            previous_producer_id=v.previous_producer_id,
+        )
+
+
+@dataclass
+class TxnEntry:
+    """A transactional id as the coordinator holds it (committed state plus in-flight work)."""
+
+    meta: TxnMetadata
+    pending: TxnState | None = None  # the state being written, if a write is in flight
+    pending_markers: set[TopicPartition] = field(default_factory=set)  # Prepare*: markers missing
+    markers_in_flight: bool = False
+
+
+# ---------------------------------------------------------------------------------- effects
+
+
+@dataclass
+class TxnWrite:
+    """One record to append to ``__transaction_state`` partition ``partition``, then ``then``.
+
+    ``transit`` is the state that becomes current once the record is committed (None: the id is
+    forgotten; the record is a tombstone).
+    """
+
+    transactional_id: str
+    partition: int
+    record: TxnLogRecord
+    transit: TxnMetadata | None
+    then: Callable[[E.KafkaError | None, int, TxnEffects], None]
+
+
+@dataclass(frozen=True)
+class MarkerRequest:
+    """Write a COMMIT (``commit``) or ABORT marker for the producer into each partition."""
+
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    commit: bool
+    coordinator_epoch: int
+    partitions: tuple[TopicPartition, ...]
+
+
+@dataclass
+class TxnEffects:
+    replies: list[tuple[Any, Any]] = field(default_factory=list)
+    writes: list[TxnWrite] = field(default_factory=list)
+    markers: list[MarkerRequest] = field(default_factory=list)
+
+    def reply(self, token: Any, result: Any) -> None:
+        if token is not None:
+            self.replies.append((token, result))
+
+
+# ---------------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class InitProducerIdResult:
+    error_code: int
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_PRODUCER_EPOCH
+
+
+@dataclass(frozen=True)
+class DescribedTransaction:
+    transactional_id: str
+    error_code: int
+    state: str = ""
+    timeout_ms: int = 0
+    start_ms: int = -1
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_PRODUCER_EPOCH
+    partitions: tuple[TopicPartition, ...] = ()
+
+
+@dataclass(frozen=True)
+class ListedTransaction:
+    transactional_id: str
+    producer_id: int
+    state: str
+
+
+@dataclass(frozen=True)
+class ListTransactionsResult:
+    error_code: int
+    unknown_state_filters: tuple[str, ...] = ()
+    transactions: tuple[ListedTransaction, ...] = ()
+
+
+# ---------------------------------------------------------------------------------- coordinator
+
+
+class TransactionCoordinator:
+    """Transactional ids, their producer ids and epochs, and their transactions (see module doc)."""
+
+    def __init__(self, config: TransactionConfig, next_producer_id: Callable[[], int]) -> None:
+        self.config = config
+        self._next_producer_id = next_producer_id
+        self.transactions: dict[str, TxnEntry] = {}
+        self.by_producer_id: dict[int, str] = {}  # current producer id -> transactional id
+        self.timers = TimerQueue()
+        self._loading = False
+
+    # ------------------------------------------------------------------ plumbing
+    def partition_for(self, transactional_id: str) -> int:
+        """The ``__transaction_state`` partition of an id (Kafka's mapping, as for groups)."""
+        return partition_for(transactional_id, self.config.num_partitions)
+
+    def next_deadline(self) -> int | None:
+        return self.timers.next_deadline()
+
+    def _write(
+        self,
+        fx: TxnEffects,
+        entry: TxnEntry,
+        transit: TxnMetadata | None,
+        then: Callable[[E.KafkaError | None, int, TxnEffects], None],
+    ) -> None:
+        tid = entry.meta.transactional_id
+        entry.pending = transit.state if transit is not None else TxnState.DEAD
+        record = TxnLogRecord(tid, transit.to_value() if transit is not None else None)
+        fx.writes.append(TxnWrite(tid, self.partition_for(tid), record, transit, then))
+
+    def complete_write(self, write: TxnWrite, error: E.KafkaError | None, now_ms: int) -> TxnEffects:
+        """The shell reports a write's outcome: apply the new state if committed, continue."""
+        entry = self.transactions.get(write.transactional_id)
+        if entry is not None:
+            entry.pending = None
+        if error is None:
+            self._apply(write.transactional_id, write.transit)
+        fx = TxnEffects()
+        write.then(error, now_ms, fx)
+        return fx
+
+    # ------------------------------------------------------------------ replay (persistent state)
+    def load(self, records: Iterable[TxnLogRecord]) -> None:
+        """Replay ``__transaction_state`` at start-up (the latest record per id wins)."""
+        self._loading = True
+        try:
+            for rec in records:
+                self.replay(rec)
+        finally:
+            self._loading = False
+
+    def replay(self, rec: TxnLogRecord) -> None:
+        meta = TxnMetadata.from_value(rec.transactional_id, rec.value) if rec.value is not None else None
+        self._apply(rec.transactional_id, meta)
+
+    def _apply(self, tid: str, meta: TxnMetadata | None) -> None:
+        """Make ``meta`` the committed state of ``tid`` (None: forget it); keep indexes and timers."""
+        entry = self.transactions.get(tid)
+        if meta is None:
+            if entry is not None:
+                del self.transactions[tid]
+                if self.by_producer_id.get(entry.meta.producer_id) == tid:
+                    del self.by_producer_id[entry.meta.producer_id]
+            for kind in ("timeout", "markers"):
+                self.timers.cancel((kind, tid))
+            return
+        previous_state: TxnState | None = None
+        if entry is None:
+            entry = self.transactions[tid] = TxnEntry(meta)
+        else:
+            old = entry.meta
+            previous_state = old.state
+            if old.producer_id != meta.producer_id and self.by_producer_id.get(old.producer_id) == tid:
+                del self.by_producer_id[old.producer_id]
+            entry.meta = meta
+        self.by_producer_id[meta.producer_id] = tid
+        if meta.state == TxnState.ONGOING:
+            deadline = meta.start_ms + meta.timeout_ms
+            if self.timers.deadline(("timeout", tid)) != deadline:
+                self.timers.schedule(("timeout", tid), deadline)
+        else:
+            self.timers.cancel(("timeout", tid))
+        if meta.state in PREPARE_STATES:
+            if previous_state != meta.state:
+                entry.pending_markers = set(meta.partitions)
+                entry.markers_in_flight = False
+        else:
+            entry.pending_markers = set()
+            entry.markers_in_flight = False
+            self.timers.cancel(("markers", tid))
+
+    def start(self, now_ms: int) -> TxnEffects:
+        """After loading: resend the markers of every prepared transaction, arm the expiration check.
+
+        Ongoing transactions keep their timeout timers (armed by replay): one that expired while
+        the broker was down is aborted by the next :meth:`poll`.
+        """
+        fx = TxnEffects()
+        for tid in sorted(self.transactions):
+            entry = self.transactions[tid]
+            if entry.meta.state in PREPARE_STATES:
+                log.info(
+                    "completing transaction of %s (%s) found at start-up", tid, entry.meta.state.kafka_name
+                )
+                self._send_markers(fx, entry, now_ms)
+        self.timers.schedule(("expire",), now_ms + self.config.remove_expired_interval_ms)
+        return fx
+
+    # ------------------------------------------------------------------ InitProducerId
+    def init_producer_id(
+        self,
+        token: Any,
+        *,
+        transactional_id: str,
+        timeout_ms: int,
+        producer_id: int = NO_PRODUCER_ID,
+        producer_epoch: int = NO_PRODUCER_EPOCH,
+        now_ms: int,
+    ) -> TxnEffects:
+        """InitProducerId with a transactional id. Reply: :class:`InitProducerIdResult`.
+
+        ``producer_id``/``producer_epoch`` (v3+, KIP-360) name the caller's current id and epoch:
+        a producer recovering from an abortable error keeps its id and gets the next epoch, or
+        the epoch it already got if this is a retry; anything else is fenced (PRODUCER_FENCED).
+        """
+        fx = TxnEffects()
+
+        def fail(err: type[E.KafkaError]) -> TxnEffects:
+            fx.reply(token, InitProducerIdResult(err.code))
+            return fx
+
+        if not transactional_id:
+            return fail(E.InvalidRequestError)
+        if (producer_id == NO_PRODUCER_ID) != (producer_epoch == NO_PRODUCER_EPOCH):
+            return fail(E.InvalidRequestError)
+        if not 0 < timeout_ms <= self.config.max_timeout_ms:
+            return fail(E.InvalidTransactionTimeoutError)
+        expected = (producer_id, producer_epoch) if producer_id != NO_PRODUCER_ID else None
+        entry = self.transactions.get(transactional_id)
+        if entry is None:
+            meta = TxnMetadata(
+                transactional_id,
+                self._next_producer_id(),
+                NO_PRODUCER_EPOCH,
+                timeout_ms,
+                TxnState.EMPTY,
+                last_update_ms=now_ms,
+            )
+            entry = self.transactions[transactional_id] = TxnEntry(meta)
+        meta = entry.meta
+        if entry.pending is not None:
+            return fail(E.ConcurrentTransactionsError)
+        if expected is not None and not (
+            meta.producer_epoch == NO_PRODUCER_EPOCH
+            or expected[0] == meta.producer_id
+            or (expected[0] == meta.previous_producer_id and is_epoch_exhausted(expected[1]))
+        ):
+            return fail(E.ProducerFencedError)
+        if meta.state in PREPARE_STATES:
+            return fail(E.ConcurrentTransactionsError)
+        if meta.state == TxnState.ONGOING:
+            # Fence the current producer: abort its transaction with a bumped epoch, and let the
+            # caller retry (CONCURRENT_TRANSACTIONS), which bumps the epoch once more.
+            log.info(
+                "%s: fencing producer id %d epoch %d and aborting its ongoing transaction",
+                transactional_id,
+                meta.producer_id,
+                meta.producer_epoch,
+            )
+
+            def fenced(err: E.KafkaError | None, now: int, fx2: TxnEffects) -> None:
+                code = E.ConcurrentTransactionsError.code if err is None else err.code
+                fx2.reply(token, InitProducerIdResult(code))
+
+            self._end(fx, entry, commit=False, fence=True, now_ms=now_ms, then=fenced)
+            return fx
+        if meta.state not in IDLE_STATES:
+            raise AssertionError(f"transactional id {transactional_id} is in state {meta.state.kafka_name}")
+        transit: TxnMetadata
+        if is_epoch_exhausted(meta.producer_epoch) and (
+            expected is None or expected[1] == meta.producer_epoch
+        ):
+            transit = replace(
+                meta,
+                producer_id=self._next_producer_id(),
+                previous_producer_id=meta.producer_id,
+                producer_epoch=0,
+                last_producer_epoch=meta.producer_epoch if expected is not None else NO_PRODUCER_EPOCH,
+                timeout_ms=timeout_ms,
+                state=TxnState.EMPTY,
+                partitions=frozenset(),
+                start_ms=-1,
+                last_update_ms=now_ms,
+            )
+        else:
+            bumped = meta.producer_epoch + 1
+            if expected is None:
+                epochs = (bumped, NO_PRODUCER_EPOCH)
+            elif meta.producer_epoch == NO_PRODUCER_EPOCH or expected[1] == meta.producer_epoch:
+                epochs = (bumped, meta.producer_epoch)
+            elif expected[1] == meta.last_producer_epoch:
+                epochs = (meta.producer_epoch, meta.last_producer_epoch)  # a retry: same answer
+            else:
+                log.info(
+                    "%s: epoch %d is neither the current epoch %d nor the previous one %d: fenced",
+                    transactional_id,
+                    expected[1],
+                    meta.producer_epoch,
+                    meta.last_producer_epoch,
+                )
+                return fail(E.ProducerFencedError)
+            assert epochs[0] <= MAX_EPOCH  # an exhausted epoch is never bumped: it is rotated above
+            transit = replace(
+                meta,
+                producer_epoch=epochs[0],
+                last_producer_epoch=epochs[1],
+                timeout_ms=timeout_ms,
+                state=TxnState.EMPTY,
+                partitions=frozenset(),
+                start_ms=-1,
+                last_update_ms=now_ms,
+            )
+
+        def stored(err: E.KafkaError | None, now: int, fx2: TxnEffects) -> None:
+            if err is not None:
+                fx2.reply(token, InitProducerIdResult(write_error(err, for_offsets=False).code))
+            else:
+                log.info(
+                    "initialized transactional id %s with producer id %d epoch %d",
+                    transactional_id,
+                    transit.producer_id,
+                    transit.producer_epoch,
+                )
+                fx2.reply(token, InitProducerIdResult(0, transit.producer_id, transit.producer_epoch))
+
+        self._write(fx, entry, transit, stored)
+        return fx
+
+    # ------------------------------------------------------------------ AddPartitionsToTxn
+    def _check_producer(self, transactional_id: str, producer_id: int, producer_epoch: int) -> TxnEntry:
+        """The id's entry if ``producer_id``/``producer_epoch`` are its current ones, else raise."""
+        if not transactional_id:
+            raise E.InvalidRequestError("the transactional id must not be empty")
+        entry = self.transactions.get(transactional_id)
+        if entry is None or entry.meta.producer_id != producer_id:
+            raise E.InvalidProducerIdMappingError(
+                f"producer id {producer_id} is not the current one of transactional id {transactional_id}"
+            )
+        if entry.meta.producer_epoch != producer_epoch:
+            raise E.ProducerFencedError(
+                f"producer epoch {producer_epoch} is not the current epoch {entry.meta.producer_epoch} "
+                f"of transactional id {transactional_id}"
+            )
+        return entry
+
+    def add_partitions(
+        self,
+        token: Any,
+        *,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: Iterable[TopicPartition],
+        now_ms: int,
+    ) -> TxnEffects:
+        """AddPartitionsToTxn (and AddOffsetsToTxn, with its ``__consumer_offsets`` partition).
+
+        Reply: an error code for every partition together (0 when added).
+        """
+        fx = TxnEffects()
+        parts = frozenset(partitions)
+        try:
+            entry = self._check_producer(transactional_id, producer_id, producer_epoch)
+            meta = entry.meta
+            if entry.pending is not None or meta.state in PREPARE_STATES:
+                raise E.ConcurrentTransactionsError(f"{transactional_id} is completing a transaction")
+        except E.KafkaError as e:
+            fx.reply(token, e.code)
+            return fx
+        if meta.state == TxnState.ONGOING and parts <= meta.partitions:
+            fx.reply(token, 0)
+            return fx
+        transit = replace(
+            meta,
+            state=TxnState.ONGOING,
+            partitions=meta.partitions | parts,
+            start_ms=now_ms if meta.state in IDLE_STATES else meta.start_ms,
+            last_update_ms=now_ms,
+        )
+
+        def stored(err: E.KafkaError | None, now: int, fx2: TxnEffects) -> None:
+            fx2.reply(token, 0 if err is None else write_error(err, for_offsets=False).code)
+
+        self._write(fx, entry, transit, stored)
+        return fx
+
+    def verify_partitions(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: Iterable[TopicPartition],
+    ) -> tuple[int, dict[TopicPartition, int]]:
+        """AddPartitionsToTxn v4+ ``verify_only``: ``(error, {partition: error})``, no state change.
+
+        A partition of the ongoing transaction gets 0, any other INVALID_TXN_STATE.
+        """
+        parts = list(partitions)
+        try:
+            entry = self._check_producer(transactional_id, producer_id, producer_epoch)
+            if entry.meta.state in PREPARE_STATES:
+                raise E.ConcurrentTransactionsError(f"{transactional_id} is completing a transaction")
+        except E.KafkaError as e:
+            return e.code, dict.fromkeys(parts, e.code)
+        meta = entry.meta
+        ongoing = meta.state == TxnState.ONGOING
+        return 0, {
+            tp: 0 if ongoing and tp in meta.partitions else E.InvalidTxnStateError.code for tp in parts
+        }
+
+    def check_produce(self, producer_id: int, producer_epoch: int, tp: TopicPartition) -> E.KafkaError | None:
+        """KIP-890 verification of the first transactional write of a producer to a partition.
+
+        None if ``tp`` is in the ongoing transaction of the producer id at its current epoch; else
+        the error the write gets: INVALID_PRODUCER_ID_MAPPING (no transactional id uses the
+        producer id), INVALID_PRODUCER_EPOCH (another epoch: a fenced zombie),
+        NOT_ENOUGH_REPLICAS (retriable: the transaction is being completed), INVALID_TXN_STATE
+        (no ongoing transaction holds the partition).
+        """
+        tid = self.by_producer_id.get(producer_id)
+        entry = self.transactions.get(tid) if tid is not None else None
+        if entry is None:
+            return E.InvalidProducerIdMappingError(f"no transactional id uses producer id {producer_id}")
+        meta = entry.meta
+        if meta.producer_epoch != producer_epoch:
+            return E.InvalidProducerEpochError(
+                f"producer {producer_id} epoch {producer_epoch} is not the current epoch {meta.producer_epoch}"
+            )
+        if entry.pending is not None or meta.state in PREPARE_STATES:
+            return E.NotEnoughReplicasError(f"transaction of {tid} is being completed; retry")
+        if meta.state != TxnState.ONGOING or tp not in meta.partitions:
+            return E.InvalidTxnStateError(
+                f"{tp[0]}-{tp[1]} is not part of an ongoing transaction of producer {producer_id}"
+            )
+        return None
+
+    # ------------------------------------------------------------------ EndTxn
+    def end_transaction(
+        self,
+        token: Any,
+        *,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        now_ms: int,
+    ) -> TxnEffects:
+        """EndTxn from a client. Reply: an error code (0 once the Prepare record is stored).
+
+        Any process may send it: only the transactional id, producer id and epoch are checked.
+        Ending a transaction that already completed the same way is answered with 0 (a retry).
+        """
+        fx = TxnEffects()
+        try:
+            entry = self._check_producer(transactional_id, producer_id, producer_epoch)
+            if entry.pending is not None:
+                raise E.ConcurrentTransactionsError(f"{transactional_id} has a state change in flight")
+            state = entry.meta.state
+            wanted_prepare = TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT
+            wanted_complete = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
+            if state == TxnState.ONGOING:
+                pass
+            elif state == wanted_complete:
+                fx.reply(token, 0)
+                return fx
+            elif state == wanted_prepare:
+                raise E.ConcurrentTransactionsError(f"{transactional_id} is completing its transaction")
+            else:
+                raise E.InvalidTxnStateError(
+                    f"cannot {'commit' if commit else 'abort'} transactional id {transactional_id} "
+                    f"in state {state.kafka_name}"
+                )
+        except E.KafkaError as e:
+            fx.reply(token, e.code)
+            return fx
+
+        def prepared(err: E.KafkaError | None, now: int, fx2: TxnEffects) -> None:
+            fx2.reply(token, 0 if err is None else write_error(err, for_offsets=False).code)
+
+        self._end(fx, entry, commit=commit, fence=False, now_ms=now_ms, then=prepared)
+        return fx
+
+    def _end(
+        self,
+        fx: TxnEffects,
+        entry: TxnEntry,
+        *,
+        commit: bool,
+        fence: bool,
+        now_ms: int,
+        then: Callable[[E.KafkaError | None, int, TxnEffects], None],
+    ) -> None:
+        """Ongoing -> PrepareCommit/PrepareAbort (``fence``: an abort with the epoch bumped), then
+        markers and Complete*. ``then`` runs once the Prepare record is stored (or failed)."""
+        meta = entry.meta
+        transit = replace(
+            meta,
+            state=TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT,
+            producer_epoch=meta.producer_epoch + 1 if fence else meta.producer_epoch,
+            last_producer_epoch=NO_PRODUCER_EPOCH if fence else meta.last_producer_epoch,
+            last_update_ms=now_ms,
+        )
+        tid = meta.transactional_id
+
+        def prepared(err: E.KafkaError | None, now: int, fx2: TxnEffects) -> None:
+            then(err, now, fx2)
+            if err is None:
+                current = self.transactions.get(tid)
+                if current is not None:
+                    self._send_markers(fx2, current, now)
+
+        self._write(fx, entry, transit, prepared)
+
+    def _send_markers(self, fx: TxnEffects, entry: TxnEntry, now_ms: int) -> None:
+        meta = entry.meta
+        if meta.state not in PREPARE_STATES or entry.markers_in_flight or entry.pending is not None:
+            return
+        if not entry.pending_markers:
+            self._complete(fx, entry, now_ms)
+            return
+        entry.markers_in_flight = True
+        fx.markers.append(
+            MarkerRequest(
+                meta.transactional_id,
+                meta.producer_id,
+                meta.producer_epoch,
+                meta.state == TxnState.PREPARE_COMMIT,
+                self.config.coordinator_epoch,
+                tuple(sorted(entry.pending_markers)),
+            )
+        )
+
+    def complete_markers(
+        self, request: MarkerRequest, results: dict[TopicPartition, E.KafkaError | None], now_ms: int
+    ) -> TxnEffects:
+        """The shell reports each partition's marker outcome; when all are written, complete.
+
+        A partition that no longer exists needs no marker; INVALID_PRODUCER_EPOCH means a newer
+        epoch already wrote there (nothing of this transaction can follow): done too. Any other
+        error is retried after ``marker_retry_backoff_ms``.
+        """
+        fx = TxnEffects()
+        entry = self.transactions.get(request.transactional_id)
+        if entry is None:
+            return fx
+        meta = entry.meta
+        if (
+            meta.state not in PREPARE_STATES
+            or meta.producer_id != request.producer_id
+            or meta.producer_epoch != request.producer_epoch
+            or (meta.state == TxnState.PREPARE_COMMIT) != request.commit
+        ):
+            return fx
+        entry.markers_in_flight = False
+        failed = False
+        for tp, err in results.items():
+            if err is None or isinstance(err, E.UnknownTopicOrPartitionError | E.InvalidProducerEpochError):
+                entry.pending_markers.discard(tp)
+            else:
+                failed = True
+                log.warning("marker for %s of %s failed (%s); retrying", tp, request.transactional_id, err)
+        if entry.pending_markers:
+            if failed:
+                self.timers.schedule(
+                    ("markers", request.transactional_id), now_ms + self.config.marker_retry_backoff_ms
+                )
+            else:
+                self._send_markers(fx, entry, now_ms)
+        else:
+            self._complete(fx, entry, now_ms)
+        return fx
+
+    def _complete(self, fx: TxnEffects, entry: TxnEntry, now_ms: int) -> None:
+        meta = entry.meta
+        transit = replace(
+            meta,
+            state=TxnState.COMPLETE_COMMIT
+            if meta.state == TxnState.PREPARE_COMMIT
+            else TxnState.COMPLETE_ABORT,
+            partitions=frozenset(),
+            last_update_ms=now_ms,
+        )
+        tid = meta.transactional_id
+
+        def stored(err: E.KafkaError | None, now: int, fx2: TxnEffects) -> None:
+            if err is not None:
+                log.warning("cannot complete the transaction of %s (%s); retrying", tid, err)
+                self.timers.schedule(("markers", tid), now + self.config.marker_retry_backoff_ms)
+            else:
+                log.debug("completed transaction of %s: %s", tid, transit.state.kafka_name)
+
+        self._write(fx, entry, transit, stored)
+
+    # ------------------------------------------------------------------ timers
+    def poll(self, now_ms: int) -> TxnEffects:
+        """Fire every timer due at ``now_ms``: transaction timeouts, marker retries, expiration."""
+        fx = TxnEffects()
+        for key in self.timers.expired(now_ms):
+            kind = key[0]  # type: ignore[index]
+            if kind == "timeout":
+                self._on_timeout(key[1], now_ms, fx)  # type: ignore[index]
+            elif kind == "markers":
+                entry = self.transactions.get(key[1])  # type: ignore[index]
+                if entry is not None:
+                    self._send_markers(fx, entry, now_ms)
+            elif kind == "expire":
+                self._expire_ids(now_ms, fx)
+                self.timers.schedule(("expire",), now_ms + self.config.remove_expired_interval_ms)
+        return fx
+
+    def _on_timeout(self, tid: str, now_ms: int, fx: TxnEffects) -> None:
+        entry = self.transactions.get(tid)
+        if entry is None or entry.meta.state != TxnState.ONGOING:
+            return
+        meta = entry.meta
+        deadline = meta.start_ms + meta.timeout_ms
+        if deadline > now_ms:
+            self.timers.schedule(("timeout", tid), deadline)
+            return
+        if entry.pending is not None:
+            self.timers.schedule(("timeout", tid), now_ms + self.config.marker_retry_backoff_ms)
+            return
+        log.info(
+            "aborting the transaction of %s (producer id %d epoch %d): it ran longer than %d ms",
+            tid,
+            meta.producer_id,
+            meta.producer_epoch,
+            meta.timeout_ms,
+        )
+
+        def aborted(err: E.KafkaError | None, now: int, fx2: TxnEffects) -> None:
+            if err is not None:
+                log.warning("cannot abort the timed-out transaction of %s: %s", tid, err)
+                self.timers.schedule(("timeout", tid), now + self.config.marker_retry_backoff_ms)
+
+        self._end(fx, entry, commit=False, fence=True, now_ms=now_ms, then=aborted)
+
+    def _expire_ids(self, now_ms: int, fx: TxnEffects) -> None:
+        """Forget ids idle (Empty or completed) for ``transactional.id.expiration.ms``."""
+        for tid in sorted(self.transactions):
+            entry = self.transactions[tid]
+            meta = entry.meta
+            if (
+                entry.pending is None
+                and meta.state in IDLE_STATES
+                and meta.last_update_ms + self.config.id_expiration_ms <= now_ms
+            ):
+                log.info("transactional id %s expired", tid)
+                self._write(fx, entry, None, lambda err, now, fx2: None)
+
+    # ------------------------------------------------------------------ admin
+    def describe(self, transactional_ids: Iterable[str]) -> list[DescribedTransaction]:
+        out = []
+        for tid in transactional_ids:
+            entry = self.transactions.get(tid) if tid else None
+            if not tid:
+                out.append(DescribedTransaction(tid, E.InvalidRequestError.code))
+            elif entry is None or entry.meta.state == TxnState.DEAD:
+                out.append(DescribedTransaction(tid, E.TransactionalIdNotFoundError.code))
+            else:
+                m = entry.meta
+                out.append(
+                    DescribedTransaction(
+                        tid,
+                        0,
+                        m.state.kafka_name,
+                        m.timeout_ms,
+                        m.start_ms,
+                        m.producer_id,
+                        m.producer_epoch,
+                        tuple(sorted(m.partitions)),
+                    )
+                )
+        return out
+
+    def list_transactions(
+        self,
+        *,
+        states: Iterable[str] = (),
+        producer_ids: Iterable[int] = (),
+        duration_ms: int = -1,
+        pattern: str | None = None,
+        now_ms: int,
+    ) -> ListTransactionsResult:
+        """ListTransactions: every known id matching all the filters (an empty filter matches all).
+
+        ``duration_ms`` >= 0 keeps transactions that started more than that long ago; ``pattern``
+        must match the whole id (INVALID_REGULAR_EXPRESSION if it does not compile).
+        """
+        states = list(states)
+        wanted: set[TxnState] = set()
+        unknown: list[str] = []
+        for name in states:
+            s = TxnState.from_name(name)
+            if s is None:
+                unknown.append(name)
+            else:
+                wanted.add(s)
+        if states and not wanted:
+            return ListTransactionsResult(0, tuple(unknown))
+        pids = set(producer_ids)
+        regex = None
+        if pattern:
+            try:
+                regex = re.compile(pattern)
+            except re.error:
+                return ListTransactionsResult(E.InvalidRegularExpressionError.code)
+        out = []
+        for tid in sorted(self.transactions):
+            m = self.transactions[tid].meta
+            if m.state == TxnState.DEAD:
+                continue
+            if pids and m.producer_id not in pids:
+                continue
+            if wanted and m.state not in wanted:
+                continue
+            if duration_ms >= 0 and now_ms - m.start_ms <= duration_ms:
+                continue
+            if regex is not None and regex.fullmatch(tid) is None:
+                continue
+            out.append(ListedTransaction(tid, m.producer_id, m.state.kafka_name))
+        return ListTransactionsResult(0, tuple(unknown), tuple(out))
+
+
+__all__ = [
+    "DescribedTransaction",
+    "InitProducerIdResult",
+    "ListTransactionsResult",
+    "ListedTransaction",
+    "MarkerRequest",
+    "TransactionConfig",
+    "TransactionCoordinator",
+    "TxnEffects",
+    "TxnEntry",
+    "TxnMetadata",
+    "TxnState",
+    "TxnWrite",
+]
