@@ -265,9 +265,17 @@ class SinkOptions:
 
     topic: str | None
     kafka: dict[str, str]
+    exactly_once: bool = False
+    """``exactlyOnce``: streaming writes in transactions the driver commits (see ``zurau.spark.eos``)."""
+    marker_topic: str | None = None
+    """``exactlyOnce.markerTopic`` (default: the ``topic`` option): partition 0 holds the batch markers."""
 
     def producer_config(self) -> dict[str, str | bool | int]:
-        """librdkafka producer settings: idempotent, ``acks=all``, murmur2 partitioner, unless ``kafka.*`` overrides."""
+        """librdkafka producer settings: idempotent, ``acks=all``, murmur2 partitioner, unless ``kafka.*`` overrides.
+
+        With ``exactly_once``, ``transaction.timeout.ms`` defaults to 60 s (it must cover the time from a
+        task's write to the driver's commit); each task adds its own ``transactional.id``.
+        """
         cfg: dict[str, str | bool | int] = {
             "enable.idempotence": True,
             "acks": "all",
@@ -275,6 +283,8 @@ class SinkOptions:
             # Kafka's Java default partitioner: keyed records land where Java clients put them.
             "partitioner": "murmur2_random",
         }
+        if self.exactly_once:
+            cfg["transaction.timeout.ms"] = 60_000
         cfg.update(self.kafka)
         return cfg
 
@@ -296,7 +306,19 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
             "Option 'kafka.bootstrap.servers' must be specified for configuring Kafka producer"
         )
     topic = params.get("topic")
-    return SinkOptions(topic=topic.strip() if topic is not None else None, kafka=kafka)
+    topic = topic.strip() if topic is not None else None
+    exactly_once = _bool(params, "exactlyonce", False)
+    marker_topic = params.get("exactlyonce.markertopic", "").strip() or topic
+    if exactly_once:
+        if marker_topic is None:
+            raise KafkaOptionError(
+                "exactlyOnce needs a marker topic: set the 'topic' or 'exactlyOnce.markerTopic' option"
+            )
+        if "transactional.id" in kafka:
+            raise KafkaOptionError(
+                "Kafka option 'transactional.id' is not supported with exactlyOnce: each task derives its own"
+            )
+    return SinkOptions(topic=topic, kafka=kafka, exactly_once=exactly_once, marker_topic=marker_topic)
 
 
 # --------------------------------------------------------------------------- kafka.* params

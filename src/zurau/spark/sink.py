@@ -14,13 +14,13 @@ so a task that succeeded has every record in Kafka: at-least-once (a retried tas
 micro-batch writes its records again). ``commit(messages, batchId)`` only logs the totals the
 commit messages carry and is idempotent per ``batchId``.
 
-Exactly-once later (needs Kafka transactions in the broker and a client able to finish another
-process's transaction): ``write()`` would open a transaction per task, with a
-``transactional.id`` derived from the query id and the task's partition id, send, flush and
-*prepare* it, returning its ``transactional.id``/producer id/epoch in :class:`KafkaCommitMessage`;
-the driver's ``commit(messages, batchId)`` would commit those transactions and record ``batchId``
-in the same transaction (for instance as a transactional offset commit of a group named after the
-query), so a second ``commit`` for a replayed ``batchId`` finds it done; ``abort`` would abort them.
+Exactly-once (streaming only, ``exactlyOnce=true``; see :mod:`zurau.spark.eos` for the protocol):
+each task writes inside a Kafka transaction with ``transactional.id`` ``zurau-sink-<queryId>-<partitionId>``
+together with a batch marker (a transactional offset commit of group ``zurau-sink-<queryId>-<partitionId>``
+on partition 0 of ``exactlyOnce.markerTopic``, default the ``topic`` option), leaves it open and
+reports its producer id and epoch in an :class:`EosCommitMessage`; the driver's ``commit`` ends the
+transactions with EndTxn (idempotent), ``abort`` aborts them. A re-run of a batch whose marker is
+committed writes nothing. ``transaction.timeout.ms`` defaults to 60 s (``kafka.transaction.timeout.ms``).
 :class:`_TaskWrite` is the seam: it owns a task's producer and returns its commit message.
 """
 
@@ -53,6 +53,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from zurau.spark import eos
 from zurau.spark.errors import KafkaOptionError
 from zurau.spark.options import SinkOptions, parse_sink_options
 
@@ -81,6 +82,20 @@ class KafkaCommitMessage(WriterCommitMessage):
     attempt: int
     batch_id: int | None
     per_topic: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class EosCommitMessage(KafkaCommitMessage):
+    """An ``exactlyOnce`` task's report: the open transaction the driver must end.
+
+    ``transactional_id``/``producer_id``/``producer_epoch`` name the task's open transaction (None
+    when ``already_committed``: the marker showed this batch committed, so nothing was written).
+    """
+
+    transactional_id: str | None = None
+    producer_id: int | None = None
+    producer_epoch: int | None = None
+    already_committed: bool = False
 
 
 # --------------------------------------------------------------------------- validation
@@ -132,6 +147,28 @@ def validate_schema(schema: StructType, topic_option: str | None) -> _Layout:
 
 
 # --------------------------------------------------------------------------- producers
+def new_producer(config: Mapping[str, Any]) -> tuple[Producer, list[Any]]:
+    """A producer whose failed deliveries and fatal errors land in the returned list."""
+    errors: list[Any] = []
+
+    def on_delivery(err: KafkaError | None, msg: Any) -> None:
+        if err is not None:
+            errors.append(err)
+
+    def on_error(err: KafkaError) -> None:
+        if err.fatal():  # e.g. the broker refused an idempotent producer id
+            errors.append(err)
+
+    cfg = dict(config)
+    cfg["delivery.report.only.error"] = True
+    cfg["on_delivery"] = on_delivery
+    cfg["error_cb"] = on_error
+    try:
+        return Producer(cfg), errors
+    except (KafkaException, ValueError, TypeError) as e:
+        raise KafkaOptionError(f"Invalid Kafka producer configuration: {e}") from None
+
+
 class _ProducerPool:
     """One idempotent producer per configuration and worker process (Spark caches them too).
 
@@ -153,24 +190,7 @@ class _ProducerPool:
             if not self._registered:
                 atexit.register(self.close_all)
                 self._registered = True
-        errors: list[Any] = []
-
-        def on_delivery(err: KafkaError | None, msg: Any) -> None:
-            if err is not None:
-                errors.append(err)
-
-        def on_error(err: KafkaError) -> None:
-            if err.fatal():  # e.g. the broker refused an idempotent producer id
-                errors.append(err)
-
-        cfg = dict(config)
-        cfg["delivery.report.only.error"] = True
-        cfg["on_delivery"] = on_delivery
-        cfg["error_cb"] = on_error
-        try:
-            return Producer(cfg), errors
-        except (KafkaException, ValueError, TypeError) as e:
-            raise KafkaOptionError(f"Invalid Kafka producer configuration: {e}") from None
+        return new_producer(config)
 
     def release(self, config: Mapping[str, Any], entry: tuple[Producer, list[Any]], healthy: bool) -> None:
         producer, errors = entry
@@ -199,29 +219,44 @@ class _ProducerPool:
 PRODUCERS = _ProducerPool()
 
 
-def _task_info() -> tuple[int, int, int | None]:
-    """(partition id, attempt number, micro-batch id or None) of the running Spark task."""
+def _task_context() -> Any:
     try:
         from pyspark import TaskContext
 
-        tc = TaskContext.get()
+        return TaskContext.get()
     except ImportError:  # pragma: no cover - pyspark is a dependency of this package
-        tc = None
+        return None
+
+
+def _task_info() -> tuple[int, int, int | None]:
+    """(partition id, attempt number, micro-batch id or None) of the running Spark task."""
+    tc = _task_context()
     if tc is None:
         return 0, 0, None
     batch = tc.getLocalProperty("streaming.sql.batchId")
     return tc.partitionId(), tc.attemptNumber(), int(batch) if batch is not None else None
 
 
+def _query_id() -> str | None:
+    """The streaming query's id (stable across restarts from one checkpoint), from the task's properties."""
+    tc = _task_context()
+    return None if tc is None else tc.getLocalProperty("sql.streaming.queryId")
+
+
 # --------------------------------------------------------------------------- one task's write
 class _TaskWrite:
     """Sends one task's Arrow batches; :meth:`finish` flushes and returns the commit message."""
 
-    def __init__(self, options: SinkOptions, layout: _Layout) -> None:
+    def __init__(self, options: SinkOptions, layout: _Layout, transactional_id: str | None = None) -> None:
         self.options = options
         self.layout = layout
         self.config = options.producer_config()
-        self.entry = PRODUCERS.acquire(self.config)
+        self.pooled = transactional_id is None
+        if transactional_id is None:
+            self.entry = PRODUCERS.acquire(self.config)
+        else:  # a transactional producer is used for one transaction and never pooled
+            self.config["transactional.id"] = transactional_id
+            self.entry = new_producer(self.config)
         self.producer, self.errors = self.entry
         self.records = 0
         self.bytes = 0
@@ -299,16 +334,23 @@ class _TaskWrite:
             err = next((e for e in self.errors if isinstance(e, KafkaError) and e.fatal()), self.errors[0])
             raise KafkaException(err) if isinstance(err, KafkaError) else err
 
-    def finish(self) -> KafkaCommitMessage:
+    def flush(self) -> None:
+        """Wait for every record's acknowledgement; raise the first failure."""
         left = self._call(self.producer.flush, FLUSH_TIMEOUT_S)
         self._raise_errors()
         if left:
             raise TimeoutError(f"{left} records were not acknowledged within {FLUSH_TIMEOUT_S:.0f} s")
+
+    def finish(self) -> KafkaCommitMessage:
+        self.flush()
         part, attempt, batch_id = _task_info()
         return KafkaCommitMessage(self.records, self.bytes, part, attempt, batch_id, dict(self.per_topic))
 
     def release(self, healthy: bool) -> None:
-        PRODUCERS.release(self.config, self.entry, healthy)
+        if self.pooled:
+            PRODUCERS.release(self.config, self.entry, healthy)
+        # A transactional producer is just dropped: destroying it neither commits nor aborts its
+        # open transaction, which the driver ends (or a retried task's init_transactions aborts).
 
 
 def _timestamps_ms(col: pa.Array, kind: str) -> list[int | None]:
@@ -333,6 +375,56 @@ def write_batches(
         task.release(healthy)
 
 
+def write_exactly_once(
+    options: SinkOptions,
+    layout: _Layout,
+    batches: Iterable[pa.RecordBatch],
+    *,
+    query_id: str,
+    partition_id: int,
+    batch_id: int,
+    attempt: int = 0,
+) -> EosCommitMessage:
+    """Executor side of ``exactlyOnce``: steps 1-3 of the protocol in :mod:`zurau.spark.eos`."""
+    assert options.marker_topic is not None  # parse_sink_options guarantees it
+    task = _TaskWrite(options, layout, eos.transactional_id(query_id, partition_id))
+    try:
+        txn, done = eos.write_transactional(
+            task,
+            batches,
+            kafka=task.config,
+            query_id=query_id,
+            partition_id=partition_id,
+            batch_id=batch_id,
+            marker_topic=options.marker_topic,
+        )
+    finally:
+        task.release(False)
+    return EosCommitMessage(
+        task.records,
+        task.bytes,
+        partition_id,
+        attempt,
+        batch_id,
+        dict(task.per_topic),
+        transactional_id=None if txn is None else txn.transactional_id,
+        producer_id=None if txn is None else txn.producer_id,
+        producer_epoch=None if txn is None else txn.producer_epoch,
+        already_committed=done,
+    )
+
+
+def _open_txns(messages: list[WriterCommitMessage | None]) -> list[eos.OpenTxn]:
+    return [
+        eos.OpenTxn(m.transactional_id, m.producer_id, m.producer_epoch)
+        for m in messages
+        if isinstance(m, EosCommitMessage)
+        and m.transactional_id is not None
+        and m.producer_id is not None
+        and m.producer_epoch is not None
+    ]
+
+
 def _summarize(messages: list[WriterCommitMessage | None]) -> tuple[int, dict[str, int]]:
     total = 0
     per_topic: dict[str, int] = {}
@@ -350,6 +442,8 @@ class ZurauBatchWriter(DataSourceArrowWriter):
 
     def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
         self.options = parse_sink_options(options)
+        if self.options.exactly_once:
+            raise KafkaOptionError("exactlyOnce is supported by streaming writes (writeStream) only")
         self.layout = validate_schema(schema, self.options.topic)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:  # type: ignore[override]
@@ -365,21 +459,53 @@ class ZurauBatchWriter(DataSourceArrowWriter):
 
 
 class ZurauStreamWriter(DataSourceStreamArrowWriter):
-    """``writeStream.format("zurau")``: at-least-once; ``commit`` is idempotent per ``batchId``."""
+    """``writeStream.format("zurau")``: at-least-once, or exactly-once with ``exactlyOnce=true``.
+
+    At-least-once: ``commit`` only logs and is idempotent per ``batchId``. Exactly-once: tasks leave
+    transactions open and ``commit`` ends them with EndTxn, idempotently (see :mod:`zurau.spark.eos`).
+    """
 
     def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
         self.options = parse_sink_options(options)
         self.layout = validate_schema(schema, self.options.topic)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:  # type: ignore[override]
-        return write_batches(self.options, self.layout, iterator)
+        if not self.options.exactly_once:
+            return write_batches(self.options, self.layout, iterator)
+        part, attempt, batch_id = _task_info()
+        query_id = _query_id()
+        if batch_id is None or query_id is None:
+            raise RuntimeError("exactlyOnce needs the streaming query id and batch id of the task")
+        return write_exactly_once(
+            self.options,
+            self.layout,
+            iterator,
+            query_id=query_id,
+            partition_id=part,
+            batch_id=batch_id,
+            attempt=attempt,
+        )
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
         total, per_topic = _summarize(messages)
+        if self.options.exactly_once:
+            txns = _open_txns(messages)
+            eos.end_transactions(self.options.producer_config(), txns, commit=True)
+            skipped = sum(1 for m in messages if isinstance(m, EosCommitMessage) and m.already_committed)
+            log.info(
+                "zurau sink: micro-batch %d committed %d transactions (%d tasks had committed it already)",
+                batchId,
+                len(txns),
+                skipped,
+            )
         log.info("zurau sink: micro-batch %d wrote %d records %s", batchId, total, per_topic)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
         total, _ = _summarize(messages)
+        if self.options.exactly_once:
+            eos.end_transactions(self.options.producer_config(), _open_txns(messages), commit=False)
+            log.warning("zurau sink: micro-batch %d aborted; its transactions were aborted", batchId)
+            return
         log.warning(
             "zurau sink: micro-batch %d aborted; %d records of finished tasks stay in Kafka", batchId, total
         )
