@@ -273,6 +273,7 @@ def build_queries(
             .queryName(name)
             .option("kafka.bootstrap.servers", bootstrap)
             .option("topic", topic)
+            .option("exactlyOnce", "true")  # transactions committed by the driver per micro-batch
             .option("checkpointLocation", str(workdir / "checkpoints" / name))
             .outputMode("append")
             .trigger(**trigger)
@@ -299,6 +300,7 @@ def _read_back(spark: Any, bootstrap: str, topic: str, start: dict[str, Any]) ->
         .option("kafka.bootstrap.servers", bootstrap)
         .option("subscribe", topic)
         .option("startingOffsets", json.dumps(start))
+        .option("kafka.isolation.level", "read_committed")
         .load()
     )
 
