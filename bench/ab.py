@@ -62,7 +62,7 @@ def _p3(b: ZurauBroker) -> Measurement:
 @case("consume 1 KiB 1p")
 def _c1(b: ZurauBroker) -> Measurement:
     topic = create_topic(b, 1)
-    records = 300_000
+    records = 1_000_000
     fill(b, topic, 1, 1024, records)
     return consume_throughput(b, topic=topic, partitions=1, size=1024, records=records, max_seconds=120)
 
@@ -70,7 +70,7 @@ def _c1(b: ZurauBroker) -> Measurement:
 @case("consume 1 KiB 8p")
 def _c8(b: ZurauBroker) -> Measurement:
     topic = create_topic(b, 8)
-    records = 300_000
+    records = 1_000_000
     fill(b, topic, 8, 1024, records)
     return consume_throughput(b, topic=topic, partitions=8, size=1024, records=records, max_seconds=120)
 
@@ -90,8 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     names = [c.strip() for c in args.cases.split(",") if c.strip()]
     trees = {"before": args.before.resolve(), "after": args.after.resolve()}
-    print("| Case | Tree | Best MB/s | Median broker CPU ms/MB | Median produce p99 ms | Other CPU (cores) |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| Case | Tree | Best MB/s | Median broker CPU ms/MB | Median produce p99 ms | Other CPU (cores) | Runs (MB/s @ ms/MB) |"
+    )
+    print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="zurau-ab-") as tmp:
         for name in names:
             results: dict[str, list[Measurement]] = {k: [] for k in trees}
@@ -105,7 +107,9 @@ def main(argv: list[str] | None = None) -> int:
                 other = statistics.median(m.other_cpu_s / m.seconds for m in ms)
                 print(
                     f"| {name} | {label} | {max(m.mb_per_s for m in ms):.1f} | {cpu:.2f} | "
-                    f"{statistics.median(p99) if p99 else float('nan'):.1f} | {other:.2f} |",
+                    f"{statistics.median(p99) if p99 else float('nan'):.1f} | {other:.2f} | "
+                    + ", ".join(f"{m.mb_per_s:.0f} @ {m.cpu_s_per_mb * 1000:.2f}" for m in ms)
+                    + " |",
                     flush=True,
                 )
     return 0
