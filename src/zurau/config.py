@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -240,11 +241,11 @@ class BrokerSynonym:
 # --------------------------------------------------------------------------------------------
 
 
-class Validator:
+class Validator(ABC):
     """Base class: ``validate`` raises :class:`ConfigError`; ``str()`` documents valid values."""
 
-    def validate(self, name: str, value: Any) -> None:  # pragma: no cover - interface
-        raise NotImplementedError
+    @abstractmethod
+    def validate(self, name: str, value: Any) -> None: ...
 
     def __str__(self) -> str:  # pragma: no cover - interface
         return ""

@@ -30,15 +30,14 @@ from typing import Any, Protocol
 
 from zurau.coordinator.consumer_group import TopicsView
 from zurau.coordinator.group_coordinator import CoordinatorConfig, Effects, GroupCoordinator, Write
+from zurau.coordinator.internal_topic import replay_partition
 from zurau.coordinator.records import CoordinatorRecord, TxnMarker, build_records_batch, iter_log_batches
 from zurau.protocol.errors import (
     CoordinatorNotAvailableError,
-    CorruptRecordError,
     KafkaError,
     NotCoordinatorError,
     UnknownServerError,
 )
-from zurau.protocol.primitives import DecodeError
 from zurau.replication.replica_manager import ReplicaManager
 
 log = logging.getLogger("zurau.coordinator")
@@ -107,31 +106,15 @@ class GroupCoordinatorRuntime:
                 p = self.replica_manager.get(OFFSETS_TOPIC, index)
                 if p is None:
                     continue
-                plog = p.log
-                start = offset = plog.log_start_offset
-                hw = plog.high_watermark
-                while offset < hw:
-                    data = plog.read(offset, buffer, max_offset=hw, min_one_batch=True)
-                    if not data:
-                        break
-                    try:
-                        for nxt, recs in iter_log_batches(data):
-                            for o, rec in recs:
-                                if o >= start and rec is not None:
-                                    count += 1
-                                    if isinstance(rec, TxnMarker):
-                                        rec = TxnMarker(rec.producer_id, rec.commit, index)
-                                    yield rec
-                            offset = max(offset, nxt)
-                    except (DecodeError, CorruptRecordError) as e:
-                        log.error(
-                            "%s-%d: unreadable group records at offset %d: %s",
-                            OFFSETS_TOPIC,
-                            index,
-                            offset,
-                            e,
-                        )
-                        break
+                start = p.log.log_start_offset
+                where = f"{OFFSETS_TOPIC}-{index}"
+                for _nxt, recs in replay_partition(p.log, buffer, iter_log_batches, where):
+                    for o, rec in recs:
+                        if o >= start and rec is not None:
+                            count += 1
+                            if isinstance(rec, TxnMarker):
+                                rec = TxnMarker(rec.producer_id, rec.commit, index)
+                            yield rec
 
         self.core.load(records())
         log.info(

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from zurau.coordinator.consumer_group import TopicsView
+from zurau.coordinator.internal_topic import replay_partition
 from zurau.coordinator.runtime import OFFSETS_TOPIC, GroupCoordinatorRuntime, TopicCreator
 from zurau.coordinator.transaction_coordinator import (
     MarkerRequest,
@@ -49,12 +50,10 @@ from zurau.coordinator.transaction_log_records import (
 )
 from zurau.protocol.errors import (
     CoordinatorNotAvailableError,
-    CorruptRecordError,
     KafkaError,
     NotCoordinatorError,
     UnknownServerError,
 )
-from zurau.protocol.primitives import DecodeError
 from zurau.replication.replica_manager import ReplicaManager
 
 log = logging.getLogger("zurau.coordinator.txn")
@@ -125,28 +124,12 @@ class TransactionRuntime:
                 p = self.replica_manager.get(TRANSACTION_STATE_TOPIC, index)
                 if p is None:
                     continue
-                plog = p.log
-                start = offset = plog.log_start_offset
-                hw = plog.high_watermark
-                while offset < hw:
-                    data = plog.read(offset, buffer, max_offset=hw, min_one_batch=True)
-                    if not data:
-                        break
-                    try:
-                        for nxt, recs in iter_log_records(data):
-                            if nxt > start:
-                                count += len(recs)
-                                yield from recs
-                            offset = max(offset, nxt)
-                    except (DecodeError, CorruptRecordError) as e:
-                        log.error(
-                            "%s-%d: unreadable transaction records at offset %d: %s",
-                            TRANSACTION_STATE_TOPIC,
-                            index,
-                            offset,
-                            e,
-                        )
-                        break
+                start = p.log.log_start_offset
+                where = f"{TRANSACTION_STATE_TOPIC}-{index}"
+                for nxt, recs in replay_partition(p.log, buffer, iter_log_records, where):
+                    if nxt > start:
+                        count += len(recs)
+                        yield from recs
 
         self.core.load(records())
         log.info(

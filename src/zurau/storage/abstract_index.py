@@ -20,6 +20,7 @@ Invariants:
 from __future__ import annotations
 
 import os
+from abc import ABC, abstractmethod
 from array import array
 from pathlib import Path
 
@@ -30,7 +31,7 @@ class CorruptIndexError(KafkaStorageError):
     """An index file failed its sanity check; the caller rebuilds it from the log."""
 
 
-class AbstractIndex:
+class AbstractIndex(ABC):
     """Base class: file handling, lazy loading, pending writes and truncation."""
 
     entry_size: int = 0
@@ -54,11 +55,11 @@ class AbstractIndex:
 
     # -- loading ---------------------------------------------------------------------------------
 
-    def _decode(self, data: bytes) -> tuple[array, array]:
-        raise NotImplementedError
+    @abstractmethod
+    def _decode(self, data: bytes) -> tuple[array, array]: ...
 
-    def _encode(self, key: int, value: int) -> bytes:
-        raise NotImplementedError
+    @abstractmethod
+    def _encode(self, key: int, value: int) -> bytes: ...
 
     def _load(self) -> tuple[array, array]:
         if self._keys is None or self._values is None:
