@@ -35,8 +35,12 @@ class _Config:
     socket_request_max_bytes = 100 << 20
 
 
-class _Broker:
+class _Services:
     config = _Config()
+
+
+class _Broker:
+    services = _Services()
     connections: set[Any] = set()
 
 

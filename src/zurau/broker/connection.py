@@ -45,7 +45,7 @@ from zurau.protocol.frame import (
 from zurau.protocol.primitives import DecodeError
 
 if TYPE_CHECKING:
-    from zurau.broker.server import Broker
+    from zurau.broker.server import ConnectionHost
 
 log = logging.getLogger("zurau.connection")
 
@@ -115,9 +115,9 @@ class _Slot:
 
 
 class KafkaConnection(asyncio.BufferedProtocol):
-    def __init__(self, broker: Broker) -> None:
-        self.broker = broker
-        self.max_frame_bytes = broker.config.socket_request_max_bytes
+    def __init__(self, host: ConnectionHost) -> None:
+        self.host = host
+        self.max_frame_bytes = host.services.config.socket_request_max_bytes
         # Receive buffer: bytes [_rstart, _rend) are received and not yet framed.
         self._rbuf = bytearray(RECEIVE_BUFFER_BYTES)
         self._rview = memoryview(self._rbuf)
@@ -147,11 +147,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 self._sendfile_fd = -1
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
-        self.broker.connections.add(self)
+        self.host.connections.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
-        self.broker.connections.discard(self)
+        self.host.connections.discard(self)
         for t in self._tasks:
             t.cancel()
         self.pending.clear()
@@ -234,7 +234,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         except DecodeError as e:
             self.close(str(e))
             return
-        handler = self.broker.handlers.get(api_key)
+        handler = self.host.handlers.get(api_key)
         if handler is None:
             self.close(f"unknown api key {api_key}")
             return
@@ -244,7 +244,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 slot = _Slot(correlation_id, 18, 0, 0)
                 slot.response = {
                     "error_code": UnsupportedVersionError.code,
-                    "api_keys": self.broker.api_versions,
+                    "api_keys": self.host.services.api_versions,
                 }
                 slot.done = True
                 self.pending.append(slot)
@@ -261,7 +261,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             return
         slot = _Slot(correlation_id, api_key, version, schema.response_header_version(version))
         self.pending.append(slot)
-        ctx = RequestContext(header, self.broker, self.peer)
+        ctx = RequestContext(header, self.host.services, self.peer)
         try:
             result = handler.handle(ctx, request)
         except CloseConnection as e:

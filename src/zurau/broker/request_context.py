@@ -1,14 +1,32 @@
-"""What a handler knows about the request it serves."""
+"""What a handler knows: the request's header and peer, and the broker's services.
+
+Handlers never see the whole broker. :class:`BrokerServices` (built once by the composition root,
+:mod:`zurau.app`) carries exactly what handlers may use: the replica manager (the only door to
+partition logs), the current metadata image, the group and transaction coordinators, the
+controller channel (every metadata change goes through it), the clock, and this node's identity
+and configuration. Each is typed by the small Protocol it must satisfy, so a test or the
+simulation can hand a handler its own pieces.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from zurau.protocol.frame import RequestHeader
 
 if TYPE_CHECKING:
-    from zurau.broker.server import Broker
+    from zurau.broker.interfaces import (
+        ControllerChannel,
+        GroupCoordinatorService,
+        MetadataView,
+        ReplicaManagerService,
+        TxnCoordinatorService,
+    )
+    from zurau.clock import Clock
+    from zurau.config import BrokerConfig
+    from zurau.metadata.image import MetadataImage
 
 
 class CloseConnection(Exception):
@@ -19,10 +37,27 @@ class CloseConnection(Exception):
     """
 
 
+@dataclass(eq=False, slots=True)
+class BrokerServices:
+    """The narrow set of collaborators that handlers use (wired in :mod:`zurau.app`)."""
+
+    node_id: int
+    config: BrokerConfig
+    clock: Clock
+    replica_manager: ReplicaManagerService
+    metadata: MetadataView
+    controller: ControllerChannel
+    groups: GroupCoordinatorService
+    txns: TxnCoordinatorService
+    api_versions: list[dict[str, int]]
+    advertised: Callable[[], tuple[str, int]]
+    running: Callable[[], bool]
+
+
 @dataclass(frozen=True, slots=True)
 class RequestContext:
     header: RequestHeader
-    broker: Broker
+    services: BrokerServices
     peer: str
 
     @property
@@ -32,3 +67,52 @@ class RequestContext:
     @property
     def client_id(self) -> str | None:
         return self.header.client_id
+
+    # Shortcuts to the services, so handlers read ``ctx.replica_manager`` etc.
+    @property
+    def node_id(self) -> int:
+        return self.services.node_id
+
+    @property
+    def config(self) -> BrokerConfig:
+        return self.services.config
+
+    @property
+    def clock(self) -> Clock:
+        return self.services.clock
+
+    @property
+    def replica_manager(self) -> ReplicaManagerService:
+        return self.services.replica_manager
+
+    @property
+    def image(self) -> MetadataImage:
+        """The metadata image as of now (read it once per request for a consistent view)."""
+        return self.services.metadata.image
+
+    @property
+    def controller(self) -> ControllerChannel:
+        return self.services.controller
+
+    @property
+    def groups(self) -> GroupCoordinatorService:
+        return self.services.groups
+
+    @property
+    def txns(self) -> TxnCoordinatorService:
+        return self.services.txns
+
+    @property
+    def api_versions(self) -> list[dict[str, int]]:
+        return self.services.api_versions
+
+    @property
+    def advertised(self) -> tuple[str, int]:
+        return self.services.advertised()
+
+    @property
+    def running(self) -> bool:
+        return self.services.running()
+
+
+__all__ = ["BrokerServices", "CloseConnection", "RequestContext"]

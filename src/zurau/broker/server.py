@@ -15,10 +15,12 @@ import contextlib
 import dataclasses
 import logging
 import time
-from typing import Any
+from typing import Any, Protocol
 
 from zurau.broker.connection import KafkaConnection
-from zurau.broker.dispatcher import api_version_ranges, load_handlers
+from zurau.broker.dispatcher import Handler, api_version_ranges, load_handlers
+from zurau.broker.request_context import BrokerServices
+from zurau.clock import SystemClock
 from zurau.config import BrokerConfig, ConfigError, resolve_topic_config, validate_topic_configs
 from zurau.coordinator.runtime import GroupCoordinatorRuntime
 from zurau.coordinator.transaction_runtime import TransactionRuntime
@@ -42,6 +44,23 @@ _LOG_CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(LogConfig))
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+class ConnectionHost(Protocol):
+    """What a connection needs of the server that accepted it."""
+
+    connections: set[KafkaConnection]
+    handlers: dict[int, Handler]
+    services: BrokerServices
+
+
+class _Metadata:
+    def __init__(self, broker: Broker) -> None:
+        self._broker = broker
+
+    @property
+    def image(self) -> Any:
+        return self._broker.topics
 
 
 class Broker:
@@ -106,6 +125,19 @@ class Broker:
             self.group_coordinator,
         )
         self.txn_coordinator.start()
+        self.services = BrokerServices(
+            node_id=self.node_id,
+            config=cfg,
+            clock=SystemClock(),
+            replica_manager=self.replica_manager,
+            metadata=_Metadata(self),
+            controller=self,
+            groups=self.group_coordinator,
+            txns=self.txn_coordinator,
+            api_versions=self.api_versions,
+            advertised=lambda: self.advertised,
+            running=lambda: self.started,
+        )
         loop = asyncio.get_running_loop()
         for _name, host, port in cfg.listeners:
             server = await loop.create_server(

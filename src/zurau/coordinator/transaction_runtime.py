@@ -86,6 +86,10 @@ class TransactionRuntime:
         self._armed: int | None = None
         self.started = False
 
+    def next_producer_id(self) -> int:
+        """A fresh producer id for an idempotent (non-transactional) producer."""
+        return self._next_producer_id()
+
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
         """Build the state machine, replay ``__transaction_state``, complete prepared transactions."""

@@ -22,7 +22,7 @@ ZERO_UUID = uuid.UUID(int=0)
 
 def resolve_topic(ctx: RequestContext, name: str | None, topic_id: uuid.UUID | None) -> TopicMetadata:
     """Find a topic by id (when given and non-zero) or by name; raise the matching Kafka error."""
-    topics = ctx.broker.topics
+    topics = ctx.image
     if topic_id is not None and topic_id != ZERO_UUID:
         t = topics.by_id(topic_id)
         if t is None:
@@ -101,7 +101,7 @@ def validate_replica_list(node_id: int, broker_ids: list[int], replication_facto
         )
 
 
-def check_topic_configs(broker: Any, configs: dict[str, Any]) -> None:
+def check_topic_configs(broker_config: Any, configs: dict[str, Any]) -> None:
     """Validate a topic's full set of overrides as the live log would apply them.
 
     Raises InvalidConfigError (INVALID_CONFIG) with Kafka's message: unknown names, null or
@@ -115,7 +115,7 @@ def check_topic_configs(broker: Any, configs: dict[str, Any]) -> None:
     from zurau.storage.log_config import LogConfig
 
     try:
-        typed = resolve_topic_config(broker.config, configs)
+        typed = resolve_topic_config(broker_config, configs)
     except ConfigError as e:
         raise InvalidConfigError(str(e)) from None
     LogConfig(**{f.name: typed[f.name] for f in dataclasses.fields(LogConfig) if f.name in typed})

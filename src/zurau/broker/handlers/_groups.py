@@ -14,7 +14,7 @@ OPERATIONS_OMITTED = -(2**31)
 
 
 def coordinator(ctx: RequestContext) -> GroupCoordinatorRuntime:
-    return ctx.broker.group_coordinator
+    return ctx.groups
 
 
 def client_host(ctx: RequestContext) -> str:

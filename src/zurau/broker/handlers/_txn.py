@@ -12,7 +12,7 @@ TopicPartition = tuple[str, int]
 
 
 def txn_coordinator(ctx: RequestContext) -> TransactionRuntime:
-    return ctx.broker.txn_coordinator
+    return ctx.txns
 
 
 def fenced_code(code: int, version: int, first_version_with_fenced: int) -> int:
@@ -36,5 +36,5 @@ def requested_partitions(topics: list[dict[str, Any]], name_key: str, parts_key:
 
 
 def known_partition(ctx: RequestContext, tp: TopicPartition) -> bool:
-    t = ctx.broker.topics.get(tp[0])
+    t = ctx.image.get(tp[0])
     return t is not None and 0 <= tp[1] < t.partitions

@@ -59,7 +59,7 @@ def topic_for_alter(ctx: RequestContext, name: str) -> TopicMetadata:
     if not name:
         raise InvalidRequestError("Default topic resources are not allowed.")
     validate_topic_name(name)
-    t = ctx.broker.topics.get(name)
+    t = ctx.image.get(name)
     if t is None:
         raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")
     return t
@@ -67,7 +67,7 @@ def topic_for_alter(ctx: RequestContext, name: str) -> TopicMetadata:
 
 def refuse_broker_resource(ctx: RequestContext, name: str) -> None:
     """Dynamic broker configs are not supported yet: always raises INVALID_REQUEST."""
-    node = ctx.broker.node_id
+    node = ctx.node_id
     if name and name != str(node):
         raise InvalidRequestError(
             f"Unexpected broker id, expected {node} or empty string, but received {name}"
@@ -81,9 +81,9 @@ def refuse_broker_resource(ctx: RequestContext, name: str) -> None:
 def apply_topic_configs(
     ctx: RequestContext, t: TopicMetadata, configs: dict[str, Any], validate_only: bool
 ) -> None:
-    check_topic_configs(ctx.broker, configs)
+    check_topic_configs(ctx.config, configs)
     if not validate_only:
-        ctx.broker.set_topic_configs(t.name, {k: v for k, v in configs.items() if v is not None})
+        ctx.controller.set_topic_configs(t.name, {k: v for k, v in configs.items() if v is not None})
 
 
 def _alter(ctx: RequestContext, resource: dict[str, Any], validate_only: bool) -> None:

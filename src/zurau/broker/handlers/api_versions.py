@@ -13,4 +13,4 @@ API_KEY = 18
 
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    return {"error_code": 0, "api_keys": ctx.broker.api_versions, "throttle_time_ms": 0}
+    return {"error_code": 0, "api_keys": ctx.api_versions, "throttle_time_ms": 0}

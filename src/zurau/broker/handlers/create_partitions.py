@@ -27,8 +27,7 @@ API_KEY = 37
 def _grow(
     ctx: RequestContext, name: str, count: int, assignments: list[dict[str, Any]] | None, validate_only: bool
 ) -> None:
-    broker = ctx.broker
-    t = broker.topics.get(name)
+    t = ctx.image.get(name)
     if t is None:
         raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
     current = t.partitions
@@ -45,11 +44,11 @@ def _grow(
                 f"Attempted to add {additional} additional partition(s), but only {len(assignments)} "
                 "assignment(s) were specified."
             )
-        p0 = broker.replica_manager.get(name, 0)
+        p0 = ctx.replica_manager.get(name, 0)
         replication_factor = len(p0.replicas) if p0 is not None else 1
         for a in assignments:
-            validate_replica_list(broker.node_id, a["broker_ids"], replication_factor)
-    broker.add_partitions(name, count, validate_only=validate_only)
+            validate_replica_list(ctx.node_id, a["broker_ids"], replication_factor)
+    ctx.controller.add_partitions(name, count, validate_only=validate_only)
 
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:

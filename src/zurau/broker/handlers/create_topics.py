@@ -84,17 +84,16 @@ def _manual_assignment(node_id: int, assignments: list[dict[str, Any]]) -> tuple
 
 
 def _create(ctx: RequestContext, topic: dict[str, Any], validate_only: bool) -> dict[str, Any]:
-    broker = ctx.broker
     name = topic["name"]
     if name == CLUSTER_METADATA_TOPIC:
         raise TopicAuthorizationFailedError("Authorization failed.")
     validate_topic_name(name)
-    if broker.topics.get(name) is not None:
+    if ctx.image.get(name) is not None:
         raise TopicAlreadyExistsError(f"Topic '{name}' already exists.")
     configs: dict[str, str | None] = {}
     for c in topic["configs"]:
         configs[c["name"]] = c["value"]
-    check_topic_configs(broker, configs)
+    check_topic_configs(ctx.config, configs)
 
     partitions = topic["num_partitions"]
     replication_factor = topic["replication_factor"]
@@ -107,7 +106,7 @@ def _create(ctx: RequestContext, topic: dict[str, Any], validate_only: bool) -> 
             raise InvalidRequestError(
                 "A manual partition assignment was specified, but numPartitions was not set to -1."
             )
-        partitions, replication_factor = _manual_assignment(broker.node_id, topic["assignments"])
+        partitions, replication_factor = _manual_assignment(ctx.node_id, topic["assignments"])
     else:
         if replication_factor < -1 or replication_factor == 0:
             raise InvalidReplicationFactorError(
@@ -116,11 +115,11 @@ def _create(ctx: RequestContext, topic: dict[str, Any], validate_only: bool) -> 
         if partitions < -1 or partitions == 0:
             raise InvalidPartitionsError("Number of partitions was set to an invalid non-positive value.")
         if partitions == -1:
-            partitions = broker.config.get("num.partitions")
+            partitions = ctx.config.get("num.partitions")
         if replication_factor == -1:
-            replication_factor = broker.config.get("default.replication.factor")
+            replication_factor = ctx.config.get("default.replication.factor")
 
-    created = broker.create_topic(name, partitions, replication_factor, configs, validate_only=validate_only)
+    created = ctx.controller.create_topic(name, partitions, replication_factor, configs, validate_only=validate_only)
     stored = created.configs if created is not None else {k: v for k, v in configs.items() if v is not None}
     topic_id: uuid.UUID = created.topic_id if created is not None else ZERO_UUID
     return {
@@ -139,7 +138,7 @@ def _create(ctx: RequestContext, topic: dict[str, Any], validate_only: bool) -> 
                 "config_source": e.source,
                 "is_sensitive": e.sensitive,
             }
-            for e in describe_topic_config(broker.config, stored)
+            for e in describe_topic_config(ctx.config, stored)
         ],
     }
 

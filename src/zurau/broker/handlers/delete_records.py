@@ -29,13 +29,12 @@ HIGH_WATERMARK = -1
 
 
 def _delete(ctx: RequestContext, name: str, index: int, offset: int) -> int:
-    broker = ctx.broker
-    t = broker.topics.get(name)
+    t = ctx.image.get(name)
     if t is None or not 0 <= index < t.partitions:
         raise UnknownTopicOrPartitionError(f"This server does not host {name}-{index}.")
     if name in INTERNAL_TOPICS:
         raise InvalidTopicError(f"Cannot delete records of internal topic {name}")
-    p = broker.replica_manager.partition(name, index)
+    p = ctx.replica_manager.partition(name, index)
     plog = p.log
     if not plog.config.delete_enabled:
         raise PolicyViolationError(

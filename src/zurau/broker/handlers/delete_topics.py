@@ -48,9 +48,8 @@ def _requested(ctx: RequestContext, req: dict[str, Any]) -> list[tuple[str | Non
 
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    broker = ctx.broker
     requested = _requested(ctx, req)
-    if not broker.config.get("delete.topic.enable"):
+    if not ctx.config.get("delete.topic.enable"):
         err = (
             TopicDeletionDisabledError("Topic deletion is disabled.")
             if ctx.api_version >= 3
@@ -68,7 +67,7 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     named_ids = set()
     for n, tid in requested:
         if n is not None and tid == ZERO_UUID and n not in dup_names:
-            t = broker.topics.get(n)
+            t = ctx.image.get(n)
             if t is not None and t.topic_id in ids_given:
                 named_ids.add(t.topic_id)
     results: list[dict[str, Any]] = []
@@ -100,13 +99,13 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
             continue
         try:
             if name is None:
-                t = broker.topics.by_id(topic_id)
+                t = ctx.image.by_id(topic_id)
                 if t is None:
                     raise UnknownTopicIdError(f"Topic id {topic_id} does not exist.")
                 if topic_id in named_ids:
                     raise InvalidRequestError("The topic id was also supplied by name.")
             else:
-                t = broker.topics.get(name)
+                t = ctx.image.get(name)
                 if t is None:
                     raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
                 if t.topic_id in named_ids:
@@ -116,7 +115,7 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                     )
             if t.name in INTERNAL_TOPICS:
                 raise InvalidTopicError(f"Topic {t.name} is a Kafka internal topic and cannot be deleted.")
-            broker.delete_topic(t.name)
+            ctx.controller.delete_topic(t.name)
             results.append(_result(t.name, t.topic_id))
         except Exception as e:
             code, msg = error_of(e)

@@ -41,7 +41,6 @@ def _refusal(code: int, message: str) -> dict[str, Any]:
 
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    broker = ctx.broker
     version = ctx.api_version
     endpoint_type = req.get("endpoint_type", ENDPOINT_BROKERS)
     if endpoint_type not in (ENDPOINT_BROKERS, ENDPOINT_CONTROLLERS):
@@ -53,20 +52,20 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
             code,
             "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER",
         )
-    host, port = broker.advertised
+    host, port = ctx.advertised
     return {
         "throttle_time_ms": 0,
         "error_code": 0,
         "error_message": None,
         "endpoint_type": ENDPOINT_BROKERS,
-        "cluster_id": broker.topics.cluster_id,
-        "controller_id": broker.node_id,
+        "cluster_id": ctx.image.cluster_id,
+        "controller_id": ctx.node_id,
         "brokers": [
             {
-                "broker_id": broker.node_id,
+                "broker_id": ctx.node_id,
                 "host": host,
                 "port": port,
-                "rack": _rack(broker),
+                "rack": _rack(ctx),
                 "is_fenced": False,
             }
         ],
@@ -76,9 +75,9 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _rack(broker: Any) -> str | None:
+def _rack(ctx: RequestContext) -> str | None:
     try:
-        rack = broker.config.get("broker.rack")
+        rack = ctx.config.get("broker.rack")
     except Exception:  # broker.rack not modelled by this config
         return None
     return rack or None

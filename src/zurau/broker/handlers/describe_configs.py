@@ -97,10 +97,10 @@ def _describe_topic(
 ) -> list[dict[str, Any]]:
     name = resource["resource_name"]
     validate_topic_name(name)
-    t = ctx.broker.topics.get(name)
+    t = ctx.image.get(name)
     if t is None:
         raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
-    entries = describe_topic_config(ctx.broker.config, t.configs, _keys(resource))
+    entries = describe_topic_config(ctx.config, t.configs, _keys(resource))
     return [entry_dict(e, syn, doc) for e in entries]
 
 
@@ -108,17 +108,17 @@ def _describe_broker(
     ctx: RequestContext, resource: dict[str, Any], syn: bool, doc: bool
 ) -> list[dict[str, Any]]:
     name = resource["resource_name"]
-    cfg = ctx.broker.config
+    cfg = ctx.config
     keys = _keys(resource)
     if not name:
         defaults = set(cfg.dynamic_default_configs)
         wanted = defaults if keys is None else defaults & set(keys)
         entries = describe_broker_config(cfg, wanted, per_broker=False)
-    elif parse_broker_id(ctx, name) == ctx.broker.node_id:
+    elif parse_broker_id(ctx, name) == ctx.node_id:
         entries = describe_broker_config(cfg, keys, per_broker=True)
     else:
         raise InvalidRequestError(
-            f"Unexpected broker id, expected {ctx.broker.node_id} or empty string, but received {name}"
+            f"Unexpected broker id, expected {ctx.node_id} or empty string, but received {name}"
         )
     return [entry_dict(e, syn, doc) for e in entries]
 
@@ -127,8 +127,8 @@ def _describe_loggers(ctx: RequestContext, resource: dict[str, Any]) -> list[dic
     name = resource["resource_name"]
     if not name:
         raise InvalidRequestError("Broker id must not be empty")
-    if parse_broker_id(ctx, name) != ctx.broker.node_id:
-        raise InvalidRequestError(f"Unexpected broker id, expected {ctx.broker.node_id} but received {name}")
+    if parse_broker_id(ctx, name) != ctx.node_id:
+        raise InvalidRequestError(f"Unexpected broker id, expected {ctx.node_id} but received {name}")
     keys = _keys(resource)
     out = []
     for logger_name, logger in broker_loggers().items():

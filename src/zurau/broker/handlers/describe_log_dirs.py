@@ -28,8 +28,7 @@ def _space(path: Path) -> tuple[int, int]:
 
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    broker = ctx.broker
-    lm = broker.log_manager
+    lm = ctx.replica_manager.log_manager
     requested = req["topics"]
     wanted: dict[str, set[int]] | None = None
     if requested is not None:

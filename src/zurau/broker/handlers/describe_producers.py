@@ -22,7 +22,7 @@ def _partition(ctx: RequestContext, topic: str, index: int) -> dict[str, Any]:
     try:
         if not known_partition(ctx, (topic, index)):
             raise UnknownTopicOrPartitionError(f"unknown partition {topic}-{index}")
-        p = ctx.broker.replica_manager.partition(topic, index)
+        p = ctx.replica_manager.partition(topic, index)
         producers = [
             {
                 "producer_id": e.producer_id,

@@ -36,7 +36,7 @@ READ_COMMITTED = 1
 
 def _read_all(ctx: RequestContext, req: dict[str, Any], topics: list[Any]) -> tuple[list[dict[str, Any]], int, bool]:
     """One pass over every requested partition: (responses, bytes read, any error)."""
-    rm = ctx.broker.replica_manager
+    rm = ctx.replica_manager
     read_committed = req.get("isolation_level", 0) == READ_COMMITTED
     remaining = req.get("max_bytes", 2**31 - 1)
     if remaining <= 0:
@@ -121,11 +121,11 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
 
     min_bytes = max(req.get("min_bytes", 1), 1)
     deadline = time.monotonic() + max(req.get("max_wait_ms", 0), 0) / 1000
-    purgatory = ctx.broker.replica_manager.purgatory
+    purgatory = ctx.replica_manager.purgatory
     while True:
         responses, total, any_error = _read_all(ctx, req, topics)
         left = deadline - time.monotonic()
-        if total >= min_bytes or any_error or left <= 0 or not keys or not ctx.broker.started:
+        if total >= min_bytes or any_error or left <= 0 or not keys or not ctx.running:
             break
         try:
             await purgatory.wait(keys, left)

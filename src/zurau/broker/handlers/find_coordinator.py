@@ -26,13 +26,13 @@ def _lookup(ctx: RequestContext, key: str, key_type: int) -> tuple[KafkaError | 
     if key_type == GROUP:
         err = coordinator(ctx).coordinator_error(key)
     elif key_type == TRANSACTION:
-        err = ctx.broker.txn_coordinator.coordinator_error(key)
+        err = ctx.txns.coordinator_error(key)
     else:
         err = InvalidRequestError(f"unsupported coordinator key type {key_type}")
     if err is not None:
         return err, {"node_id": -1, "host": "", "port": -1}
-    host, port = ctx.broker.advertised
-    return None, {"node_id": ctx.broker.node_id, "host": host, "port": port}
+    host, port = ctx.advertised
+    return None, {"node_id": ctx.node_id, "host": host, "port": port}
 
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:

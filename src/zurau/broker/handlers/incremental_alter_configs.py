@@ -67,7 +67,7 @@ def _topic_changes(
     ctx: RequestContext, current: dict[str, str], configs: list[dict[str, Any]]
 ) -> dict[str, str]:
     new = dict(current)
-    defaults = ctx.broker.config.topic_defaults()
+    defaults = ctx.config.topic_defaults()
     for c in configs:
         name, op, value = c["name"], c["config_operation"], c["value"]
         if op == SET:
@@ -95,8 +95,8 @@ def _alter_loggers(
 ) -> None:
     if not name:
         raise InvalidRequestError("Broker id must not be empty")
-    if parse_broker_id(ctx, name) != ctx.broker.node_id:
-        raise InvalidRequestError(f"Unexpected broker id, expected {ctx.broker.node_id} but received {name}")
+    if parse_broker_id(ctx, name) != ctx.node_id:
+        raise InvalidRequestError(f"Unexpected broker id, expected {ctx.node_id} but received {name}")
     loggers = broker_loggers()
     changes: list[tuple[logging.Logger, int]] = []
     for c in configs:

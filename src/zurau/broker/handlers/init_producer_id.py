@@ -46,11 +46,11 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | Awaitab
     if tid is not None:
         return _transactional(ctx, req, tid)
     # Like Kafka, no check of transaction_timeout_ms here: librdkafka's idempotent producer sends -1.
-    return _response(0, ctx.broker.producer_ids.next_id(), 0)
+    return _response(0, ctx.txns.next_producer_id(), 0)
 
 
 async def _transactional(ctx: RequestContext, req: dict[str, Any], tid: str) -> dict[str, Any]:
-    rt = ctx.broker.txn_coordinator
+    rt = ctx.txns
     err = rt.coordinator_error(tid) if tid else None
     if err is not None:
         return _response(err.code)

@@ -19,7 +19,7 @@ LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4,
 
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    rm = ctx.broker.replica_manager
+    rm = ctx.replica_manager
     read_committed = req.get("isolation_level", 0) == 1
     topics_out = []
     for rt in req["topics"]:

@@ -23,8 +23,8 @@ UNSET_OPERATIONS = -(2**31)
 
 
 def _topic_entry(ctx: RequestContext, t: TopicMetadata, include_ops: bool) -> dict[str, Any]:
-    node = ctx.broker.node_id
-    rm = ctx.broker.replica_manager
+    node = ctx.node_id
+    rm = ctx.replica_manager
     parts = []
     for i in range(t.partitions):
         p = rm.get(t.name, i)
@@ -50,15 +50,14 @@ def _topic_entry(ctx: RequestContext, t: TopicMetadata, include_ops: bool) -> di
 
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    broker = ctx.broker
     version = ctx.api_version
     include_ops = bool(req.get("include_topic_authorized_operations"))
     requested = req["topics"]
     topics_out: list[dict[str, Any]] = []
     if requested is None or (version == 0 and not requested):
-        topics_out = [_topic_entry(ctx, t, include_ops) for t in broker.topics.all()]
+        topics_out = [_topic_entry(ctx, t, include_ops) for t in ctx.image.all()]
     else:
-        allow_create = req.get("allow_auto_topic_creation", True) and broker.config.get("auto.create.topics.enable")
+        allow_create = req.get("allow_auto_topic_creation", True) and ctx.config.get("auto.create.topics.enable")
         for rt in requested:
             name = rt.get("name")
             topic_id = rt.get("topic_id")
@@ -66,19 +65,19 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                 if name is None:
                     if topic_id is None or topic_id == ZERO_UUID:
                         raise UnknownTopicIdError("a topic needs a name or an id")
-                    t = broker.topics.by_id(topic_id)
+                    t = ctx.image.by_id(topic_id)
                     if t is None:
                         raise UnknownTopicIdError(f"unknown topic id {topic_id}")
                 else:
                     validate_topic_name(name)
-                    t = broker.topics.get(name)
+                    t = ctx.image.get(name)
                     if t is None:
                         if not allow_create:
                             raise UnknownTopicOrPartitionError(f"unknown topic {name!r}")
                         if name == "__consumer_offsets":  # created with the coordinator's settings
-                            t = broker.group_coordinator.ensure_offsets_topic()
+                            t = ctx.groups.ensure_offsets_topic()
                         else:
-                            t = broker.create_topic(name, -1, -1, {})
+                            t = ctx.controller.create_topic(name, -1, -1, {})
                         assert t is not None
                 topics_out.append(_topic_entry(ctx, t, include_ops))
             except (KafkaError, Exception) as e:
@@ -93,12 +92,12 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                         "topic_authorized_operations": UNSET_OPERATIONS,
                     }
                 )
-    host, port = broker.advertised
+    host, port = ctx.advertised
     return {
         "throttle_time_ms": 0,
-        "brokers": [{"node_id": broker.node_id, "host": host, "port": port, "rack": None}],
-        "cluster_id": broker.topics.cluster_id,
-        "controller_id": broker.node_id,
+        "brokers": [{"node_id": ctx.node_id, "host": host, "port": port, "rack": None}],
+        "cluster_id": ctx.image.cluster_id,
+        "controller_id": ctx.node_id,
         "topics": topics_out,
         "cluster_authorized_operations": UNSET_OPERATIONS,
         "error_code": 0,

@@ -24,7 +24,7 @@ API_KEY = 8
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     version = ctx.api_version
-    topics = ctx.broker.topics
+    topics = ctx.image
     rt = coordinator(ctx)
     group_id = req["group_id"]
     err = rt.coordinator_error(group_id)

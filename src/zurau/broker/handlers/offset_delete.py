@@ -22,7 +22,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     err = rt.coordinator_error(group_id)
     if err is not None:
         return {"error_code": err.code, "throttle_time_ms": 0, "topics": []}
-    registry = ctx.broker.topics
+    registry = ctx.image
     valid: list[tuple[str, int]] = []
     invalid: set[tuple[str, int]] = set()
     for t in req["topics"]:

@@ -44,7 +44,7 @@ def _fetch_group(
     err = rt.coordinator_error(group_id)
     if err is not None:
         return err.code, []
-    registry = ctx.broker.topics
+    registry = ctx.image
     wanted: list[tuple[str, list[int]]] | None = None
     unknown_ids: list[dict[str, Any]] = []
     if topics is not None:

@@ -38,7 +38,7 @@ def _partition_error(index: int, code: int, message: str | None) -> dict[str, An
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | None:
     acks = req["acks"]
-    rm = ctx.broker.replica_manager
+    rm = ctx.replica_manager
     responses = []
     for td in req["topic_data"]:
         name = td.get("name")

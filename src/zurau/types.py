@@ -1,0 +1,40 @@
+"""Small value types shared by every layer (imports nothing from zurau).
+
+``TopicPartition`` is the one definition of a topic-partition pair; it is a ``NamedTuple`` so that
+it compares and hashes like the plain ``(topic, partition)`` tuples used as dict keys throughout.
+The ``NewType`` ids document what an ``int`` means at an interface without any run-time cost.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import NamedTuple, NewType
+
+NodeId = NewType("NodeId", int)
+Offset = NewType("Offset", int)
+LeaderEpoch = NewType("LeaderEpoch", int)
+ProducerId = NewType("ProducerId", int)
+ProducerEpoch = NewType("ProducerEpoch", int)
+
+NO_PRODUCER_ID = -1
+NO_LEADER = -1
+NO_LEADER_EPOCH = -1
+ZERO_UUID = uuid.UUID(int=0)
+
+
+class TopicPartition(NamedTuple):
+    """A partition of a topic; equal to (and hashing as) the tuple ``(topic, partition)``."""
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+class TopicIdPartition(NamedTuple):
+    """A partition named by topic id as well as by name (Fetch v13+ and KRaft records use ids)."""
+
+    topic_id: uuid.UUID
+    topic: str
+    partition: int
