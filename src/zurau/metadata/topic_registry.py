@@ -53,6 +53,10 @@ class TopicMetadata:
     configs: dict[str, str] = field(default_factory=dict)
 
     @property
+    def num_partitions(self) -> int:
+        return self.partitions
+
+    @property
     def is_internal(self) -> bool:
         return self.name in INTERNAL_TOPICS
 
