@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from zurau.broker.server import Broker
+from zurau.app import Broker
 from zurau.config import BrokerConfig
 
 _STOP_GRACE = 5.0  # seconds to wait for the broker's own tasks to finish after stop()

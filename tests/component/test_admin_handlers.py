@@ -19,7 +19,7 @@ import pytest
 import pytest_asyncio
 
 from tests.component.kafka_wire import KafkaWireClient
-from zurau.broker.server import Broker
+from zurau.app import Broker
 from zurau.config import BrokerConfig
 from zurau.protocol.records.batch import iter_batches
 from zurau.protocol.records.builder import NewRecord, build_batch
@@ -160,10 +160,10 @@ async def test_create_topics_happy_path(env: Env, version: int) -> None:
     r = await env.req(CREATE_TOPICS, version, body)
     res = by_name(r["topics"])
     assert {n: t["error_code"] for n, t in res.items()} == {"orders": 0, "defaults": 0, "manual": 0}
-    assert env.broker.topics.get("orders").partitions == 3
-    assert env.broker.topics.get("orders").configs == {"retention.ms": "1000", "cleanup.policy": "compact"}
-    assert env.broker.topics.get("defaults").partitions == env.broker.config.get("num.partitions")
-    assert env.broker.topics.get("manual").partitions == 2
+    assert env.broker.image.get("orders").num_partitions == 3
+    assert env.broker.image.get("orders").configs == {"retention.ms": "1000", "cleanup.policy": "compact"}
+    assert env.broker.image.get("defaults").num_partitions == env.broker.config.get("num.partitions")
+    assert env.broker.image.get("manual").num_partitions == 2
     assert env.broker.replica_manager.partition("orders", 2).log.config.retention_ms == 1000
     assert (env.data_dir / "orders-2").is_dir()
     if version >= 5:
@@ -177,7 +177,7 @@ async def test_create_topics_happy_path(env: Env, version: int) -> None:
     else:
         assert res["orders"]["num_partitions"] == -1  # not on the wire below v5
     if version >= 7:
-        assert res["orders"]["topic_id"] == env.broker.topics.get("orders").topic_id != ZERO
+        assert res["orders"]["topic_id"] == env.broker.image.get("orders").topic_id != ZERO
     # the new topics are visible in Metadata
     md = await env.req(METADATA, 12, {"topics": None, "allow_auto_topic_creation": False})
     assert {"orders", "defaults", "manual"} <= {t["name"] for t in md["topics"]}
@@ -254,7 +254,7 @@ async def test_create_topics_errors(env: Env, version: int) -> None:
         assert t["num_partitions"] == -1 and t["replication_factor"] == -1
         if version >= 7:
             assert t["topic_id"] == ZERO
-    assert env.broker.topics.names() == ["exists"]
+    assert env.broker.image.names() == ["exists"]
 
 
 @pytest.mark.parametrize("version", [3, 5])
@@ -269,7 +269,7 @@ async def test_create_topics_validate_only(env: Env, version: int) -> None:
     if version >= 5:
         assert r["topics"][0]["num_partitions"] == 4
         assert by_name(r["topics"][0]["configs"])["retention.ms"]["value"] == "60000"
-    assert env.broker.topics.get("vo") is None
+    assert env.broker.image.get("vo") is None
     assert not (env.data_dir / "vo-0").exists()
     # validate_only still reports errors
     body["topics"] = [new_topic("vo", 4, configs={"retention.ms": "x"})]
@@ -292,7 +292,7 @@ async def test_delete_topics_by_name(env: Env, version: int) -> None:
     assert len(r["responses"]) == 3
     if version >= 5:
         assert res["b"]["error_message"] == "Duplicate topic name."
-    assert env.broker.topics.get("a") is None and env.broker.topics.get("b") is not None
+    assert env.broker.image.get("a") is None and env.broker.image.get("b") is not None
     assert env.broker.replica_manager.get("a", 0) is None
     assert not (env.data_dir / "a-0").exists() and not (env.data_dir / "a-1").exists()
 
@@ -320,7 +320,7 @@ async def test_delete_topics_v6_by_id_and_name(env: Env) -> None:
     assert got[(None, ZERO)] == (INVALID_REQUEST, "Neither topic name nor id were specified.")
     assert got[("c", c["topic_id"])][0] == INVALID_REQUEST  # both name and id
     assert got[("nope", ZERO)][0] == UNKNOWN_TOPIC_OR_PARTITION
-    assert env.broker.topics.names() == ["c"]
+    assert env.broker.image.names() == ["c"]
 
 
 @pytest.mark.parametrize("version", [1, 3, 4, 6])
@@ -336,7 +336,7 @@ async def test_delete_topics_disabled(tmp_path: Path, version: int) -> None:
         r = await env.req(DELETE_TOPICS, version, body)
         expected = TOPIC_DELETION_DISABLED if version >= 3 else INVALID_REQUEST
         assert [x["error_code"] for x in r["responses"]] == [expected]
-        assert broker.topics.get("keep").topic_id == t["topic_id"]
+        assert broker.image.get("keep").topic_id == t["topic_id"]
     finally:
         await client.close()
         await broker.stop()
@@ -381,11 +381,11 @@ async def test_create_partitions(env: Env, version: int) -> None:
         == "The topic less currently has 2 partition(s); 1 would not be an increase."
     )
     assert res["same"]["error_message"] == "Topic already has 2 partition(s)."
-    assert env.broker.topics.get("grow").partitions == 4
+    assert env.broker.image.get("grow").num_partitions == 4
     assert env.broker.replica_manager.partition("grow", 3) is not None
     assert (env.data_dir / "grow-3").is_dir()
-    assert env.broker.topics.get("manual").partitions == 3
-    assert env.broker.topics.get("dup").partitions == 2
+    assert env.broker.image.get("manual").num_partitions == 3
+    assert env.broker.image.get("dup").num_partitions == 2
     # validate_only: checked, not applied
     r = await env.req(
         CREATE_PARTITIONS,
@@ -400,7 +400,7 @@ async def test_create_partitions(env: Env, version: int) -> None:
         },
     )
     assert [x["error_code"] for x in r["results"]] == [NONE, UNKNOWN_TOPIC_OR_PARTITION]
-    assert env.broker.topics.get("vo").partitions == 2
+    assert env.broker.image.get("vo").num_partitions == 2
 
 
 # ============================================================================ DeleteRecords
@@ -600,7 +600,7 @@ async def test_alter_configs(env: Env, version: int) -> None:
         {"error_code": NONE, "error_message": None, "resource_type": TOPIC, "resource_name": "ac"}
     ]
     # the whole set is replaced: retention.ms is back to its default
-    assert env.broker.topics.get("ac").configs == {"segment.bytes": "1048576", "max.message.bytes": "2000"}
+    assert env.broker.image.get("ac").configs == {"segment.bytes": "1048576", "max.message.bytes": "2000"}
     cfgs = await _topic_configs(env, "ac")
     assert cfgs["max.message.bytes"] == ("2000", 1) and cfgs["retention.ms"][1] != 1
     for i in range(2):  # applied to the live logs
@@ -650,7 +650,7 @@ async def test_alter_configs(env: Env, version: int) -> None:
         ALTER_CONFIGS, version, {"resources": [res(TOPIC, "ac", retention_ms="5")], "validate_only": True}
     )
     assert r["responses"][0]["error_code"] == NONE
-    assert env.broker.topics.get("ac").configs == {"segment.bytes": "1048576", "max.message.bytes": "2000"}
+    assert env.broker.image.get("ac").configs == {"segment.bytes": "1048576", "max.message.bytes": "2000"}
 
 
 async def test_alter_configs_survive_restart(tmp_path: Path) -> None:
@@ -681,7 +681,7 @@ async def test_alter_configs_survive_restart(tmp_path: Path) -> None:
     try:
         env = Env(broker, client, data_dir)
         assert (await _topic_configs(env, "persist"))["retention.ms"] == ("4242", 1)
-        assert broker.topics.get("persist").configs == {"retention.ms": "4242"}
+        assert broker.image.get("persist").configs == {"retention.ms": "4242"}
     finally:
         await client.close()
         await broker.stop()
@@ -729,22 +729,22 @@ async def test_incremental_alter_configs_topic(env: Env, version: int) -> None:
         return r["responses"][0]
 
     assert (await alter(("segment.ms", SET, "60000"), ("flush.ms", DELETE, None)))["error_code"] == NONE
-    assert env.broker.topics.get("iac").configs == {"retention.ms": "1000", "segment.ms": "60000"}
+    assert env.broker.image.get("iac").configs == {"retention.ms": "1000", "segment.ms": "60000"}
     assert env.broker.replica_manager.partition("iac", 0).log.config.segment_ms == 60000
     assert (await alter(("cleanup.policy", APPEND, "compact")))[
         "error_code"
     ] == NONE  # default "delete" + compact
-    assert env.broker.topics.get("iac").configs["cleanup.policy"] == "delete,compact"
+    assert env.broker.image.get("iac").configs["cleanup.policy"] == "delete,compact"
     assert (await alter(("cleanup.policy", APPEND, "compact")))["error_code"] == NONE  # already there
-    assert env.broker.topics.get("iac").configs["cleanup.policy"] == "delete,compact"
+    assert env.broker.image.get("iac").configs["cleanup.policy"] == "delete,compact"
     assert (await alter(("cleanup.policy", SUBTRACT, "delete")))["error_code"] == NONE
-    assert env.broker.topics.get("iac").configs["cleanup.policy"] == "compact"
+    assert env.broker.image.get("iac").configs["cleanup.policy"] == "compact"
     assert env.broker.replica_manager.partition("iac", 0).log.config.cleanup_policy == "compact"
     assert (await alter(("no.such", DELETE, None)))[
         "error_code"
     ] == NONE  # deleting an unset config is a no-op
 
-    before = dict(env.broker.topics.get("iac").configs)
+    before = dict(env.broker.image.get("iac").configs)
     errors = [
         ((("retention.ms", APPEND, "5"),), INVALID_CONFIG, "not LIST"),
         ((("retention.ms", SET, "abc"),), INVALID_CONFIG, "retention.ms"),
@@ -767,7 +767,7 @@ async def test_incremental_alter_configs_topic(env: Env, version: int) -> None:
         assert got["error_code"] == code, (ops, got)
         assert text in got["error_message"], (ops, got)
     assert (await alter(("retention.ms", SET, "77"), validate_only=True))["error_code"] == NONE
-    assert env.broker.topics.get("iac").configs == before
+    assert env.broker.image.get("iac").configs == before
 
     r = await env.req(
         INCREMENTAL_ALTER_CONFIGS,
@@ -794,7 +794,7 @@ async def test_incremental_alter_configs_topic(env: Env, version: int) -> None:
         INVALID_REQUEST,
         UNSUPPORTED_VERSION,
     ]
-    assert env.broker.topics.get("iac").configs == before
+    assert env.broker.image.get("iac").configs == before
 
 
 @pytest.mark.parametrize("version", [0, 1])
@@ -848,7 +848,7 @@ async def test_describe_cluster(env: Env, version: int) -> None:
     host, port = env.broker.advertised
     r = await env.req(DESCRIBE_CLUSTER, version, {"include_cluster_authorized_operations": False})
     assert r["error_code"] == NONE
-    assert r["cluster_id"] == env.broker.topics.cluster_id and len(r["cluster_id"]) == 22
+    assert r["cluster_id"] == env.broker.image.cluster_id and len(r["cluster_id"]) == 22
     assert r["controller_id"] == env.broker.node_id
     assert [(b["broker_id"], b["host"], b["port"]) for b in r["brokers"]] == [
         (env.broker.node_id, host, port)

@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from zurau.cli.common import config_pairs, kafka_error_name, split_config_list
+from zurau.cli.common import config_pairs, split_config_list
 from zurau.cli.consume import parse_offset
 from zurau.cli.formatting import compile_format, json_formatter, kafka_formatter, make_formatter
+from zurau.cli.output import kafka_error_name
 from zurau.client.types import ConsumerRecord
 from zurau.protocol import errors
 

@@ -173,9 +173,9 @@ def test_a_port_in_use_fails_start_cleanly(tmp_path: Path) -> None:
 def test_topic_helpers_and_double_start() -> None:
     with EmbeddedBroker() as b:
         assert b.create_topic("helper", partitions=3, configs={"retention.ms": "1000"}) == "helper"
-        assert b.broker.topics.get("helper").partitions == 3
+        assert b.broker.image.get("helper").num_partitions == 3
         with pytest.raises(RuntimeError, match="already running"):
             b.start()
         b.delete_topic("helper")
-        assert b.broker.topics.get("helper") is None
+        assert b.broker.image.get("helper") is None
     b.stop()  # idempotent

@@ -56,18 +56,18 @@ import pytest
 seen = []
 
 def test_default_topic(zurau_broker, zurau_topic):
-    t = zurau_broker.broker.topics.get(zurau_topic)
-    assert t is not None and t.partitions == 1
+    t = zurau_broker.broker.image.get(zurau_topic)
+    assert t is not None and t.num_partitions == 1
     assert zurau_broker.config.get("num.partitions") == 4
     assert zurau_topic.startswith("test_default_topic-")
     seen.append((zurau_broker, zurau_topic))
 
 @pytest.mark.zurau_topic(partitions=2, configs={"cleanup.policy": "compact"})
 def test_marked_topic(zurau_broker, zurau_topic):
-    t = zurau_broker.broker.topics.get(zurau_topic)
-    assert t.partitions == 2 and t.configs == {"cleanup.policy": "compact"}
+    t = zurau_broker.broker.image.get(zurau_topic)
+    assert t.num_partitions == 2 and t.configs == {"cleanup.policy": "compact"}
     assert zurau_broker is seen[0][0], "one broker per session"
-    assert zurau_broker.broker.topics.get(seen[0][1]) is None, "the previous test's topic is gone"
+    assert zurau_broker.broker.image.get(seen[0][1]) is None, "the previous test's topic is gone"
 
 def test_async_client(zurau_broker, zurau_topic):
     from zurau.client import ClientConfig, Producer

@@ -19,7 +19,7 @@ import pytest
 import pytest_asyncio
 
 from tests.component.kafka_wire import KafkaWireClient
-from zurau.broker.server import Broker
+from zurau.app import Broker
 from zurau.config import BrokerConfig
 
 OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR, JOIN, HEARTBEAT, LEAVE, SYNC = 8, 9, 10, 11, 12, 13, 14
@@ -168,7 +168,7 @@ async def test_find_coordinator_single_and_batched(env: Env) -> None:
     )
     t = md["topics"][0]
     assert t["error_code"] == NONE and t["is_internal"] is True and len(t["partitions"]) == 50
-    assert env.broker.topics.get("__consumer_offsets").configs["cleanup.policy"] == "compact"  # type: ignore[union-attr]
+    assert env.broker.image.get("__consumer_offsets").configs["cleanup.policy"] == "compact"  # type: ignore[union-attr]
 
 
 # ------------------------------------------------------------------------------ classic protocol

@@ -12,7 +12,7 @@ import pytest
 import pytest_asyncio
 
 from tests.component.kafka_wire import KafkaWireClient
-from zurau.broker.server import Broker
+from zurau.app import Broker
 from zurau.config import BrokerConfig
 from zurau.protocol.records.batch import iter_batches
 from zurau.protocol.records.builder import NewRecord, build_batch

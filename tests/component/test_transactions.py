@@ -19,7 +19,7 @@ import pytest
 import pytest_asyncio
 
 from tests.component.kafka_wire import KafkaWireClient
-from zurau.broker.server import Broker
+from zurau.app import Broker
 from zurau.config import BrokerConfig
 from zurau.protocol import errors as E
 from zurau.protocol.records.batch import iter_batches
@@ -230,14 +230,14 @@ async def env(tmp_path: Path) -> AsyncIterator[Env]:
 
 
 async def test_find_coordinator_for_transactional_ids_creates_the_state_topic(env: Env) -> None:
-    assert env.broker.topics.get("__transaction_state") is None
+    assert env.broker.image.get("__transaction_state") is None
     r = await env.c.request(FIND_COORDINATOR, 4, {"key_type": 1, "coordinator_keys": ["a", "b"]})
     assert [(c["key"], c["error_code"], c["node_id"]) for c in r["coordinators"]] == [
         ("a", 0, env.broker.node_id),
         ("b", 0, env.broker.node_id),
     ]
-    t = env.broker.topics.get("__transaction_state")
-    assert t is not None and t.partitions == 3 and t.configs["cleanup.policy"] == "compact"
+    t = env.broker.image.get("__transaction_state")
+    assert t is not None and t.num_partitions == 3 and t.configs["cleanup.policy"] == "compact"
     r = await env.c.request(FIND_COORDINATOR, 1, {"key": "a", "key_type": 1})
     assert r["error_code"] == 0 and r["port"] == env.broker.listen_addresses[0][1]
 

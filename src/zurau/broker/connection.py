@@ -45,7 +45,7 @@ from zurau.protocol.frame import (
 from zurau.protocol.primitives import DecodeError
 
 if TYPE_CHECKING:
-    from zurau.broker.server import ConnectionHost
+    from zurau.broker.server import BrokerServer as ConnectionHost
 
 log = logging.getLogger("zurau.connection")
 

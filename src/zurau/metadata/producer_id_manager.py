@@ -1,44 +1,27 @@
-"""Producer id allocation that never hands out the same id twice, across restarts.
+"""Producer ids for this broker, handed out from blocks the controller allocates.
 
-Ids are reserved in blocks: the file ``producer_id_block`` holds one integer, the first id not yet
-reserved. Reserving a block writes the new bound durably (temp file, fsync, rename) *before* any id
-of the block is handed out, so after a crash at worst the rest of a block is skipped.
+The controller records every block it gives away (``ProducerIdsRecord`` in the metadata log:
+ids below ``next_producer_id`` are taken), so no id is ever handed out twice, across restarts and
+across brokers. A restart starts a new block; the rest of the old one is skipped, as in Kafka.
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+from collections.abc import Callable
 
-BLOCK_SIZE = 1000
+BlockAllocator = Callable[[], tuple[int, int]]  # -> (first id, count)
 
 
 class ProducerIdManager:
-    def __init__(self, directory: Path) -> None:
-        self.path = directory / "producer_id_block"
+    def __init__(self, allocate_block: BlockAllocator) -> None:
+        self._allocate = allocate_block
         self._next = 0
         self._limit = 0
-        if self.path.exists():
-            text = self.path.read_text("ascii").strip()
-            try:
-                self._next = self._limit = int(text)
-            except ValueError:
-                raise ValueError(f"{self.path}: expected an integer, found {text[:40]!r}") from None
-
-    def _reserve(self) -> None:
-        limit = self._limit + BLOCK_SIZE
-        tmp = self.path.with_suffix(".tmp")
-        with open(tmp, "w", encoding="ascii") as f:
-            f.write(f"{limit}\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
-        self._next = self._limit
-        self._limit = limit
 
     def next_id(self) -> int:
         if self._next >= self._limit:
-            self._reserve()
+            first, count = self._allocate()
+            self._next, self._limit = first, first + count
         pid = self._next
         self._next += 1
         return pid

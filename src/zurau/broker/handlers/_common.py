@@ -7,20 +7,20 @@ import uuid
 from typing import Any
 
 from zurau.broker.request_context import RequestContext
-from zurau.metadata.topic_registry import TopicMetadata
+from zurau.metadata.image import TopicImage
 from zurau.protocol.errors import (
     KafkaError,
     UnknownServerError,
     UnknownTopicIdError,
     UnknownTopicOrPartitionError,
 )
+from zurau.types import ZERO_UUID
 
 log = logging.getLogger("zurau.handlers")
 
-ZERO_UUID = uuid.UUID(int=0)
 
 
-def resolve_topic(ctx: RequestContext, name: str | None, topic_id: uuid.UUID | None) -> TopicMetadata:
+def resolve_topic(ctx: RequestContext, name: str | None, topic_id: uuid.UUID | None) -> TopicImage:
     """Find a topic by id (when given and non-zero) or by name; raise the matching Kafka error."""
     topics = ctx.image
     if topic_id is not None and topic_id != ZERO_UUID:
@@ -56,66 +56,7 @@ def check_leader_epoch(current_leader_epoch: int, leader_epoch: int) -> None:
 Response = dict[str, Any]
 
 
-# --------------------------------------------------------------------------- admin helpers
-# Kafka's ConfigResource.Type ids, as DescribeConfigs/AlterConfigs/IncrementalAlterConfigs use them.
+# Kafka's ConfigResource.Type ids, as DescribeConfigs uses them.
 RESOURCE_TOPIC = 2
 RESOURCE_BROKER = 4
 RESOURCE_BROKER_LOGGER = 8
-KNOWN_RESOURCE_TYPES = frozenset(
-    {RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, 16, 32}
-)  # 16 CLIENT_METRICS, 32 GROUP
-
-
-def duplicated(items: list[Any]) -> set[Any]:
-    """The items that occur more than once (Kafka answers each such one with INVALID_REQUEST)."""
-    seen: set[Any] = set()
-    dups: set[Any] = set()
-    for item in items:
-        if item in seen:
-            dups.add(item)
-        seen.add(item)
-    return dups
-
-
-def validate_replica_list(node_id: int, broker_ids: list[int], replication_factor: int | None) -> None:
-    """One partition's manual replica list, checked as Kafka's controller does on this single node."""
-    from zurau.protocol.errors import InvalidReplicaAssignmentError
-
-    if not broker_ids:
-        raise InvalidReplicaAssignmentError("The manual partition assignment includes an empty replica list.")
-    seen: set[int] = set()
-    for b in broker_ids:
-        if b in seen:
-            raise InvalidReplicaAssignmentError(
-                f"The manual partition assignment includes the broker {b} more than once."
-            )
-        seen.add(b)
-        if b != node_id:
-            raise InvalidReplicaAssignmentError(
-                f"The manual partition assignment includes broker {b}, but no such broker is registered."
-            )
-    if replication_factor is not None and len(broker_ids) != replication_factor:
-        raise InvalidReplicaAssignmentError(
-            f"The manual partition assignment includes a partition with {len(broker_ids)} replica(s), but this is "
-            f"not consistent with previous partitions, which have {replication_factor} replica(s)."
-        )
-
-
-def check_topic_configs(broker_config: Any, configs: dict[str, Any]) -> None:
-    """Validate a topic's full set of overrides as the live log would apply them.
-
-    Raises InvalidConfigError (INVALID_CONFIG) with Kafka's message: unknown names, null or
-    malformed values, cross-field rules against the broker's topic defaults, and the local log's
-    own limits (``LogConfig``), so a config that is accepted can always be applied.
-    """
-    import dataclasses
-
-    from zurau.config import ConfigError, resolve_topic_config
-    from zurau.protocol.errors import InvalidConfigError
-    from zurau.storage.log_config import LogConfig
-
-    try:
-        typed = resolve_topic_config(broker_config, configs)
-    except ConfigError as e:
-        raise InvalidConfigError(str(e)) from None
-    LogConfig(**{f.name: typed[f.name] for f in dataclasses.fields(LogConfig) if f.name in typed})

@@ -26,10 +26,11 @@ from typing import Any
 from zurau.broker.handlers._common import RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_TOPIC, error_of
 from zurau.broker.request_context import RequestContext
 from zurau.config import ConfigEntry, ConfigSource, describe_broker_config, describe_topic_config
-from zurau.metadata.topic_registry import validate_topic_name
+from zurau.metadata.topic_names import validate_topic_name
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import InvalidRequestError, UnknownTopicOrPartitionError
 
-API_KEY = 32
+API_KEY = ApiKey.DESCRIBE_CONFIGS
 
 # -------------------------------------------------------------------------------- loggers
 # log4j level names (Kafka's LogLevelConfig.VALID_LOG_LEVELS) and the Python levels they map to.

@@ -2,7 +2,8 @@
 
 A null topic list (v1+) or an empty one at v0 means every topic. Unknown topics are auto-created
 when the request allows it (v4+) and ``auto.create.topics.enable`` is on; the new topic is ready at
-once on a single node, so it is returned without LEADER_NOT_AVAILABLE.
+once on a single node, so it is returned without LEADER_NOT_AVAILABLE. Leaders, epochs, replicas
+and ISRs come from the metadata image (the controller's registration of each partition).
 """
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ from typing import Any
 
 from zurau.broker.handlers._common import ZERO_UUID, error_of
 from zurau.broker.request_context import RequestContext
-from zurau.metadata.topic_registry import TopicMetadata, validate_topic_name
-from zurau.protocol.errors import KafkaError, UnknownTopicIdError, UnknownTopicOrPartitionError
+from zurau.metadata.image import TopicImage
+from zurau.metadata.topic_names import validate_topic_name
+from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.errors import KafkaError, UnknownTopicIdError, UnknownTopicOrPartitionError, for_code
 
-API_KEY = 3
+API_KEY = ApiKey.METADATA
 
 # Bit set of every ACL operation a topic allows (READ..DESCRIBE_CONFIGS, ALTER_CONFIGS): with no
 # authorizer configured every operation is allowed, as Kafka reports.
@@ -22,23 +25,19 @@ TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
 UNSET_OPERATIONS = -(2**31)
 
 
-def _topic_entry(ctx: RequestContext, t: TopicMetadata, include_ops: bool) -> dict[str, Any]:
-    node = ctx.node_id
-    rm = ctx.replica_manager
-    parts = []
-    for i in range(t.partitions):
-        p = rm.get(t.name, i)
-        parts.append(
-            {
-                "error_code": 0,
-                "partition_index": i,
-                "leader_id": p.leader_id if p else node,
-                "leader_epoch": p.leader_epoch if p else 0,
-                "replica_nodes": list(p.replicas) if p else [node],
-                "isr_nodes": list(p.isr) if p else [node],
-                "offline_replicas": [],
-            }
-        )
+def _topic_entry(t: TopicImage, include_ops: bool) -> dict[str, Any]:
+    parts = [
+        {
+            "error_code": 0,
+            "partition_index": i,
+            "leader_id": p.leader,
+            "leader_epoch": p.leader_epoch,
+            "replica_nodes": list(p.replicas),
+            "isr_nodes": list(p.isr),
+            "offline_replicas": [],
+        }
+        for i, p in sorted(t.partitions.items())
+    ]
     return {
         "error_code": 0,
         "name": t.name,
@@ -55,7 +54,7 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     requested = req["topics"]
     topics_out: list[dict[str, Any]] = []
     if requested is None or (version == 0 and not requested):
-        topics_out = [_topic_entry(ctx, t, include_ops) for t in ctx.image.all()]
+        topics_out = [_topic_entry(t, include_ops) for t in ctx.image.all()]
     else:
         allow_create = req.get("allow_auto_topic_creation", True) and ctx.config.get("auto.create.topics.enable")
         for rt in requested:
@@ -75,11 +74,15 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                         if not allow_create:
                             raise UnknownTopicOrPartitionError(f"unknown topic {name!r}")
                         if name == "__consumer_offsets":  # created with the coordinator's settings
-                            t = ctx.groups.ensure_offsets_topic()
+                            ctx.groups.ensure_offsets_topic()
                         else:
-                            t = ctx.controller.create_topic(name, -1, -1, {})
-                        assert t is not None
-                topics_out.append(_topic_entry(ctx, t, include_ops))
+                            created = ctx.controller.create_topic_now(name, -1, -1, {})
+                            if created["error_code"]:
+                                raise for_code(created["error_code"])(created["error_message"])
+                        t = ctx.image.get(name)
+                        if t is None:
+                            raise UnknownTopicOrPartitionError(f"unknown topic {name!r}")
+                topics_out.append(_topic_entry(t, include_ops))
             except (KafkaError, Exception) as e:
                 code, _msg = error_of(e)
                 topics_out.append(
@@ -93,10 +96,11 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                     }
                 )
     host, port = ctx.advertised
+    image = ctx.image
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": ctx.node_id, "host": host, "port": port, "rack": None}],
-        "cluster_id": ctx.image.cluster_id,
+        "cluster_id": image.cluster_id,
         "controller_id": ctx.node_id,
         "topics": topics_out,
         "cluster_authorized_operations": UNSET_OPERATIONS,

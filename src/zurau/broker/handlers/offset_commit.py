@@ -17,9 +17,10 @@ from zurau.broker.handlers._common import ZERO_UUID
 from zurau.broker.handlers._groups import coordinator, since
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group_coordinator import OffsetCommitEntry
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import UnknownTopicIdError, UnknownTopicOrPartitionError
 
-API_KEY = 8
+API_KEY = ApiKey.OFFSET_COMMIT
 
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
@@ -44,7 +45,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                 parts.append((p, err.code))
             elif tm is None:
                 parts.append((p, missing))
-            elif not 0 <= p["partition_index"] < tm.partitions:
+            elif not 0 <= p["partition_index"] < tm.num_partitions:
                 parts.append((p, UnknownTopicOrPartitionError.code))
             else:
                 parts.append((p, None))

@@ -11,9 +11,10 @@ from typing import Any
 
 from zurau.broker.handlers._groups import coordinator
 from zurau.broker.request_context import RequestContext
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import UnknownTopicOrPartitionError
 
-API_KEY = 47
+API_KEY = ApiKey.OFFSET_DELETE
 
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
@@ -29,7 +30,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         tm = registry.get(t["name"])
         for p in t["partitions"]:
             tp = (t["name"], p["partition_index"])
-            if tm is None or not 0 <= tp[1] < tm.partitions:
+            if tm is None or not 0 <= tp[1] < tm.num_partitions:
                 invalid.add(tp)
             else:
                 valid.append(tp)

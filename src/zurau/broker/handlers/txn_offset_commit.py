@@ -16,9 +16,10 @@ from typing import Any
 from zurau.broker.handlers._groups import coordinator, since
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group_coordinator import OffsetCommitEntry
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import UnknownTopicOrPartitionError
 
-API_KEY = 28
+API_KEY = ApiKey.TXN_OFFSET_COMMIT
 MAX_VERSION = 4
 
 
@@ -37,7 +38,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
             index = p["partition_index"]
             if err is not None:
                 parts.append((index, err.code))
-            elif tm is None or not 0 <= index < tm.partitions:
+            elif tm is None or not 0 <= index < tm.num_partitions:
                 parts.append((index, UnknownTopicOrPartitionError.code))
             else:
                 parts.append((index, None))

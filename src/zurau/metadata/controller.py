@@ -1,0 +1,611 @@
+"""The controller: admin requests in, metadata records and responses out.
+
+``QuorumController`` is a pure state machine in the sense of DESIGN.md: each operation takes the
+current :class:`~zurau.metadata.image.MetadataImage` and a request body (the wire dict Kafka's
+clients send) and returns a :class:`ControllerResult` holding the records to append and the
+response body to send once they are committed. It never changes the image itself: the caller
+appends the records to the metadata log and replays them (on one node a local log, in a cluster
+the Raft quorum's). Validation happens here once, in the order Kafka's controller checks
+(``ReplicationControlManager``, ``ConfigurationControlManager``), so any broker that forwards a
+request gets the same answer.
+
+Operations: CreateTopics, DeleteTopics, CreatePartitions, AlterConfigs and
+IncrementalAlterConfigs (TOPIC and BROKER resources; BROKER_LOGGER is the receiving broker's own
+business), and producer-id block allocation (AllocateProducerIds).
+
+Replica placement: round-robin over the registered brokers starting at a random offset, as
+Kafka's ``StripedReplicaPlacer`` does without racks. The set of brokers comes from
+``brokers()``; on a single node it is this node.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import random
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from zurau.config import (
+    TOPIC_CONFIGS,
+    BrokerConfig,
+    ConfigError,
+    ConfigType,
+    describe_topic_config,
+    format_value,
+    resolve_topic_config,
+)
+from zurau.metadata.image import INTERNAL_TOPICS, MetadataImage, TopicImage
+from zurau.metadata.records import (
+    BROKER_RESOURCE,
+    TOPIC_RESOURCE,
+    ConfigRecord,
+    MetadataRecord,
+    PartitionRecord,
+    ProducerIdsRecord,
+    RemoveTopicRecord,
+    TopicRecord,
+)
+from zurau.metadata.topic_names import validate_topic_name
+from zurau.protocol.errors import (
+    InvalidConfigError,
+    InvalidPartitionsError,
+    InvalidReplicaAssignmentError,
+    InvalidReplicationFactorError,
+    InvalidRequestError,
+    InvalidTopicError,
+    KafkaError,
+    TopicAlreadyExistsError,
+    TopicAuthorizationFailedError,
+    TopicDeletionDisabledError,
+    UnknownServerError,
+    UnknownTopicIdError,
+    UnknownTopicOrPartitionError,
+    UnsupportedVersionError,
+)
+from zurau.storage.log_config import LogConfig
+from zurau.types import ZERO_UUID
+
+log = logging.getLogger("zurau.controller")
+
+T = TypeVar("T")
+
+CLUSTER_METADATA_TOPIC = "__cluster_metadata"
+PRODUCER_ID_BLOCK_SIZE = 1000
+
+# Kafka's ConfigResource.Type ids.
+RESOURCE_TOPIC = TOPIC_RESOURCE
+RESOURCE_BROKER = BROKER_RESOURCE
+RESOURCE_BROKER_LOGGER = 8
+KNOWN_RESOURCE_TYPES = frozenset({RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, 16, 32})
+
+# IncrementalAlterConfigs operations.
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
+
+_LOG_CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(LogConfig))
+
+
+@dataclass(frozen=True)
+class ControllerResult(Generic[T]):
+    """Records to commit and the response to give once they are committed."""
+
+    records: list[MetadataRecord]
+    response: T
+    # An atomic result is all-or-nothing in the log (Kafka's ControllerResult.isAtomic).
+    atomic: bool = True
+
+
+@dataclass
+class _Pending:
+    """Records produced so far by one request, and the image they lead to (for later items)."""
+
+    image: MetadataImage
+    records: list[MetadataRecord] = field(default_factory=list)
+
+    def add(self, records: list[MetadataRecord]) -> None:
+        self.records.extend(records)
+        self.image = self.image.apply(records)
+
+
+def error_of(exc: BaseException) -> tuple[int, str]:
+    """Kafka error code and message for an exception; unexpected ones are logged."""
+    if isinstance(exc, KafkaError):
+        return exc.code, str(exc)
+    log.exception("unexpected controller error", exc_info=exc)
+    return UnknownServerError.code, f"{type(exc).__name__}: {exc}"
+
+
+def duplicated(items: Sequence[Any]) -> set[Any]:
+    """The items that occur more than once (Kafka answers each such one with INVALID_REQUEST)."""
+    seen: set[Any] = set()
+    dups: set[Any] = set()
+    for item in items:
+        if item in seen:
+            dups.add(item)
+        seen.add(item)
+    return dups
+
+
+def check_topic_configs(broker_config: BrokerConfig, configs: dict[str, Any]) -> None:
+    """Validate a topic's full set of overrides as the live log would apply them.
+
+    Raises InvalidConfigError (INVALID_CONFIG) with Kafka's message: unknown names, null or
+    malformed values, cross-field rules against the broker's topic defaults, and the local log's
+    own limits (``LogConfig``), so a config that is accepted can always be applied.
+    """
+    try:
+        typed = resolve_topic_config(broker_config, configs)
+    except ConfigError as e:
+        raise InvalidConfigError(str(e)) from None
+    LogConfig(**{k: typed[k] for k in _LOG_CONFIG_FIELDS if k in typed})
+
+
+class QuorumController:
+    def __init__(
+        self,
+        config: BrokerConfig,
+        brokers: Callable[[], Sequence[int]],
+        *,
+        rng: random.Random | None = None,
+        new_topic_id: Callable[[], uuid.UUID] = uuid.uuid4,
+    ) -> None:
+        self.config = config
+        self.brokers = brokers
+        self.rng = rng or random.Random()
+        self.new_topic_id = new_topic_id
+
+    # ------------------------------------------------------------------ placement
+    def _place(self, partitions: int, replication_factor: int, first: int = 0) -> list[tuple[int, ...]]:
+        brokers = sorted(self.brokers())
+        if replication_factor > len(brokers):
+            raise InvalidReplicationFactorError(
+                f"Unable to replicate the partition {replication_factor} time(s): The target replication "
+                f"factor of {replication_factor} cannot be reached because only {len(brokers)} broker(s) "
+                "are registered."
+            )
+        start = self.rng.randrange(len(brokers))
+        out = []
+        for p in range(first, first + partitions):
+            out.append(tuple(brokers[(start + p + r) % len(brokers)] for r in range(replication_factor)))
+        return out
+
+    def _check_replica_list(self, broker_ids: Sequence[int], replication_factor: int | None) -> None:
+        if not broker_ids:
+            raise InvalidReplicaAssignmentError("The manual partition assignment includes an empty replica list.")
+        live = set(self.brokers())
+        seen: set[int] = set()
+        for b in broker_ids:
+            if b in seen:
+                raise InvalidReplicaAssignmentError(
+                    f"The manual partition assignment includes the broker {b} more than once."
+                )
+            seen.add(b)
+            if b not in live:
+                raise InvalidReplicaAssignmentError(
+                    f"The manual partition assignment includes broker {b}, but no such broker is registered."
+                )
+        if replication_factor is not None and len(broker_ids) != replication_factor:
+            raise InvalidReplicaAssignmentError(
+                f"The manual partition assignment includes a partition with {len(broker_ids)} replica(s), but "
+                f"this is not consistent with previous partitions, which have {replication_factor} replica(s)."
+            )
+
+    @staticmethod
+    def _partition_records(topic_id: uuid.UUID, placement: list[tuple[int, ...]], first: int) -> list[MetadataRecord]:
+        return [
+            PartitionRecord(first + i, topic_id, replicas, replicas, replicas[0], 0, 0)
+            for i, replicas in enumerate(placement)
+        ]
+
+    # ------------------------------------------------------------------ CreateTopics
+    def create_topics(
+        self, image: MetadataImage, topics: list[dict[str, Any]], validate_only: bool
+    ) -> ControllerResult[dict[str, Any]]:
+        """CreateTopics, per topic in the order Kafka checks:
+
+        a name given twice: INVALID_REQUEST "Duplicate topic name." (none of them created);
+        ``__cluster_metadata``: TOPIC_AUTHORIZATION_FAILED; an illegal name:
+        INVALID_TOPIC_EXCEPTION; an existing one: TOPIC_ALREADY_EXISTS; configs: INVALID_CONFIG;
+        a manual assignment needs ``num_partitions`` and ``replication_factor`` of -1 and
+        partition ids 0..n-1 with one replication factor and registered brokers
+        (INVALID_REPLICA_ASSIGNMENT); otherwise -1 takes ``num.partitions`` /
+        ``default.replication.factor``; 0 or below -1 is INVALID_PARTITIONS /
+        INVALID_REPLICATION_FACTOR; more replicas than brokers INVALID_REPLICATION_FACTOR.
+        ``validate_only`` checks everything and writes nothing (topic id all zeros).
+        """
+        pending = _Pending(image)
+        dups = duplicated([t["name"] for t in topics])
+        results: list[dict[str, Any]] = []
+        for t in topics:
+            name = t["name"]
+            if name in dups:
+                continue
+            try:
+                results.append(self._create_topic(pending, t, validate_only))
+            except Exception as e:
+                results.append(_create_error(name, *error_of(e)))
+        for name in sorted(dups):
+            results.append(_create_error(name, InvalidRequestError.code, "Duplicate topic name."))
+        # Each topic stands alone (Kafka's CreateTopics is not atomic across topics).
+        return ControllerResult(pending.records, {"throttle_time_ms": 0, "topics": results}, atomic=False)
+
+    def _create_topic(self, pending: _Pending, topic: dict[str, Any], validate_only: bool) -> dict[str, Any]:
+        name = topic["name"]
+        if name == CLUSTER_METADATA_TOPIC:
+            raise TopicAuthorizationFailedError("Authorization failed.")
+        validate_topic_name(name)
+        if pending.image.get(name) is not None:
+            raise TopicAlreadyExistsError(f"Topic '{name}' already exists.")
+        configs: dict[str, str | None] = {c["name"]: c["value"] for c in topic.get("configs") or ()}
+        check_topic_configs(self.config, configs)
+        partitions: int = topic.get("num_partitions", -1)
+        replication_factor: int = topic.get("replication_factor", -1)
+        assignments = topic.get("assignments") or []
+        if assignments:
+            if replication_factor != -1:
+                raise InvalidRequestError(
+                    "A manual partition assignment was specified, but replication factor was not set to -1."
+                )
+            if partitions != -1:
+                raise InvalidRequestError(
+                    "A manual partition assignment was specified, but numPartitions was not set to -1."
+                )
+            placement = self._manual_assignment(assignments)
+            partitions, replication_factor = len(placement), len(placement[0])
+        else:
+            if replication_factor < -1 or replication_factor == 0:
+                raise InvalidReplicationFactorError("Replication factor was set to an invalid non-positive value.")
+            if partitions < -1 or partitions == 0:
+                raise InvalidPartitionsError("Number of partitions was set to an invalid non-positive value.")
+            if partitions == -1:
+                partitions = int(self.config.get("num.partitions"))
+            if replication_factor == -1:
+                replication_factor = int(self.config.get("default.replication.factor"))
+            placement = self._place(partitions, replication_factor)
+        stored = {k: v for k, v in configs.items() if v is not None}
+        topic_id = ZERO_UUID
+        if not validate_only:
+            topic_id = self.new_topic_id()
+            records: list[MetadataRecord] = [TopicRecord(name, topic_id)]
+            records += [ConfigRecord(TOPIC_RESOURCE, name, k, v) for k, v in sorted(stored.items())]
+            records += self._partition_records(topic_id, placement, 0)
+            pending.add(records)
+            log.info("creating topic %s with %d partitions", name, partitions)
+        return {
+            "name": name,
+            "topic_id": topic_id,
+            "error_code": 0,
+            "error_message": None,
+            "topic_config_error_code": 0,
+            "num_partitions": partitions,
+            "replication_factor": replication_factor,
+            "configs": [
+                {
+                    "name": e.name,
+                    "value": None if e.sensitive else e.value_str,
+                    "read_only": e.read_only,
+                    "config_source": e.source,
+                    "is_sensitive": e.sensitive,
+                }
+                for e in describe_topic_config(self.config, stored)
+            ],
+        }
+
+    def _manual_assignment(self, assignments: list[dict[str, Any]]) -> list[tuple[int, ...]]:
+        by_index: dict[int, tuple[int, ...]] = {}
+        replication_factor: int | None = None
+        for a in assignments:
+            index = a["partition_index"]
+            if index in by_index:
+                raise InvalidReplicaAssignmentError(f"Found multiple manual partition assignments for partition {index}")
+            self._check_replica_list(a["broker_ids"], replication_factor)
+            replication_factor = len(a["broker_ids"])
+            by_index[index] = tuple(a["broker_ids"])
+        if set(by_index) != set(range(len(by_index))):
+            raise InvalidReplicaAssignmentError("partitions should be a consecutive 0-based integer sequence")
+        return [by_index[i] for i in range(len(by_index))]
+
+    # ------------------------------------------------------------------ DeleteTopics
+    def delete_topics(
+        self, image: MetadataImage, requested: list[tuple[str | None, uuid.UUID]], version: int
+    ) -> ControllerResult[list[dict[str, Any]]]:
+        """DeleteTopics by name (all versions) or id (v6+), with Kafka's checks and messages:
+        deletion disabled (TOPIC_DELETION_DISABLED from v3, else INVALID_REQUEST), neither or both
+        of name and id, duplicates, a topic named both by name and by id, unknown names and ids,
+        internal topics (INVALID_TOPIC_EXCEPTION)."""
+        if not self.config.get("delete.topic.enable"):
+            err: KafkaError = (
+                TopicDeletionDisabledError("Topic deletion is disabled.")
+                if version >= 3
+                else InvalidRequestError("Topic deletion is disabled.")
+            )
+            return ControllerResult([], [_delete_result(n, tid, err.code, str(err)) for n, tid in requested])
+        dup_names = duplicated([n for n, tid in requested if n is not None and tid == ZERO_UUID])
+        dup_ids = duplicated([tid for n, tid in requested if n is None and tid != ZERO_UUID])
+        ids_given = {tid for n, tid in requested if n is None and tid != ZERO_UUID}
+        named_ids = set()
+        for n, tid in requested:
+            if n is not None and tid == ZERO_UUID and n not in dup_names:
+                named = image.get(n)
+                if named is not None and named.topic_id in ids_given:
+                    named_ids.add(named.topic_id)
+        pending = _Pending(image)
+        results: list[dict[str, Any]] = []
+        reported: set[Any] = set()
+        for name, topic_id in requested:
+            if name is None and topic_id == ZERO_UUID:
+                results.append(
+                    _delete_result(None, ZERO_UUID, InvalidRequestError.code, "Neither topic name nor id were specified.")
+                )
+                continue
+            if name is not None and topic_id != ZERO_UUID:
+                results.append(
+                    _delete_result(
+                        name, topic_id, InvalidRequestError.code, "You may not specify both topic name and topic id."
+                    )
+                )
+                continue
+            if name in dup_names or topic_id in dup_ids:
+                key = name if name is not None else topic_id
+                if key not in reported:
+                    reported.add(key)
+                    msg = "Duplicate topic name." if name is not None else "Duplicate topic id."
+                    results.append(_delete_result(name, topic_id, InvalidRequestError.code, msg))
+                continue
+            try:
+                if name is None:
+                    t = pending.image.by_id(topic_id)
+                    if t is None:
+                        raise UnknownTopicIdError(f"Topic id {topic_id} does not exist.")
+                    if topic_id in named_ids:
+                        raise InvalidRequestError("The topic id was also supplied by name.")
+                else:
+                    t = pending.image.get(name)
+                    if t is None:
+                        raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
+                    if t.topic_id in named_ids:
+                        topic_id = t.topic_id
+                        raise InvalidRequestError("The provided topic name maps to an ID that was already supplied.")
+                if t.name in INTERNAL_TOPICS:
+                    raise InvalidTopicError(f"Topic {t.name} is a Kafka internal topic and cannot be deleted.")
+                pending.add([RemoveTopicRecord(t.topic_id)])
+                log.info("deleting topic %s", t.name)
+                results.append(_delete_result(t.name, t.topic_id))
+            except Exception as e:
+                results.append(_delete_result(name, topic_id, *error_of(e)))
+        return ControllerResult(pending.records, results, atomic=False)
+
+    # ------------------------------------------------------------------ CreatePartitions
+    def create_partitions(
+        self, image: MetadataImage, topics: list[dict[str, Any]], validate_only: bool
+    ) -> ControllerResult[list[dict[str, Any]]]:
+        """CreatePartitions: a name twice is INVALID_REQUEST ("Duplicate topic name."); an unknown
+        topic UNKNOWN_TOPIC_OR_PARTITION; a count not above the current one INVALID_PARTITIONS;
+        manual ``assignments`` need one replica list per new partition, each of registered
+        brokers, once, with the topic's replication factor (INVALID_REPLICA_ASSIGNMENT)."""
+        dups = duplicated([t["name"] for t in topics])
+        pending = _Pending(image)
+        results: list[dict[str, Any]] = []
+        for name in sorted(dups):
+            results.append({"name": name, "error_code": InvalidRequestError.code, "error_message": "Duplicate topic name."})
+        for t in topics:
+            name = t["name"]
+            if name in dups:
+                continue
+            try:
+                self._grow(pending, name, t["count"], t.get("assignments"), validate_only)
+                results.append({"name": name, "error_code": 0, "error_message": None})
+            except Exception as e:
+                code, msg = error_of(e)
+                results.append({"name": name, "error_code": code, "error_message": msg})
+        return ControllerResult(pending.records, results, atomic=False)
+
+    def _grow(
+        self, pending: _Pending, name: str, count: int, assignments: list[dict[str, Any]] | None, validate_only: bool
+    ) -> None:
+        t = pending.image.get(name)
+        if t is None:
+            raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
+        current = t.num_partitions
+        if count == current:
+            raise InvalidPartitionsError(f"Topic already has {current} partition(s).")
+        if count < current:
+            raise InvalidPartitionsError(
+                f"The topic {name} currently has {current} partition(s); {count} would not be an increase."
+            )
+        additional = count - current
+        replication_factor = t.replication_factor or 1
+        if assignments is not None:
+            if len(assignments) != additional:
+                raise InvalidReplicaAssignmentError(
+                    f"Attempted to add {additional} additional partition(s), but only {len(assignments)} "
+                    "assignment(s) were specified."
+                )
+            for a in assignments:
+                self._check_replica_list(a["broker_ids"], replication_factor)
+            placement = [tuple(a["broker_ids"]) for a in assignments]
+        else:
+            placement = self._place(additional, replication_factor, first=current)
+        if not validate_only:
+            pending.add(self._partition_records(t.topic_id, placement, current))
+
+    # ------------------------------------------------------------------ configs
+    @staticmethod
+    def check_resource_type(rtype: int) -> None:
+        if rtype not in KNOWN_RESOURCE_TYPES:
+            raise UnsupportedVersionError(f"Unknown resource type {rtype}.")
+        if rtype not in (RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER):
+            raise InvalidRequestError(f"Unexpected resource type {rtype}.")
+
+    def _topic_for_alter(self, image: MetadataImage, name: str) -> TopicImage:
+        if not name:
+            raise InvalidRequestError("Default topic resources are not allowed.")
+        validate_topic_name(name)
+        t = image.get(name)
+        if t is None:
+            raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")
+        return t
+
+    def _refuse_broker_resource(self, name: str) -> None:
+        """Dynamic broker configs are not supported yet: always raises INVALID_REQUEST."""
+        brokers = set(self.brokers())
+        if name and not (name.lstrip("-").isdigit() and int(name) in brokers):
+            expected = ", ".join(str(b) for b in sorted(brokers))
+            raise InvalidRequestError(f"Unexpected broker id, expected {expected} or empty string, but received {name}")
+        raise InvalidRequestError(
+            "Dynamic broker configs are not supported by Zurau yet; set broker configs in server.properties "
+            "and restart the broker."
+        )
+
+    def _set_topic_configs(self, pending: _Pending, t: TopicImage, new: dict[str, Any], validate_only: bool) -> None:
+        check_topic_configs(self.config, new)
+        if validate_only:
+            return
+        old = dict(t.configs)
+        wanted = {k: str(v) for k, v in new.items() if v is not None}
+        records: list[MetadataRecord] = [
+            ConfigRecord(TOPIC_RESOURCE, t.name, k, None) for k in sorted(old) if k not in wanted
+        ]
+        records += [ConfigRecord(TOPIC_RESOURCE, t.name, k, v) for k, v in sorted(wanted.items()) if old.get(k) != v]
+        pending.add(records)
+
+    def alter_configs(
+        self, image: MetadataImage, resources: list[dict[str, Any]], validate_only: bool
+    ) -> ControllerResult[list[dict[str, Any]]]:
+        """AlterConfigs (legacy, whole-set replacement) for TOPIC and BROKER resources."""
+
+        def alter(pending: _Pending, r: dict[str, Any]) -> None:
+            rtype, name = r["resource_type"], r["resource_name"]
+            self.check_resource_type(rtype)
+            if rtype == RESOURCE_BROKER_LOGGER:
+                raise InvalidRequestError(
+                    "AlterConfigs does not support the resource type BROKER_LOGGER; use IncrementalAlterConfigs."
+                )
+            if rtype == RESOURCE_BROKER:
+                self._refuse_broker_resource(name)
+            t = self._topic_for_alter(pending.image, name)
+            self._set_topic_configs(pending, t, {c["name"]: c["value"] for c in r["configs"]}, validate_only)
+
+        return self._per_resource(image, resources, alter)
+
+    def incremental_alter_configs(
+        self, image: MetadataImage, resources: list[dict[str, Any]], validate_only: bool
+    ) -> ControllerResult[list[dict[str, Any]]]:
+        """IncrementalAlterConfigs (SET, DELETE, APPEND, SUBTRACT) for TOPIC and BROKER resources."""
+
+        def alter(pending: _Pending, r: dict[str, Any]) -> None:
+            rtype, name, configs = r["resource_type"], r["resource_name"], r["configs"]
+            self.check_resource_type(rtype)
+            preprocess_incremental(configs)
+            if rtype == RESOURCE_BROKER_LOGGER:
+                raise InvalidRequestError("BROKER_LOGGER resources are altered by the broker that owns them.")
+            if rtype == RESOURCE_BROKER:
+                self._refuse_broker_resource(name)
+            t = self._topic_for_alter(pending.image, name)
+            self._set_topic_configs(pending, t, self._incremental(dict(t.configs), configs), validate_only)
+
+        return self._per_resource(image, resources, alter)
+
+    def _incremental(self, current: dict[str, str], configs: list[dict[str, Any]]) -> dict[str, str]:
+        new = dict(current)
+        defaults = self.config.topic_defaults()
+        for c in configs:
+            name, op, value = c["name"], c["config_operation"], c["value"]
+            if op == SET:
+                new[name] = value
+            elif op == DELETE:
+                new.pop(name, None)
+            else:
+                d = TOPIC_CONFIGS.get(name)
+                if d is None:
+                    raise InvalidConfigError(f"Unknown topic config name: {name}")
+                if d.type is not ConfigType.LIST:
+                    raise InvalidConfigError(f"Can't {OP_NAMES[op]} to key {name} because its type is not LIST.")
+                items = _list_items(new[name] if name in new else format_value(d, defaults.get(name, d.default)))
+                if op == APPEND:
+                    items += [v for v in _list_items(value) if v not in items]
+                else:
+                    drop = set(_list_items(value))
+                    items = [v for v in items if v not in drop]
+                new[name] = ",".join(items)
+        return new
+
+    @staticmethod
+    def _per_resource(
+        image: MetadataImage, resources: list[dict[str, Any]], alter: Callable[[_Pending, dict[str, Any]], None]
+    ) -> ControllerResult[list[dict[str, Any]]]:
+        pending = _Pending(image)
+        dups = duplicated([(r["resource_type"], r["resource_name"]) for r in resources])
+        out: list[dict[str, Any]] = []
+        reported: set[tuple[int, str]] = set()
+        for r in resources:
+            key = (r["resource_type"], r["resource_name"])
+            if key in dups:
+                if key not in reported:
+                    reported.add(key)
+                    out.append(config_result(r, InvalidRequestError.code, "Duplicate resource."))
+                continue
+            try:
+                alter(pending, r)
+                out.append(config_result(r))
+            except Exception as e:
+                out.append(config_result(r, *error_of(e)))
+        return ControllerResult(pending.records, out, atomic=False)
+
+    # ------------------------------------------------------------------ producer ids
+    def allocate_producer_ids(
+        self, image: MetadataImage, broker_id: int, broker_epoch: int
+    ) -> ControllerResult[tuple[int, int]]:
+        """Hand ``broker_id`` the next block: (first id, block size); ids never repeat."""
+        first = image.next_producer_id
+        nxt = first + PRODUCER_ID_BLOCK_SIZE
+        if nxt > 2**63 - 1:
+            raise UnknownServerError("producer ids are exhausted")
+        return ControllerResult([ProducerIdsRecord(broker_id, broker_epoch, nxt)], (first, PRODUCER_ID_BLOCK_SIZE))
+
+
+# ---------------------------------------------------------------------- response helpers
+def _create_error(name: str, code: int, message: str | None) -> dict[str, Any]:
+    return {
+        "name": name,
+        "topic_id": ZERO_UUID,
+        "error_code": code,
+        "error_message": message,
+        "topic_config_error_code": 0,
+        "num_partitions": -1,
+        "replication_factor": -1,
+        "configs": [],
+    }
+
+
+def _delete_result(name: str | None, topic_id: uuid.UUID, code: int = 0, message: str | None = None) -> dict[str, Any]:
+    return {"name": name, "topic_id": topic_id, "error_code": code, "error_message": message}
+
+
+def config_result(resource: dict[str, Any], code: int = 0, message: str | None = None) -> dict[str, Any]:
+    return {
+        "error_code": code,
+        "error_message": message,
+        "resource_type": resource["resource_type"],
+        "resource_name": resource["resource_name"],
+    }
+
+
+def preprocess_incremental(configs: list[dict[str, Any]]) -> None:
+    """IncrementalAlterConfigs checks shared by every resource type (Kafka's preprocess)."""
+    dups = duplicated([c["name"] for c in configs])
+    if dups:
+        raise InvalidRequestError(f"Error due to duplicate config keys : {','.join(sorted(dups))}")
+    nulls = [c["name"] for c in configs if c["config_operation"] != DELETE and c["value"] is None]
+    if nulls:
+        raise InvalidRequestError(f"Null value not supported for : {','.join(nulls)}")
+    for c in configs:
+        if c["config_operation"] not in OP_NAMES:
+            raise InvalidRequestError(f"Unknown operation type {c['config_operation']} for config {c['name']}")
+
+
+def _list_items(value: str | None) -> list[str]:
+    return [p.strip() for p in (value or "").split(",") if p.strip()]

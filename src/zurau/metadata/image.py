@@ -1,0 +1,217 @@
+"""The metadata image: an immutable picture of the cluster's metadata at one log offset.
+
+Invariants:
+
+* An image is never mutated after it is built. :meth:`MetadataImage.apply` returns a new image
+  (sharing the unchanged parts); replaying the same records from the same image always gives an
+  equal image. Only applying records changes what brokers see.
+* Every topic has a unique name and a unique id; its partitions are numbered ``0..n-1``.
+* Topic configs hold only overrides, as strings exactly as the client sent them (typed on use by
+  :mod:`zurau.config`); a :class:`ConfigRecord` with a null value removes an override.
+* ``next_producer_id`` is the first producer id not yet handed out in a block.
+* ``offset`` is the metadata-log offset of the last record applied (-1 for the empty image).
+
+Readers (handlers, the replica manager, coordinators) take the current image once per operation
+and read it without locks.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+from zurau.metadata.records import (
+    TOPIC_RESOURCE,
+    ConfigRecord,
+    FeatureLevelRecord,
+    MetadataRecord,
+    PartitionRecord,
+    ProducerIdsRecord,
+    RemoveTopicRecord,
+    TopicRecord,
+)
+
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__cluster_metadata"})
+
+_EMPTY: Mapping[str, str] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionRegistration:
+    """One partition as the controller registered it (Kafka's PartitionRegistration)."""
+
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int
+    leader_epoch: int = 0
+    partition_epoch: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TopicImage:
+    name: str
+    topic_id: uuid.UUID
+    partitions: Mapping[int, PartitionRegistration]
+    configs: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+
+    @property
+    def num_partitions(self) -> int:
+        return len(self.partitions)
+
+    @property
+    def is_internal(self) -> bool:
+        return self.name in INTERNAL_TOPICS
+
+    @property
+    def replication_factor(self) -> int:
+        p0 = self.partitions.get(0)
+        return len(p0.replicas) if p0 is not None else 0
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataImage:
+    cluster_id: str
+    topics_by_name: Mapping[str, TopicImage] = field(default_factory=dict)
+    topics_by_id: Mapping[uuid.UUID, TopicImage] = field(default_factory=dict)
+    broker_configs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    features: Mapping[str, int] = field(default_factory=dict)
+    next_producer_id: int = 0
+    offset: int = -1
+
+    # ------------------------------------------------------------------ queries
+    def get(self, name: str) -> TopicImage | None:
+        return self.topics_by_name.get(name)
+
+    def by_id(self, topic_id: uuid.UUID) -> TopicImage | None:
+        return self.topics_by_id.get(topic_id)
+
+    def names(self) -> list[str]:
+        return sorted(self.topics_by_name)
+
+    def all(self) -> list[TopicImage]:
+        return [self.topics_by_name[n] for n in sorted(self.topics_by_name)]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.topics_by_name
+
+    # ------------------------------------------------------------------ changes
+    def apply(self, records: Iterable[MetadataRecord], last_offset: int | None = None) -> MetadataImage:
+        """A new image with ``records`` applied in order (the input image is unchanged).
+
+        Raises ValueError for a record that contradicts the image (a partition of an unknown
+        topic, a duplicate topic name or id): a log that says so is corrupt, not a request error.
+        """
+        delta = _Delta(self)
+        for r in records:
+            delta.replay(r)
+        return delta.build(self.offset if last_offset is None else last_offset)
+
+
+class _Delta:
+    """Copy-on-write changes to an image, built into a new image once (cheap for big batches)."""
+
+    def __init__(self, base: MetadataImage) -> None:
+        self.base = base
+        self.by_name: dict[str, TopicImage] | None = None
+        self.by_id: dict[uuid.UUID, TopicImage] | None = None
+        # topic id -> partitions / configs being changed (copied lazily per topic)
+        self.partitions: dict[uuid.UUID, dict[int, PartitionRegistration]] = {}
+        self.configs: dict[uuid.UUID, dict[str, str]] = {}
+        self.broker_configs: dict[str, dict[str, str]] | None = None
+        self.features: dict[str, int] | None = None
+        self.next_producer_id = base.next_producer_id
+
+    def _topics(self) -> tuple[dict[str, TopicImage], dict[uuid.UUID, TopicImage]]:
+        if self.by_name is None or self.by_id is None:
+            self.by_name = dict(self.base.topics_by_name)
+            self.by_id = dict(self.base.topics_by_id)
+        return self.by_name, self.by_id
+
+    def _topic(self, topic_id: uuid.UUID, what: str) -> TopicImage:
+        _by_name, by_id = self._topics()
+        t = by_id.get(topic_id)
+        if t is None:
+            raise ValueError(f"{what} names unknown topic id {topic_id}")
+        return t
+
+    def replay(self, r: MetadataRecord) -> None:
+        if isinstance(r, TopicRecord):
+            by_name, by_id = self._topics()
+            if r.name in by_name or r.topic_id in by_id:
+                raise ValueError(f"TopicRecord for {r.name!r} ({r.topic_id}) duplicates an existing topic")
+            t = TopicImage(r.name, r.topic_id, {}, _EMPTY)
+            by_name[r.name] = t
+            by_id[r.topic_id] = t
+            self.partitions[r.topic_id] = {}
+            self.configs[r.topic_id] = {}
+        elif isinstance(r, PartitionRecord):
+            t = self._topic(r.topic_id, "PartitionRecord")
+            parts = self.partitions.setdefault(r.topic_id, dict(t.partitions))
+            parts[r.partition_id] = PartitionRegistration(
+                r.replicas, r.isr, r.leader, r.leader_epoch, r.partition_epoch
+            )
+        elif isinstance(r, ConfigRecord):
+            if r.resource_type == TOPIC_RESOURCE:
+                by_name, _by_id = self._topics()
+                t2 = by_name.get(r.resource_name)
+                if t2 is None:
+                    raise ValueError(f"ConfigRecord names unknown topic {r.resource_name!r}")
+                cfg = self.configs.setdefault(t2.topic_id, dict(t2.configs))
+            else:
+                if self.broker_configs is None:
+                    self.broker_configs = {k: dict(v) for k, v in self.base.broker_configs.items()}
+                cfg = self.broker_configs.setdefault(r.resource_name, {})
+            if r.value is None:
+                cfg.pop(r.name, None)
+            else:
+                cfg[r.name] = r.value
+        elif isinstance(r, RemoveTopicRecord):
+            by_name, by_id = self._topics()
+            removed = by_id.pop(r.topic_id, None)
+            if removed is None:
+                raise ValueError(f"RemoveTopicRecord names unknown topic id {r.topic_id}")
+            del by_name[removed.name]
+            self.partitions.pop(r.topic_id, None)
+            self.configs.pop(r.topic_id, None)
+        elif isinstance(r, ProducerIdsRecord):
+            if r.next_producer_id < self.next_producer_id:
+                raise ValueError(
+                    f"ProducerIdsRecord moves next producer id back from {self.next_producer_id} to {r.next_producer_id}"
+                )
+            self.next_producer_id = r.next_producer_id
+        elif isinstance(r, FeatureLevelRecord):
+            if self.features is None:
+                self.features = dict(self.base.features)
+            self.features[r.name] = r.feature_level
+        else:  # pragma: no cover - decode_record only returns the types above
+            raise ValueError(f"cannot apply {r!r}")
+
+    def build(self, offset: int) -> MetadataImage:
+        by_name, by_id = (self.base.topics_by_name, self.base.topics_by_id)
+        if self.by_name is not None and self.by_id is not None:
+            by_name, by_id = self.by_name, self.by_id
+            changed = set(self.partitions) | set(self.configs)
+            for tid in changed:
+                t = by_id.get(tid)
+                if t is None:
+                    continue
+                nt = replace(
+                    t,
+                    partitions=MappingProxyType(self.partitions[tid]) if tid in self.partitions else t.partitions,
+                    configs=MappingProxyType(self.configs[tid]) if tid in self.configs else t.configs,
+                )
+                by_id[tid] = nt
+                by_name[nt.name] = nt
+        elif self.partitions or self.configs:  # pragma: no cover - _topic() always copies first
+            raise AssertionError("partition or config change without a topic copy")
+        return MetadataImage(
+            cluster_id=self.base.cluster_id,
+            topics_by_name=MappingProxyType(by_name) if by_name is not self.base.topics_by_name else by_name,
+            topics_by_id=MappingProxyType(by_id) if by_id is not self.base.topics_by_id else by_id,
+            broker_configs=self.broker_configs if self.broker_configs is not None else self.base.broker_configs,
+            features=self.features if self.features is not None else self.base.features,
+            next_producer_id=self.next_producer_id,
+            offset=offset,
+        )

@@ -1,0 +1,136 @@
+"""The controller channel of a single node: the controller runs in-process over the local log.
+
+Every metadata change on this node goes through here: a request is turned into records by the
+pure :class:`~zurau.metadata.controller.QuorumController` against the current image; the records
+are appended to the metadata log as one batch, replayed into a new image, and the image's
+listeners (the broker's metadata publisher) are told ``(old, new)`` before the response is
+returned. The async operations (those answering admin requests) also wait for the metadata log to
+be fsynced, off the event loop, so an acknowledged change survives a power loss; the synchronous
+``*_now`` forms, used for topics the broker creates itself (auto-created topics, coordinator
+topics), leave the fsync to the next flush.
+
+This is the seam the KRaft work replaces: a broker in a cluster gets a channel of the same shape
+that forwards each request to the active controller and waits for its records to reach the
+broker's image through the replicated log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from zurau.metadata.controller import ControllerResult, QuorumController
+from zurau.metadata.image import MetadataImage
+from zurau.metadata.metadata_log import MetadataLog
+from zurau.protocol.errors import KafkaStorageError
+
+log = logging.getLogger("zurau.controller")
+
+T = TypeVar("T")
+ImageListener = Callable[[MetadataImage, MetadataImage], None]
+
+
+class LocalControllerChannel:
+    def __init__(
+        self,
+        controller: QuorumController,
+        metadata_log: MetadataLog,
+        image: MetadataImage,
+        now_ms: Callable[[], int],
+        flush: Callable[[Callable[[], None]], Awaitable[None]] | None = None,
+    ) -> None:
+        """``flush(fn)`` runs ``fn`` (the log's fsync) off the event loop and waits for it."""
+        self.controller = controller
+        self.log = metadata_log
+        self._image = image
+        self.now_ms = now_ms
+        self._flush = flush
+        self._listeners: list[ImageListener] = []
+
+    @property
+    def image(self) -> MetadataImage:
+        return self._image
+
+    def add_listener(self, listener: ImageListener) -> None:
+        self._listeners.append(listener)
+
+    # ------------------------------------------------------------------ commit
+    def _commit(self, result: ControllerResult[T]) -> T:
+        if result.records:
+            try:
+                last = self.log.append(result.records, self.now_ms())
+            except OSError as e:
+                log.error("cannot write the metadata log: %s", e)
+                raise KafkaStorageError(f"the metadata log cannot be written: {e}") from None
+            old = self._image
+            self._image = old.apply(result.records, last)
+            for listener in self._listeners:
+                try:
+                    listener(old, self._image)
+                except Exception:
+                    log.exception("metadata listener failed at offset %d", last)
+        return result.response
+
+    async def _durable(self, result: ControllerResult[T]) -> T:
+        response = self._commit(result)
+        if result.records and self._flush is not None:
+            await self._flush(self.log.flush)
+        return response
+
+    # ------------------------------------------------------------------ admin requests
+    async def create_topics(self, topics: list[dict[str, Any]], validate_only: bool) -> dict[str, Any]:
+        return await self._durable(self.controller.create_topics(self._image, topics, validate_only))
+
+    async def delete_topics(
+        self, requested: list[tuple[str | None, uuid.UUID]], version: int
+    ) -> list[dict[str, Any]]:
+        return await self._durable(self.controller.delete_topics(self._image, requested, version))
+
+    async def create_partitions(self, topics: list[dict[str, Any]], validate_only: bool) -> list[dict[str, Any]]:
+        return await self._durable(self.controller.create_partitions(self._image, topics, validate_only))
+
+    async def alter_configs(self, resources: list[dict[str, Any]], validate_only: bool) -> list[dict[str, Any]]:
+        return await self._durable(self.controller.alter_configs(self._image, resources, validate_only))
+
+    async def incremental_alter_configs(
+        self, resources: list[dict[str, Any]], validate_only: bool
+    ) -> list[dict[str, Any]]:
+        return await self._durable(self.controller.incremental_alter_configs(self._image, resources, validate_only))
+
+    # ------------------------------------------------------------------ the broker's own changes
+    def create_topics_now(self, topics: list[dict[str, Any]]) -> dict[str, Any]:
+        """Create topics at once (fsync left to the next flush): auto-creation, internal topics."""
+        return self._commit(self.controller.create_topics(self._image, topics, False))
+
+    def create_topic_now(
+        self, name: str, partitions: int, replication_factor: int, configs: dict[str, str | None]
+    ) -> dict[str, Any]:
+        """One topic; returns its CreateTopics result entry (``error_code`` 0 when created)."""
+        response = self.create_topics_now(
+            [
+                {
+                    "name": name,
+                    "num_partitions": partitions,
+                    "replication_factor": replication_factor,
+                    "assignments": [],
+                    "configs": [{"name": k, "value": v} for k, v in configs.items()],
+                }
+            ]
+        )
+        result: dict[str, Any] = response["topics"][0]
+        return result
+
+    def delete_topics_now(self, requested: list[tuple[str | None, uuid.UUID]]) -> list[dict[str, Any]]:
+        """Delete topics at once (fsync left to the next flush)."""
+        return self._commit(self.controller.delete_topics(self._image, requested, 6))
+
+    def allocate_producer_ids_now(self, broker_id: int, broker_epoch: int) -> tuple[int, int]:
+        """A new block of producer ids for this broker: (first id, count)."""
+        return self._commit(self.controller.allocate_producer_ids(self._image, broker_id, broker_epoch))
+
+
+async def run_in_executor(executor: Any, fn: Callable[[], None]) -> None:
+    await asyncio.get_running_loop().run_in_executor(executor, fn)

@@ -1,0 +1,228 @@
+"""The local metadata log: ``<metadata.log.dir>/__cluster_metadata-0``, as Kafka lays it out.
+
+It is an ordinary partition log (segments, indexes, recovery of a torn tail) holding v2 record
+batches whose records have a null key and a metadata record as value
+(:mod:`zurau.metadata.records`). One controller result is one batch, so a result's records are
+committed all together or not at all: recovery truncates a torn batch whole. Offsets are dense
+from 0 and never reused. On one node this log is the source of truth for metadata; the Raft
+quorum (KRaft) replicates the same log between controllers.
+
+``meta.properties`` (Kafka's format, in every log dir) names the cluster and the node the
+directory belongs to; a directory of another cluster or node is refused at start.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from zurau.metadata.image import MetadataImage
+from zurau.metadata.records import (
+    TOPIC_RESOURCE,
+    ConfigRecord,
+    MetadataRecord,
+    PartitionRecord,
+    ProducerIdsRecord,
+    TopicRecord,
+    decode_record,
+    encode_record,
+)
+from zurau.metadata.topic_names import new_cluster_id
+from zurau.protocol.errors import KafkaStorageError
+from zurau.protocol.primitives import DecodeError
+from zurau.protocol.records.batch import iter_batches
+from zurau.protocol.records.builder import NewRecord, build_batch
+from zurau.protocol.records.record import decode_batch_records
+from zurau.storage.checkpoint import atomic_write
+from zurau.storage.log_config import LogConfig
+from zurau.storage.partition_log import PartitionLog
+
+log = logging.getLogger("zurau.metadata")
+
+METADATA_TOPIC = "__cluster_metadata"
+META_PROPERTIES = "meta.properties"
+# No retention and no size-based roll pressure: the log is small and replayed whole at start.
+_LOG_CONFIG = LogConfig(segment_bytes=64 * 1024 * 1024, retention_ms=-1, retention_bytes=-1)
+_READ_CHUNK = 1024 * 1024
+
+
+class MetadataLog:
+    """Append controller results as batches; replay every record at start."""
+
+    def __init__(self, directory: Path, now_ms: int) -> None:
+        self.directory = directory / f"{METADATA_TOPIC}-0"
+        self._log = PartitionLog.open(self.directory, METADATA_TOPIC, 0, _LOG_CONFIG, now_ms=now_ms)
+        self._log.update_high_watermark(self._log.log_end_offset)
+
+    @property
+    def end_offset(self) -> int:
+        return self._log.log_end_offset
+
+    def append(self, records: Sequence[MetadataRecord], now_ms: int) -> int:
+        """Write ``records`` as one batch (to the OS, not yet fsynced); returns the last offset."""
+        batch = bytearray(build_batch([NewRecord(None, encode_record(r), (), now_ms) for r in records]))
+        result = self._log.append(batch, leader_epoch=0, now_ms=now_ms, in_place=True)
+        self._log.update_high_watermark(self._log.log_end_offset)
+        return result.last_offset
+
+    def replay(self) -> Iterator[tuple[int, MetadataRecord]]:
+        """Every record with its offset, in order. A record that cannot be read stops start-up."""
+        offset = self._log.log_start_offset
+        end = self._log.log_end_offset
+        while offset < end:
+            data = self._log.read(offset, _READ_CHUNK, max_offset=end, min_one_batch=True)
+            if not data:
+                break
+            mv = memoryview(data)
+            for pos, h in iter_batches(mv):
+                for rec in decode_batch_records(mv[pos : pos + h.size]):
+                    if rec.offset < offset or rec.value is None:
+                        continue
+                    try:
+                        yield rec.offset, decode_record(rec.value)
+                    except DecodeError as e:
+                        raise KafkaStorageError(
+                            f"{self.directory}: metadata record at offset {rec.offset} is unreadable: {e}"
+                        ) from None
+                offset = max(offset, h.last_offset + 1)
+
+    def flush(self) -> None:
+        self._log.flush()
+
+    def close(self) -> None:
+        self._log.close()
+
+
+# ---------------------------------------------------------------------- meta.properties
+@dataclass(frozen=True)
+class MetaProperties:
+    cluster_id: str
+    node_id: int
+
+    def render(self) -> bytes:
+        return f"#\nversion=1\ncluster.id={self.cluster_id}\nnode.id={self.node_id}\n".encode()
+
+    @classmethod
+    def read(cls, path: Path) -> MetaProperties | None:
+        if not path.exists():
+            return None
+        props: dict[str, str] = {}
+        for line in path.read_text("utf-8").splitlines():
+            line = line.strip()
+            if not line or line.startswith("#") or "=" not in line:
+                continue
+            k, v = line.split("=", 1)
+            props[k.strip()] = v.strip()
+        try:
+            return cls(props["cluster.id"], int(props["node.id"]))
+        except (KeyError, ValueError):
+            raise KafkaStorageError(f"{path} lacks a valid cluster.id and node.id") from None
+
+
+def ensure_meta_properties(log_dirs: Sequence[Path], cluster_id: str, node_id: int) -> None:
+    """Write ``meta.properties`` where missing; refuse a directory of another cluster or node."""
+    for d in log_dirs:
+        path = d / META_PROPERTIES
+        found = MetaProperties.read(path)
+        if found is None:
+            atomic_write(path, MetaProperties(cluster_id, node_id).render())
+            continue
+        if found.cluster_id != cluster_id:
+            raise KafkaStorageError(
+                f"{path} belongs to cluster {found.cluster_id!r}, but this node is in cluster {cluster_id!r}"
+            )
+        if found.node_id != node_id:
+            raise KafkaStorageError(f"{path} belongs to node.id {found.node_id}, but this node is {node_id}")
+
+
+def find_cluster_id(log_dirs: Sequence[Path]) -> str | None:
+    ids = {p.cluster_id for d in log_dirs if (p := MetaProperties.read(d / META_PROPERTIES)) is not None}
+    if len(ids) > 1:
+        raise KafkaStorageError(f"log dirs belong to different clusters: {sorted(ids)}")
+    return ids.pop() if ids else None
+
+
+# ---------------------------------------------------------------------- migration
+LEGACY_DIR = METADATA_TOPIC  # <first log dir>/__cluster_metadata/{topics.json,producer_id_block}
+
+
+def legacy_records(legacy_dir: Path, node_id: int) -> tuple[str | None, list[MetadataRecord]]:
+    """Records equal to the single-node metadata of earlier Zurau versions (``topics.json`` and
+    ``producer_id_block``), keeping topic ids, partition counts, configs and the producer-id
+    bound; (cluster id, records), or (None, []) when there is nothing to migrate."""
+    topics_json = legacy_dir / "topics.json"
+    pid_file = legacy_dir / "producer_id_block"
+    cluster_id: str | None = None
+    records: list[MetadataRecord] = []
+    if topics_json.exists():
+        doc = json.loads(topics_json.read_text("utf-8"))
+        if doc.get("version") != 1:
+            raise KafkaStorageError(f"{topics_json}: unsupported metadata version {doc.get('version')!r}")
+        cluster_id = doc["cluster_id"]
+        for name, t in sorted(doc["topics"].items()):
+            tid = uuid.UUID(t["topic_id"])
+            records.append(TopicRecord(name, tid))
+            for k, v in sorted(t["configs"].items()):
+                records.append(ConfigRecord(TOPIC_RESOURCE, name, k, str(v)))
+            for i in range(int(t["partitions"])):
+                records.append(PartitionRecord(i, tid, (node_id,), (node_id,), node_id, 0, 0))
+    if pid_file.exists():
+        text = pid_file.read_text("ascii").strip()
+        try:
+            bound = int(text)
+        except ValueError:
+            raise KafkaStorageError(f"{pid_file}: expected an integer, found {text[:40]!r}") from None
+        if bound > 0:
+            records.append(ProducerIdsRecord(node_id, -1, bound))
+    return cluster_id, records
+
+
+def retire_legacy(legacy_dir: Path) -> None:
+    """Rename the migrated files (kept, not deleted, for a manual downgrade)."""
+    for name in ("topics.json", "producer_id_block"):
+        p = legacy_dir / name
+        if p.exists():
+            p.rename(p.with_name(name + ".migrated"))
+
+
+def open_metadata(
+    log_dirs: Sequence[Path], metadata_dir: Path, node_id: int, configured_cluster_id: str | None, now_ms: int
+) -> tuple[MetadataLog, MetadataImage]:
+    """Open (formatting or migrating on first start) the metadata log and replay it into an image.
+
+    First start of a single node: the cluster id comes from the legacy ``topics.json`` if there is
+    one, else ``cluster.id`` if configured, else a new random id; legacy metadata is written to the
+    log as records and fsynced before the legacy files are renamed, so a crash in between only
+    repeats the rename.
+    """
+    legacy_dir = log_dirs[0] / LEGACY_DIR
+    stored_id = find_cluster_id([*log_dirs, metadata_dir])
+    legacy_id, legacy = legacy_records(legacy_dir, node_id)
+    cluster_id = stored_id or legacy_id or configured_cluster_id or new_cluster_id()
+    if configured_cluster_id and configured_cluster_id != cluster_id:
+        raise KafkaStorageError(f"cluster.id {configured_cluster_id!r} does not match {cluster_id!r} stored on disk")
+    if legacy_id and legacy_id != cluster_id:
+        raise KafkaStorageError(f"{legacy_dir}/topics.json names cluster {legacy_id!r}, not {cluster_id!r}")
+    ensure_meta_properties(sorted({*log_dirs, metadata_dir}), cluster_id, node_id)
+    mlog = MetadataLog(metadata_dir, now_ms)
+    try:
+        if legacy and mlog.end_offset == 0:
+            mlog.append(legacy, now_ms)
+            mlog.flush()
+            log.info("migrated %d metadata records from %s", len(legacy), legacy_dir)
+        retire_legacy(legacy_dir)
+        image = MetadataImage(cluster_id)
+        records: list[MetadataRecord] = []
+        last = -1
+        for offset, rec in mlog.replay():
+            records.append(rec)
+            last = offset
+        image = image.apply(records, last)
+    except BaseException:
+        mlog.close()
+        raise
+    return mlog, image
