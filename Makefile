@@ -28,6 +28,7 @@ kcat:
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 test: $(STAMP) kcat lint
 	$(BIN)/pytest -q -p no:cacheprovider tests

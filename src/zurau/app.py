@@ -22,7 +22,7 @@ import logging
 import signal
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,7 +49,7 @@ log = logging.getLogger("zurau.broker")
 _LOG_CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(LogConfig))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _TopicInfo:
     """A topic as the coordinators see it (name, id, partition count)."""
 
@@ -261,7 +261,7 @@ class Broker:
 
     # ------------------------------------------------------------------ conveniences
     def create_topic(
-        self, name: str, partitions: int, replication_factor: int, configs: dict[str, str | None]
+        self, name: str, partitions: int, replication_factor: int, configs: Mapping[str, str | None]
     ) -> TopicImage:
         """Create a topic through the controller at once; raises the Kafka error on refusal."""
         result = self.controller.create_topic_now(name, partitions, replication_factor, configs)

@@ -26,6 +26,7 @@ a full socket buffer) the rest of the region is read and queued like any other b
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import os
@@ -274,11 +275,14 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if inspect.isawaitable(result):
             task = asyncio.ensure_future(result)
             self._tasks.add(task)
-            task.add_done_callback(lambda t, s=slot: self._task_done(t, s))
+            task.add_done_callback(functools.partial(self._done_callback, slot))
         else:
             slot.response = result if result is not None else _NO_RESPONSE
             slot.done = True
             self._flush()
+
+    def _done_callback(self, slot: _Slot, task: asyncio.Task[Any]) -> None:
+        self._task_done(task, slot)
 
     def _task_done(self, task: asyncio.Task[Any], slot: _Slot) -> None:
         self._tasks.discard(task)

@@ -43,7 +43,7 @@ class BrokerServer:
         """Stop accepting, close every connection and cancel its in-flight handlers."""
         for s in self._servers:
             s.close()
-        handler_tasks = []
+        handler_tasks: list[asyncio.Task[Any]] = []
         for c in list(self.connections):
             handler_tasks.extend(c._tasks)
             if c.transport is not None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from zurau.metadata.controller import ControllerResult, QuorumController
@@ -106,7 +106,7 @@ class LocalControllerChannel:
         return self._commit(self.controller.create_topics(self._image, topics, False))
 
     def create_topic_now(
-        self, name: str, partitions: int, replication_factor: int, configs: dict[str, str | None]
+        self, name: str, partitions: int, replication_factor: int, configs: Mapping[str, str | None]
     ) -> dict[str, Any]:
         """One topic; returns its CreateTopics result entry (``error_code`` 0 when created)."""
         response = self.create_topics_now(
