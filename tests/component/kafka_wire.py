@@ -1,8 +1,8 @@
 """A tiny Kafka wire client for component tests: one connection, one request at a time.
 
-Requests are framed with Zurau's own codec (header v1, or v2 for flexible versions) and sent over
-a real socket; responses are read back and decoded, after checking the correlation id and
-skipping the response header's tagged fields when the version is flexible.
+Requests are framed by :func:`zurau.protocol.frame.encode_request` (header v1, or v2 for flexible
+versions) and sent over a real socket; responses are read back, their correlation id checked, and
+decoded by :func:`zurau.protocol.frame.decode_response`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,8 @@ import asyncio
 import struct
 from typing import Any
 
-from zurau.protocol import codec
-from zurau.protocol.primitives import skip_tagged_fields, write_nullable_string16
+from zurau.protocol.frame import decode_response, encode_request
 
-_I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 
 
@@ -45,25 +43,16 @@ class KafkaWireClient:
 
     def frame(self, api_key: int, version: int, body: dict[str, Any]) -> tuple[int, bytes]:
         """The full request frame (size prefix included) and its correlation id."""
-        schema = codec.schema_for(api_key)
         self._correlation_id += 1
         cid = self._correlation_id
-        head = bytearray(_I16.pack(api_key) + _I16.pack(version) + _I32.pack(cid))
-        write_nullable_string16(head, self.client_id)
-        if schema.is_flexible(version):
-            head.append(0)  # no tagged fields in header v2
-        payload = bytes(head) + codec.encode(api_key, version, "request", body)
-        return cid, _I32.pack(len(payload)) + payload
+        return cid, encode_request(api_key, version, cid, self.client_id, body)
 
     async def read_response(self, api_key: int, version: int, correlation_id: int) -> dict[str, Any]:
         size = _I32.unpack(await self.reader.readexactly(4))[0]
         data = await self.reader.readexactly(size)
-        (got,) = _I32.unpack_from(data, 0)
+        got, body = decode_response(api_key, version, data)
         assert got == correlation_id, f"correlation id {got} != {correlation_id}"
-        pos = 4
-        if codec.schema_for(api_key).response_header_version(version) == 1:
-            pos = skip_tagged_fields(data, pos)
-        return codec.decode(api_key, version, "response", memoryview(data)[pos:])
+        return body
 
     async def request(
         self, api_key: int, version: int, body: dict[str, Any], timeout: float = 5.0

@@ -20,8 +20,8 @@ import pytest
 import pytest_asyncio
 
 from tests.component.kafka_wire import KafkaWireClient
-from zurau.broker.connection import DIRECT_FRAME_BYTES, FileRegion, KafkaConnection
 from zurau.app import Broker
+from zurau.broker.connection import DIRECT_FRAME_BYTES, FileRegion, KafkaConnection
 from zurau.config import BrokerConfig
 from zurau.protocol.records.batch import iter_batches
 from zurau.protocol.records.builder import NewRecord, build_batch

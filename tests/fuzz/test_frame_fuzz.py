@@ -14,6 +14,7 @@ Two halves:
 
 from __future__ import annotations
 
+import itertools
 import logging
 import socket
 import struct
@@ -26,9 +27,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.component.kafka_wire import KafkaWireClient
 from zurau.protocol import codec
-from zurau.protocol.primitives import DecodeError, skip_tagged_fields
+from zurau.protocol.frame import decode_response, encode_request
+from zurau.protocol.primitives import DecodeError
 from zurau.protocol.records.builder import build_batch
 from zurau.protocol.schema import (
     BOOL,
@@ -178,12 +179,13 @@ def test_decode_every_truncation_raises_only_decode_error() -> None:
 FUZZ_TOPIC = "fuzz-topic"
 SMALL_TOPIC = "fuzz-small-messages"
 
-# Only frame() is used: it builds a full request frame (size prefix, header v1/v2, body).
-_FRAMER = KafkaWireClient(None, None, "fuzz")  # type: ignore[arg-type]
+_correlation_ids = itertools.count(1)
 
 
 def request_frame(api_key: int, version: int, body: dict[str, Any]) -> tuple[int, bytes]:
-    return _FRAMER.frame(api_key, version, body)
+    """A full request frame (size prefix, header v1/v2, body) and its correlation id."""
+    cid = next(_correlation_ids)
+    return cid, encode_request(api_key, version, cid, "fuzz", body)
 
 
 class SyncConn:
@@ -222,13 +224,9 @@ class SyncConn:
         return self.read_response(api_key, version, cid)
 
     def read_response(self, api_key: int, version: int, cid: int) -> dict[str, Any]:
-        data = self.read_frame()
-        (got,) = _I32.unpack_from(data, 0)
+        got, body = decode_response(api_key, version, self.read_frame())
         assert got == cid, f"correlation id {got} != {cid}"
-        pos = 4
-        if codec.schema_for(api_key).response_header_version(version) == 1:
-            pos = skip_tagged_fields(data, pos)
-        return codec.decode(api_key, version, "response", memoryview(data)[pos:])
+        return body
 
     def closed_by_peer(self, within: float) -> bool:
         """True if the broker closes the connection within ``within`` seconds (bytes are drained)."""

@@ -1,8 +1,13 @@
-"""A deterministic driver for the group coordinator state machine: virtual clock, in-memory log.
+"""A deterministic driver for the group coordinator: the real runtime on a virtual clock and an
+in-memory log.
 
-Every write is encoded to Kafka's record bytes and decoded again before it is "committed" (kept
-in ``self.log``), so the tests also exercise the ``__consumer_offsets`` formats; ``rebuild()``
-replays that log into a fresh coordinator, as a broker restart does.
+The driver runs :class:`~zurau.coordinator.runtime.GroupCoordinatorRuntime` with a
+:class:`~zurau.clock.ManualClock` and a :class:`~tests.unit.memory_writer.MemoryPartitionWriter`,
+every partition of ``__consumer_offsets`` loaded. Every write is encoded to Kafka's record bytes,
+appended, and decoded again when the state machine loads it, so the tests also exercise the
+``__consumer_offsets`` formats; ``self.log`` is what was committed. ``rebuild()`` starts a second
+runtime on the same log, as a broker restart does; assigning its state machine to ``d.core``
+makes it the driver's runtime.
 """
 
 from __future__ import annotations
@@ -12,14 +17,15 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from zurau.coordinator.group_coordinator import CoordinatorConfig, Effects, GroupCoordinator
-from zurau.coordinator.records import (
-    LogEntry,
-    TransactionalRecord,
-    TxnMarker,
-    decode_record,
-)
+from tests.unit.memory_writer import MemoryPartitionWriter
+from zurau.clock import ManualClock
+from zurau.config import BrokerConfig
+from zurau.coordinator.group_coordinator import CoordinatorConfig, GroupCoordinator
+from zurau.coordinator.records import LogEntry, TxnMarker, iter_log_batches
+from zurau.coordinator.runtime import OFFSETS_TOPIC, GroupCoordinatorRuntime
 from zurau.protocol import errors as E
+
+BROKER_CONFIG = BrokerConfig({})
 
 
 @dataclass
@@ -58,69 +64,121 @@ DEFAULTS: dict[str, Any] = dict(
 )
 
 
+def no_create(name: str, partitions: int, replication_factor: int, configs: dict[str, str | None]) -> None:
+    raise AssertionError("the driver's runtime never creates topics")
+
+
 class Driver:
-    def __init__(self, topics: FakeTopics | None = None, **config: Any) -> None:
+    def __init__(
+        self, topics: FakeTopics | None = None, writer: MemoryPartitionWriter | None = None, **config: Any
+    ) -> None:
         self.topics = topics or FakeTopics(t=6, u=3)
         self.config = CoordinatorConfig(**{**DEFAULTS, **config})
-        self.core = GroupCoordinator(self.config, self.topics)
-        self.now = 1_000_000
-        self.log: list[LogEntry] = []
+        if self.topics.get(OFFSETS_TOPIC) is None:
+            self.topics.add(OFFSETS_TOPIC, self.config.num_partitions)
+        self.writer = writer or MemoryPartitionWriter()
         self.replies: dict[int, Any] = {}
-        self.fail_writes: E.KafkaError | None = None
         self._tokens = itertools.count(1)
-        self.core.start(self.now)
+        self.rt = self.new_runtime(ManualClock(1_000_000))
+        self._spare: GroupCoordinatorRuntime | None = None
 
-    # ------------------------------------------------------------------ effects
-    def run(self, fx: Effects) -> None:
-        for w in fx.writes:
-            err = self.fail_writes
-            if err is None:
-                for r in w.records:
-                    again = decode_record(r.key_bytes(), r.value_bytes())
-                    assert again is not None and again.key == r.key
-                    self.log.append(
-                        TransactionalRecord(w.producer_id, again) if w.producer_id >= 0 else again
+    def new_runtime(self, clock: ManualClock, *, load: bool = True) -> GroupCoordinatorRuntime:
+        """A runtime on this driver's log, every partition loaded (unless not ``load``)."""
+        rt = GroupCoordinatorRuntime(
+            BROKER_CONFIG, self.writer, self.topics, no_create, clock, config=self.config
+        )
+        if load:
+            for i in range(self.config.num_partitions):
+                rt.load(i)
+        return rt
+
+    # ------------------------------------------------------------------ state and time
+    @property
+    def clock(self) -> ManualClock:
+        clock = self.rt.clock
+        assert isinstance(clock, ManualClock)
+        return clock
+
+    @property
+    def core(self) -> GroupCoordinator:
+        return self.rt.core
+
+    @core.setter
+    def core(self, core: GroupCoordinator) -> None:
+        """Switch to the runtime that ``rebuild()`` made (the old one stops)."""
+        assert self._spare is not None and self._spare.core is core, "not a rebuilt coordinator"
+        self.rt.stop()
+        self.rt, self._spare = self._spare, None
+
+    @property
+    def now(self) -> int:
+        return self.clock.now_ms()
+
+    @property
+    def fail_writes(self) -> E.KafkaError | None:
+        return self.writer.fail_topics.get(OFFSETS_TOPIC)
+
+    @fail_writes.setter
+    def fail_writes(self, err: E.KafkaError | None) -> None:
+        if err is None:
+            self.writer.fail_topics.pop(OFFSETS_TOPIC, None)
+        else:
+            self.writer.fail_topics[OFFSETS_TOPIC] = err
+
+    @property
+    def log(self) -> list[LogEntry]:
+        """The committed ``__consumer_offsets`` records, in the order they were appended."""
+        out: list[LogEntry] = []
+        for (topic, partition), data in self.writer.committed():
+            if topic != OFFSETS_TOPIC:
+                continue
+            for _nxt, entries in iter_log_batches(data):
+                for _offset, rec in entries:
+                    assert rec is not None
+                    out.append(
+                        TxnMarker(rec.producer_id, rec.commit, partition)
+                        if isinstance(rec, TxnMarker)
+                        else rec
                     )
-                assert w.partition == self.core.partition_for(w.group_id)
-            self.run(self.core.complete_write(w, err, self.now))
-        for token, result in fx.replies:
-            assert token not in self.replies, f"token {token} answered twice"
-            self.replies[token] = result
+        return out
 
+    # ------------------------------------------------------------------ requests
     def call(self, method: str, **kwargs: Any) -> int:
-        token = next(self._tokens)
-        self.run(getattr(self.core, method)(token, now_ms=self.now, **kwargs))
-        return token
+        """Send a request through the runtime; returns the handle to read its reply with."""
+        key = kwargs.get("group_id")
+        if key is None:
+            key = next((g for g in kwargs.get("group_ids", []) if g), "")
+        handle = next(self._tokens)
+
+        def done(result: Any, err: E.KafkaError | None) -> None:
+            assert handle not in self.replies, f"request {handle} answered twice"
+            self.replies[handle] = result if err is None else err
+
+        rt = self.rt
+        rt.request(key, lambda token, now: getattr(rt.core, method)(token, now_ms=now, **kwargs), done)
+        return handle
 
     def reply(self, token: int) -> Any:
-        assert token in self.replies, f"no reply for token {token} yet"
+        assert token in self.replies, f"no reply for request {token} yet"
         return self.replies[token]
 
     def pending(self, token: int) -> bool:
         return token not in self.replies
 
     def advance(self, ms: int) -> None:
-        target = self.now + ms
-        while True:
-            d = self.core.next_deadline()
-            if d is None or d > target:
-                break
-            self.now = max(self.now, d)
-            self.run(self.core.poll(self.now))
-        self.now = target
+        self.clock.advance(ms)
 
     def marker(self, producer_id: int, group: str, commit: bool) -> None:
-        """The transaction coordinator appends a marker to ``group``'s partition."""
-        partition = self.core.partition_for(group)
-        self.log.append(TxnMarker(producer_id, commit, partition))
-        self.core.complete_transaction(producer_id, {partition}, commit)
+        """The transaction coordinator writes a marker to ``group``'s partition."""
+        outcome: list[E.KafkaError | None] = []
+        self.rt.write_txn_marker(self.core.partition_for(group), producer_id, 0, commit, 0, outcome.append)
+        assert outcome == [None]
 
     def rebuild(self) -> GroupCoordinator:
-        """A new coordinator loaded from the committed records (a broker restart)."""
-        core = GroupCoordinator(self.config, self.topics)
-        core.load(self.log)
-        core.start(self.now)
-        return core
+        """A second runtime loaded from the committed records (a broker restart); assign its
+        state machine to ``d.core`` to carry on with it."""
+        self._spare = self.new_runtime(ManualClock(self.now))
+        return self._spare.core
 
     # ------------------------------------------------------------------ classic helpers
     def join(

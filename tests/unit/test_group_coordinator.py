@@ -1,4 +1,4 @@
-"""The classic group protocol and offsets, driven through the pure state machine (virtual clock)."""
+"""The classic group protocol and offsets, driven through the coordinator runtime (see group_driver.py)."""
 
 from __future__ import annotations
 
@@ -458,6 +458,6 @@ def test_deleted_topics_lose_their_offsets() -> None:
     d = Driver()
     d.commit("a", {("t", 0): 1, ("u", 0): 2})
     d.commit("b", {("t", 1): 3})
-    d.run(d.core.delete_topic_offsets("t", d.now))
+    d.rt.on_topic_deleted("t")
     assert d.core.offsets == {"a": {("u", 0): d.core.offsets["a"][("u", 0)]}}
     assert d.rebuild().offsets == d.core.offsets

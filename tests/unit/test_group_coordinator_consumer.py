@@ -1,4 +1,4 @@
-"""KIP-848 consumer groups (ConsumerGroupHeartbeat) through the pure state machine, and assignors."""
+"""KIP-848 consumer groups (ConsumerGroupHeartbeat) through the coordinator runtime, and assignors."""
 
 from __future__ import annotations
 

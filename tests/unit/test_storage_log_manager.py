@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,9 +47,9 @@ def recovered(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     original = LogSegment.recover
 
-    def counting(self: LogSegment, index_interval_bytes: int) -> int:
+    def counting(self: LogSegment, index_interval_bytes: int, *args: Any, **kwargs: Any) -> int:
         calls.append(self.base_offset)
-        return original(self, index_interval_bytes)
+        return original(self, index_interval_bytes, *args, **kwargs)
 
     monkeypatch.setattr(LogSegment, "recover", counting)
     return calls

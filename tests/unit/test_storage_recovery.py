@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,9 +55,9 @@ def count_recover(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     original = LogSegment.recover
 
-    def counting(self: LogSegment, index_interval_bytes: int) -> int:
+    def counting(self: LogSegment, index_interval_bytes: int, *args: Any, **kwargs: Any) -> int:
         calls.append(self.base_offset)
-        return original(self, index_interval_bytes)
+        return original(self, index_interval_bytes, *args, **kwargs)
 
     monkeypatch.setattr(LogSegment, "recover", counting)
     return calls
@@ -190,6 +191,7 @@ def test_stray_files_are_removed(tmp_path: Path) -> None:
         "00000000000000000000.log",
         "00000000000000000000.timeindex",
         "00000000000000000003.snapshot",
+        "leader-epoch-checkpoint",
     ]
 
 

@@ -1,4 +1,5 @@
-"""The transaction coordinator state machine: virtual clock, no sockets (see txn_driver.py)."""
+"""The transaction coordinator, driven through the coordinator runtime: virtual clock, in-memory
+partitions, no sockets (see txn_driver.py)."""
 
 from __future__ import annotations
 
@@ -286,8 +287,7 @@ def test_ongoing_transactions_time_out_after_a_restart() -> None:
     d = TxnDriver()
     r = d.init(timeout=5_000)
     assert d.add(r.producer_id, 0, T0) == 0
-    d.now += 60_000  # the broker was down longer than the timeout
-    d.rebuild()
+    d.rebuild(down_ms=60_000)  # the broker was down longer than the timeout
     assert d.state().state == TxnState.ONGOING
     d.advance(0)
     assert d.state().state == TxnState.COMPLETE_ABORT and d.markers == [("t", 0, r.producer_id, 1, False)]

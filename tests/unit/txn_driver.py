@@ -1,11 +1,15 @@
-"""A deterministic driver for the transaction coordinator: virtual clock, in-memory log and partitions.
+"""A deterministic driver for the transaction coordinator: the real runtime on a virtual clock and
+in-memory partitions.
 
-Every write is encoded to Kafka's ``__transaction_state`` record bytes and decoded again before it
-is "committed" (kept in ``self.log``), so the tests also exercise the record formats;
-``rebuild()`` replays that log into a fresh coordinator, as a broker restart does. Markers are
-recorded in ``self.markers`` as ``(topic, partition, producer_id, epoch, commit)``; a partition
-in ``fail_markers`` answers its error instead, and ``hold_markers`` leaves marker requests
-unanswered (a crash before the markers were written).
+The driver runs :class:`~zurau.coordinator.transaction_runtime.TransactionRuntime` with a
+:class:`~zurau.clock.ManualClock` and a :class:`~tests.unit.memory_writer.MemoryPartitionWriter`,
+every partition of ``__transaction_state`` loaded. Every write is encoded to Kafka's
+``__transaction_state`` record bytes and decoded again when loaded, so the tests also exercise
+the record formats; ``self.log`` is what was committed. ``rebuild()`` replaces the runtime by one
+loaded from the committed records (a broker restart). ``self.markers`` lists the committed
+markers as ``(topic, partition, producer_id, epoch, commit)``; a partition in ``fail_markers``
+refuses its marker with that error, and ``hold_markers`` keeps every data partition's high
+watermark where it is (markers written but never committed: a crash before they were).
 """
 
 from __future__ import annotations
@@ -13,82 +17,151 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from zurau.coordinator.transaction_coordinator import (
-    MarkerRequest,
-    TransactionConfig,
-    TransactionCoordinator,
-    TxnEffects,
-)
-from zurau.coordinator.transaction_log_records import TxnLogRecord, decode_record
+from tests.unit.memory_writer import MemoryPartitionWriter
+from zurau.clock import ManualClock
+from zurau.config import BrokerConfig
+from zurau.coordinator.transaction_coordinator import TransactionConfig, TransactionCoordinator
+from zurau.coordinator.transaction_log_records import TxnLogRecord, iter_log_records
+from zurau.coordinator.transaction_runtime import TRANSACTION_STATE_TOPIC, TransactionRuntime
 from zurau.protocol import errors as E
+from zurau.protocol.records.batch import iter_batches
+from zurau.protocol.records.control import parse_control_record
+from zurau.protocol.records.record import decode_batch_records
 
 TID = "app-1"
+BROKER_CONFIG = BrokerConfig({})
+
+
+class _NoTopics:
+    def get(self, name: str) -> None:
+        return None
+
+
+def no_create(name: str, partitions: int, replication_factor: int, configs: dict[str, str | None]) -> None:
+    raise AssertionError("the driver's runtime never creates topics")
 
 
 class TxnDriver:
     def __init__(self, **config: Any) -> None:
         self.config = TransactionConfig(**{"num_partitions": 5, "max_timeout_ms": 60_000, **config})
         self._pids = itertools.count(1000)
-        self.core = TransactionCoordinator(self.config, lambda: next(self._pids))
-        self.now = 1_000_000
-        self.log: list[TxnLogRecord] = []
-        self.markers: list[tuple[str, int, int, int, bool]] = []
+        self.writer = MemoryPartitionWriter()
         self.replies: dict[int, Any] = {}
-        self.fail_writes: E.KafkaError | None = None
-        self.fail_markers: dict[tuple[str, int], E.KafkaError] = {}
-        self.hold_markers = False
-        self.held: list[MarkerRequest] = []
         self._tokens = itertools.count(1)
-        self.run(self.core.start(self.now))
+        self.rt = self.new_runtime(ManualClock(1_000_000))
 
-    # ------------------------------------------------------------------ effects
-    def run(self, fx: TxnEffects) -> None:
-        for w in fx.writes:
-            err = self.fail_writes
-            if err is None:
-                again = decode_record(w.record.key_bytes(), w.record.value_bytes())
-                assert again == w.record
-                assert w.partition == self.core.partition_for(w.transactional_id)
-                self.log.append(again)
-            self.run(self.core.complete_write(w, err, self.now))
-        for m in fx.markers:
-            if self.hold_markers:
-                self.held.append(m)
-                continue
-            results: dict[tuple[str, int], E.KafkaError | None] = {}
-            for tp in m.partitions:
-                err = self.fail_markers.get(tp)
-                results[tp] = err
-                if err is None:
-                    self.markers.append((tp[0], tp[1], m.producer_id, m.producer_epoch, m.commit))
-            self.run(self.core.complete_markers(m, results, self.now))
-        for token, result in fx.replies:
-            assert token not in self.replies, f"token {token} answered twice"
-            self.replies[token] = result
+    def new_runtime(self, clock: ManualClock, *, load: bool = True) -> TransactionRuntime:
+        rt = TransactionRuntime(
+            BROKER_CONFIG,
+            self.writer,
+            _NoTopics(),  # type: ignore[arg-type]
+            no_create,
+            clock,
+            lambda: next(self._pids),
+            config=self.config,
+        )
+        if load:
+            for i in range(self.config.num_partitions):
+                rt.load(i)
+        return rt
 
+    # ------------------------------------------------------------------ state and time
+    @property
+    def core(self) -> TransactionCoordinator:
+        return self.rt.core
+
+    @property
+    def clock(self) -> ManualClock:
+        clock = self.rt.clock
+        assert isinstance(clock, ManualClock)
+        return clock
+
+    @property
+    def now(self) -> int:
+        return self.clock.now_ms()
+
+    @now.setter
+    def now(self, now_ms: int) -> None:
+        self.clock.set(now_ms)
+
+    @property
+    def fail_writes(self) -> E.KafkaError | None:
+        return self.writer.fail_topics.get(TRANSACTION_STATE_TOPIC)
+
+    @fail_writes.setter
+    def fail_writes(self, err: E.KafkaError | None) -> None:
+        if err is None:
+            self.writer.fail_topics.pop(TRANSACTION_STATE_TOPIC, None)
+        else:
+            self.writer.fail_topics[TRANSACTION_STATE_TOPIC] = err
+
+    @property
+    def fail_markers(self) -> dict[tuple[str, int], E.KafkaError]:
+        return self.writer.fail_partitions
+
+    @fail_markers.setter
+    def fail_markers(self, errors: dict[tuple[str, int], E.KafkaError]) -> None:
+        self.writer.fail_partitions = dict(errors)
+
+    @property
+    def hold_markers(self) -> bool:
+        return self.writer.hold_all_but is not None
+
+    @hold_markers.setter
+    def hold_markers(self, hold: bool) -> None:
+        if hold:
+            self.writer.hold_all_but = {TRANSACTION_STATE_TOPIC}
+        else:
+            self.writer.release()
+
+    @property
+    def log(self) -> list[TxnLogRecord]:
+        """The committed ``__transaction_state`` records, in the order they were appended."""
+        out: list[TxnLogRecord] = []
+        for (topic, _partition), data in self.writer.committed():
+            if topic == TRANSACTION_STATE_TOPIC:
+                for _nxt, records in iter_log_records(data):
+                    out.extend(records)
+        return out
+
+    @property
+    def markers(self) -> list[tuple[str, int, int, int, bool]]:
+        """The committed markers, in the order they were appended."""
+        out = []
+        for (topic, partition), data in self.writer.committed():
+            for pos, h in iter_batches(data):
+                if h.is_control:
+                    (rec,) = decode_batch_records(memoryview(data)[pos : pos + h.size])
+                    commit, _coordinator_epoch = parse_control_record(rec.key, rec.value)
+                    out.append((topic, partition, h.producer_id, h.producer_epoch, commit))
+        return out
+
+    # ------------------------------------------------------------------ requests
     def call(self, method: str, **kwargs: Any) -> Any:
-        token = next(self._tokens)
-        self.run(getattr(self.core, method)(token, now_ms=self.now, **kwargs))
-        assert token in self.replies, f"no reply to {method}"
-        return self.replies[token]
+        handle = next(self._tokens)
+
+        def done(result: Any, err: E.KafkaError | None) -> None:
+            assert handle not in self.replies, f"request {handle} answered twice"
+            self.replies[handle] = result if err is None else err
+
+        rt = self.rt
+        rt.request(
+            kwargs["transactional_id"],
+            lambda token, now: getattr(rt.core, method)(token, now_ms=now, **kwargs),
+            done,
+        )
+        assert handle in self.replies, f"no reply to {method}"
+        return self.replies[handle]
 
     def advance(self, ms: int) -> None:
-        target = self.now + ms
-        while True:
-            d = self.core.next_deadline()
-            if d is None or d > target:
-                break
-            self.now = max(self.now, d)
-            self.run(self.core.poll(self.now))
-        self.now = target
+        self.clock.advance(ms)
 
-    def rebuild(self) -> None:
-        """Replace the coordinator by one loaded from the committed records (a broker restart)."""
-        self.core = TransactionCoordinator(self.config, lambda: next(self._pids))
-        self.core.load(self.log)
-        self.hold_markers = False
-        self.held = []
-        self.run(self.core.start(self.now))
+    def rebuild(self, down_ms: int = 0) -> None:
+        """Replace the runtime by one loaded from the committed records (a broker restart after
+        ``down_ms``): what was not committed is lost, holds end."""
+        self.rt.stop()
+        self.writer.crash()
+        self.rt = self.new_runtime(ManualClock(self.now + down_ms))
 
     # ------------------------------------------------------------------ helpers
     def init(self, tid: str = TID, timeout: int = 10_000, pid: int = -1, epoch: int = -1) -> Any:

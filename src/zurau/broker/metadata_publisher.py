@@ -7,7 +7,11 @@ the new one:
   (the replica manager opens or creates its log);
 * a deleted topic: stop hosting its partitions and delete their logs; the group coordinator drops
   the committed offsets of the topic;
-* changed topic configs: the live logs take the new config.
+* changed topic configs: the live logs take the new config;
+* a partition of a coordinator's internal topic (``__consumer_offsets``,
+  ``__transaction_state``) that this node leads: the coordinator loads it (groups before
+  transactions, whose recovery may write markers to ``__consumer_offsets``); one it stops leading
+  or that goes away: the coordinator unloads it.
 
 It runs for the whole image once at start-up (from the empty image) and then after every
 committed metadata change, before the change's requester gets its answer.
@@ -31,39 +35,63 @@ class HostsPartitions(Protocol):
     def update_config(self, topic: str) -> None: ...
 
 
-class WatchesTopics(Protocol):
+class Coordinator(Protocol):
+    """A coordinator runtime that keeps its state in one internal topic."""
+
+    topic: str
+
+    def load(self, partition: int, *, blocking: bool = False) -> None: ...
+
+    def unload(self, partition: int) -> None: ...
+
+
+class GroupsCoordinator(Coordinator, Protocol):
     def on_topic_deleted(self, topic: str) -> None: ...
 
 
 class MetadataPublisher:
-    def __init__(self, node_id: int, replicas: HostsPartitions, groups: WatchesTopics, txns: object) -> None:
+    def __init__(
+        self, node_id: int, replicas: HostsPartitions, groups: GroupsCoordinator, txns: Coordinator
+    ) -> None:
         self.node_id = node_id
         self.replicas = replicas
         self.groups = groups
-        self.txns = txns
+        # Load order matters: groups first (transaction recovery writes to __consumer_offsets).
+        self._coordinators: dict[str, Coordinator] = {groups.topic: groups, txns.topic: txns}
 
-    def publish(self, old: MetadataImage, new: MetadataImage) -> None:
+    def publish(self, old: MetadataImage, new: MetadataImage, *, blocking: bool = False) -> None:
+        """Make this node match ``new`` (``blocking``: replay coordinator partitions fully now,
+        as at start-up before the broker listens)."""
+        loads: dict[str, list[int]] = {}
         for tid, t in old.topics_by_id.items():
             if tid not in new.topics_by_id:
                 self._removed(t)
         for tid, t in new.topics_by_id.items():
             before = old.topics_by_id.get(tid)
             if before is None:
-                self._partitions(t, range(t.num_partitions))
+                self._partitions(t, list(t.partitions), loads)
             else:
                 if t.partitions is not before.partitions:
-                    added = [i for i in t.partitions if i not in before.partitions]
-                    self._partitions(t, added)
+                    self._partitions(t, [i for i in t.partitions if i not in before.partitions], loads)
                 if t.configs is not before.configs and dict(t.configs) != dict(before.configs):
                     self.replicas.update_config(t.name)
+        for topic, coordinator in self._coordinators.items():
+            for i in loads.get(topic, ()):
+                coordinator.load(i, blocking=blocking)
 
-    def _partitions(self, t: TopicImage, indexes: range | list[int]) -> None:
-        for i in indexes:
-            if self.node_id in t.partitions[i].replicas:
+    def _partitions(self, t: TopicImage, indexes: list[int], loads: dict[str, list[int]]) -> None:
+        for i in sorted(indexes):
+            p = t.partitions[i]
+            if self.node_id in p.replicas:
                 self.replicas.host(t.name, i)
+                if p.leader == self.node_id and t.name in self._coordinators:
+                    loads.setdefault(t.name, []).append(i)
 
     def _removed(self, t: TopicImage) -> None:
+        coordinator = self._coordinators.get(t.name)
         for i in t.partitions:
+            if coordinator is not None:
+                coordinator.unload(i)
             self.replicas.stop_hosting(t.name, i, delete=True)
         self.groups.on_topic_deleted(t.name)  # committed offsets of the topic go too
         log.info("deleted topic %s", t.name)

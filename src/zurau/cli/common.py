@@ -1,10 +1,9 @@
-"""Shared pieces of the client commands: connection options, error reporting, progress.
+"""Shared pieces of the client commands: connection options, running, option parsing.
 
 Every client command takes ``--bootstrap-server`` (``-b``) and ``--command-config`` (a Kafka
 client properties file, as Kafka's tools do) and runs one coroutine with :func:`run`, which turns
 any failure into one line on stderr (``error: <message> [<KAFKA_ERROR_NAME>]``) and exit status 1.
-Progress bars are drawn on stderr only when stderr is a terminal, so pipes and tests see clean
-output.
+What commands print, and how, is :mod:`zurau.cli.output`.
 
 This module and the command modules it serves talk to brokers only through :mod:`zurau.client`;
 they never import the broker stack (an import-linter contract checks it).
@@ -14,15 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
-import sys
-from collections.abc import Awaitable, Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TypeVar
 
 import typer
 
+from zurau.cli.output import describe_error, fail, notice
 from zurau.client.config import ClientConfig
 from zurau.client.errors import ClientError
 from zurau.protocol.errors import KafkaError
@@ -38,41 +35,6 @@ CommandConfigOption = typer.Option(None, "--command-config", help=COMMAND_CONFIG
 
 class CommandError(Exception):
     """A failure the command reports as is (already a complete one-line message)."""
-
-
-# Kafka's ``Errors`` names that do not follow from the exception class name.
-_ERROR_NAMES = {
-    -1: "UNKNOWN_SERVER_ERROR",
-    2: "CORRUPT_MESSAGE",
-    17: "INVALID_TOPIC_EXCEPTION",
-    56: "KAFKA_STORAGE_ERROR",
-}
-
-
-def kafka_error_name(err: KafkaError) -> str:
-    """``UnknownTopicOrPartitionError`` -> ``UNKNOWN_TOPIC_OR_PARTITION`` (Kafka's ``Errors`` name)."""
-    if type(err) is KafkaError:
-        return "KAFKA_ERROR"
-    if err.code in _ERROR_NAMES:
-        return _ERROR_NAMES[err.code]
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", type(err).__name__.removesuffix("Error")).upper()
-
-
-def one_line(text: str) -> str:
-    return " ".join(str(text).split())
-
-
-def fail(message: str, code: int = 1) -> NoReturn:
-    typer.echo(f"error: {one_line(message)}", err=True)
-    raise typer.Exit(code)
-
-
-def describe_error(e: BaseException) -> str:
-    if isinstance(e, KafkaError):
-        msg = e.message or ""
-        name = kafka_error_name(e)
-        return f"{msg} [{name}]" if msg and msg != type(e).__name__ else name
-    return str(e) or type(e).__name__
 
 
 def client_config(bootstrap_server: str | None, command_config: Path | None, **extra: str) -> ClientConfig:
@@ -101,7 +63,7 @@ def run(main: Callable[[], Awaitable[T]]) -> T:
     except typer.Exit:
         raise
     except KeyboardInterrupt:
-        typer.echo("interrupted", err=True)
+        notice("interrupted")
         raise typer.Exit(130) from None
     except (KafkaError, ClientError, CommandError, OSError, ValueError) as e:
         if os.environ.get("ZURAU_DEBUG"):
@@ -121,6 +83,17 @@ def _cancel_all(loop: asyncio.AbstractEventLoop) -> None:
         t.cancel()
     if tasks:
         loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+
+
+# ---------------------------------------------------------------------------- names and lists
+def names_of(positional: Sequence[str] | None, options: Sequence[str]) -> list[str]:
+    """Names given as arguments and as repeatable options, in order, each once."""
+    return list(dict.fromkeys([*(positional or []), *options]))
+
+
+def split_values(values: Iterable[str]) -> list[str]:
+    """Repeatable options that also take comma lists: ``--state a,b --state c`` -> [a, b, c]."""
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
 
 
 # ---------------------------------------------------------------------------- key=value options
@@ -167,54 +140,3 @@ def config_pairs(values: Iterable[str]) -> dict[str, str]:
             for key, value in parse_kv([item], "--config"):
                 out[key] = value or ""
     return out
-
-
-# ---------------------------------------------------------------------------- progress
-class _Progress:
-    def __init__(self, progress: Any = None, task: Any = None) -> None:
-        self._progress = progress
-        self._task = task
-
-    def advance(self, n: float = 1) -> None:
-        if self._progress is not None:
-            self._progress.advance(self._task, n)
-
-    def update(self, **kw: Any) -> None:
-        if self._progress is not None:
-            self._progress.update(self._task, **kw)
-
-
-def show_progress() -> bool:
-    """Progress bars go to stderr when it is a terminal, or always with ``ZURAU_PROGRESS=1``."""
-    forced = os.environ.get("ZURAU_PROGRESS", "").strip().lower()
-    if forced in ("0", "false", "no"):
-        return False
-    return forced in ("1", "true", "yes") or sys.stderr.isatty()
-
-
-@contextmanager
-def progress(description: str, total: float | None = None, *, unit: str = "") -> Iterator[_Progress]:
-    """A rich progress bar on stderr (see :func:`show_progress`); otherwise a no-op."""
-    if not show_progress():
-        yield _Progress()
-        return
-    if len(description) > 40:  # keep room for the bar and the counts on narrow terminals
-        description = description[:39] + "…"
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        SpinnerColumn,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    columns: list[Any] = [SpinnerColumn(), TextColumn("[progress.description]{task.description}")]
-    if total is not None:
-        columns.append(BarColumn())
-    columns += [MofNCompleteColumn() if total is not None else TextColumn("{task.completed:,.0f} " + unit),
-                TimeElapsedColumn()]  # fmt: skip
-    console = Console(stderr=True, force_terminal=True) if not sys.stderr.isatty() else Console(stderr=True)
-    with Progress(*columns, console=console, transient=True) as p:
-        yield _Progress(p, p.add_task(description, total=total))

@@ -14,7 +14,6 @@ configs, or every config with its source with ``--all``, in Kafka's layout::
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from zurau.cli.common import (
     run,
     split_config_list,
 )
+from zurau.cli.output import print_json
 
 app = typer.Typer(help="Describe and alter topic and broker configs.", no_args_is_help=True)
 
@@ -140,7 +140,7 @@ def describe(
             }
             for n, entries in described
         ]
-        typer.echo(json.dumps(doc, indent=2))
+        print_json(doc)
         return
     label = ENTITY_TYPES[kind]
     for n, entries in described:

@@ -34,9 +34,9 @@ from zurau.cli.common import (
     CommandError,
     client_config,
     parse_kv,
-    progress,
     run,
 )
+from zurau.cli.output import notice, progress
 
 if TYPE_CHECKING:
     from zurau.client.consumer import Consumer
@@ -169,7 +169,7 @@ def consume(
         return count
 
     total = run(main)
-    typer.echo(f"Processed a total of {total} messages", err=True)
+    notice(f"Processed a total of {total} messages")
 
 
 async def _race(

@@ -22,12 +22,9 @@ document. Notices such as "Consumer group 'g' has no active members." go to stde
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,9 +35,19 @@ from zurau.cli.common import (
     CommandConfigOption,
     CommandError,
     client_config,
-    describe_error,
-    one_line,
+    names_of,
     run,
+    split_values,
+)
+from zurau.cli.output import (
+    FormatOption,
+    OutputFormat,
+    describe_error,
+    notice,
+    one_line,
+    print_error,
+    print_json,
+    print_table,
 )
 
 if TYPE_CHECKING:
@@ -52,77 +59,30 @@ app = typer.Typer(
     help="List, describe and delete consumer groups, and reset their offsets.", no_args_is_help=True
 )
 
-
-class OutputFormat(StrEnum):
-    """How a command prints its answer."""
-
-    table = "table"
-    json = "json"
+# Options more than one command takes.
+GroupsArgument = typer.Argument(None, help="Group id(s)", show_default=False)
+GroupsOption = typer.Option([], "--group", "-g", help="Group id (repeatable)", show_default=False)
 
 
-FormatOption = typer.Option(OutputFormat.table, "--format", help="table or json", case_sensitive=False)
-
-
-# ---------------------------------------------------------------------------- output helpers
-def print_table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
-    """A rich table on stdout: boxed on a terminal, plain aligned columns otherwise.
-
-    ``None`` and empty cells print as ``-`` (Kafka's placeholder); no cell is ever wrapped or cut when
-    stdout is not a terminal, and lines carry no trailing spaces.
-    """
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    rows = list(rows)
-    tty = sys.stdout.isatty()
-    table = Table(
-        box=box.SIMPLE_HEAD if tty else None,
-        header_style="bold" if tty else "",
-        show_edge=tty,
-        pad_edge=tty,
-        highlight=False,
-    )
-    for h in headers:
-        table.add_column(h, no_wrap=not tty, overflow="fold")
-    for r in rows:
-        table.add_row(*(Text("-" if v is None or v == "" else str(v)) for v in r))
-    if tty:
-        Console(highlight=False).print(table)
-        return
-    console = Console(width=1 << 16, color_system=None, highlight=False, soft_wrap=False)
-    with console.capture() as capture:
-        console.print(table)
-    for line in capture.get().splitlines():
-        typer.echo(line.rstrip())
-
-
-def notice(message: str) -> None:
-    """A line for the human on stderr (not an error)."""
-    typer.echo(message, err=True)
-
-
-def print_json(doc: Any) -> None:
-    typer.echo(json.dumps(doc, indent=2))
-
-
-def split_values(values: Iterable[str]) -> list[str]:
-    """Repeatable options that also take comma lists: ``--state a,b --state c`` -> [a, b, c]."""
-    return [v.strip() for item in values for v in item.split(",") if v.strip()]
-
-
-def _group_names(positional: Sequence[str] | None, options: Sequence[str]) -> list[str]:
-    return list(dict.fromkeys([*(positional or []), *options]))
+def _requested_groups(
+    positional: Sequence[str] | None, options: Sequence[str], all_groups: bool
+) -> list[str]:
+    """The group ids named (GROUP, --group); empty with --all-groups, which excludes them."""
+    names = names_of(positional, options)
+    if all_groups and names:
+        raise typer.BadParameter("give group ids or --all-groups, not both")
+    if not all_groups and not names:
+        raise typer.BadParameter("a group is required (GROUP, --group or --all-groups)")
+    return names
 
 
 def _assignment_text(tps: Sequence[TopicPartition] | None) -> str | None:
     """Kafka's ``topic(0,1,2),other(0)``; None for no assignment."""
+    from zurau.client.types import partitions_by_topic
+
     if not tps:
         return None
-    by_topic: dict[str, list[int]] = {}
-    for tp in tps:
-        by_topic.setdefault(tp.topic, []).append(tp.partition)
+    by_topic = partitions_by_topic(tps)
     return ",".join(f"{t}({','.join(map(str, sorted(ps)))})" for t, ps in sorted(by_topic.items()))
 
 
@@ -288,10 +248,8 @@ def _describe_json(d: GroupDescription, rows: list[OffsetRow] | None) -> dict[st
 
 @app.command("describe")
 def describe(
-    groups: list[str] = typer.Argument(None, help="Group id(s)", show_default=False),
-    group_opt: list[str] = typer.Option(
-        [], "--group", "-g", help="Group id (repeatable)", show_default=False
-    ),
+    groups: list[str] = GroupsArgument,
+    group_opt: list[str] = GroupsOption,
     all_groups: bool = typer.Option(False, "--all-groups", help="Describe every group of the cluster"),
     members: bool = typer.Option(
         False, "--members", help="Members: id, instance id, client id, host, assignment"
@@ -309,11 +267,7 @@ def describe(
     from zurau.client.groups_admin import GroupAdmin, GroupDescription
     from zurau.protocol.errors import KafkaError
 
-    names = _group_names(groups, group_opt)
-    if all_groups and names:
-        raise typer.BadParameter("give group ids or --all-groups, not both")
-    if not all_groups and not names:
-        raise typer.BadParameter("a group is required (GROUP, --group or --all-groups)")
+    names = _requested_groups(groups, group_opt, all_groups)
     if members + offsets + state > 1:
         raise typer.BadParameter("--members, --offsets and --state are exclusive")
     view = "members" if members else "state" if state else "offsets"
@@ -346,7 +300,7 @@ def describe(
     else:
         _print_describe(view, described, rows)
     for message in errors:
-        typer.echo(f"error: {one_line(message)}", err=True)
+        print_error(one_line(message))
     if errors:
         raise typer.Exit(1)
 
@@ -428,10 +382,8 @@ def _print_describe(
 # ---------------------------------------------------------------------------- delete
 @app.command("delete")
 def delete(
-    groups: list[str] = typer.Argument(None, help="Group id(s)", show_default=False),
-    group_opt: list[str] = typer.Option(
-        [], "--group", "-g", help="Group id (repeatable)", show_default=False
-    ),
+    groups: list[str] = GroupsArgument,
+    group_opt: list[str] = GroupsOption,
     all_groups: bool = typer.Option(False, "--all-groups", help="Delete every group (non-empty ones fail)"),
     bootstrap_server: str | None = BootstrapOption,
     command_config: Path | None = CommandConfigOption,
@@ -441,11 +393,7 @@ def delete(
     from zurau.client.groups_admin import GroupAdmin
     from zurau.protocol.errors import KafkaError
 
-    names = _group_names(groups, group_opt)
-    if all_groups and names:
-        raise typer.BadParameter("give group ids or --all-groups, not both")
-    if not all_groups and not names:
-        raise typer.BadParameter("a group is required (GROUP, --group or --all-groups)")
+    names = _requested_groups(groups, group_opt, all_groups)
     cfg = client_config(bootstrap_server, command_config)
 
     async def main() -> tuple[list[str], dict[str, KafkaError | None]]:
@@ -468,7 +416,7 @@ def delete(
         typer.echo(f"These consumer groups were deleted successfully: {quoted}")
     for gid, err in failed:
         assert err is not None
-        typer.echo(f"error: Group '{gid}' could not be deleted due to: {describe_error(err)}", err=True)
+        print_error(f"Group '{gid}' could not be deleted due to: {describe_error(err)}")
     raise typer.Exit(1)
 
 

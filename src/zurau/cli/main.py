@@ -19,11 +19,14 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 
 from zurau.cli import configs, groups, topics, transactions
+from zurau.cli.common import CommandError, parse_kv
 from zurau.cli.consume import consume
+from zurau.cli.output import print_error
 from zurau.cli.pipeline import app as pipeline_app
 from zurau.cli.produce import produce
 
@@ -43,8 +46,8 @@ app.command("produce")(produce)
 app.command("consume")(consume)
 
 
-def _fail(message: str) -> None:
-    typer.echo(f"error: {message}", err=True)
+def _fail(message: str) -> NoReturn:
+    print_error(message)
     raise typer.Exit(1)
 
 
@@ -68,16 +71,14 @@ def broker_start(
         if not config.exists():
             _fail(f"config file {config} does not exist")
         props.update(load_properties(config))
-    for item in override:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            _fail(f"--override expects key=value, got {item!r}")
-        props[key.strip()] = value
+    try:
+        props.update((key, value or "") for key, value in parse_kv(override, "--override"))
+    except CommandError as e:
+        _fail(str(e))
     try:
         cfg = BrokerConfig.from_props(props)
     except ConfigError as e:
         _fail(str(e))
-        return
     try:
         run(cfg)
     except OSError as e:

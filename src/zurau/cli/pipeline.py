@@ -16,6 +16,8 @@ from pathlib import Path
 
 import typer
 
+from zurau.cli.output import notice, print_error
+
 app = typer.Typer(
     help="Run end-to-end demo pipelines (need the 'spark' extra and Java 17).", no_args_is_help=True
 )
@@ -48,7 +50,7 @@ def telemetry(
     try:
         import pyspark  # noqa: F401
     except ImportError:
-        typer.echo("error: pyspark is missing: pip install 'zurau[spark]' (and Java 17)", err=True)
+        print_error("pyspark is missing: pip install 'zurau[spark]' (and Java 17)")
         raise typer.Exit(1) from None
     from zurau.pipelines.telemetry import TelemetryConfig, format_summary, run
 
@@ -67,12 +69,12 @@ def telemetry(
     t0 = time.monotonic()
 
     def progress(msg: str) -> None:
-        typer.echo(f"[{time.monotonic() - t0:5.1f}s] {msg}", err=True)
+        notice(f"[{time.monotonic() - t0:5.1f}s] {msg}")
 
     try:
         summary = run(bootstrap_server, cfg, output, progress=progress)
     except Exception as e:  # noqa: BLE001 - one line on stderr, exit status 1
-        typer.echo(f"error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", err=True)
+        print_error(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
         raise typer.Exit(1) from None
     typer.echo(format_summary(summary))
     if not summary.ok:

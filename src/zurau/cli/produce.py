@@ -36,9 +36,9 @@ from zurau.cli.common import (
     CommandError,
     client_config,
     parse_kv,
-    progress,
     run,
 )
+from zurau.cli.output import progress
 
 READER_PROPERTIES = ("parse.key", "key.separator", "null.marker")
 PRODUCER_PROPERTIES = {

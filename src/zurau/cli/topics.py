@@ -13,7 +13,6 @@ partition's log start and end offsets::
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +24,18 @@ from zurau.cli.common import (
     CommandError,
     client_config,
     config_pairs,
-    describe_error,
-    progress,
+    names_of,
     run,
 )
+from zurau.cli.output import describe_error, print_json, print_lines, progress
 
 app = typer.Typer(help="List, create, describe, alter and delete topics.", no_args_is_help=True)
+
+# Options more than one command takes.
+TopicArgument = typer.Argument(None, help="Topic name", show_default=False)
+TopicOption = typer.Option(None, "--topic", "-t", help="Topic name", show_default=False)
+TopicsOption = typer.Option([], "--topic", "-t", help="Topic name (repeatable)", show_default=False)
+ExcludeInternalOption = typer.Option(False, "--exclude-internal", help="Leave out internal topics")
 
 
 def _topic(positional: str | None, option: str | None) -> str:
@@ -44,7 +49,7 @@ def _topic(positional: str | None, option: str | None) -> str:
 
 @app.command("list")
 def list_topics(
-    exclude_internal: bool = typer.Option(False, "--exclude-internal", help="Leave out internal topics"),
+    exclude_internal: bool = ExcludeInternalOption,
     bootstrap_server: str | None = BootstrapOption,
     command_config: Path | None = CommandConfigOption,
 ) -> None:
@@ -57,14 +62,13 @@ def list_topics(
         async with AdminClient(cfg) as admin:
             return await admin.list_topics(include_internal=not exclude_internal)
 
-    for name in run(main):
-        typer.echo(name)
+    print_lines(run(main))
 
 
 @app.command("create")
 def create(
-    topic: str | None = typer.Argument(None, help="Topic name", show_default=False),
-    topic_opt: str | None = typer.Option(None, "--topic", "-t", help="Topic name", show_default=False),
+    topic: str | None = TopicArgument,
+    topic_opt: str | None = TopicOption,
     partitions: int = typer.Option(
         -1, "--partitions", help="Partition count (-1: the broker's num.partitions)"
     ),
@@ -103,9 +107,7 @@ def create(
 @app.command("delete")
 def delete(
     topics: list[str] = typer.Argument(None, help="Topic name(s)", show_default=False),
-    topic_opt: list[str] = typer.Option(
-        [], "--topic", "-t", help="Topic name (repeatable)", show_default=False
-    ),
+    topic_opt: list[str] = TopicsOption,
     if_exists: bool = typer.Option(False, "--if-exists", help="Succeed if a topic does not exist"),
     bootstrap_server: str | None = BootstrapOption,
     command_config: Path | None = CommandConfigOption,
@@ -114,7 +116,7 @@ def delete(
     from zurau.client.admin import AdminClient
     from zurau.protocol.errors import UnknownTopicOrPartitionError
 
-    names = list(dict.fromkeys([*(topics or []), *topic_opt]))
+    names = names_of(topics, topic_opt)
     if not names:
         raise typer.BadParameter("at least one topic is required (TOPIC or --topic)")
     cfg = client_config(bootstrap_server, command_config)
@@ -133,8 +135,7 @@ def delete(
                 raise err
         return lines
 
-    for line in run(main):
-        typer.echo(line)
+    print_lines(run(main))
 
 
 def _describe_json(desc: Any, configs: dict[str, str]) -> dict[str, Any]:
@@ -169,10 +170,8 @@ def _ids(nodes: tuple[int, ...]) -> str:
 @app.command("describe")
 def describe(
     topics: list[str] = typer.Argument(None, help="Topic name(s); all topics when none", show_default=False),
-    topic_opt: list[str] = typer.Option(
-        [], "--topic", "-t", help="Topic name (repeatable)", show_default=False
-    ),
-    exclude_internal: bool = typer.Option(False, "--exclude-internal", help="Leave out internal topics"),
+    topic_opt: list[str] = TopicsOption,
+    exclude_internal: bool = ExcludeInternalOption,
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document"),
     bootstrap_server: str | None = BootstrapOption,
     command_config: Path | None = CommandConfigOption,
@@ -180,7 +179,7 @@ def describe(
     """Partitions with leader, replicas, ISR, log start and end offsets, and overridden configs."""
     from zurau.client.admin import AdminClient, ConfigResource, ConfigSource, ResourceType, TopicDescription
 
-    names = list(dict.fromkeys([*(topics or []), *topic_opt])) or None
+    names = names_of(topics, topic_opt) or None
     cfg = client_config(bootstrap_server, command_config)
 
     async def main() -> list[tuple[TopicDescription, dict[str, str]]]:
@@ -209,7 +208,7 @@ def describe(
 
     described = run(main)
     if as_json:
-        typer.echo(json.dumps([_describe_json(d, c) for d, c in described], indent=2))
+        print_json([_describe_json(d, c) for d, c in described])
         return
     for d, overrides in described:
         conf = ",".join(f"{k}={v}" for k, v in sorted(overrides.items()))
@@ -232,8 +231,8 @@ def describe(
 
 @app.command("alter")
 def alter(
-    topic: str | None = typer.Argument(None, help="Topic name", show_default=False),
-    topic_opt: str | None = typer.Option(None, "--topic", "-t", help="Topic name", show_default=False),
+    topic: str | None = TopicArgument,
+    topic_opt: str | None = TopicOption,
     partitions: int | None = typer.Option(None, "--partitions", help="New (larger) partition count"),
     replication_factor: int | None = typer.Option(
         None, "--replication-factor", help="New replication factor"
@@ -291,5 +290,4 @@ def alter(
                 lines.append(f"Topic {name} now has {partitions} partitions.")
         return lines
 
-    for line in run(main):
-        typer.echo(line)
+    print_lines(run(main))

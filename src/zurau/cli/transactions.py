@@ -28,15 +28,55 @@ Tables print as in ``zurau groups`` (``--format table|json``).
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
-from zurau.cli.common import BootstrapOption, CommandConfigOption, CommandError, client_config, run
-from zurau.cli.groups import FormatOption, OutputFormat, print_json, print_table, split_values
+from zurau.cli.common import (
+    BootstrapOption,
+    CommandConfigOption,
+    CommandError,
+    client_config,
+    run,
+    split_values,
+)
+from zurau.cli.output import FormatOption, OutputFormat, print_json, print_rows, print_table
+
+if TYPE_CHECKING:
+    from zurau.client.transactions_admin import TransactionsAdmin
+
+K = TypeVar("K")
+V = TypeVar("V")
+T = TypeVar("T")
 
 app = typer.Typer(help="List, describe and abort transactions; find hanging ones.", no_args_is_help=True)
+
+
+def _run(
+    bootstrap_server: str | None,
+    command_config: Path | None,
+    call: Callable[[TransactionsAdmin], Awaitable[T]],
+) -> T:
+    """``call`` with a TransactionsAdmin on the command's cluster, as :func:`run` runs a command."""
+    from zurau.client.transactions_admin import TransactionsAdmin
+
+    cfg = client_config(bootstrap_server, command_config)
+
+    async def main() -> T:
+        async with TransactionsAdmin(cfg) as txn:
+            return await call(txn)
+
+    return run(main)
+
+
+def _only(results: Mapping[K, V | Exception], key: K) -> V:
+    """The result for ``key`` of a batch call; raises its error."""
+    result = results[key]
+    if isinstance(result, Exception):
+        raise result
+    return result
 
 
 def _tps_text(tps: Any) -> str:
@@ -54,33 +94,20 @@ def list_transactions(
     command_config: Path | None = CommandConfigOption,
 ) -> None:
     """List transactional ids with their coordinator, producer id and state."""
-    from zurau.client.transactions_admin import TransactionsAdmin
 
-    cfg = client_config(bootstrap_server, command_config)
-
-    async def main() -> Any:
-        async with TransactionsAdmin(cfg) as txn:
-            return await txn.list_transactions(
-                states=split_values(state), producer_ids=producer_id, duration_ms=duration_ms, pattern=pattern
-            )
-
-    listed = run(main)
-    if fmt == OutputFormat.json:
-        print_json(
-            [
-                {
-                    "transactional_id": t.transactional_id,
-                    "coordinator": t.coordinator,
-                    "producer_id": t.producer_id,
-                    "state": t.state,
-                }
-                for t in listed
-            ]
+    async def call(txn: TransactionsAdmin) -> Any:
+        return await txn.list_transactions(
+            states=split_values(state), producer_ids=producer_id, duration_ms=duration_ms, pattern=pattern
         )
-        return
-    print_table(
+
+    print_rows(
+        fmt,
         ["TransactionalId", "Coordinator", "ProducerId", "TransactionState"],
-        [(t.transactional_id, t.coordinator, t.producer_id, t.state) for t in listed],
+        [
+            (t.transactional_id, t.coordinator, t.producer_id, t.state)
+            for t in _run(bootstrap_server, command_config, call)
+        ],
+        keys=["transactional_id", "coordinator", "producer_id", "state"],
     )
 
 
@@ -92,18 +119,11 @@ def describe(
     command_config: Path | None = CommandConfigOption,
 ) -> None:
     """Describe the state of a transactional id and its current transaction."""
-    from zurau.client.transactions_admin import TransactionsAdmin
 
-    cfg = client_config(bootstrap_server, command_config)
+    async def call(txn: TransactionsAdmin) -> Any:
+        return _only(await txn.describe_transactions([transactional_id]), transactional_id)
 
-    async def main() -> Any:
-        async with TransactionsAdmin(cfg) as txn:
-            d = (await txn.describe_transactions([transactional_id]))[transactional_id]
-        if isinstance(d, Exception):
-            raise d
-        return d
-
-    d = run(main)
+    d = _run(bootstrap_server, command_config, call)
     now = int(time.time() * 1000)
     duration = now - d.start_time_ms if d.start_time_ms >= 0 else None
     if fmt == OutputFormat.json:
@@ -182,24 +202,14 @@ def describe_producers(
     command_config: Path | None = CommandConfigOption,
 ) -> None:
     """The producers a partition's leader remembers, with their open transactions."""
-    from zurau.client.transactions_admin import TransactionsAdmin
     from zurau.client.types import TopicPartition
 
-    cfg = client_config(bootstrap_server, command_config)
     tp = TopicPartition(topic, partition)
 
-    async def main() -> Any:
-        async with TransactionsAdmin(cfg) as txn:
-            states = (await txn.describe_producers([tp]))[tp]
-        if isinstance(states, Exception):
-            raise states
-        return states
+    async def call(txn: TransactionsAdmin) -> Any:
+        return _only(await txn.describe_producers([tp]), tp)
 
-    states = run(main)
-    if fmt == OutputFormat.json:
-        print_json([dict(zip(_PRODUCER_HEADERS, row, strict=True)) for row in _producer_rows(states)])
-        return
-    print_table(_PRODUCER_HEADERS, _producer_rows(states))
+    print_rows(fmt, _PRODUCER_HEADERS, _producer_rows(_run(bootstrap_server, command_config, call)))
 
 
 @app.command("find-hanging")
@@ -211,30 +221,23 @@ def find_hanging(
     command_config: Path | None = CommandConfigOption,
 ) -> None:
     """Open transactions no coordinator will end (they hold back read_committed consumers)."""
-    from zurau.client.transactions_admin import TransactionsAdmin, partitions_of
+    from zurau.client.transactions_admin import partitions_of
     from zurau.client.types import TopicPartition
 
-    cfg = client_config(bootstrap_server, command_config)
+    async def call(txn: TransactionsAdmin) -> Any:
+        if partition is None:
+            tps = partitions_of(await txn.cluster.topic(topic))
+        else:
+            tps = [TopicPartition(topic, partition)]
+        return await txn.find_hanging(tps)
 
-    async def main() -> Any:
-        async with TransactionsAdmin(cfg) as txn:
-            if partition is None:
-                tps = partitions_of(await txn.cluster.topic(topic))
-            else:
-                tps = [TopicPartition(topic, partition)]
-            return await txn.find_hanging(tps)
-
-    hanging = run(main)
+    hanging = _run(bootstrap_server, command_config, call)
     rows = [
         (h.partition.topic, h.partition.partition, *row)
         for h in hanging
         for row in _producer_rows([h.producer])
     ]
-    headers = ["Topic", "Partition", *_PRODUCER_HEADERS]
-    if fmt == OutputFormat.json:
-        print_json([dict(zip(headers, r, strict=True)) for r in rows])
-        return
-    print_table(headers, rows)
+    print_rows(fmt, ["Topic", "Partition", *_PRODUCER_HEADERS], rows)
 
 
 @app.command("abort")
@@ -252,7 +255,6 @@ def abort(
     command_config: Path | None = CommandConfigOption,
 ) -> None:
     """Abort a transaction: by transactional id (at its coordinator) or a hanging one in a partition."""
-    from zurau.client.transactions_admin import TransactionsAdmin
     from zurau.client.types import TopicPartition
 
     by_partition = topic is not None or partition is not None
@@ -262,12 +264,9 @@ def abort(
         raise typer.BadParameter("--topic and --partition go together")
     if by_partition and (start_offset is None) == (producer_id is None or producer_epoch is None):
         raise typer.BadParameter("give either --start-offset, or --producer-id and --producer-epoch")
-    cfg = client_config(bootstrap_server, command_config)
 
     async def by_id(txn: TransactionsAdmin, tid: str) -> str:
-        before = (await txn.describe_transactions([tid]))[tid]
-        if isinstance(before, Exception):
-            raise before
+        before = _only(await txn.describe_transactions([tid]), tid)
         after = await txn.force_terminate(tid, before.timeout_ms)
         what = (
             "its ongoing transaction was aborted" if before.state == "Ongoing" else f"it was {before.state}"
@@ -280,9 +279,7 @@ def abort(
     async def in_partition(txn: TransactionsAdmin, tp: TopicPartition) -> str:
         pid, epoch, coord = producer_id, producer_epoch, coordinator_epoch
         if start_offset is not None:
-            states = (await txn.describe_producers([tp]))[tp]
-            if isinstance(states, Exception):
-                raise states
+            states = _only(await txn.describe_producers([tp]), tp)
             match = [s for s in states if s.current_txn_start_offset == start_offset]
             if not match:
                 raise CommandError(
@@ -294,11 +291,10 @@ def abort(
         await txn.abort_transaction(tp, pid, epoch, coord)
         return f"Aborted the transaction of producer id {pid} (epoch {epoch}) in {tp.topic}-{tp.partition}."
 
-    async def main() -> str:
-        async with TransactionsAdmin(cfg) as txn:
-            if transactional_id is not None:
-                return await by_id(txn, transactional_id)
-            assert topic is not None and partition is not None
-            return await in_partition(txn, TopicPartition(topic, partition))
+    async def call(txn: TransactionsAdmin) -> str:
+        if transactional_id is not None:
+            return await by_id(txn, transactional_id)
+        assert topic is not None and partition is not None
+        return await in_partition(txn, TopicPartition(topic, partition))
 
-    typer.echo(run(main))
+    typer.echo(_run(bootstrap_server, command_config, call))

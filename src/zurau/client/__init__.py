@@ -9,6 +9,7 @@ against Zurau and against any Kafka-compatible cluster. Modules:
 * :mod:`~zurau.client.admin`: topics, partitions, configs, offsets, records;
 * :mod:`~zurau.client.producer` / :mod:`~zurau.client.consumer`: records in and out;
 * :mod:`~zurau.client.group`: classic consumer groups (range assignor, committed offsets);
+* :mod:`~zurau.client.coordinator_lookup`: FindCoordinator for groups and transactional ids;
 * :mod:`~zurau.client.partitioner`: Kafka's murmur2 key partitioner.
 
 This package must not import the broker stack (broker, replication, storage, metadata); an

@@ -161,12 +161,7 @@ class AdminClient:
     """Admin operations on one cluster. Use as ``async with AdminClient(config) as admin``."""
 
     def __init__(self, config: ClientConfig | Cluster) -> None:
-        if isinstance(config, Cluster):
-            self.cluster = config
-            self._owns_cluster = False
-        else:
-            self.cluster = Cluster(config)
-            self._owns_cluster = True
+        self.cluster, self._owns_cluster = Cluster.of(config)
 
     async def __aenter__(self) -> AdminClient:
         await self.cluster.bootstrap()
@@ -470,8 +465,8 @@ class AdminClient:
 
             await asyncio.gather(*(one(n, tps, todo) for n, tps in groups.items()))
             todo = {
-                tp: s for tp, s in todo.items() if isinstance(out.get(tp), KafkaError) and out[tp].retriable
-            }  # type: ignore[union-attr]
+                tp: s for tp, s in todo.items() if isinstance(r := out.get(tp), KafkaError) and r.retriable
+            }
             if not todo:
                 break
             await asyncio.sleep(0.05 * (attempt + 1))

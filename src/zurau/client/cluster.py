@@ -95,6 +95,14 @@ class Cluster:
         self._last_refresh = 0.0
         self._closed = False
 
+    @classmethod
+    def of(cls, config: ClientConfig | Cluster) -> tuple[Cluster, bool]:
+        """A client's cluster: ``config`` itself when it is one (shared), else a new one for the
+        config. The flag is True for a new cluster, which the client then owns and closes."""
+        if isinstance(config, Cluster):
+            return config, False
+        return cls(config), True
+
     async def __aenter__(self) -> Cluster:
         await self.bootstrap()
         return self

@@ -1,7 +1,10 @@
 """One asyncio connection to one broker: ApiVersions negotiation and pipelined requests.
 
-Wire handling follows :mod:`zurau.protocol.frame`: requests carry header v1 (v2 for flexible
-versions), responses header v0 (v1 for flexible versions, except ApiVersions which is always v0).
+Framing is :mod:`zurau.protocol.frame`'s: :func:`~zurau.protocol.frame.encode_request` writes
+each request (header v1, v2 for flexible versions), a :class:`~zurau.protocol.frame.FrameDecoder`
+cuts the byte stream into responses, and :func:`~zurau.protocol.frame.decode_response` reads each
+(header v0, v1 for flexible versions, ApiVersions always v0 and read in v0 form when it reports
+UNSUPPORTED_VERSION).
 
 Invariants:
 
@@ -25,7 +28,6 @@ import contextlib
 import functools
 import importlib.metadata
 import logging
-import struct
 from typing import Any
 
 from zurau.client.errors import (
@@ -35,8 +37,10 @@ from zurau.client.errors import (
     UnsupportedApiError,
 )
 from zurau.protocol import codec
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import UnsupportedVersionError
-from zurau.protocol.primitives import DecodeError, skip_tagged_fields, write_nullable_string16
+from zurau.protocol.frame import FrameDecoder, decode_response, encode_request, response_correlation_id
+from zurau.protocol.primitives import DecodeError
 
 log = logging.getLogger("zurau.client")
 
@@ -51,13 +55,10 @@ def _software_version() -> str:
         return "0"
 
 
-_I16 = struct.Struct(">h")
-_I32 = struct.Struct(">i")
-_HEAD = struct.Struct(">hhi")
-
-API_VERSIONS = 18
+API_VERSIONS = ApiKey.API_VERSIONS
 _FIRST_API_VERSIONS_VERSION = 3
 MAX_RESPONSE_SIZE = 1 << 30  # sanity bound on an answer's size prefix
+_READ_BYTES = 256 * 1024  # the most one socket read hands to the frame decoder
 
 
 class BrokerConnection:
@@ -203,16 +204,12 @@ class BrokerConnection:
         schema = codec.schema_for(api_key)
         cid = self._next_correlation_id
         self._next_correlation_id = (cid + 1) & 0x7FFFFFFF
-        head = bytearray(_HEAD.pack(api_key, version, cid))
-        write_nullable_string16(head, self.client_id)
-        if schema.is_flexible(version):
-            head.append(0)  # header v2: no tagged fields
-        payload = codec.encode(api_key, version, "request", body)
+        frame = encode_request(api_key, version, cid, self.client_id, body)
         fut: asyncio.Future[dict[str, Any]] | None = None
         if expect_response:
             fut = asyncio.get_running_loop().create_future()
             self._pending[cid] = (fut, api_key, version)
-        self._writer.write(_I32.pack(len(head) + len(payload)) + bytes(head) + payload)
+        self._writer.write(frame)
         try:
             await self._writer.drain()
         except (ConnectionError, OSError) as e:
@@ -237,43 +234,31 @@ class BrokerConnection:
         reader = self._reader
         assert reader is not None
         reason = "closed by the broker"
+        frames = FrameDecoder(MAX_RESPONSE_SIZE)
         try:
             while True:
-                size = _I32.unpack(await reader.readexactly(4))[0]
-                if not 4 <= size <= MAX_RESPONSE_SIZE:
-                    reason = f"invalid response size {size}"
+                data = await reader.read(_READ_BYTES)
+                if not data:
                     break
-                data = await reader.readexactly(size)
-                (cid,) = _I32.unpack_from(data, 0)
-                entry = self._pending.pop(cid, None)
-                if entry is None:
-                    continue  # the answer to a request that timed out
-                fut, api_key, version = entry
-                if fut.done():
-                    continue
-                try:
-                    fut.set_result(self._decode(api_key, version, data))
-                except DecodeError as e:
-                    fut.set_exception(ConnectionLostError(f"undecodable answer from {self.address}: {e}"))
+                for frame in frames.feed(data):
+                    cid = response_correlation_id(frame)
+                    entry = self._pending.pop(cid, None)
+                    if entry is None:
+                        continue  # the answer to a request that timed out
+                    fut, api_key, version = entry
+                    if fut.done():
+                        continue
+                    try:
+                        fut.set_result(decode_response(api_key, version, frame)[1])
+                    except DecodeError as e:
+                        fut.set_exception(ConnectionLostError(f"undecodable answer from {self.address}: {e}"))
         except asyncio.CancelledError:
             raise
-        except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
-            if not isinstance(e, asyncio.IncompleteReadError):
-                reason = str(e)
+        except DecodeError as e:  # a size prefix out of bounds, or a response too short for its id
+            reason = f"invalid response: {e}"
+        except (ConnectionError, OSError) as e:
+            reason = str(e)
         self._fail_all(reason)
-
-    @staticmethod
-    def _decode(api_key: int, version: int, data: bytes) -> dict[str, Any]:
-        schema = codec.schema_for(api_key)
-        pos = 4
-        if api_key == API_VERSIONS:
-            # An UNSUPPORTED_VERSION answer comes in v0 form whatever version was asked for.
-            (error_code,) = _I16.unpack_from(data, pos)
-            if error_code == UnsupportedVersionError.code:
-                version = 0
-        elif schema.response_header_version(version) == 1:
-            pos = skip_tagged_fields(data, pos)
-        return codec.decode(api_key, version, "response", memoryview(data)[pos:])
 
     def _fail_all(self, reason: str) -> None:
         if not self._closed:

@@ -73,10 +73,7 @@ class Consumer:
     ) -> None:
         if auto_offset_reset not in ("earliest", "latest", "none"):
             raise ValueError(f"auto_offset_reset must be earliest, latest or none, not {auto_offset_reset!r}")
-        if isinstance(config, Cluster):
-            self.cluster, self._owns_cluster = config, False
-        else:
-            self.cluster, self._owns_cluster = Cluster(config), True
+        self.cluster, self._owns_cluster = Cluster.of(config)
         self.admin = AdminClient(self.cluster)
         self.group_id = group_id
         self.auto_offset_reset = auto_offset_reset

@@ -27,17 +27,26 @@ import struct
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from zurau.client.cluster import BrokerNode, Cluster
+from zurau.client.cluster import Cluster
+from zurau.client.coordinator_lookup import GROUP, find_coordinator
 from zurau.client.errors import ClientError
-from zurau.client.types import TopicPartition
+from zurau.client.offset_requests import (
+    OFFSET_COMMIT,
+    OFFSET_COMMIT_MAX_VERSION,
+    OFFSET_FETCH,
+    OFFSET_FETCH_MAX_VERSION,
+    offset_commit_body,
+    offset_fetch_answer,
+    offset_fetch_body,
+)
+from zurau.client.types import TopicPartition, partitions_by_topic
+from zurau.protocol import consumer_protocol
 from zurau.protocol.errors import KafkaError, for_code
+from zurau.protocol.messages import ConsumerProtocolAssignmentAssignedPartitions
 
 log = logging.getLogger("zurau.client.group")
 
-OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = 8, 9, 10
-JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 11, 12, 13, 14
-OFFSET_COMMIT_MAX_VERSION = 9  # v10 names topics by id
-OFFSET_FETCH_MAX_VERSION = 9
+FIND_COORDINATOR, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 10, 11, 12, 13, 14
 
 GROUP_APIS = {FIND_COORDINATOR: "FindCoordinator", JOIN_GROUP: "JoinGroup", SYNC_GROUP: "SyncGroup",
               HEARTBEAT: "Heartbeat", LEAVE_GROUP: "LeaveGroup", OFFSET_COMMIT: "OffsetCommit",
@@ -49,88 +58,36 @@ ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS = 22, 25, 27
 MEMBER_ID_REQUIRED = 79
 _COORDINATOR_MOVED = {COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR}
 
-_I16 = struct.Struct(">h")
-_I32 = struct.Struct(">i")
-
 
 # ---------------------------------------------------------------------------- ConsumerProtocol
-def _w_string(out: bytearray, s: str) -> None:
-    b = s.encode()
-    out += _I16.pack(len(b)) + b
-
-
-def _w_bytes(out: bytearray, b: bytes | None) -> None:
-    if b is None:
-        out += _I32.pack(-1)
-    else:
-        out += _I32.pack(len(b)) + b
-
-
-class _Reader:
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.pos = 0
-
-    def i16(self) -> int:
-        (v,) = _I16.unpack_from(self.data, self.pos)
-        self.pos += 2
-        return v
-
-    def i32(self) -> int:
-        (v,) = _I32.unpack_from(self.data, self.pos)
-        self.pos += 4
-        return v
-
-    def string(self) -> str:
-        n = self.i16()
-        if n < 0 or self.pos + n > len(self.data):
-            raise ValueError("bad string in consumer protocol data")
-        s = self.data[self.pos : self.pos + n].decode()
-        self.pos += n
-        return s
-
-
+# The bytes are zurau.protocol.consumer_protocol's; these wrappers speak TopicPartition.
 def encode_subscription(topics: Iterable[str], user_data: bytes | None = None) -> bytes:
-    topics = sorted(set(topics))
-    out = bytearray(_I16.pack(0) + _I32.pack(len(topics)))
-    for t in topics:
-        _w_string(out, t)
-    _w_bytes(out, user_data)
-    return bytes(out)
+    """A version 0 subscription of the distinct topics, sorted."""
+    return consumer_protocol.encode_subscription({"topics": sorted(set(topics)), "user_data": user_data})
 
 
 def decode_subscription(data: bytes) -> list[str]:
-    r = _Reader(data)
-    if r.i16() < 0:
-        raise ValueError("negative subscription version")
-    return [r.string() for _ in range(r.i32())]
+    """The topics of a subscription of any version (DecodeError, a ValueError, if malformed)."""
+    return consumer_protocol.subscription_topics(data)
 
 
 def encode_assignment(partitions: Iterable[TopicPartition]) -> bytes:
+    """A version 0 assignment: topics sorted, each topic's partitions sorted, no user data."""
     by_topic: dict[str, list[int]] = {}
     for tp in partitions:
         by_topic.setdefault(tp.topic, []).append(tp.partition)
-    out = bytearray(_I16.pack(0) + _I32.pack(len(by_topic)))
-    for topic, parts in sorted(by_topic.items()):
-        _w_string(out, topic)
-        out += _I32.pack(len(parts))
-        for p in sorted(parts):
-            out += _I32.pack(p)
-    _w_bytes(out, None)
-    return bytes(out)
+    assigned: list[ConsumerProtocolAssignmentAssignedPartitions] = [
+        {"topic": t, "partitions": sorted(ps)} for t, ps in sorted(by_topic.items())
+    ]
+    return consumer_protocol.encode_assignment({"assigned_partitions": assigned, "user_data": None})
 
 
 def decode_assignment(data: bytes) -> list[TopicPartition]:
+    """The partitions of an assignment of any version, in their order; ``[]`` for no bytes."""
     if not data:
         return []
-    r = _Reader(data)
-    if r.i16() < 0:
-        raise ValueError("negative assignment version")
-    out = []
-    for _ in range(r.i32()):
-        topic = r.string()
-        out.extend(TopicPartition(topic, r.i32()) for _ in range(r.i32()))
-    return out
+    assignment = consumer_protocol.decode_assignment(data)
+    return [TopicPartition(t["topic"], p) for t in assignment["assigned_partitions"] for p in t["partitions"]]
 
 
 def range_assign(
@@ -199,31 +156,16 @@ class GroupMember:
             )
 
     async def coordinator(self) -> int:
-        if self._coordinator is not None:
-            return self._coordinator
-        deadline = asyncio.get_running_loop().time() + self.cluster.config.request_timeout
-        while True:
-            conn = await self.cluster.any_connection()
-            version = conn.version(FIND_COORDINATOR)
-            body: dict[str, Any] = {"key": self.group_id, "key_type": 0, "coordinator_keys": [self.group_id]}
-            resp = await conn.request(FIND_COORDINATOR, body, version=version)
-            if version >= 4:
-                c = resp["coordinators"][0]
-                code, node, host, port = c["error_code"], c["node_id"], c["host"], c["port"]
-            else:
-                code, node, host, port = resp["error_code"], resp["node_id"], resp["host"], resp["port"]
-            if not code:
-                if node not in self.cluster.metadata.brokers:
-                    await self.cluster.refresh_metadata([])
-                if node not in self.cluster.metadata.brokers:  # not (yet) in metadata: trust the answer
-                    self.cluster.metadata.brokers[node] = BrokerNode(node, host, port)
-                self._coordinator = node
-                return node
-            if code not in (COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR) or (
-                asyncio.get_running_loop().time() > deadline
-            ):
-                raise group_error(code, f"FindCoordinator for group '{self.group_id}'")
-            await asyncio.sleep(self.retry_backoff)
+        """The group coordinator's node id (FindCoordinator, once until it moves)."""
+        if self._coordinator is None:
+            self._coordinator = await find_coordinator(
+                self.cluster,
+                self.group_id,
+                GROUP,
+                error=lambda key, code, _message: group_error(code, f"FindCoordinator for group '{key}'"),
+                retry_backoff=self.retry_backoff,
+            )
+        return self._coordinator
 
     async def _send(self, api_key: int, body: dict[str, Any], **kw: Any) -> dict[str, Any]:
         node = await self.coordinator()
@@ -400,24 +342,7 @@ class GroupMember:
         """Commit ``{tp: next offset to read}``; raises the first partition error."""
         if not offsets:
             return
-        topics: dict[str, list[dict[str, Any]]] = {}
-        for tp, off in offsets.items():
-            topics.setdefault(tp.topic, []).append(
-                {
-                    "partition_index": tp.partition,
-                    "committed_offset": off,
-                    "committed_leader_epoch": -1,
-                    "committed_metadata": "",
-                }  # fmt: skip
-            )
-        body = {
-            "group_id": self.group_id,
-            "generation_id_or_member_epoch": self.generation_id,
-            "member_id": self.member_id,
-            "group_instance_id": None,
-            "retention_time_ms": -1,
-            "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()],
-        }
+        body = offset_commit_body(self.group_id, self.generation_id, self.member_id, offsets.items())
         resp = await self._send(OFFSET_COMMIT, body, max_version=OFFSET_COMMIT_MAX_VERSION)
         for t in resp["topics"]:
             for p in t["partitions"]:
@@ -431,30 +356,15 @@ class GroupMember:
 
     async def committed(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         """Committed offsets of ``tps`` (partitions with none are left out)."""
-        by_topic: dict[str, list[int]] = {}
-        for tp in tps:
-            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        by_topic = partitions_by_topic(tps)
         if not by_topic:
             return {}
         node = await self.coordinator()
         conn = await self.cluster.connection(node)
         version = conn.version(OFFSET_FETCH, OFFSET_FETCH_MAX_VERSION)
-        topics = [{"name": n, "partition_indexes": ps} for n, ps in by_topic.items()]
-        if version >= 8:
-            body: dict[str, Any] = {
-                "groups": [
-                    {"group_id": self.group_id, "member_id": None, "member_epoch": -1, "topics": topics}
-                ],
-                "require_stable": False,
-            }
-        else:
-            body = {"group_id": self.group_id, "topics": topics, "require_stable": False}
+        body = offset_fetch_body(version, self.group_id, by_topic)
         resp = await self._send(OFFSET_FETCH, body, version=version)
-        if version >= 8:
-            g = resp["groups"][0]
-            code, results = g["error_code"], g["topics"]
-        else:
-            code, results = resp.get("error_code", 0), resp["topics"]
+        code, results = offset_fetch_answer(version, resp)
         if code:
             if code in _COORDINATOR_MOVED:
                 self._coordinator = None

@@ -39,26 +39,31 @@ from typing import Any, TypeVar
 
 from zurau.client.admin import AdminClient
 from zurau.client.cluster import BrokerNode, Cluster
+from zurau.client.coordinator_lookup import COORDINATOR_RETRY, GROUP, find_coordinators
 from zurau.client.group import decode_assignment, decode_subscription
-from zurau.client.types import TopicPartition
+from zurau.client.offset_requests import (
+    OFFSET_COMMIT,
+    OFFSET_COMMIT_MAX_VERSION,
+    OFFSET_FETCH,
+    OFFSET_FETCH_MAX_VERSION,
+    offset_commit_body,
+    offset_fetch_answer,
+    offset_fetch_body,
+)
+from zurau.client.types import TopicPartition, partitions_by_topic
 from zurau.protocol.errors import (
-    CoordinatorLoadInProgressError,
-    CoordinatorNotAvailableError,
     GroupIdNotFoundError,
     KafkaError,
-    NotCoordinatorError,
     UnknownServerError,
     UnknownTopicOrPartitionError,
     UnsupportedVersionError,
     for_code,
 )
+from zurau.protocol.messages import ConsumerGroupDescribeResponseGroupsMembersAssignment
 
 T = TypeVar("T")
 
-OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = 8, 9, 10
 DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS, CONSUMER_GROUP_DESCRIBE = 15, 16, 42, 69
-OFFSET_COMMIT_MAX_VERSION = 9  # v10 names topics by id
-OFFSET_FETCH_MAX_VERSION = 9  # v10 names topics by id
 
 CLASSIC, CONSUMER = "classic", "consumer"
 EMPTY, DEAD, STABLE = "Empty", "Dead", "Stable"
@@ -77,12 +82,6 @@ GROUP_STATES = {
     )
 }
 GROUP_TYPES = (CLASSIC, CONSUMER)
-
-_COORDINATOR_RETRY = {
-    CoordinatorLoadInProgressError.code,
-    CoordinatorNotAvailableError.code,
-    NotCoordinatorError.code,
-}
 
 # Kafka's default messages (org.apache.kafka.common.protocol.Errors) for the codes group calls meet.
 KAFKA_MESSAGES = {
@@ -189,7 +188,10 @@ def _decode_classic_member(m: dict[str, Any], protocol_type: str) -> MemberDescr
     )
 
 
-def _partitions(assignment: dict[str, Any] | None) -> tuple[TopicPartition, ...]:
+def _partitions(
+    assignment: ConsumerGroupDescribeResponseGroupsMembersAssignment | None,
+) -> tuple[TopicPartition, ...]:
+    """A ConsumerGroupDescribe member's (target) assignment as sorted topic-partitions."""
     if not assignment:
         return ()
     return tuple(
@@ -229,58 +231,13 @@ class GroupAdmin:
     # ------------------------------------------------------------------ coordinators
     async def find_coordinators(self, group_ids: Iterable[str]) -> dict[str, int | KafkaError]:
         """The coordinator's node id per group (retrying while coordinators are not available)."""
-        todo = list(dict.fromkeys(group_ids))
-        out: dict[str, int | KafkaError] = {}
-        deadline = self._deadline()
-        loop = asyncio.get_running_loop()
-        while todo:
-            conn = await self.cluster.any_connection()
-            version = conn.version(FIND_COORDINATOR)
-            answers: list[tuple[str, int, str | None, int, str, int]] = []
-            if version >= 4:
-                body = {"key": "", "key_type": 0, "coordinator_keys": todo}
-                resp = await conn.request(FIND_COORDINATOR, body, version=version)
-                for c in resp["coordinators"]:
-                    answers.append(
-                        (
-                            c["key"],
-                            c["error_code"],
-                            c.get("error_message"),
-                            c["node_id"],
-                            c["host"],
-                            c["port"],
-                        )
-                    )
-            else:
-                for gid in todo:
-                    resp = await conn.request(FIND_COORDINATOR, {"key": gid, "key_type": 0}, version=version)
-                    answers.append(
-                        (gid, resp["error_code"], resp.get("error_message"), resp["node_id"], resp["host"],
-                         resp["port"])
-                    )  # fmt: skip
-            retry = []
-            for gid, code, message, node, host, port in answers:
-                if not code:
-                    await self._learn_node(node, host, port)
-                    out[gid] = node
-                elif code in _COORDINATOR_RETRY and loop.time() < deadline:
-                    retry.append(gid)
-                else:
-                    out[gid] = group_error(code, message)
-            answered = {a[0] for a in answers}
-            for gid in todo:
-                if gid not in answered:
-                    out[gid] = _no_answer(gid, "FindCoordinator")
-            todo = [g for g in retry if g not in out]
-            if todo:
-                await asyncio.sleep(self.retry_backoff)
-        return out
-
-    async def _learn_node(self, node: int, host: str, port: int) -> None:
-        if node not in self.cluster.metadata.brokers:
-            await self.cluster.refresh_metadata([])
-        if node not in self.cluster.metadata.brokers:  # not (yet) in metadata: trust the answer
-            self.cluster.metadata.brokers[node] = BrokerNode(node, host, port)
+        return await find_coordinators(
+            self.cluster,
+            group_ids,
+            GROUP,
+            error=lambda _gid, code, message: group_error(code, message),
+            retry_backoff=self.retry_backoff,
+        )
 
     async def _at_coordinators(
         self,
@@ -308,7 +265,7 @@ class GroupAdmin:
                     result = answer[gid] if gid in answer else _no_answer(gid, "the coordinator")
                     if (
                         isinstance(result, KafkaError)
-                        and result.code in _COORDINATOR_RETRY
+                        and result.code in COORDINATOR_RETRY
                         and loop.time() < deadline
                     ):
                         retry.append(gid)
@@ -344,7 +301,7 @@ class GroupAdmin:
                 }
                 resp = await conn.request(LIST_GROUPS, body, version=version)
                 code = resp["error_code"]
-                if code in _COORDINATOR_RETRY and asyncio.get_running_loop().time() < deadline:
+                if code in COORDINATOR_RETRY and asyncio.get_running_loop().time() < deadline:
                     await asyncio.sleep(self.retry_backoff)
                     continue
                 if code:
@@ -445,44 +402,23 @@ class GroupAdmin:
     ) -> dict[TopicPartition, int]:
         """The group's committed offsets (all of them when ``partitions`` is None); partitions
         without a committed offset are left out. Raises the group's error."""
-        by_topic: dict[str, list[int]] | None = None
-        if partitions is not None:
-            by_topic = {}
-            for tp in partitions:
-                by_topic.setdefault(tp.topic, []).append(tp.partition)
-            if not by_topic:
-                return {}
+        by_topic = None if partitions is None else partitions_by_topic(partitions)
+        if by_topic is not None and not by_topic:
+            return {}
 
         async def call(node: int, ids: list[str]) -> dict[str, dict[TopicPartition, int] | KafkaError]:
             conn = await self.cluster.connection(node)
             version = conn.version(OFFSET_FETCH, OFFSET_FETCH_MAX_VERSION, min_version=2)
-            topics = (
-                None
-                if by_topic is None
-                else [{"name": n, "partition_indexes": ps} for n, ps in by_topic.items()]
-            )
-            if version >= 8:
-                body: dict[str, Any] = {
-                    "groups": [
-                        {"group_id": group_id, "member_id": None, "member_epoch": -1, "topics": topics}
-                    ],
-                    "require_stable": False,
-                }
-            else:
-                body = {"group_id": group_id, "topics": topics, "require_stable": False}
+            body = offset_fetch_body(version, group_id, by_topic)
             resp = await conn.request(OFFSET_FETCH, body, version=version)
-            if version >= 8:
-                g = resp["groups"][0]
-                code, results = g["error_code"], g["topics"]
-            else:
-                code, results = resp.get("error_code", 0), resp["topics"]
+            code, results = offset_fetch_answer(version, resp)
             if code:
                 return {group_id: not_found(group_id) if code == 69 else group_error(code)}
             out: dict[TopicPartition, int] = {}
             for t in results:
                 for p in t["partitions"]:
                     pcode = p["error_code"]
-                    if pcode in _COORDINATOR_RETRY:
+                    if pcode in COORDINATOR_RETRY:
                         return {group_id: group_error(pcode)}
                     if pcode == UnknownTopicOrPartitionError.code:
                         continue
@@ -504,24 +440,7 @@ class GroupAdmin:
         must have no members. One result per partition."""
         if not offsets:
             return {}
-        topics: dict[str, list[dict[str, Any]]] = {}
-        for tp, off in sorted(offsets.items()):
-            topics.setdefault(tp.topic, []).append(
-                {
-                    "partition_index": tp.partition,
-                    "committed_offset": off,
-                    "committed_leader_epoch": -1,
-                    "committed_metadata": "",
-                }  # fmt: skip
-            )
-        body = {
-            "group_id": group_id,
-            "generation_id_or_member_epoch": -1,
-            "member_id": "",
-            "group_instance_id": None,
-            "retention_time_ms": -1,
-            "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()],
-        }
+        body = offset_commit_body(group_id, -1, "", sorted(offsets.items()))
 
         async def call(
             node: int, ids: list[str]
@@ -533,7 +452,7 @@ class GroupAdmin:
             for t in resp["topics"]:
                 for p in t["partitions"]:
                     code = p["error_code"]
-                    if code in _COORDINATOR_RETRY:
+                    if code in COORDINATOR_RETRY:
                         return {group_id: group_error(code)}
                     out[TopicPartition(t["name"], p["partition_index"])] = group_error(code) if code else None
             return {group_id: out}

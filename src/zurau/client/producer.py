@@ -110,10 +110,7 @@ class Producer:
         enable_idempotence: bool = False,
         allow_auto_topic_creation: bool = True,
     ) -> None:
-        if isinstance(config, Cluster):
-            self.cluster, self._owns_cluster = config, False
-        else:
-            self.cluster, self._owns_cluster = Cluster(config), True
+        self.cluster, self._owns_cluster = Cluster.of(config)
         self.acks = parse_acks(acks)
         self.compression = compression if isinstance(compression, int) else parse_compression(compression)
         if self.compression not in CODEC_NAMES:
@@ -432,9 +429,10 @@ class Producer:
             by_tp = {b.tp: b for b in batches}
             for t in resp["responses"]:
                 for p in t["partition_responses"]:
-                    b = by_tp.pop(TopicPartition(t["name"], p["index"]), None)
-                    if b is None:
+                    answered = by_tp.pop(TopicPartition(t["name"], p["index"]), None)
+                    if answered is None:
                         continue
+                    b = answered
                     code = p["error_code"]
                     if not code or code == DuplicateSequenceNumberError.code:
                         self._finish(
@@ -454,8 +452,8 @@ class Producer:
             retry.extend((b, e) for b in batches if not self._is_finished(b))
         finally:
             now = time.monotonic()
-            for b, err in retry:
-                b.last_error = err
+            for b, failure in retry:
+                b.last_error = failure
                 b.attempts += 1
                 self._ready.setdefault(b.tp, deque()).appendleft(b)
                 self._retry_at[b.tp] = now + min(self.retry_backoff * b.attempts, 1.0)

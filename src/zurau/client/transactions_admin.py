@@ -40,24 +40,21 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from zurau.client.admin import AdminClient
-from zurau.client.cluster import BrokerNode, Cluster
+from zurau.client.cluster import Cluster
 from zurau.client.config import ClientConfig
-from zurau.client.types import TopicPartition
+from zurau.client.coordinator_lookup import COORDINATOR_RETRY, TRANSACTION, find_coordinator
+from zurau.client.types import TopicPartition, partitions_by_topic
 from zurau.protocol.errors import (
     ConcurrentTransactionsError,
-    CoordinatorLoadInProgressError,
-    CoordinatorNotAvailableError,
     KafkaError,
-    NotCoordinatorError,
     UnknownServerError,
     for_code,
 )
 
 T = TypeVar("T")
 
-FIND_COORDINATOR, INIT_PRODUCER_ID, ADD_PARTITIONS, ADD_OFFSETS, END_TXN = 10, 22, 24, 25, 26
+INIT_PRODUCER_ID, ADD_PARTITIONS, ADD_OFFSETS, END_TXN = 22, 24, 25, 26
 WRITE_TXN_MARKERS, DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 27, 61, 65, 66
-TRANSACTION_KEY = 1
 
 #: Kafka's transaction state names.
 TRANSACTION_STATES = (
@@ -70,16 +67,20 @@ TRANSACTION_STATES = (
     "PrepareEpochFence",
 )
 
-_COORDINATOR_RETRY = {
-    CoordinatorLoadInProgressError.code,
-    CoordinatorNotAvailableError.code,
-    NotCoordinatorError.code,
-}
-
 
 def _error(code: int, what: str, message: str | None = None) -> KafkaError:
     cls = for_code(code)
     return cls(f"{what}: {message or cls.__name__}")
+
+
+def _txn_body(transactional_id: str, producer: ProducerIdAndEpoch, **fields: Any) -> dict[str, Any]:
+    """A transaction-control request body: the id, the producer id and epoch, then ``fields``."""
+    return {
+        "transactional_id": transactional_id,
+        "producer_id": producer.producer_id,
+        "producer_epoch": producer.producer_epoch,
+        **fields,
+    }
 
 
 # ---------------------------------------------------------------------------- results
@@ -151,35 +152,15 @@ class TransactionsAdmin:
     # ------------------------------------------------------------------ coordinators
     async def find_coordinator(self, transactional_id: str) -> int:
         """The node id of the id's coordinator (retrying while none is available)."""
-        deadline = self._deadline()
-        loop = asyncio.get_running_loop()
-        while True:
-            conn = await self.cluster.any_connection()
-            version = conn.version(FIND_COORDINATOR, min_version=1)
-            if version >= 4:
-                resp = await conn.request(
-                    FIND_COORDINATOR,
-                    {"key": "", "key_type": TRANSACTION_KEY, "coordinator_keys": [transactional_id]},
-                    version=version,
-                )
-                c = resp["coordinators"][0]
-            else:
-                c = await conn.request(
-                    FIND_COORDINATOR, {"key": transactional_id, "key_type": TRANSACTION_KEY}, version=version
-                )
-            code = c["error_code"]
-            if not code:
-                node = c["node_id"]
-                if node not in self.cluster.metadata.brokers:
-                    await self.cluster.refresh_metadata([])
-                if node not in self.cluster.metadata.brokers:
-                    self.cluster.metadata.brokers[node] = BrokerNode(node, c["host"], c["port"])
-                return node
-            if code not in _COORDINATOR_RETRY or loop.time() >= deadline:
-                raise _error(
-                    code, f"no coordinator for transactional id '{transactional_id}'", c.get("error_message")
-                )
-            await asyncio.sleep(self.retry_backoff)
+        return await find_coordinator(
+            self.cluster,
+            transactional_id,
+            TRANSACTION,
+            error=lambda tid, code, message: _error(
+                code, f"no coordinator for transactional id '{tid}'", message
+            ),
+            retry_backoff=self.retry_backoff,
+        )
 
     async def _at_coordinator(self, transactional_id: str, call: Callable[[int], Awaitable[int]]) -> None:
         """Run ``call(node)`` (returning an error code) at the id's coordinator, with retries."""
@@ -190,7 +171,7 @@ class TransactionsAdmin:
             code = await call(node)
             if not code:
                 return
-            retriable = code in _COORDINATOR_RETRY or code == ConcurrentTransactionsError.code
+            retriable = code in COORDINATOR_RETRY or code == ConcurrentTransactionsError.code
             if not retriable or loop.time() >= deadline:
                 raise _error(code, f"transactional id '{transactional_id}'")
             await asyncio.sleep(self.retry_backoff)
@@ -271,9 +252,7 @@ class TransactionsAdmin:
         out.update(errors)
 
         async def one(node: int, group: list[TopicPartition]) -> None:
-            topics: dict[str, list[int]] = {}
-            for tp in group:
-                topics.setdefault(tp.topic, []).append(tp.partition)
+            topics = partitions_by_topic(group)
             body = {"topics": [{"name": t, "partition_indexes": ps} for t, ps in topics.items()]}
             resp = await self.cluster.send(node, DESCRIBE_PRODUCERS, body)
             for t in resp["topics"]:
@@ -370,48 +349,57 @@ class TransactionsAdmin:
         return await self.init_producer_id(transactional_id, timeout_ms)
 
     # ------------------------------------------------------------------ transaction control
+    async def _request(
+        self,
+        transactional_id: str,
+        api_key: int,
+        body: dict[str, Any],
+        max_version: int,
+        *,
+        min_version: int = 0,
+        error_code: Callable[[dict[str, Any]], int] = lambda resp: int(resp["error_code"]),
+    ) -> dict[str, Any]:
+        """Send ``body`` to the id's coordinator (retried as :meth:`_at_coordinator` says); the
+        answer without error."""
+        answers: list[dict[str, Any]] = []
+
+        async def call(node: int) -> int:
+            conn = await self.cluster.connection(node)
+            version = conn.version(api_key, max_version, min_version=min_version)
+            answers.append(await conn.request(api_key, body, version=version))
+            return error_code(answers[-1])
+
+        await self._at_coordinator(transactional_id, call)
+        return answers[-1]
+
     async def init_producer_id(
         self, transactional_id: str, transaction_timeout_ms: int, current: ProducerIdAndEpoch | None = None
     ) -> ProducerIdAndEpoch:
         """InitProducerId for a transactional id; ``current`` (v3+) to keep the id after an error."""
-        result: list[ProducerIdAndEpoch] = []
-
-        async def call(node: int) -> int:
-            conn = await self.cluster.connection(node)
-            version = conn.version(INIT_PRODUCER_ID, 5, min_version=3 if current else 0)
-            body = {
-                "transactional_id": transactional_id,
-                "transaction_timeout_ms": transaction_timeout_ms,
-                "producer_id": current.producer_id if current else -1,
-                "producer_epoch": current.producer_epoch if current else -1,
-            }
-            resp = await conn.request(INIT_PRODUCER_ID, body, version=version)
-            if not resp["error_code"]:
-                result.append(ProducerIdAndEpoch(resp["producer_id"], resp["producer_epoch"]))
-            return resp["error_code"]
-
-        await self._at_coordinator(transactional_id, call)
-        return result[-1]
+        body = {
+            "transactional_id": transactional_id,
+            "transaction_timeout_ms": transaction_timeout_ms,
+            "producer_id": current.producer_id if current else -1,
+            "producer_epoch": current.producer_epoch if current else -1,
+        }
+        resp = await self._request(
+            transactional_id, INIT_PRODUCER_ID, body, 5, min_version=3 if current else 0
+        )
+        return ProducerIdAndEpoch(resp["producer_id"], resp["producer_epoch"])
 
     async def add_partitions(
         self, transactional_id: str, producer: ProducerIdAndEpoch, partitions: Iterable[TopicPartition]
     ) -> None:
         """Add partitions to the producer's transaction (starting it): before writing to them."""
-        tps = list(dict.fromkeys(partitions))
-        topics: dict[str, list[int]] = {}
-        for tp in tps:
-            topics.setdefault(tp.topic, []).append(tp.partition)
+        topics = partitions_by_topic(dict.fromkeys(partitions))
+        body = {
+            "v3_and_below_transactional_id": transactional_id,
+            "v3_and_below_producer_id": producer.producer_id,
+            "v3_and_below_producer_epoch": producer.producer_epoch,
+            "v3_and_below_topics": [{"name": t, "partitions": ps} for t, ps in topics.items()],
+        }
 
-        async def call(node: int) -> int:
-            conn = await self.cluster.connection(node)
-            version = conn.version(ADD_PARTITIONS, 3)
-            body = {
-                "v3_and_below_transactional_id": transactional_id,
-                "v3_and_below_producer_id": producer.producer_id,
-                "v3_and_below_producer_epoch": producer.producer_epoch,
-                "v3_and_below_topics": [{"name": t, "partitions": ps} for t, ps in topics.items()],
-            }
-            resp = await conn.request(ADD_PARTITIONS, body, version=version)
+        def error_code(resp: dict[str, Any]) -> int:
             codes = [
                 p["partition_error_code"]
                 for t in resp["results_by_topic_v3_and_below"]
@@ -420,23 +408,12 @@ class TransactionsAdmin:
             hard = [c for c in codes if c and c != 55]  # 55: OPERATION_NOT_ATTEMPTED (another failed)
             return hard[0] if hard else 0
 
-        await self._at_coordinator(transactional_id, call)
+        await self._request(transactional_id, ADD_PARTITIONS, body, 3, error_code=error_code)
 
     async def add_offsets(self, transactional_id: str, producer: ProducerIdAndEpoch, group_id: str) -> None:
         """Make ``group_id``'s offset commits (TxnOffsetCommit) part of the transaction."""
-
-        async def call(node: int) -> int:
-            body = {
-                "transactional_id": transactional_id,
-                "producer_id": producer.producer_id,
-                "producer_epoch": producer.producer_epoch,
-                "group_id": group_id,
-            }
-            conn = await self.cluster.connection(node)
-            resp = await conn.request(ADD_OFFSETS, body, version=conn.version(ADD_OFFSETS, 3))
-            return int(resp["error_code"])
-
-        await self._at_coordinator(transactional_id, call)
+        body = _txn_body(transactional_id, producer, group_id=group_id)
+        await self._request(transactional_id, ADD_OFFSETS, body, 3)
 
     async def end_transaction(
         self, transactional_id: str, producer: ProducerIdAndEpoch, commit: bool
@@ -449,19 +426,8 @@ class TransactionsAdmin:
         means no transaction was open or it was decided the other way, PRODUCER_FENCED that a
         newer producer (or a timeout) took the id over.
         """
-
-        async def call(node: int) -> int:
-            body = {
-                "transactional_id": transactional_id,
-                "producer_id": producer.producer_id,
-                "producer_epoch": producer.producer_epoch,
-                "committed": commit,
-            }
-            conn = await self.cluster.connection(node)
-            resp = await conn.request(END_TXN, body, version=conn.version(END_TXN, 4))
-            return int(resp["error_code"])
-
-        await self._at_coordinator(transactional_id, call)
+        body = _txn_body(transactional_id, producer, committed=commit)
+        await self._request(transactional_id, END_TXN, body, 4)
 
 
 def partitions_of(topic_metadata: Any) -> list[TopicPartition]:

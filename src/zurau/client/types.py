@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import NamedTuple
 
+from zurau.types import TopicPartition  # the one definition, re-exported for the client's users
 
-class TopicPartition(NamedTuple):
-    """A partition of a topic (hashable; sorts by topic, then partition)."""
 
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
+def partitions_by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
+    """``{topic: [partition, ...]}``, topics and partitions in the order first given."""
+    out: dict[str, list[int]] = {}
+    for tp in tps:
+        out.setdefault(tp.topic, []).append(tp.partition)
+    return out
 
 
 class RecordMetadata(NamedTuple):

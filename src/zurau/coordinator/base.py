@@ -3,11 +3,16 @@
 Holds the groups, the committed offsets, the pending transactional offsets and the virtual
 timers; ``_write`` queues records for ``__consumer_offsets`` with a continuation (see
 :class:`~zurau.coordinator.results.Effects`).
+
+Everything is kept per ``__consumer_offsets`` partition in the sense that a group, its offsets,
+its pending transactional offsets and its timers all belong to ``partition_for(group_id)``:
+:meth:`CoordinatorBase.unload_partition` forgets one partition's share and nothing else, and the
+timers of one partition are polled on their own (timer keys name a group, or a partition).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from zurau.coordinator.consumer_group import ConsumerGroup, TopicsView
@@ -16,7 +21,7 @@ from zurau.coordinator.offset_commit_record import OffsetAndMetadata
 from zurau.coordinator.partitioner import partition_for
 from zurau.coordinator.records import CoordinatorRecord
 from zurau.coordinator.results import CoordinatorConfig, Effects, TopicPartition, Write
-from zurau.coordinator.timers import TimerQueue
+from zurau.coordinator.timers import PartitionedTimers
 from zurau.protocol import errors as E
 
 Group = ClassicGroup | ConsumerGroup
@@ -47,13 +52,33 @@ class CoordinatorBase:
         self.pending_txn_offsets: dict[str, dict[TopicPartition, dict[int, PendingTxnOffset]]] = {}
         self._txn_groups: dict[int, set[str]] = {}  # producer id -> groups it has pending offsets in
         self._txn_seq = 0
-        self.timers = TimerQueue()
+        self.timers = PartitionedTimers(self._timer_partition)
         self._loading = False
-        self._started = False
 
     # ------------------------------------------------------------------ plumbing
     def partition_for(self, group_id: str) -> int:
         return partition_for(group_id, self.config.num_partitions)
+
+    def _timer_partition(self, key: Hashable) -> int:
+        """Timer keys are ``(kind, group_id, ...)`` or ``(kind, partition)``."""
+        target = key[1]  # type: ignore[index]
+        return target if isinstance(target, int) else self.partition_for(target)
+
+    def unload_partition(self, partition: int) -> None:
+        """Forget the groups of ``partition``: members, offsets, pending transactional offsets, timers."""
+        mine = self.partition_for
+        for gid in [g for g in self.groups if mine(g) == partition]:
+            self._drop_group(gid)
+        for gid in [g for g in self.offsets if mine(g) == partition]:
+            del self.offsets[gid]
+        for gid in [g for g in self.pending_txn_offsets if mine(g) == partition]:
+            del self.pending_txn_offsets[gid]
+        for pid in list(self._txn_groups):
+            gids = self._txn_groups[pid]
+            gids.difference_update([g for g in gids if mine(g) == partition])
+            if not gids:
+                del self._txn_groups[pid]
+        self.timers.drop(partition)
 
     def _write(
         self,

@@ -348,7 +348,7 @@ class ConsumerProtocol(CoordinatorBase):
                 return
             g = self.groups.get(gid)
             m = g.members.get(member_id) if isinstance(g, ConsumerGroup) else None
-            if m is None:
+            if m is None or not isinstance(g, ConsumerGroup):
                 fx2.reply(
                     token,
                     ConsumerGroupHeartbeatResult(E.UnknownMemberIdError.code, None, member_id, member_epoch),

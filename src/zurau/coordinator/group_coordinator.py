@@ -6,20 +6,29 @@ Every entry point takes the request's data and ``now_ms`` and returns :class:`Ef
   at once, or later from another call (a JoinGroup is answered when the join phase completes, a
   SyncGroup once the leader's assignment is stored).
 * ``writes``: records to append to a ``__consumer_offsets`` partition. The shell appends them and
-  then calls :meth:`GroupCoordinator.complete_write` with the outcome; that replays the records
-  (on success) and runs the continuation, which yields more effects.
+  calls :meth:`GroupCoordinator.complete_write` once they are committed (below the high
+  watermark) or the append failed; that replays the records (on success) and runs the
+  continuation, which yields more effects. The shell releases the replies of the same effects
+  only after their writes completed.
 
-Timers are virtual: :meth:`next_deadline` says when :meth:`poll` must next be called.
+Timers are virtual and kept per ``__consumer_offsets`` partition: :meth:`next_deadline` says
+when :meth:`poll` must next be called for a partition.
 
 Persistent state (committed offsets, KIP-848 group state) changes only by replaying committed
-records (:meth:`replay`), at run time and when loading the partitions at start-up, so the state
-after a restart equals the state before. Classic groups run their JoinGroup/SyncGroup protocol in
-memory and checkpoint themselves with a GroupMetadata record at Kafka's points (assignment
-stored, group became Empty, static member replaced, group deleted); a reload restores each
-group as of its last checkpoint (Stable with its members, or Empty), with fresh session timers.
+records (:meth:`replay`), at run time and when a partition is loaded, so the state after a
+reload equals the state before. Classic groups run their JoinGroup/SyncGroup protocol in memory
+and checkpoint themselves with a GroupMetadata record at Kafka's points (assignment stored,
+group became Empty, static member replaced, group deleted); a reload restores each group as of
+its last checkpoint (Stable with its members, or Empty), with fresh session timers.
 
-The shell must complete a write before feeding the next input (the single-node broker appends
-synchronously, so a record is committed when ``append`` returns).
+Partitions: a group and everything about it belongs to ``partition_for(group_id)``. The shell
+loads a partition (:meth:`load` with its records, then :meth:`start_partition`) and unloads it
+(:meth:`unload_partition`) independently of the others; every write of an input goes to the
+partition of the group the input is about.
+
+The shell feeds a partition's next input only once every write of the previous inputs of that
+partition has completed (:meth:`complete_write`): the state machine reads its state as
+committed, and KIP-848 heartbeats compute new records from it.
 """
 
 from __future__ import annotations
@@ -84,13 +93,15 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
         write.then(error, now_ms, fx)
         return fx
 
-    def next_deadline(self) -> int | None:
-        return self.timers.next_deadline()
+    def next_deadline(self, partition: int) -> int | None:
+        """When :meth:`poll` must next run for ``partition`` (None: no timer)."""
+        return self.timers.next_deadline(partition)
 
-    def start(self, now_ms: int) -> None:
-        """After loading: arm session timers of every loaded member and the retention check."""
-        self._started = True
+    def start_partition(self, partition: int, now_ms: int) -> Effects:
+        """After loading ``partition``: arm the session timers of its members and its retention check."""
         for group in self.groups.values():
+            if self.partition_for(group.group_id) != partition:
+                continue
             if isinstance(group, ClassicGroup):
                 for m in group.members.values():
                     self._rearm_session(group, m, now_ms)
@@ -101,12 +112,15 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
                     self._cg_schedule_session(group.group_id, cm.member_id, now_ms)
                     if cm.state == MemberState.UNREVOKED_PARTITIONS:
                         self._cg_schedule_revocation(group.group_id, cm, now_ms)
-        self.timers.schedule(("retention",), now_ms + self.config.offsets_retention_check_interval_ms)
+        self.timers.schedule(
+            ("retention", partition), now_ms + self.config.offsets_retention_check_interval_ms
+        )
+        return Effects()
 
-    def poll(self, now_ms: int) -> Effects:
-        """Fire every timer due at ``now_ms``."""
+    def poll(self, now_ms: int, partition: int) -> Effects:
+        """Fire every timer of ``partition`` due at ``now_ms``."""
         fx = Effects()
-        for key in self.timers.expired(now_ms):
+        for key in self.timers.expired(now_ms, partition):
             kind = key[0]  # type: ignore[index]
             if kind == "session":
                 self._on_session_expired(key[1], key[2], now_ms, fx)  # type: ignore[index]
@@ -119,15 +133,18 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
             elif kind in ("cg-session", "cg-revoke"):
                 self._cg_on_timeout(key[1], key[2], kind, now_ms, fx)  # type: ignore[index]
             elif kind == "retention":
-                self._expire_offsets(now_ms, fx)
-                self.timers.schedule(("retention",), now_ms + self.config.offsets_retention_check_interval_ms)
+                self._expire_offsets(now_ms, fx, partition)
+                self.timers.schedule(
+                    ("retention", partition), now_ms + self.config.offsets_retention_check_interval_ms
+                )
         return fx
 
     # ------------------------------------------------------------------ replay (persistent state)
     def load(self, records: Iterable[LogEntry | None]) -> None:
-        """Replay records read from ``__consumer_offsets`` at start-up (latest record per key wins).
+        """Replay committed records read from ``__consumer_offsets`` (latest record per key wins).
 
-        Transactional offset commits are pending until their producer's marker in the same
+        May be called several times for one partition (a chunk of its log at a time), in log
+        order. Transactional offset commits are pending until their producer's marker in the same
         partition (a :class:`TxnMarker` with its ``partition`` set); those still pending at the
         end wait for the transaction coordinator to complete their transaction.
         """
@@ -526,13 +543,13 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
             for t, parts in topics:
                 lst = []
                 for p in parts:
-                    om = offs.get((t, p))
+                    found = offs.get((t, p))
                     if (t, p) in pending:
                         lst.append(FetchedOffset(p, -1, -1, "", unstable))
-                    elif om is None:
+                    elif found is None:
                         lst.append(FetchedOffset(p, -1, -1, ""))
                     else:
-                        lst.append(FetchedOffset(p, om.offset, om.leader_epoch, om.metadata))
+                        lst.append(FetchedOffset(p, found.offset, found.leader_epoch, found.metadata))
                 out.append((t, lst))
         return OffsetFetchResult(0, out)
 
@@ -584,10 +601,13 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
         return fx
 
     # ------------------------------------------------------------------ retention
-    def _expire_offsets(self, now_ms: int, fx: Effects) -> None:
-        """Kafka's cleanupGroupMetadata: expire offsets, then delete empty groups without offsets."""
+    def _expire_offsets(self, now_ms: int, fx: Effects, partition: int) -> None:
+        """Kafka's cleanupGroupMetadata for the groups of ``partition``: expire offsets, then
+        delete empty groups without offsets."""
         retention = self.config.offsets_retention_ms
         for gid in sorted(set(self.groups) | set(self.offsets)):
+            if self.partition_for(gid) != partition:
+                continue
             group = self.groups.get(gid)
             offs = self.offsets.get(gid, {})
             expired: list[TopicPartition] = []
@@ -650,10 +670,15 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
             CoordinatorRecord(R.CONSUMER_GROUP_METADATA, {"group_id": gid}),
         ]
 
-    def delete_topic_offsets(self, topic: str, now_ms: int) -> Effects:
-        """A topic was deleted: drop every group's committed offsets for it (Kafka does the same)."""
+    def delete_topic_offsets(self, topic: str, now_ms: int, partition: int | None = None) -> Effects:
+        """A topic was deleted: drop the groups' committed offsets for it (Kafka does the same).
+
+        ``partition``: only the groups of that ``__consumer_offsets`` partition (None: all).
+        """
         fx = Effects()
         for gid in sorted(self.offsets):
+            if partition is not None and self.partition_for(gid) != partition:
+                continue
             doomed = [tp for tp in self.offsets[gid] if tp[0] == topic]
             if doomed:
                 records = [offset_record(gid, tp, None) for tp in sorted(doomed)]
@@ -729,7 +754,10 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
         return out
 
     def delete_groups(self, token: Any, group_ids: list[str], now_ms: int) -> Effects:
-        """DeleteGroups. Reply: ``{group_id: error_code}``."""
+        """DeleteGroups. Reply: ``{group_id: error_code}``.
+
+        The shell passes the ids of one ``__consumer_offsets`` partition at a time.
+        """
         fx = Effects()
         result: dict[str, int] = {}
         waiting: set[str] = set()

@@ -24,10 +24,12 @@ Invariants kept by the coordinator:
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+from zurau.protocol.consumer_protocol import subscription_topics
+from zurau.protocol.primitives import DecodeError
 
 
 class GroupState(StrEnum):
@@ -228,20 +230,10 @@ class ClassicGroup:
 def parse_consumer_subscription_topics(data: bytes) -> list[str] | None:
     """Topics of a ConsumerProtocolSubscription (``version int16, topics [string], ...``).
 
-    Every version starts with the same two fields; None if the bytes cannot hold them.
+    Every version starts with the same two fields; None if the bytes cannot hold them (or the
+    version is negative, or a topic name is not UTF-8).
     """
     try:
-        pos = 2
-        (n,) = struct.unpack_from(">i", data, pos)
-        pos += 4
-        topics = []
-        for _ in range(max(n, 0)):
-            (length,) = struct.unpack_from(">h", data, pos)
-            pos += 2
-            if length < 0 or pos + length > len(data):
-                return None
-            topics.append(bytes(data[pos : pos + length]).decode("utf-8", "replace"))
-            pos += length
-        return topics
-    except (struct.error, IndexError):
+        return subscription_topics(data)
+    except DecodeError:
         return None

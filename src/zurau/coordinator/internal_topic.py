@@ -1,47 +1,74 @@
-"""Reading a coordinator's internal topic partition back at start-up.
+"""Reading a coordinator's internal topic partition back when it is loaded.
 
 Both coordinators (groups in ``__consumer_offsets``, transactions in ``__transaction_state``)
-rebuild their state by replaying every committed record of their partitions, from the log start
-offset to the high watermark. This module holds that loop once; each coordinator supplies the
-parser of its own record format.
+rebuild a partition's state by replaying its committed records, from the log start offset to the
+high watermark. :class:`PartitionLoader` holds that loop once, a chunk at a time (so a large
+partition can be loaded without holding the event loop for its whole length); each coordinator
+supplies the parser of its own record format.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Generic, TypeVar
 
+from zurau.coordinator.partition_writer import PartitionWriter
 from zurau.protocol.errors import CorruptRecordError
 from zurau.protocol.primitives import DecodeError
 
 log = logging.getLogger("zurau.coordinator")
 
-T = TypeVar("T")
+R = TypeVar("R")
+
+# parse(data, log_start_offset) -> (offset after the batch, its records to replay) per whole batch
+ChunkParser = Callable[[bytes, int], Iterable[tuple[int, list[R]]]]
 
 
-def replay_partition(
-    plog: Any,
-    buffer_bytes: int,
-    parse: Callable[[bytes], Iterable[tuple[int, T]]],
-    where: str,
-) -> Iterator[tuple[int, T]]:
-    """Yield ``(next_offset, item)`` for each unit ``parse`` finds in [log start, high watermark).
+class PartitionLoader(Generic[R]):
+    """Reads one partition's committed records in chunks of about ``buffer_bytes``.
 
-    ``parse(data)`` turns a chunk of whole batches into ``(offset after the unit, item)`` pairs.
-    Reads ``buffer_bytes`` at a time (at least one whole batch). An unreadable chunk is logged with
-    ``where`` and ends the replay of this partition: what was read before it stands.
+    :meth:`next_chunk` returns the records of the next chunk and whether the loader reached the
+    high watermark (as it is at that call). An unreadable chunk is logged and ends the load: what
+    was read before it stands. Read errors of the writer (the partition is no longer led here)
+    propagate as KafkaError.
     """
-    offset = plog.log_start_offset
-    hw = plog.high_watermark
-    while offset < hw:
-        data = plog.read(offset, buffer_bytes, max_offset=hw, min_one_batch=True)
+
+    def __init__(
+        self,
+        writer: PartitionWriter,
+        topic: str,
+        partition: int,
+        buffer_bytes: int,
+        parse: ChunkParser[R],
+    ) -> None:
+        self.writer = writer
+        self.topic = topic
+        self.partition = partition
+        self.buffer_bytes = max(buffer_bytes, 1)
+        self.parse = parse
+        self.log_start = writer.log_start_offset(topic, partition)
+        self.offset = self.log_start
+        self.count = 0
+
+    def next_chunk(self) -> tuple[list[R], bool]:
+        hw = self.writer.high_watermark(self.topic, self.partition)
+        if self.offset >= hw:
+            return [], True
+        data = self.writer.read_committed(self.topic, self.partition, self.offset, self.buffer_bytes)
         if not data:
-            return
+            return [], True
+        out: list[R] = []
+        before = self.offset
         try:
-            for nxt, item in parse(data):
-                yield nxt, item
-                offset = max(offset, nxt)
+            for nxt, records in self.parse(data, self.log_start):
+                out.extend(records)
+                self.offset = max(self.offset, nxt)
         except (DecodeError, CorruptRecordError) as e:
-            log.error("%s: unreadable records at offset %d: %s", where, offset, e)
-            return
+            log.error(
+                "%s-%d: unreadable records at offset %d: %s", self.topic, self.partition, self.offset, e
+            )
+            self.count += len(out)
+            return out, True
+        self.count += len(out)
+        return out, self.offset >= hw or self.offset == before

@@ -21,6 +21,7 @@ A tombstone (null value) deletes the committed offset.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from zurau.protocol.schema import INT32, INT64, STRING, F
 
@@ -64,11 +65,11 @@ class OffsetAndMetadata:
         }
 
     @classmethod
-    def from_value(cls, value: dict[str, object], version: int) -> OffsetAndMetadata:
+    def from_value(cls, value: dict[str, Any], version: int) -> OffsetAndMetadata:
         return cls(
-            int(value["offset"]),  # type: ignore[arg-type]
-            int(value["leader_epoch"]) if version >= 3 else -1,  # type: ignore[arg-type]
+            int(value["offset"]),
+            int(value["leader_epoch"]) if version >= 3 else -1,
             str(value["metadata"] or ""),
-            int(value["commit_timestamp"]),  # type: ignore[arg-type]
-            int(value["expire_timestamp"]) if version == 1 else -1,  # type: ignore[arg-type]
+            int(value["commit_timestamp"]),
+            int(value["expire_timestamp"]) if version == 1 else -1,
         )

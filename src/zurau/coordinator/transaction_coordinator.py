@@ -7,13 +7,19 @@ and returns :class:`TxnEffects`:
 
 * ``replies``: ``(token, result)`` pairs, as in the group coordinator.
 * ``writes``: one :class:`TxnWrite` per state change, a record for ``__transaction_state``. The
-  shell appends it and calls :meth:`TransactionCoordinator.complete_write` with the outcome; that
-  applies the new state (on success) and runs the continuation, which yields more effects.
+  shell appends it and calls :meth:`TransactionCoordinator.complete_write` once it is committed
+  (below the high watermark) or the append failed; that applies the new state (on success) and
+  runs the continuation, which yields more effects.
 * ``markers``: :class:`MarkerRequest` s, COMMIT or ABORT markers to append to the partitions of
   a transaction that is being completed. The shell writes them and reports each partition's
-  outcome to :meth:`complete_markers`.
+  outcome (committed, or the error) to :meth:`complete_markers`; other inputs may come first.
 
-Timers are virtual: :meth:`next_deadline` says when :meth:`poll` must next be called.
+Timers are virtual and kept per ``__transaction_state`` partition: :meth:`next_deadline` says
+when :meth:`poll` must next be called for a partition.
+
+Partitions: a transactional id and everything about it belongs to ``partition_for(id)``. The
+shell loads a partition (:meth:`load` with its records, then :meth:`start_partition`) and
+unloads it (:meth:`unload_partition`) independently of the others.
 
 States and transitions (Kafka's)::
 
@@ -30,9 +36,9 @@ States and transitions (Kafka's)::
 
 Invariants:
 
-* Persistent state changes only by applying a committed record: :meth:`complete_write` after a
-  successful append, :meth:`replay` when loading ``__transaction_state`` at start-up. So the state
-  after a restart equals the state before, except ``last_producer_epoch`` (not in Kafka's record
+* Persistent state changes only by applying a committed record: :meth:`complete_write` once
+  the record is below the high watermark, :meth:`replay` when loading a ``__transaction_state``
+  partition. So the state after a reload equals the state before, except ``last_producer_epoch`` (not in Kafka's record
   format either; it only lets a retried InitProducerId get the epoch it already got).
   The one exception, as in Kafka: InitProducerId for an unknown id registers it in memory as
   Empty with a fresh producer id and epoch -1 before writing its first record.
@@ -40,23 +46,23 @@ Invariants:
   meeting one get CONCURRENT_TRANSACTIONS, which clients retry.
 * A PrepareCommit/PrepareAbort is always driven to CompleteCommit/CompleteAbort: markers are
   retried (every ``marker_retry_backoff_ms``) until each partition has one (a deleted partition
-  needs none), after a restart too (:meth:`start` resends the markers of every prepared
-  transaction it loaded). Writing a marker twice is harmless: the second ends nothing.
-* The client learns the outcome of EndTxn once the Prepare record is stored, as in Kafka; on a
-  single node the markers and the Complete record follow in the same step.
+  needs none), after a reload too (:meth:`start_partition` resends the markers of every
+  prepared transaction it loaded). Writing a marker twice is harmless: the second ends nothing.
+* The client learns the outcome of EndTxn once the Prepare record is committed, as in Kafka; on
+  a single node the markers and the Complete record follow in the same step.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from zurau.coordinator.partitioner import partition_for
 from zurau.coordinator.results import write_error
-from zurau.coordinator.timers import TimerQueue
+from zurau.coordinator.timers import PartitionedTimers
 from zurau.coordinator.transaction_log_records import (
     TopicPartition,
     TxnLogRecord,
@@ -249,7 +255,7 @@ class TransactionCoordinator:
         self._next_producer_id = next_producer_id
         self.transactions: dict[str, TxnEntry] = {}
         self.by_producer_id: dict[int, str] = {}  # current producer id -> transactional id
-        self.timers = TimerQueue()
+        self.timers = PartitionedTimers(self._timer_partition)
         self._loading = False
 
     # ------------------------------------------------------------------ plumbing
@@ -257,8 +263,22 @@ class TransactionCoordinator:
         """The ``__transaction_state`` partition of an id (Kafka's mapping, as for groups)."""
         return partition_for(transactional_id, self.config.num_partitions)
 
-    def next_deadline(self) -> int | None:
-        return self.timers.next_deadline()
+    def _timer_partition(self, key: Hashable) -> int:
+        """Timer keys are ``(kind, transactional_id)`` or ``(kind, partition)``."""
+        target = key[1]  # type: ignore[index]
+        return target if isinstance(target, int) else self.partition_for(target)
+
+    def next_deadline(self, partition: int) -> int | None:
+        """When :meth:`poll` must next run for ``partition`` (None: no timer)."""
+        return self.timers.next_deadline(partition)
+
+    def unload_partition(self, partition: int) -> None:
+        """Forget the transactional ids of ``partition`` and their timers."""
+        for tid in [t for t in self.transactions if self.partition_for(t) == partition]:
+            entry = self.transactions.pop(tid)
+            if self.by_producer_id.get(entry.meta.producer_id) == tid:
+                del self.by_producer_id[entry.meta.producer_id]
+        self.timers.drop(partition)
 
     def _write(
         self,
@@ -285,7 +305,10 @@ class TransactionCoordinator:
 
     # ------------------------------------------------------------------ replay (persistent state)
     def load(self, records: Iterable[TxnLogRecord]) -> None:
-        """Replay ``__transaction_state`` at start-up (the latest record per id wins)."""
+        """Replay committed ``__transaction_state`` records (the latest record per id wins).
+
+        May be called several times for one partition (a chunk of its log at a time), in log order.
+        """
         self._loading = True
         try:
             for rec in records:
@@ -333,21 +356,24 @@ class TransactionCoordinator:
             entry.markers_in_flight = False
             self.timers.cancel(("markers", tid))
 
-    def start(self, now_ms: int) -> TxnEffects:
-        """After loading: resend the markers of every prepared transaction, arm the expiration check.
+    def start_partition(self, partition: int, now_ms: int) -> TxnEffects:
+        """After loading ``partition``: resend the markers of its prepared transactions, arm its
+        expiration check.
 
         Ongoing transactions keep their timeout timers (armed by replay): one that expired while
-        the broker was down is aborted by the next :meth:`poll`.
+        the partition was not loaded is aborted by the next :meth:`poll`.
         """
         fx = TxnEffects()
         for tid in sorted(self.transactions):
+            if self.partition_for(tid) != partition:
+                continue
             entry = self.transactions[tid]
             if entry.meta.state in PREPARE_STATES:
                 log.info(
                     "completing transaction of %s (%s) found at start-up", tid, entry.meta.state.kafka_name
                 )
                 self._send_markers(fx, entry, now_ms)
-        self.timers.schedule(("expire",), now_ms + self.config.remove_expired_interval_ms)
+        self.timers.schedule(("expire", partition), now_ms + self.config.remove_expired_interval_ms)
         return fx
 
     # ------------------------------------------------------------------ InitProducerId
@@ -746,10 +772,11 @@ class TransactionCoordinator:
         self._write(fx, entry, transit, stored)
 
     # ------------------------------------------------------------------ timers
-    def poll(self, now_ms: int) -> TxnEffects:
-        """Fire every timer due at ``now_ms``: transaction timeouts, marker retries, expiration."""
+    def poll(self, now_ms: int, partition: int) -> TxnEffects:
+        """Fire every timer of ``partition`` due at ``now_ms``: transaction timeouts, marker
+        retries, expiration."""
         fx = TxnEffects()
-        for key in self.timers.expired(now_ms):
+        for key in self.timers.expired(now_ms, partition):
             kind = key[0]  # type: ignore[index]
             if kind == "timeout":
                 self._on_timeout(key[1], now_ms, fx)  # type: ignore[index]
@@ -758,8 +785,8 @@ class TransactionCoordinator:
                 if entry is not None:
                     self._send_markers(fx, entry, now_ms)
             elif kind == "expire":
-                self._expire_ids(now_ms, fx)
-                self.timers.schedule(("expire",), now_ms + self.config.remove_expired_interval_ms)
+                self._expire_ids(now_ms, fx, partition)
+                self.timers.schedule(("expire", partition), now_ms + self.config.remove_expired_interval_ms)
         return fx
 
     def _on_timeout(self, tid: str, now_ms: int, fx: TxnEffects) -> None:
@@ -789,9 +816,11 @@ class TransactionCoordinator:
 
         self._end(fx, entry, commit=False, fence=True, now_ms=now_ms, then=aborted)
 
-    def _expire_ids(self, now_ms: int, fx: TxnEffects) -> None:
-        """Forget ids idle (Empty or completed) for ``transactional.id.expiration.ms``."""
+    def _expire_ids(self, now_ms: int, fx: TxnEffects, partition: int) -> None:
+        """Forget the ids of ``partition`` idle (Empty or completed) for ``transactional.id.expiration.ms``."""
         for tid in sorted(self.transactions):
+            if self.partition_for(tid) != partition:
+                continue
             entry = self.transactions[tid]
             meta = entry.meta
             if (

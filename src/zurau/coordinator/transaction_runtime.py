@@ -1,40 +1,42 @@
-"""The transaction coordinator's async shell: the only part that touches the log, the loop and the clock.
+"""The transaction coordinator's part of the coordinator runtime: ``__transaction_state``.
 
-Mirrors :mod:`zurau.coordinator.runtime` (the group coordinator's shell):
+:class:`TransactionRuntime` runs
+:class:`~zurau.coordinator.transaction_coordinator.TransactionCoordinator` in the shared
+:class:`~zurau.coordinator.coordinator_runtime.CoordinatorRuntime` (shards, writes committed at
+the high watermark, timers) and adds what is specific to transactions:
 
-* Requests: :meth:`TransactionRuntime.submit` gives the state machine a token and returns a future
-  that the reply for that token completes.
-* Writes: each state change is one record appended (acks=all) to its ``__transaction_state``
-  partition through the :class:`~zurau.replication.replica_manager.ReplicaManager`; the append is
-  synchronous on a single node, so its outcome is reported to the state machine at once.
-* Markers: :meth:`write_markers` appends a COMMIT or ABORT control batch to each partition of a
-  completing transaction (``ReplicaManager.append_markers``); markers that reach a
-  ``__consumer_offsets`` partition are reported to the group coordinator, which commits or drops
-  the transaction's pending offsets there. The WriteTxnMarkers handler uses the same path.
-* Timers: one ``loop.call_later`` handle, re-armed to the state machine's next deadline (transaction
-  timeouts, marker retries, transactional-id expiration) after every input.
+* Records: each state change is one ``__transaction_state`` record in a batch of its own.
+* Markers: a :class:`MarkerRequest` of the state machine becomes a COMMIT or ABORT marker in
+  each partition of the transaction. A marker counts as written once it is committed (the
+  partition's high watermark passed it) or failed; when every partition has an outcome, the
+  outcomes go back to the state machine (``complete_markers``) in the transactional id's turn.
+  Markers for ``__consumer_offsets`` go through the group coordinator
+  (:meth:`~zurau.coordinator.runtime.GroupCoordinatorRuntime.write_txn_marker`), which also
+  commits or drops the transaction's pending offsets there. The WriteTxnMarkers handler uses
+  the same path (:meth:`TransactionRuntime.write_markers`).
+* A loaded partition resends the markers of every transaction it finds prepared
+  (PrepareCommit/PrepareAbort): that is the recovery after a crash or a coordinator move. An
+  ongoing one is aborted when its timeout passes, unless its producer ends it first.
 * ``__transaction_state`` is created on first use (``cleanup.policy=compact``,
   ``transaction.state.log.num.partitions`` partitions, ``transaction.state.log.segment.bytes``,
-  ``min.insync.replicas=transaction.state.log.min.isr``). If it exists at start-up, every
-  partition is replayed before the broker listens, and every transaction found prepared
-  (PrepareCommit/PrepareAbort) is completed at once: that is the recovery after a crash. An
-  ongoing one is aborted when its timeout passes, unless its producer ends it first.
-* Verification (``transaction.partition.verification.enable``): the shell installs
-  :meth:`TransactionCoordinator.check_produce` as the replica manager's ``txn_verifier``.
+  ``min.insync.replicas=transaction.state.log.min.isr``).
+* Verification (``transaction.partition.verification.enable``): :meth:`TransactionRuntime.verify`
+  is the replica manager's ``txn_verifier``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
-import logging
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 
+from zurau.clock import Clock, TimerHandle
 from zurau.coordinator.consumer_group import TopicsView
-from zurau.coordinator.internal_topic import replay_partition
-from zurau.coordinator.runtime import OFFSETS_TOPIC, GroupCoordinatorRuntime, TopicCreator
+from zurau.coordinator.coordinator_runtime import CoordinatorRuntime, TopicCreator
+from zurau.coordinator.internal_topic import ChunkParser
+from zurau.coordinator.partition_writer import PartitionWriter
+from zurau.coordinator.runtime import OFFSETS_TOPIC, GroupCoordinatorRuntime
 from zurau.coordinator.transaction_coordinator import (
     MarkerRequest,
     TransactionConfig,
@@ -51,109 +53,72 @@ from zurau.coordinator.transaction_log_records import (
 from zurau.protocol.errors import (
     CoordinatorNotAvailableError,
     KafkaError,
-    NotCoordinatorError,
+    RequestTimedOutError,
     UnknownServerError,
 )
-from zurau.replication.replica_manager import ReplicaManager
-
-log = logging.getLogger("zurau.coordinator.txn")
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 
+# How long a marker may wait for its partition's high watermark before it counts as failed (and
+# is retried by the state machine): Kafka's default request.timeout.ms.
+MARKER_TIMEOUT_MS = 30_000
 
-class TransactionRuntime:
+MarkerCallback = Callable[[TopicPartition, KafkaError | None], None]
+
+
+class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, TxnEffects]):
+    topic = TRANSACTION_STATE_TOPIC
+    what = "transactional id"
+
     def __init__(
         self,
         broker_config: Any,
-        replica_manager: ReplicaManager,
+        writer: PartitionWriter,
         topics: TopicsView,
         create_topic: TopicCreator,
-        now_ms: Callable[[], int],
+        clock: Clock,
         next_producer_id: Callable[[], int],
         groups: GroupCoordinatorRuntime | None = None,
+        *,
+        config: TransactionConfig | None = None,
     ) -> None:
-        self.broker_config = broker_config
-        self.replica_manager = replica_manager
-        self.topics = topics
-        self._create_topic = create_topic
-        self.now_ms = now_ms
+        """``config`` overrides the transaction settings read from ``broker_config`` (tests)."""
+        self._config = config
         self._next_producer_id = next_producer_id
         self.groups = groups
-        self.core: TransactionCoordinator
-        self._waiting: dict[int, asyncio.Future[Any]] = {}
-        self._tokens = itertools.count(1)
-        self._timer: asyncio.TimerHandle | None = None
-        self._armed: int | None = None
-        self.started = False
+        # (topic, partition) -> markers waiting for its high watermark: (last offset, done)
+        self._marker_waits: dict[TopicPartition, list[tuple[int, Callable[[KafkaError | None], None]]]] = {}
+        super().__init__(broker_config, writer, topics, create_topic, clock)
 
     def next_producer_id(self) -> int:
         """A fresh producer id for an idempotent (non-transactional) producer."""
         return self._next_producer_id()
 
-    # ------------------------------------------------------------------ lifecycle
-    def start(self) -> None:
-        """Build the state machine, replay ``__transaction_state``, complete prepared transactions."""
-        existing = self.topics.get(TRANSACTION_STATE_TOPIC)
-        n = existing.partitions if existing is not None else None
-        self.core = TransactionCoordinator(
-            TransactionConfig.from_broker_config(self.broker_config, n), self._next_producer_id
-        )
-        if existing is not None:
-            self._load(existing.partitions)
-        if self.broker_config.get("transaction.partition.verification.enable"):
-            self.replica_manager.txn_verifier = self._verify
-        self.started = True
-        self._process(self.core.start(self.now_ms()))
+    # ------------------------------------------------------------------ hooks
+    def _new_core(self, num_partitions: int | None) -> TransactionCoordinator:
+        if self._config is not None:
+            config = replace(self._config, num_partitions=num_partitions or self._config.num_partitions)
+        else:
+            config = TransactionConfig.from_broker_config(self.broker_config, num_partitions)
+        return TransactionCoordinator(config, self._next_producer_id)
 
-    def stop(self) -> None:
-        self.started = False
-        if self.replica_manager.txn_verifier == self._verify:
-            self.replica_manager.txn_verifier = None
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        for fut in self._waiting.values():
-            if not fut.done():
-                fut.cancel()
-        self._waiting.clear()
+    def _num_partitions(self) -> int:
+        return self.core.config.num_partitions
 
-    def _load(self, partitions: int) -> None:
-        t0 = time.monotonic()
-        buffer = int(self.broker_config.get("transaction.state.log.load.buffer.size"))
-        count = 0
+    def _encode(self, write: TxnWrite, now_ms: int) -> bytearray:
+        return bytearray(build_records_batch([write.record], now_ms))
 
-        def records() -> Any:
-            nonlocal count
-            for index in range(partitions):
-                p = self.replica_manager.get(TRANSACTION_STATE_TOPIC, index)
-                if p is None:
-                    continue
-                start = p.log.log_start_offset
-                where = f"{TRANSACTION_STATE_TOPIC}-{index}"
-                for nxt, recs in replay_partition(p.log, buffer, iter_log_records, where):
-                    if nxt > start:
-                        count += len(recs)
-                        yield from recs
+    def _parser(self, partition: int) -> ChunkParser[TxnLogRecord]:
+        def parse(data: bytes, log_start: int) -> Iterator[tuple[int, list[TxnLogRecord]]]:
+            for nxt, records in iter_log_records(data):
+                yield nxt, records if nxt > log_start else []
 
-        self.core.load(records())
-        log.info(
-            "loaded %d transactional ids (%d records) from %s in %.0f ms",
-            len(self.core.transactions),
-            count,
-            TRANSACTION_STATE_TOPIC,
-            (time.monotonic() - t0) * 1000,
-        )
+        return parse
 
-    # ------------------------------------------------------------------ topic
-    def ensure_topic(self) -> Any:
-        """Create ``__transaction_state`` if it does not exist yet; return its metadata."""
-        t = self.topics.get(TRANSACTION_STATE_TOPIC)
-        if t is not None:
-            return t
+    def _topic_spec(self) -> tuple[int, int, dict[str, str | None]]:
         cfg = self.broker_config
-        self._create_topic(
-            TRANSACTION_STATE_TOPIC,
-            self.core.config.num_partitions,
+        return (
+            self._num_partitions(),
             int(cfg.get("transaction.state.log.replication.factor")),
             {
                 "cleanup.policy": "compact",
@@ -163,75 +128,45 @@ class TransactionRuntime:
                 "unclean.leader.election.enable": "false",
             },
         )
-        return self.topics.get(TRANSACTION_STATE_TOPIC)
 
-    def coordinator_error(self, transactional_id: str) -> KafkaError | None:
-        """None if this broker coordinates ``transactional_id`` (creating the topic on first use)."""
-        if not self.started:
-            return CoordinatorNotAvailableError("the transaction coordinator is not running")
-        try:
-            self.ensure_topic()
-        except KafkaError as e:
-            log.error("cannot create %s: %s", TRANSACTION_STATE_TOPIC, e)
-            return CoordinatorNotAvailableError(f"{TRANSACTION_STATE_TOPIC} cannot be created: {e}")
-        p = self.replica_manager.get(TRANSACTION_STATE_TOPIC, self.core.partition_for(transactional_id))
-        if p is None or p.leader_id != self.replica_manager.node_id:
-            return NotCoordinatorError(
-                f"this broker does not coordinate transactional id {transactional_id!r}"
-            )
-        return None
+    def _load_buffer_bytes(self) -> int:
+        return int(self.broker_config.get("transaction.state.log.load.buffer.size"))
 
-    # ------------------------------------------------------------------ requests
-    def submit(self, op: Callable[[int, int], TxnEffects]) -> asyncio.Future[Any]:
-        """Run ``op(token, now_ms)`` on the state machine; the future gets the token's reply."""
-        token = next(self._tokens)
-        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._waiting[token] = fut
-        fut.add_done_callback(lambda _f, t=token: self._waiting.pop(t, None))
-        try:
-            fx = op(token, self.now_ms())
-        except BaseException:
-            self._waiting.pop(token, None)
-            fut.cancel()
-            raise
-        self._process(fx)
-        return fut
+    def _on_effects(self, partition: int, fx: TxnEffects) -> None:
+        for m in fx.markers:
+            self._send_markers(partition, m)
 
-    def _verify(self, topic: str, index: int, producer_id: int, producer_epoch: int) -> KafkaError | None:
+    # ------------------------------------------------------------------ lifecycle
+    def stop(self) -> None:
+        """Stop serving (see :meth:`CoordinatorRuntime.stop`); markers still waiting for their
+        partition's high watermark are answered COORDINATOR_NOT_AVAILABLE."""
+        super().stop()
+        waits, self._marker_waits = self._marker_waits, {}
+        err = CoordinatorNotAvailableError("the transaction coordinator is shutting down")
+        for entries in waits.values():
+            for _offset, done in entries:
+                self._guard(done, err)
+
+    # ------------------------------------------------------------------ verification
+    def verify(self, topic: str, index: int, producer_id: int, producer_epoch: int) -> KafkaError | None:
+        """KIP-890: may this producer's first transactional batch go to ``topic-index``?"""
         if not self.started:
             return CoordinatorNotAvailableError("the transaction coordinator is not running")
         return self.core.check_produce(producer_id, producer_epoch, (topic, index))
 
-    def _process(self, fx: TxnEffects) -> None:
-        self._run(fx)
-        self._rearm()
+    # ------------------------------------------------------------------ markers
+    def _send_markers(self, partition: int, m: MarkerRequest) -> None:
+        """Write the markers of ``m``; report all outcomes to the state machine in ``partition``'s turn."""
+        results: dict[TopicPartition, KafkaError | None] = {}
+        wanted = len(set(m.partitions))
+        shard = self._shards.get(partition)
 
-    def _run(self, fx: TxnEffects) -> None:
-        for w in fx.writes:
-            err = self._append(w)
-            self._run(self.core.complete_write(w, err, self.now_ms()))
-        for m in fx.markers:
-            results = self.write_markers(
-                m.producer_id, m.producer_epoch, m.commit, m.coordinator_epoch, m.partitions
-            )
-            self._run(self.core.complete_markers(m, results, self.now_ms()))
-        for token, result in fx.replies:
-            fut = self._waiting.pop(token, None)
-            if fut is not None and not fut.done():
-                fut.set_result(result)
+        def one(tp: TopicPartition, err: KafkaError | None) -> None:
+            results[tp] = err
+            if len(results) == wanted and self._shards.get(partition) is shard:
+                self._schedule(partition, lambda now: self.core.complete_markers(m, results, now))
 
-    def _append(self, w: TxnWrite) -> KafkaError | None:
-        try:
-            self.ensure_topic()
-            batch = build_records_batch([w.record], self.now_ms())
-            self.replica_manager.append(TRANSACTION_STATE_TOPIC, w.partition, memoryview(batch), -1)
-        except KafkaError as e:
-            log.warning("cannot write the state of transactional id %s: %s", w.transactional_id, e)
-            return e
-        except Exception as e:
-            log.exception("cannot write the state of transactional id %s", w.transactional_id)
-            return UnknownServerError(f"{type(e).__name__}: {e}")
-        return None
+        self._write_markers(m.producer_id, m.producer_epoch, m.commit, m.coordinator_epoch, m.partitions, one)
 
     def write_markers(
         self,
@@ -239,60 +174,105 @@ class TransactionRuntime:
         producer_epoch: int,
         commit: bool,
         coordinator_epoch: int,
-        partitions: tuple[TopicPartition, ...] | list[TopicPartition],
-    ) -> dict[TopicPartition, KafkaError | None]:
-        """Append a marker to each partition; report ``__consumer_offsets`` ones to the groups.
-
-        Returns each partition's outcome (None: written). Also serves WriteTxnMarkers.
-        """
+        partitions: Iterable[TopicPartition],
+    ) -> asyncio.Future[dict[TopicPartition, KafkaError | None]]:
+        """WriteTxnMarkers: a marker in each partition; the future gets each outcome (None: committed)."""
+        fut: asyncio.Future[dict[TopicPartition, KafkaError | None]] = (
+            asyncio.get_running_loop().create_future()
+        )
+        parts = list(dict.fromkeys(partitions))
         results: dict[TopicPartition, KafkaError | None] = {}
-        offsets_partitions: set[int] = set()
-        for topic, index in partitions:
+
+        def one(tp: TopicPartition, err: KafkaError | None) -> None:
+            results[tp] = err
+            if len(results) == len(parts) and not fut.done():
+                fut.set_result(results)
+
+        if not parts:
+            fut.set_result(results)
+        self._write_markers(producer_id, producer_epoch, commit, coordinator_epoch, parts, one)
+        return fut
+
+    def _write_markers(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        coordinator_epoch: int,
+        partitions: Iterable[TopicPartition],
+        one: MarkerCallback,
+    ) -> None:
+        for tp in dict.fromkeys(partitions):
+            topic, index = tp
+
+            def done(err: KafkaError | None, tp: TopicPartition = tp) -> None:
+                one(tp, err)
+
+            if topic == OFFSETS_TOPIC and self.groups is not None:
+                self.groups.write_txn_marker(
+                    index, producer_id, producer_epoch, commit, coordinator_epoch, done
+                )
+                continue
             try:
-                self.replica_manager.append_markers(
+                last = self.writer.append_markers(
                     topic, index, producer_id, producer_epoch, commit, coordinator_epoch
                 )
             except KafkaError as e:
-                results[(topic, index)] = e
+                done(e)
                 continue
             except Exception as e:
-                log.exception("cannot write a marker to %s-%d", topic, index)
-                results[(topic, index)] = UnknownServerError(f"{type(e).__name__}: {e}")
+                self._guard(done, UnknownServerError(f"{type(e).__name__}: {e}"))
                 continue
-            results[(topic, index)] = None
-            if topic == OFFSETS_TOPIC:
-                offsets_partitions.add(index)
-        if offsets_partitions and self.groups is not None:
-            self.groups.on_txn_markers(producer_id, offsets_partitions, commit)
-        return results
+            self._await_high_watermark(tp, last, done)
 
-    # ------------------------------------------------------------------ timers
-    def _rearm(self) -> None:
-        if not self.started:
-            return
-        deadline = self.core.next_deadline()
-        if deadline == self._armed and self._timer is not None:
-            return
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        self._armed = deadline
-        if deadline is None:
-            return
-        delay = max(deadline - self.now_ms(), 0) / 1000 + 0.001
-        self._timer = asyncio.get_running_loop().call_later(delay, self._fire)
-
-    def _fire(self) -> None:
-        self._timer = None
-        self._armed = None
-        if not self.started:
-            return
+    def _await_high_watermark(
+        self, tp: TopicPartition, last_offset: int, done: Callable[[KafkaError | None], None]
+    ) -> None:
         try:
-            fx = self.core.poll(self.now_ms())
-        except Exception:
-            log.exception("transaction coordinator timer failed")
-            fx = TxnEffects()
-        self._process(fx)
+            hw = self.writer.high_watermark(*tp)
+        except KafkaError as e:
+            done(e)
+            return
+        if hw > last_offset:
+            done(None)
+            return
+        timer: TimerHandle | None = None
+
+        def finish(err: KafkaError | None) -> None:
+            if timer is not None:
+                timer.cancel()
+            done(err)
+
+        entry = (last_offset, finish)
+        self._marker_waits.setdefault(tp, []).append(entry)
+
+        def expire() -> None:
+            waits = self._marker_waits.get(tp)
+            if waits is not None and entry in waits:
+                waits.remove(entry)
+                if not waits:
+                    del self._marker_waits[tp]
+                done(RequestTimedOutError(f"the marker in {tp[0]}-{tp[1]} was not committed in time"))
+
+        timer = self.clock.call_later(MARKER_TIMEOUT_MS, expire)
+
+    def _on_high_watermark(self, topic: str, partition: int, high_watermark: int) -> None:
+        super()._on_high_watermark(topic, partition, high_watermark)
+        if not self._marker_waits:
+            return
+        waits = self._marker_waits.get((topic, partition))
+        if not waits:
+            return
+        committed = [w for w in waits if w[0] < high_watermark]
+        if not committed:
+            return
+        rest = [w for w in waits if w[0] >= high_watermark]
+        if rest:
+            self._marker_waits[(topic, partition)] = rest
+        else:
+            del self._marker_waits[(topic, partition)]
+        for _offset, finish in committed:
+            self._guard(finish, None)
 
 
 __all__ = ["TRANSACTION_STATE_TOPIC", "MarkerRequest", "TransactionRuntime", "TxnLogRecord"]

@@ -12,14 +12,22 @@ Invariants:
 * Tagged fields are written only when their value differs from the default (Kafka does the same;
   librdkafka < 2.2 misreads some tagged fields).
 * Unknown tags are skipped on decode (KIP-482).
+
+Strict mode (:func:`set_strict`, or ``ZURAU_STRICT_CODEC=1`` in the environment when this module
+is imported) makes encoding reject a dict holding a key that is no field of its struct in any
+version -- a misspelt key would otherwise be silently replaced by the field's default. The check
+is compiled into the encoders, so with strict mode off (the default) encoding does no extra work;
+the test suite turns it on (``tests/conftest.py``). Switching clears the compiled-codec caches;
+encoders a caller keeps from :func:`compile_struct` keep the mode they were compiled with.
 """
 
 from __future__ import annotations
 
 import copy
+import os
 import struct
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any, Literal
 
@@ -42,12 +50,14 @@ from zurau.protocol.schema import (
     INT16,
     INT32,
     INT64,
+    NULL,
     RECORDS,
     STRING,
     UINT16,
     UUID,
     ApiSchema,
     Array,
+    DataSchema,
     Field,
     Struct,
     in_range,
@@ -62,12 +72,37 @@ ZERO_UUID = uuid.UUID(int=0)
 
 __all__ = [
     "DecodeError",
-    "decode",
-    "encode",
-    "encode_pieces",
-    "schema_for",
+    "UnknownFieldError",
     "compile_struct",
+    "decode",
+    "decode_data",
+    "encode",
+    "encode_data",
+    "encode_pieces",
+    "is_strict",
+    "schema_for",
+    "set_strict",
 ]
+
+
+class UnknownFieldError(ValueError):
+    """Strict mode: a dict being encoded holds a key that is no field of its struct."""
+
+
+_strict = os.environ.get("ZURAU_STRICT_CODEC", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def set_strict(on: bool) -> None:
+    """Turn strict encoding on or off (clears the compiled-codec caches)."""
+    global _strict
+    if bool(on) != _strict:
+        _strict = bool(on)
+        _compiled.cache_clear()
+        _compiled_data.cache_clear()
+
+
+def is_strict() -> bool:
+    return _strict
 
 
 def schema_for(api_key: int) -> ApiSchema:
@@ -225,6 +260,8 @@ def _bytes_codec(flexible: bool, nullable: bool, name: str, records: bool) -> tu
 
 def _zero_default(f: Field, version: int) -> Any:
     t = f.type
+    if f.default is NULL:
+        return None
     if f.default is not None:
         if t == UUID and isinstance(f.default, str):
             return uuid.UUID(f.default)
@@ -250,11 +287,13 @@ def _zero_default(f: Field, version: int) -> Any:
     raise TypeError(f"unknown type {t!r} for field {f.name}")
 
 
-def _type_codec(t: Any, version: int, flexible: bool, nullable: bool, name: str) -> tuple[Decoder, Encoder]:
+def _type_codec(
+    t: Any, version: int, flexible: bool, nullable: bool, name: str, path: str = ""
+) -> tuple[Decoder, Encoder]:
     if isinstance(t, Array):
-        return _array_codec(t, version, flexible, nullable, name)
+        return _array_codec(t, version, flexible, nullable, name, path)
     if isinstance(t, Struct):
-        return _nested_struct_codec(t, version, flexible, nullable, name)
+        return _nested_struct_codec(t, version, flexible, nullable, name, path)
     if t in _FIXED:
         return _fixed_codec(_FIXED[t], t)
     if t == BOOL:
@@ -270,8 +309,10 @@ def _type_codec(t: Any, version: int, flexible: bool, nullable: bool, name: str)
     raise TypeError(f"unknown type {t!r} for field {name}")
 
 
-def _array_codec(t: Array, version: int, flexible: bool, nullable: bool, name: str) -> tuple[Decoder, Encoder]:
-    el_dec, el_enc = _type_codec(t.of, version, flexible, False, name + "[]")
+def _array_codec(
+    t: Array, version: int, flexible: bool, nullable: bool, name: str, path: str = ""
+) -> tuple[Decoder, Encoder]:
+    el_dec, el_enc = _type_codec(t.of, version, flexible, False, name + "[]", path + "[]")
     read_len = _length_reader(flexible, wide=True)
     write_len = _length_writer(flexible, wide=True)
 
@@ -283,7 +324,7 @@ def _array_codec(t: Array, version: int, flexible: bool, nullable: bool, name: s
             return None, pos
         if n > len(buf) - pos:  # every element takes at least one byte
             raise DecodeError(f"array {name} claims {n} elements, more than the bytes left")
-        items = []
+        items: list[Any] = []
         append = items.append
         for _ in range(n):
             v, pos = el_dec(buf, pos)
@@ -304,9 +345,9 @@ def _array_codec(t: Array, version: int, flexible: bool, nullable: bool, name: s
 
 
 def _nested_struct_codec(
-    t: Struct, version: int, flexible: bool, nullable: bool, name: str
+    t: Struct, version: int, flexible: bool, nullable: bool, name: str, path: str = ""
 ) -> tuple[Decoder, Encoder]:
-    dec_s, enc_s = _struct_codec(t.fields, version, flexible)
+    dec_s, enc_s = _struct_codec(t.fields, version, flexible, path or name)
     if not nullable:
         return dec_s, enc_s
 
@@ -326,7 +367,10 @@ def _nested_struct_codec(
     return dec, enc
 
 
-def _struct_codec(fields: tuple[Field, ...], version: int, flexible: bool) -> tuple[Decoder, Encoder]:
+def _struct_codec(
+    fields: tuple[Field, ...], version: int, flexible: bool, path: str = "struct"
+) -> tuple[Decoder, Encoder]:
+    """Decode/encode functions of one struct in one version; ``path`` names it in errors."""
     regular: list[tuple[str, Decoder, Encoder, Any]] = []
     tagged: dict[int, tuple[str, Decoder, Encoder, Any, bytes]] = {}
     template: dict[str, Any] = {}
@@ -343,7 +387,7 @@ def _struct_codec(fields: tuple[Field, ...], version: int, flexible: bool) -> tu
         if not present:
             continue
         nullable = in_range(version, f.nullable_range)
-        d, e = _type_codec(f.type, version, flexible, nullable, f.name)
+        d, e = _type_codec(f.type, version, flexible, nullable, f.name, f"{path}.{f.name}")
         if is_tagged:
             assert f.tag is not None
             wire_default = bytearray()
@@ -401,7 +445,26 @@ def _struct_codec(fields: tuple[Field, ...], version: int, flexible: bool) -> tu
                 write_uvarint(out, len(tmp))
                 out += tmp
 
+    if _strict:
+        return dec, _strict_encoder(enc, fields, path)
     return dec, enc
+
+
+def _strict_encoder(enc: Encoder, fields: tuple[Field, ...], path: str) -> Encoder:
+    """``enc`` preceded by a check that every key of the dict is a field of the struct."""
+    known = frozenset(f.name for f in fields)
+    issuperset = known.issuperset
+
+    def strict_enc(out: bytearray, v: Any, pieces: list) -> None:
+        if not issuperset(v):
+            unknown = sorted(str(k) for k in v if k not in known)
+            raise UnknownFieldError(
+                f"{path}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
+                f"(not a field in any version; fields: {', '.join(sorted(known))})"
+            )
+        enc(out, v, pieces)
+
+    return strict_enc
 
 
 @cache
@@ -410,7 +473,15 @@ def _compiled(api_key: int, version: int, kind: Kind) -> tuple[Decoder, Encoder]
     if not schema.min_version <= version <= schema.max_version:
         raise KeyError(f"{schema.name} v{version} is not supported")
     fields = schema.request if kind == "request" else schema.response
-    return _struct_codec(fields, version, schema.is_flexible(version))
+    path = f"{schema.name}{kind.capitalize()} v{version}"  # FetchRequest v12
+    return _struct_codec(fields, version, schema.is_flexible(version), path)
+
+
+@cache
+def _compiled_data(schema: DataSchema, version: int) -> tuple[Decoder, Encoder]:
+    if not schema.min_version <= version <= schema.max_version:
+        raise KeyError(f"{schema.name} v{version} is not supported")
+    return _struct_codec(schema.fields, version, schema.is_flexible(version), f"{schema.name} v{version}")
 
 
 def decode(api_key: int, version: int, kind: Kind, data: bytes | bytearray | memoryview) -> dict[str, Any]:
@@ -448,11 +519,44 @@ def encode(api_key: int, version: int, kind: Kind, obj: dict[str, Any]) -> bytes
     return b"".join(bytes(p) for p in pieces)
 
 
-def compile_struct(fields: tuple[Field, ...], version: int, flexible: bool) -> tuple[Decoder, Encoder]:
+def decode_data(
+    schema: DataSchema, version: int, data: bytes | bytearray | memoryview, pos: int = 0
+) -> tuple[dict[str, Any], int]:
+    """Decode a :class:`DataSchema` struct at ``data[pos:]``; returns it and the position after it.
+
+    Raises DecodeError on malformed input (and KeyError for a version the schema lacks).
+    """
+    dec, _ = _compiled_data(schema, version)
+    mv = data if isinstance(data, memoryview) else memoryview(data)
+    try:
+        obj, end = dec(mv, pos)
+    except DecodeError:
+        raise
+    except (IndexError, ValueError, OverflowError, struct.error) as e:
+        raise DecodeError(f"malformed {schema.name}: {e}") from None
+    result: dict[str, Any] = obj
+    return result, end
+
+
+def encode_data(
+    schema: DataSchema, version: int, obj: Mapping[str, Any], out: bytearray | None = None
+) -> bytearray:
+    """Append the encoding of a :class:`DataSchema` struct to ``out`` (a new bytearray if None)."""
+    _, enc = _compiled_data(schema, version)
+    if out is None:
+        out = bytearray()
+    enc(out, obj, [])
+    return out
+
+
+def compile_struct(
+    fields: tuple[Field, ...], version: int, flexible: bool, name: str = "struct"
+) -> tuple[Decoder, Encoder]:
     """Decode/encode functions for a standalone struct that is not an API body.
 
     Used for the key and value records coordinators keep in internal topics (``__consumer_offsets``),
     which Kafka also defines in its message-schema language. ``decode(memoryview, pos)`` returns
-    ``(dict, next_pos)``; ``encode(bytearray, dict, pieces)`` appends to the bytearray.
+    ``(dict, next_pos)``; ``encode(bytearray, dict, pieces)`` appends to the bytearray. ``name``
+    appears in error messages. The functions are compiled in the strict mode current at the call.
     """
-    return _struct_codec(fields, version, flexible)
+    return _struct_codec(fields, version, flexible, name)

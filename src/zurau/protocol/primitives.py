@@ -27,7 +27,7 @@ U32 = struct.Struct(">I")
 F64 = struct.Struct(">d")
 
 
-def read_uvarint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
+def read_uvarint(buf: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
     """Unsigned LEB128 varint (at most 5 bytes for 32-bit values, 10 for 64-bit)."""
     result = 0
     shift = 0
@@ -60,7 +60,7 @@ def uvarint_bytes(value: int) -> bytes:
     return bytes(out)
 
 
-def read_varint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
+def read_varint(buf: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
     """Zigzag-encoded signed varint."""
     v, pos = read_uvarint(buf, pos)
     return (v >> 1) ^ -(v & 1), pos
@@ -70,7 +70,7 @@ def write_varint(out: bytearray, value: int) -> None:
     write_uvarint(out, (value << 1) ^ (value >> 63))
 
 
-def skip_tagged_fields(buf: bytes | memoryview, pos: int) -> int:
+def skip_tagged_fields(buf: bytes | bytearray | memoryview, pos: int) -> int:
     """Skip a whole tagged-field section (all tags unknown to the caller)."""
     count, pos = read_uvarint(buf, pos)
     for _ in range(count):
@@ -82,7 +82,7 @@ def skip_tagged_fields(buf: bytes | memoryview, pos: int) -> int:
     return pos
 
 
-def read_nullable_string16(buf: bytes | memoryview, pos: int) -> tuple[str | None, int]:
+def read_nullable_string16(buf: bytes | bytearray | memoryview, pos: int) -> tuple[str | None, int]:
     """int16-length string as used in the request header's client_id (-1 = null)."""
     if pos + 2 > len(buf):
         raise DecodeError("truncated string length")

@@ -15,13 +15,21 @@ Vocabulary (Kafka's own):
 * ``flexible`` (on the API): versions using compact strings/arrays and tagged-field sections.
 
 Decoded messages are plain ``dict`` objects keyed by snake_case field names; structs nest as dicts
-and arrays as lists. A field missing from a dict that is being encoded takes its default.
+and arrays as lists. A field missing from a dict that is being encoded takes its default (a key that
+is no field at all is an error in the codec's strict mode: :func:`zurau.protocol.codec.set_strict`).
+:mod:`zurau.protocol.messages` holds a ``TypedDict`` per message, generated from these schemas.
+
+Besides API bodies (:class:`ApiSchema`), Kafka defines versioned "data" structs that travel inside
+other messages' bytes, such as the consumer protocol's subscription and assignment; a
+:class:`DataSchema` describes one of those.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from zurau.protocol.api_keys import ApiKey
 
 # Scalar type names.
 INT8 = "int8"
@@ -39,6 +47,18 @@ UUID = "uuid"
 SCALARS = frozenset({INT8, INT16, INT32, INT64, UINT16, FLOAT64, BOOL, STRING, BYTES, RECORDS, UUID})
 
 NO_VERSIONS = (1, 0)  # an empty range
+
+
+class _Null:
+    """The type of :data:`NULL`."""
+
+    def __repr__(self) -> str:
+        return "NULL"
+
+
+NULL: Any = _Null()
+"""``Field(default=NULL)``: the default is null even in versions where the field is absent (Kafka's
+``"default": "null"``). Only for a field that is nullable in every version it exists in."""
 
 
 def parse_versions(spec: str | None) -> tuple[int, int]:
@@ -87,7 +107,8 @@ class Field:
     ``default`` is used when decoding a version that lacks the field, when a tagged field is absent
     on the wire, and when encoding a dict that lacks the key. When left as ``None`` the default is
     the type's zero value (0, False, "", b"", [] or the all-zero UUID), except that a field that is
-    nullable in the version (``nullable`` covers it) defaults to ``None``.
+    nullable in the version (``nullable`` covers it) defaults to ``None``; :data:`NULL` makes the
+    default ``None`` in every version.
     """
 
     name: str
@@ -147,6 +168,32 @@ class ApiSchema:
         ApiVersions always answers with header v0 so that a client can parse the answer before it
         knows which versions the broker speaks.
         """
-        if self.key == 18:
+        if self.key == ApiKey.API_VERSIONS:
             return 0
         return 1 if self.is_flexible(version) else 0
+
+
+@dataclass(frozen=True)
+class DataSchema:
+    """A versioned struct that is not an API body (Kafka's ``"type": "data"`` messages).
+
+    ``valid`` and ``flexible`` are version ranges as for :class:`ApiSchema`; ``fields`` is the one
+    body. How the version travels (if at all) is up to the user: the consumer protocol, for
+    instance, writes it as an int16 in front of the struct.
+    """
+
+    name: str
+    valid: str
+    flexible: str
+    fields: tuple[Field, ...]
+
+    @property
+    def min_version(self) -> int:
+        return parse_versions(self.valid)[0]
+
+    @property
+    def max_version(self) -> int:
+        return parse_versions(self.valid)[1]
+
+    def is_flexible(self, version: int) -> bool:
+        return in_range(version, parse_versions(self.flexible))

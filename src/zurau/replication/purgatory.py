@@ -1,15 +1,27 @@
-"""Delayed operations: fetches waiting for data (``min_bytes`` / ``max_wait_ms``).
+"""Delayed operations (Kafka's purgatories): fetches waiting for data, produces waiting for acks.
 
-A waiting fetch registers one future on every partition it reads; an append that moves a
-partition's high watermark completes all futures registered on it. The fetch then re-reads, so a
-wake-up is a hint, never a promise of data (spurious wake-ups are harmless).
+* :class:`FetchPurgatory`: a waiting fetch (``min_bytes`` / ``max_wait_ms``) registers one future
+  on every partition it reads; an append to a partition completes all futures registered on it.
+  The fetch then re-reads, so a wake-up is a hint, never a promise of data (spurious wake-ups are
+  harmless).
+* :class:`ProducePurgatory`: an ``acks=all`` produce (a :class:`DelayedProduce`) waits until, for
+  each partition it wrote, the high watermark reaches the offset after its last appended record
+  (every in-sync replica has the data). It completes when every partition is acknowledged or
+  failed, or at its timeout; partitions still waiting then answer REQUEST_TIMED_OUT (the data
+  stays in the log: a timeout says "not known to be replicated", not "not written").
+
+Both are driven by the replica manager on the event loop; neither is thread-safe.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+
+from zurau.protocol.errors import RequestTimedOutError
+
+TopicPartitionKey = tuple[str, int]
 
 
 class FetchPurgatory:
@@ -46,3 +58,119 @@ class FetchPurgatory:
                     s.discard(fut)
                     if not s:
                         del self._waiters[key]
+
+
+class DelayedProduce:
+    """One acks=all produce request waiting for its partitions to be replicated.
+
+    ``required[tp]`` is the offset the high watermark of ``tp`` must reach (last appended offset
+    + 1). ``errors[tp]`` is set once ``tp`` is decided: 0 when acknowledged, else a Kafka error
+    code (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT). Invariant:
+    ``errors`` keys are a subset of ``required`` keys; the operation is done when they are equal.
+    """
+
+    __slots__ = ("required", "errors", "_future")
+
+    def __init__(self, required: Mapping[TopicPartitionKey, int]) -> None:
+        self.required: dict[TopicPartitionKey, int] = dict(required)
+        self.errors: dict[TopicPartitionKey, int] = {}
+        self._future: asyncio.Future[None] | None = None
+
+    @property
+    def done(self) -> bool:
+        return len(self.errors) == len(self.required)
+
+    def pending(self) -> list[TopicPartitionKey]:
+        return [k for k in self.required if k not in self.errors]
+
+    def complete_partition(self, key: TopicPartitionKey, error_code: int = 0) -> None:
+        """Decide partition ``key`` (no-op if it is not part of this produce or already decided)."""
+        if key not in self.required or key in self.errors:
+            return
+        self.errors[key] = error_code
+        if self.done and self._future is not None and not self._future.done():
+            self._future.set_result(None)
+
+    def expire(self) -> None:
+        """The timeout passed: every partition still waiting gets REQUEST_TIMED_OUT."""
+        for key in self.pending():
+            self.errors[key] = RequestTimedOutError.code
+
+
+class ProducePurgatory:
+    """Delayed produces, watched per partition until its high watermark reaches their offset."""
+
+    def __init__(self) -> None:
+        self._watchers: dict[TopicPartitionKey, list[DelayedProduce]] = {}
+
+    def __len__(self) -> int:
+        """Number of (operation, partition) watches."""
+        return sum(len(ops) for ops in self._watchers.values())
+
+    def __bool__(self) -> bool:
+        """True if any operation is watched (cheap: the hot path asks this on every HW advance)."""
+        return bool(self._watchers)
+
+    def has_watchers(self, key: TopicPartitionKey) -> bool:
+        return key in self._watchers
+
+    def watch(self, op: DelayedProduce) -> None:
+        """Watch every partition of ``op`` that is not decided yet."""
+        for key in op.pending():
+            self._watchers.setdefault(key, []).append(op)
+
+    def check(self, key: TopicPartitionKey, high_watermark: int, error_code: int = 0) -> int:
+        """Partition ``key``'s high watermark is now ``high_watermark``: decide the operations it
+        satisfies (with ``error_code``). Returns how many were decided."""
+        ops = self._watchers.get(key)
+        if not ops:
+            return 0
+        keep = []
+        decided = 0
+        for op in ops:
+            if key in op.errors:
+                continue  # decided elsewhere (failed or expired)
+            if op.required[key] <= high_watermark:
+                op.complete_partition(key, error_code)
+                decided += 1
+            else:
+                keep.append(op)
+        if keep:
+            self._watchers[key] = keep
+        else:
+            del self._watchers[key]
+        return decided
+
+    def fail(self, key: TopicPartitionKey, error_code: int) -> None:
+        """Decide every operation waiting on ``key`` with ``error_code`` (leadership lost)."""
+        for op in self._watchers.pop(key, ()):
+            op.complete_partition(key, error_code)
+
+    def _unwatch(self, op: DelayedProduce) -> None:
+        for key in op.required:
+            ops = self._watchers.get(key)
+            if ops is None:
+                continue
+            ops = [o for o in ops if o is not op]
+            if ops:
+                self._watchers[key] = ops
+            else:
+                del self._watchers[key]
+
+    async def wait(self, op: DelayedProduce, timeout_s: float) -> dict[TopicPartitionKey, int]:
+        """Wait until ``op`` is done or ``timeout_s`` passes; return its per-partition error codes."""
+        try:
+            if not op.done and timeout_s > 0:
+                fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                op._future = fut
+                try:
+                    await asyncio.wait_for(fut, timeout_s)
+                except TimeoutError:
+                    pass
+        finally:
+            # Also on cancellation (the client went away): never leave the operation watched.
+            op._future = None
+            if not op.done:
+                op.expire()
+                self._unwatch(op)
+        return op.errors

@@ -9,6 +9,10 @@ Modules (named after Kafka's concepts):
 * ``time_index``      TimeIndex (``.timeindex``): timestamp -> relative offset
 * ``log_segment``     LogSegment: one ``.log`` file plus its indexes
 * ``producer_state``  idempotent-producer state and its ``.snapshot`` files
+* ``txn_index``       aborted transactions (``.txnindex``) for read_committed fetches
+* ``leader_epoch_cache``  epoch -> start offset (``leader-epoch-checkpoint``), OffsetForLeaderEpoch
+* ``log_validator``   LogValidator: checks, offset assignment (leader) or keeping (follower),
+                      compression conversion
 * ``partition_log``   PartitionLog: one topic-partition (append/read/recovery/retention)
 * ``log_manager``     LogManager: every PartitionLog of a broker, checkpoints, shutdown marker
 """

@@ -23,11 +23,19 @@ import os
 from abc import ABC, abstractmethod
 from array import array
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from zurau.protocol.errors import KafkaStorageError
+from zurau.storage.checkpoint import atomic_write
+
+if TYPE_CHECKING:
+    # The error classes are built at runtime (protocol.errors._define); type the base as their root.
+    from zurau.protocol.errors import KafkaError as _StorageErrorBase
+else:
+    _StorageErrorBase = KafkaStorageError
 
 
-class CorruptIndexError(KafkaStorageError):
+class CorruptIndexError(_StorageErrorBase):
     """An index file failed its sanity check; the caller rebuilds it from the log."""
 
 
@@ -124,9 +132,7 @@ class AbstractIndex(ABC):
         for k, v in zip(keys, values, strict=True):
             data += self._encode(k, v)
         self.close_writer()
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_bytes(bytes(data))
-        os.replace(tmp, self.path)
+        atomic_write(self.path, data, fsync=False)
         self._pending = bytearray()
         self._file_size = len(data)
         self._file_entries = len(keys)

@@ -22,7 +22,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from zurau.protocol.errors import KafkaStorageError
+from zurau.protocol.errors import KafkaError, KafkaStorageError
 
 CHECKPOINT_VERSION = 0
 
@@ -36,7 +36,7 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
+def atomic_write(path: Path, data: bytes | bytearray | memoryview, *, fsync: bool = True) -> None:
     """Replace ``path`` with ``data`` atomically (tmp file + rename).
 
     With ``fsync`` the tmp file is fsynced before the rename and the directory after it, making the
@@ -83,7 +83,7 @@ def read_offsets_checkpoint(path: Path) -> dict[tuple[str, int], int]:
     if lines and lines[-1] == "":
         lines.pop()
 
-    def bad(lineno: int, why: str) -> KafkaStorageError:
+    def bad(lineno: int, why: str) -> KafkaError:
         return KafkaStorageError(f"malformed checkpoint file {path}, line {lineno}: {why}")
 
     if len(lines) < 2:

@@ -45,6 +45,7 @@ CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 _PARTITION_DIR = re.compile(r"^(?P<topic>[A-Za-z0-9._-]+)-(?P<partition>\d+)$")
 _LEGAL_TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 
+METADATA_TOPIC = "__cluster_metadata"
 TopicPartition = tuple[str, int]
 
 
@@ -104,6 +105,8 @@ class LogManager:
             if m is None:
                 continue  # e.g. Kafka's -future/-stray dirs or unrelated data: leave alone
             tp = (m.group("topic"), int(m.group("partition")))
+            if tp[0] == METADATA_TOPIC:
+                continue  # the metadata log is the controller's (zurau.metadata.metadata_log)
             if tp in self._logs:
                 raise KafkaStorageError(
                     f"partition {tp[0]}-{tp[1]} found in both {self._dir_of[tp]} and {log_dir}"

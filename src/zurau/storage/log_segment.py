@@ -25,7 +25,7 @@ log: headers are read with ``os.pread`` in small chunks, never whole records.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from crc32c import crc32c
@@ -169,12 +169,16 @@ class LogSegment:
             )
         self.bytes_since_last_index_entry = 0
 
-    def recover(self, index_interval_bytes: int) -> int:
+    def recover(
+        self, index_interval_bytes: int, on_batch: Callable[[BatchHeader], None] | None = None
+    ) -> int:
         """Rescan the whole segment, checking every batch; rebuild both indexes.
 
         Checks per batch: whole header, magic 2, sane length inside the file, CRC-32C, offsets
         increasing and within the segment's relative-offset range. The file is truncated at the
-        first batch failing a check. Returns the number of bytes truncated (0 if all was valid).
+        first batch failing a check. ``on_batch`` is called with the header of every valid batch,
+        in order (the log rebuilds its leader-epoch cache this way). Returns the number of bytes
+        truncated (0 if all was valid).
         """
         file_size = os.fstat(self.fd).st_size
         self.offset_index.reset()
@@ -211,6 +215,8 @@ class LogSegment:
             if crc32c(memoryview(buf)[off + CRC_START : off + size]) != h.crc:
                 break
             self._index_batch(pos, h, index_interval_bytes)
+            if on_batch is not None:
+                on_batch(h)
             next_offset = h.next_offset
             pos += size
         truncated = file_size - pos

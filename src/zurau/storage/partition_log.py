@@ -6,6 +6,8 @@ Directory layout (Kafka's)::
         00000000000000000000.log  .index  .timeindex     one segment (see log_segment.py)
         00000000000000004711.log  .index  .timeindex     the active (last) segment
         00000000000000004711.snapshot                    producer state (see producer_state.py)
+        00000000000000004711.txnindex                    aborted transactions (see txn_index.py)
+        leader-epoch-checkpoint                          epoch -> start offset (leader_epoch_cache.py)
 
 Offsets (Kafka's names and invariants)::
 
@@ -22,9 +24,19 @@ Offsets (Kafka's names and invariants)::
 * ``recovery_point``: every byte below this offset has been fsynced; opening after an unclean stop
   rescans (CRC-checks) segments from the one containing the recovery point.
 
-Appends are validated once, stored as received with ``base_offset`` and
-``partition_leader_epoch`` patched in place, and handed to the OS before ``append`` returns (so
-``kill -9`` never loses an acknowledged append). Batches are never split across segments.
+Appends come in two kinds, both validated by ``log_validator`` and then written by the same
+code (producer state, transaction index, leader-epoch cache, roll, write):
+
+* ``append`` (the leader): offsets are assigned from the log end offset and the leader epoch is
+  stamped; batches are stored as received with ``base_offset`` and ``partition_leader_epoch``
+  patched in place;
+* ``append_as_follower``: batches copied from the leader keep their offsets and epochs and are
+  stored byte for byte.
+
+Either way the bytes are handed to the OS before the call returns (so ``kill -9`` never loses an
+acknowledged append). Batches are never split across segments. The leader-epoch cache gets an
+entry whenever a batch with a new epoch is appended, is truncated with the log, and is rebuilt
+from rescanned batches at recovery.
 
 Not thread-safe: the broker shell serialises calls per log (fsync via ``flush`` may run in a worker
 thread as long as no other call on the same log runs concurrently).
@@ -34,35 +46,23 @@ from __future__ import annotations
 
 import os
 import shutil
-import struct
 import uuid
 from bisect import bisect_right
 from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from crc32c import crc32c
-
 from zurau.protocol.errors import (
     InvalidRecordError,
-    InvalidTimestampError,
     KafkaError,
     KafkaStorageError,
-    MessageTooLargeError,
     OffsetOutOfRangeError,
-    RecordListTooLargeError,
 )
-from zurau.protocol.records.batch import (
-    CRC_START,
-    TIMESTAMP_TYPE_MASK,
-    BatchHeader,
-    set_base_offset,
-    set_partition_leader_epoch,
-    validate_batches,
-)
+from zurau.protocol.records.batch import TIMESTAMP_TYPE_MASK, BatchHeader, validate_batches
 from zurau.protocol.records.control import ABORT, parse_control_key
 from zurau.protocol.records.record import decode_batch_records
 from zurau.storage.checkpoint import fsync_dir
+from zurau.storage.leader_epoch_cache import LeaderEpochCache
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_segment import (
     INDEX_SUFFIX,
@@ -71,13 +71,10 @@ from zurau.storage.log_segment import (
     TIME_INDEX_SUFFIX,
     LogSegment,
 )
+from zurau.storage.log_validator import ValidatedAppend, validate_and_assign_offsets, validate_replicated
 from zurau.storage.producer_state import SNAPSHOT_SUFFIX, ProducerStateEntry, ProducerStateManager
 from zurau.storage.txn_index import AbortedTxn, AbortedTxnIndex
 
-_I64 = struct.Struct(">q")
-_CRC_POS = 17
-_ATTRIBUTES_POS = 21
-_MAX_TIMESTAMP_POS = 35
 DELETE_DIR_SUFFIX = "-delete"
 _STRAY_SUFFIXES = (".tmp", ".cleaned", ".deleted", ".swap")
 
@@ -122,6 +119,7 @@ class PartitionLog:
         high_watermark: int,
         producer_state: ProducerStateManager,
         now_ms: int,
+        leader_epoch_cache: LeaderEpochCache | None = None,
     ) -> None:
         self.directory = directory
         self.topic = topic
@@ -140,6 +138,10 @@ class PartitionLog:
         self._retired: list[tuple[LogSegment, int]] = []
         self._txn_index = AbortedTxnIndex(directory)
         self._ongoing_txns: dict[int, int] = {}  # producer id -> first offset of its open txn
+        self._leader_epochs = (
+            leader_epoch_cache if leader_epoch_cache is not None else LeaderEpochCache(directory)
+        )
+        self._name = f"{topic}-{partition}"
         self.closed = False
 
     # ------------------------------------------------------------------------------------------
@@ -173,6 +175,12 @@ class PartitionLog:
         """
         directory.mkdir(parents=True, exist_ok=True)
         bases = cls._clean_directory(directory)
+        epochs, epochs_found = LeaderEpochCache.load(directory)
+        before = epochs.entries
+
+        def on_recovered_batch(h: BatchHeader) -> None:
+            if h.partition_leader_epoch > epochs.latest_epoch:
+                epochs.maybe_assign(h.partition_leader_epoch, h.base_offset, write=False)
         seg_args = {
             "max_offset_index_entries": config.max_offset_index_entries,
             "max_time_index_entries": config.max_time_index_entries,
@@ -191,7 +199,7 @@ class PartitionLog:
         while i < len(segments):
             seg = segments[i]
             if i >= first_unflushed:
-                truncated = seg.recover(config.index_interval_bytes)
+                truncated = seg.recover(config.index_interval_bytes, on_recovered_batch)
                 if truncated:
                     for later in segments[i + 1 :]:
                         later.delete()
@@ -218,6 +226,18 @@ class PartitionLog:
                 seg.delete()
             segments = [LogSegment.create(directory, start_offset, **seg_args)]
             log_end_offset = start_offset
+            epochs = LeaderEpochCache(directory)
+            epochs_found = True
+        if not epochs_found and log_end_offset > segments[0].base_offset:
+            # No (readable) checkpoint but data: rebuild the cache from every batch header.
+            epochs = LeaderEpochCache(directory)
+            for seg in segments:
+                for _pos, h in seg.iter_headers():
+                    on_recovered_batch(h)
+        epochs.truncate_from_end(log_end_offset, write=False)
+        epochs.truncate_from_start(start_offset, write=False)
+        if epochs.entries != before or (not epochs_found and (len(epochs) or epochs.path.exists())):
+            epochs.write(fsync=True)  # rebuilt, trimmed, or replacing an unreadable file
         rp = log_end_offset if had_clean_shutdown else min(max(recovery_point, start_offset), log_end_offset)
         hw = start_offset if high_watermark is None else high_watermark
         hw = min(max(hw, start_offset), log_end_offset)
@@ -232,6 +252,7 @@ class PartitionLog:
             high_watermark=hw,
             producer_state=ProducerStateManager(directory),
             now_ms=now_ms,
+            leader_epoch_cache=epochs,
         )
         log._rebuild_producer_state(take_snapshot=True)
         return log
@@ -276,8 +297,13 @@ class PartitionLog:
                             entry = producers.get(h.producer_id)
                             first = entry.current_txn_first_offset if entry is not None else -1
                             if first >= 0 and self._control_type(seg.read(bpos, h.size)) == ABORT:
+                                lso = h.last_offset + 1
+                                for other in producers.values():
+                                    f = other.current_txn_first_offset
+                                    if other.producer_id != h.producer_id and 0 <= f < lso:
+                                        lso = f
                                 self._txn_index.append(
-                                    AbortedTxn(h.producer_id, first, h.last_offset, first), seg.base_offset
+                                    AbortedTxn(h.producer_id, first, h.last_offset, lso), seg.base_offset
                                 )
                         self._producer_state.replay(h)
         self._producer_state.evict_below(self._log_start_offset)
@@ -380,6 +406,14 @@ class PartitionLog:
     def producer_entry(self, producer_id: int) -> ProducerStateEntry | None:
         return self._producer_state.producers.get(producer_id)
 
+    @property
+    def leader_epoch_cache(self) -> LeaderEpochCache:
+        return self._leader_epochs
+
+    def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int]:
+        """OffsetForLeaderEpoch: ``(epoch, end offset)`` (see ``LeaderEpochCache.end_offset_for``)."""
+        return self._leader_epochs.end_offset_for(leader_epoch, self.log_end_offset)
+
     # ------------------------------------------------------------------------------------------
     # Append
     # ------------------------------------------------------------------------------------------
@@ -400,95 +434,108 @@ class PartitionLog:
         the request buffer it received, which nothing reads after the append.
 
         Checks, in Kafka's order: batch validity (``validate_batches`` unless ``validated`` is
-        given), offset range consistent with the record count (InvalidRecordError), payload size
-        <= ``segment.bytes`` (RecordListTooLargeError), each batch <= ``max.message.bytes``
-        (MessageTooLargeError), CreateTime timestamps within ``message.timestamp.before/after.
-        max.ms`` of ``now_ms`` (InvalidTimestampError; checked on the batch's base and max
-        timestamps, not per record), idempotent-producer state (InvalidProducerEpochError,
-        OutOfOrderSequenceNumberError; a duplicate returns the original offsets with
-        ``duplicate=True``). Then offsets and the leader epoch are patched in, LogAppendTime
-        batches get the timestamp-type bit, ``max_timestamp = now_ms`` and a new CRC, the segment
-        rolls if needed, and the bytes are written.
+        given), then ``log_validator.validate_and_assign_offsets`` (offset range vs record count,
+        ``segment.bytes``, ``max.message.bytes``, CreateTime timestamps), then idempotent-producer
+        state (InvalidProducerEpochError, OutOfOrderSequenceNumberError; a duplicate returns the
+        original offsets with ``duplicate=True`` and writes nothing). Offsets from the log end
+        offset and ``leader_epoch`` are patched in (LogAppendTime batches also get the
+        timestamp-type bit, ``max_timestamp = now_ms`` and a new CRC), the segment rolls if
+        needed, and the bytes are written.
         """
         if self.closed:
-            raise KafkaStorageError(f"log {self.topic}-{self.partition} is closed")
+            raise KafkaStorageError(f"log {self._name} is closed")
         self._last_now_ms = now_ms
-        buf = records if in_place else bytearray(records)
+        buf: bytearray | memoryview
+        if in_place and (
+            isinstance(records, bytearray) or (isinstance(records, memoryview) and not records.readonly)
+        ):
+            buf = records
+        else:
+            buf = bytearray(records)
         batches = validated if validated is not None else validate_batches(buf)
-        cfg = self.config
-        total = len(buf)
-        for _pos, h in batches:
-            if h.records_count != h.last_offset_delta + 1:
-                raise InvalidRecordError(
-                    f"batch offset range of {h.last_offset_delta + 1} does not match its {h.records_count} records"
-                )
-        if total > cfg.segment_bytes:
-            raise RecordListTooLargeError(
-                f"record set of {total} bytes exceeds segment.bytes {cfg.segment_bytes} of {self.topic}-{self.partition}"
-            )
-        for _pos, h in batches:
-            if h.size > cfg.max_message_bytes:
-                raise MessageTooLargeError(
-                    f"batch of {h.size} bytes exceeds max.message.bytes {cfg.max_message_bytes}"
-                )
-        log_append_time = cfg.log_append_time
-        if not log_append_time:
-            lower = now_ms - cfg.message_timestamp_before_max_ms
-            upper = now_ms + cfg.message_timestamp_after_max_ms
-            for _pos, h in batches:
-                if (h.base_timestamp >= 0 and h.base_timestamp < lower) or h.max_timestamp > upper:
-                    bad = h.base_timestamp if h.base_timestamp < lower else h.max_timestamp
-                    raise InvalidTimestampError(
-                        f"timestamp {bad} is out of range [{lower}, {upper}] for {self.topic}-{self.partition}"
-                    )
+        appended = validate_and_assign_offsets(
+            buf,
+            batches,
+            config=self.config,
+            first_offset=self.log_end_offset,
+            leader_epoch=leader_epoch,
+            now_ms=now_ms,
+            where=self._name,
+        )
+        return self._append_validated(buf, appended, now_ms, check_producers=True)
 
+    def append_as_follower(
+        self,
+        records: bytes | bytearray | memoryview,
+        *,
+        now_ms: int,
+        validated: list[tuple[int, BatchHeader]] | None = None,
+    ) -> AppendResult:
+        """Append batches copied from the leader, keeping their offsets and leader epochs.
+
+        Checks (``log_validator.validate_replicated``): integrity (magic, lengths, CRC-32C unless
+        ``validated`` is given), offsets increasing from at least the log end offset, payload
+        <= ``segment.bytes``. Producer state is updated without sequence checks (the leader made
+        them) and the bytes are stored unchanged, so a follower's log is byte-identical to its
+        leader's. An empty payload appends nothing.
+        """
+        if self.closed:
+            raise KafkaStorageError(f"log {self._name} is closed")
+        self._last_now_ms = now_ms
+        if len(records) == 0:
+            leo = self.log_end_offset
+            return AppendResult(leo, leo - 1, -1, self._log_start_offset, False, 0)
+        appended = validate_replicated(
+            records, config=self.config, log_end_offset=self.log_end_offset, where=self._name, batches=validated
+        )
+        return self._append_validated(records, appended, now_ms, check_producers=False)
+
+    def _append_validated(
+        self,
+        buf: bytes | bytearray | memoryview,
+        appended: ValidatedAppend,
+        now_ms: int,
+        *,
+        check_producers: bool,
+    ) -> AppendResult:
+        """Producer state, write, transaction index and leader epochs of a validated append.
+
+        With ``check_producers`` (leader appends) every batch with a producer id is checked
+        against the producer state first and a duplicate ends the append without writing.
+        """
+        cfg = self.config
+        final = appended.batches
         info = self._producer_state.begin_append()
-        first_offset = next_offset = self.log_end_offset
-        final: list[tuple[int, BatchHeader]] = []
         aborts: list[AbortedTxn] = []
-        record_count = 0
-        max_ts_in_append = -1
-        for pos, h in batches:
-            patched = h._replace(base_offset=next_offset, partition_leader_epoch=leader_epoch)
-            if log_append_time:
-                patched = patched._replace(
-                    attributes=h.attributes | TIMESTAMP_TYPE_MASK, max_timestamp=now_ms
-                )
-            if h.producer_id >= 0:
+        for pos, h in final:
+            if h.producer_id < 0:
+                continue
+            if check_producers:
                 duplicate = info.check(h)
                 if duplicate is not None:
                     return AppendResult(
                         duplicate.first_offset,
                         duplicate.last_offset,
-                        duplicate.timestamp if log_append_time else -1,
+                        duplicate.timestamp if appended.log_append_time_ms >= 0 else -1,
                         self._log_start_offset,
                         True,
                         duplicate.last_offset - duplicate.first_offset + 1,
                     )
-                if h.is_control:
-                    prior = info._entry(h.producer_id)
-                    txn_first = prior.current_txn_first_offset if prior is not None else -1
-                    if txn_first >= 0 and self._control_type(memoryview(buf)[pos : pos + h.size]) == ABORT:
-                        aborts.append(AbortedTxn(h.producer_id, txn_first, patched.last_offset, -1))
-                info.update(patched)
-            final.append((pos, patched))
-            next_offset += h.last_offset_delta + 1
-            record_count += h.records_count
-            max_ts_in_append = max(max_ts_in_append, patched.max_timestamp)
+            if h.is_control:
+                prior = info._entry(h.producer_id)
+                txn_first = prior.current_txn_first_offset if prior is not None else -1
+                if txn_first >= 0 and self._control_type(memoryview(buf)[pos : pos + h.size]) == ABORT:
+                    aborts.append(AbortedTxn(h.producer_id, txn_first, h.last_offset, -1))
+            info.update(h)
 
-        for (pos, h), (_, orig) in zip(final, batches, strict=True):
-            set_base_offset(buf, pos, h.base_offset)
-            set_partition_leader_epoch(buf, pos, leader_epoch)
-            if log_append_time:
-                struct.pack_into(">h", buf, pos + _ATTRIBUTES_POS, h.attributes)
-                _I64.pack_into(buf, pos + _MAX_TIMESTAMP_POS, now_ms)
-                crc = crc32c(memoryview(buf)[pos + CRC_START : pos + orig.size])
-                struct.pack_into(">I", buf, pos + _CRC_POS, crc)
-
-        if self._should_roll(total, max_ts_in_append, next_offset - 1, now_ms):
+        if self._should_roll(len(buf), appended.max_timestamp, appended.last_offset, now_ms):
             self.roll(now_ms)
         self._segments[-1].append(buf, final, index_interval_bytes=cfg.index_interval_bytes)
         info.commit()
+        epochs = self._leader_epochs
+        for _pos, h in final:
+            if h.partition_leader_epoch != epochs.latest_epoch and h.partition_leader_epoch >= 0:
+                epochs.maybe_assign(h.partition_leader_epoch, h.base_offset)
         for _pos, h in final:
             if h.producer_id < 0 or not h.is_transactional:
                 continue
@@ -497,17 +544,24 @@ class PartitionLog:
             else:
                 self._ongoing_txns.setdefault(h.producer_id, h.base_offset)
         for a in aborts:
-            self._txn_index.append(a._replace(last_stable_offset=self.last_stable_offset), self._bases[-1])
-        self._unflushed_messages += record_count
+            # Kafka's ProducerStateManager.lastStableOffset(completedTxn): the first offset of the
+            # oldest other open transaction, else the offset after the marker (so leader and
+            # followers index the same value, whatever their high watermarks).
+            lso = a.last_offset + 1
+            for pid, first in self._ongoing_txns.items():
+                if pid != a.producer_id and first < lso:
+                    lso = first
+            self._txn_index.append(a._replace(last_stable_offset=lso), self._bases[-1])
+        self._unflushed_messages += appended.record_count
         if self._unflushed_messages >= cfg.flush_messages:
             self.flush(now_ms=now_ms)
         return AppendResult(
-            first_offset,
-            next_offset - 1,
-            now_ms if log_append_time else -1,
+            appended.first_offset,
+            appended.last_offset,
+            appended.log_append_time_ms,
             self._log_start_offset,
             False,
-            record_count,
+            appended.record_count,
         )
 
     def _should_roll(self, size: int, max_timestamp: int, last_offset: int, now_ms: int) -> bool:
@@ -731,6 +785,7 @@ class PartitionLog:
         self._recovery_point = max(self._recovery_point, self._log_start_offset)
         self._producer_state.evict_below(self._log_start_offset)
         self._producer_state.delete_snapshots_below(first)
+        self._leader_epochs.truncate_from_start(self._log_start_offset)
 
     def delete_records_before(self, offset: int) -> int:
         """DeleteRecords: move the log start offset up to ``offset``; return the new low watermark.
@@ -753,6 +808,7 @@ class PartitionLog:
         self._recovery_point = max(self._recovery_point, min(offset, self.log_end_offset))
         self._delete_oldest_while(lambda seg, nxt: nxt.base_offset <= offset)
         self._producer_state.evict_below(offset)
+        self._leader_epochs.truncate_from_start(offset)
         return self._log_start_offset
 
     def apply_retention(self, now_ms: int) -> int:
@@ -810,6 +866,7 @@ class PartitionLog:
         self._recovery_point = min(self._recovery_point, leo)
         self._high_watermark = min(self._high_watermark, leo)
         self._unflushed_messages = 0
+        self._leader_epochs.truncate_from_end(leo)
         self._producer_state.delete_snapshots_above(leo)
         self._rebuild_producer_state(take_snapshot=False)
 
@@ -833,6 +890,7 @@ class PartitionLog:
         self._producer_state.delete_all_snapshots()
         self._txn_index.delete_all()
         self._ongoing_txns.clear()
+        self._leader_epochs.clear()
 
     # ------------------------------------------------------------------------------------------
     # Config, flush, lifecycle

@@ -7,7 +7,9 @@ holding fixed 34-byte big-endian entries, oldest first::
     producer_id        int64
     first_offset       int64  first offset of the aborted transaction in this partition
     last_offset        int64  offset of the ABORT marker
-    last_stable_offset int64  the partition's LSO when the marker was written
+    last_stable_offset int64  the LSO right after the marker, as Kafka computes it: the first
+                              offset of the oldest other open transaction, else last_offset + 1
+                              (independent of the high watermark, so replicas index the same)
 
 A read_committed fetch asks which aborted transactions overlap the offsets it returns, so that
 the consumer can drop their records (Fetch ``aborted_transactions``). The index keeps every entry
@@ -26,6 +28,8 @@ import struct
 from bisect import bisect_left
 from pathlib import Path
 from typing import NamedTuple
+
+from zurau.storage.checkpoint import atomic_write
 
 TXN_INDEX_SUFFIX = ".txnindex"
 _ENTRY = struct.Struct(">hqqqq")
@@ -97,9 +101,7 @@ class AbortedTxnIndex:
         if not entries:
             path.unlink(missing_ok=True)
             return
-        tmp = path.with_suffix(TXN_INDEX_SUFFIX + ".tmp")
-        tmp.write_bytes(b"".join(_ENTRY.pack(0, *e) for e in entries))
-        os.replace(tmp, path)
+        atomic_write(path, b"".join(_ENTRY.pack(0, *e) for e in entries), fsync=False)
 
     # ------------------------------------------------------------------ changes
     def append(self, entry: AbortedTxn, segment_base: int) -> None:

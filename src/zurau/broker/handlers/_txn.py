@@ -37,4 +37,4 @@ def requested_partitions(topics: list[dict[str, Any]], name_key: str, parts_key:
 
 def known_partition(ctx: RequestContext, tp: TopicPartition) -> bool:
     t = ctx.image.get(tp[0])
-    return t is not None and 0 <= tp[1] < t.partitions
+    return t is not None and 0 <= tp[1] < t.num_partitions

@@ -14,8 +14,9 @@ from zurau.broker.handlers._groups import coordinator
 from zurau.broker.handlers._txn import fenced_code, txn_coordinator
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.runtime import OFFSETS_TOPIC
+from zurau.protocol.api_keys import ApiKey
 
-API_KEY = 25
+API_KEY = ApiKey.ADD_OFFSETS_TO_TXN
 
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
@@ -28,8 +29,9 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     if err is not None:
         code = err.code
     else:
-        partition = (OFFSETS_TOPIC, groups.core.partition_for(req["group_id"]))
+        partition = (OFFSETS_TOPIC, groups.partition_for(req["group_id"]))
         code = await rt.submit(
+            tid,
             lambda token, now: rt.core.add_partitions(
                 token,
                 transactional_id=tid,
@@ -37,6 +39,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                 producer_epoch=req["producer_epoch"],
                 partitions=[partition],
                 now_ms=now,
-            )
+            ),
+            lambda e: e.code,
         )
     return {"throttle_time_ms": 0, "error_code": fenced_code(code, ctx.api_version, 2)}

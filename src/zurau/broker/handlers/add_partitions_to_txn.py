@@ -23,9 +23,10 @@ from zurau.broker.handlers._txn import (
     txn_coordinator,
 )
 from zurau.broker.request_context import RequestContext
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import OperationNotAttemptedError, UnknownTopicOrPartitionError
 
-API_KEY = 24
+API_KEY = ApiKey.ADD_PARTITIONS_TO_TXN
 
 
 async def _one(
@@ -51,6 +52,7 @@ async def _one(
         _top, codes = rt.core.verify_partitions(tid, producer_id, producer_epoch, parts)
     else:
         code = await rt.submit(
+            tid,
             lambda token, now: rt.core.add_partitions(
                 token,
                 transactional_id=tid,
@@ -58,7 +60,8 @@ async def _one(
                 producer_epoch=producer_epoch,
                 partitions=parts,
                 now_ms=now,
-            )
+            ),
+            lambda e: e.code,
         )
         codes = dict.fromkeys(parts, code)
     version = ctx.api_version

@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from zurau.broker.request_context import RequestContext
+from zurau.protocol.api_keys import ApiKey
 
-API_KEY = 18
+API_KEY = ApiKey.API_VERSIONS
 
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:

@@ -10,8 +10,9 @@ from typing import Any
 
 from zurau.broker.handlers._groups import coordinator, operations
 from zurau.broker.request_context import RequestContext
+from zurau.protocol.api_keys import ApiKey
 
-API_KEY = 69
+API_KEY = ApiKey.CONSUMER_GROUP_DESCRIBE
 
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:

@@ -15,8 +15,9 @@ from typing import Any
 from zurau.broker.handlers._groups import client_host, client_id, coordinator, since
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group_coordinator import ConsumerGroupHeartbeatResult
+from zurau.protocol.api_keys import ApiKey
 
-API_KEY = 68
+API_KEY = ApiKey.CONSUMER_GROUP_HEARTBEAT
 
 
 def _response(r: ConsumerGroupHeartbeatResult) -> dict[str, Any]:
@@ -37,6 +38,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     if err is not None:
         return _response(ConsumerGroupHeartbeatResult(err.code, err.message, req["member_id"] or None, -1))
     result = await rt.submit(
+        req["group_id"],
         lambda token, now: rt.core.consumer_group_heartbeat(
             token,
             group_id=req["group_id"],
@@ -53,6 +55,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
             client_host=client_host(ctx),
             api_version=ctx.api_version,
             now_ms=now,
-        )
+        ),
+        lambda e: ConsumerGroupHeartbeatResult(e.code, e.message, req["member_id"] or None, -1),
     )
     return _response(result)

@@ -6,12 +6,23 @@ success once the tombstones for the group and each of its offsets are written.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from zurau.broker.handlers._groups import coordinator
 from zurau.broker.request_context import RequestContext
+from zurau.coordinator.runtime import GroupCoordinatorRuntime
+from zurau.protocol.api_keys import ApiKey
 
-API_KEY = 42
+API_KEY = ApiKey.DELETE_GROUPS
+
+
+def _delete(rt: GroupCoordinatorRuntime, gids: list[str]) -> asyncio.Future[dict[str, int]]:
+    return rt.submit(
+        gids[0],
+        lambda token, now: rt.core.delete_groups(token, gids, now),
+        lambda e: dict.fromkeys(gids, e.code),
+    )
 
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
@@ -25,7 +36,10 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
             errors[gid] = err.code
         else:
             ours.append(gid)
-    if ours:
-        done = await rt.submit(lambda token, now: rt.core.delete_groups(token, ours, now))
+    by_partition: dict[int, list[str]] = {}
+    for gid in ours:
+        by_partition.setdefault(rt.partition_for(gid), []).append(gid)
+    # One request per __consumer_offsets partition, each in that partition's turn.
+    for done in await asyncio.gather(*(_delete(rt, gids) for gids in by_partition.values())):
         errors.update(done)
     return {"throttle_time_ms": 0, "results": [{"group_id": g, "error_code": errors[g]} for g in names]}

@@ -7,6 +7,7 @@ POLICY_VIOLATION; offset -1 means the high watermark; any other negative offset,
 high watermark, OFFSET_OUT_OF_RANGE. An offset at or below the current log start offset changes
 nothing. The answer is the partition's new log start offset (low watermark), or -1 with an error.
 On a single node every replica is this one, so the response does not wait on ``timeout_ms``.
+The policy and offset checks and the deletion are the replica manager's (``delete_records``).
 """
 
 from __future__ import annotations
@@ -15,40 +16,20 @@ from typing import Any
 
 from zurau.broker.handlers._common import error_of
 from zurau.broker.request_context import RequestContext
-from zurau.metadata.topic_registry import INTERNAL_TOPICS
-from zurau.protocol.errors import (
-    InvalidTopicError,
-    OffsetOutOfRangeError,
-    PolicyViolationError,
-    UnknownTopicOrPartitionError,
-)
+from zurau.metadata.image import INTERNAL_TOPICS
+from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.errors import InvalidTopicError, UnknownTopicOrPartitionError
 
-API_KEY = 21
-
-HIGH_WATERMARK = -1
+API_KEY = ApiKey.DELETE_RECORDS
 
 
 def _delete(ctx: RequestContext, name: str, index: int, offset: int) -> int:
     t = ctx.image.get(name)
-    if t is None or not 0 <= index < t.partitions:
+    if t is None or not 0 <= index < t.num_partitions:
         raise UnknownTopicOrPartitionError(f"This server does not host {name}-{index}.")
     if name in INTERNAL_TOPICS:
         raise InvalidTopicError(f"Cannot delete records of internal topic {name}")
-    p = ctx.replica_manager.partition(name, index)
-    plog = p.log
-    if not plog.config.delete_enabled:
-        raise PolicyViolationError(
-            f"Records of partition {name}-{index} can not be deleted due to the configured policy"
-        )
-    target = p.high_watermark if offset == HIGH_WATERMARK else offset
-    if target < 0:
-        raise OffsetOutOfRangeError(f"The offset {target} for partition {name}-{index} is not valid")
-    if target > p.high_watermark:
-        raise OffsetOutOfRangeError(
-            f"Cannot increment the log start offset to {target} of partition {name}-{index} "
-            f"since it is larger than the high watermark {p.high_watermark}"
-        )
-    return int(plog.delete_records_before(target))
+    return ctx.replica_manager.delete_records(name, index, offset)
 
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:

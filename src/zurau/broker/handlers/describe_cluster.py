@@ -13,9 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from zurau.broker.request_context import RequestContext
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import InvalidRequestError
 
-API_KEY = 60
+API_KEY = ApiKey.DESCRIBE_CLUSTER
 
 ENDPOINT_BROKERS = 1
 ENDPOINT_CONTROLLERS = 2

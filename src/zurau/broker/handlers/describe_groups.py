@@ -12,9 +12,10 @@ from typing import Any
 
 from zurau.broker.handlers._groups import coordinator, operations
 from zurau.broker.request_context import RequestContext
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import GroupIdNotFoundError
 
-API_KEY = 15
+API_KEY = ApiKey.DESCRIBE_GROUPS
 
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:

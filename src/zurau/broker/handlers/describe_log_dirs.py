@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from zurau.broker.request_context import RequestContext
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import KafkaStorageError
 
-API_KEY = 35
+API_KEY = ApiKey.DESCRIBE_LOG_DIRS
 
 
 def _space(path: Path) -> tuple[int, int]:
@@ -28,7 +29,6 @@ def _space(path: Path) -> tuple[int, int]:
 
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    lm = ctx.replica_manager.log_manager
     requested = req["topics"]
     wanted: dict[str, set[int]] | None = None
     if requested is not None:
@@ -36,21 +36,20 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         for t in requested:
             wanted.setdefault(t["topic"], set()).update(t["partitions"])
 
-    by_dir: dict[Path, dict[str, list[dict[str, Any]]]] = {Path(d): {} for d in lm.log_dirs}
-    for log in sorted(lm.all_logs(), key=lambda lg: (lg.topic, lg.partition)):
-        if wanted is not None and log.partition not in wanted.get(log.topic, ()):
-            continue
-        log_dir = lm.log_dir_of(log.topic, log.partition)
-        if log_dir is None or Path(log_dir) not in by_dir:
-            continue
-        by_dir[Path(log_dir)].setdefault(log.topic, []).append(
-            {
-                "partition_index": log.partition,
-                "partition_size": log.size_in_bytes,
-                "offset_lag": 0,
-                "is_future_key": False,
-            }
-        )
+    by_dir: dict[Path, dict[str, list[dict[str, Any]]]] = {}
+    for log_dir, replicas in ctx.replica_manager.describe_log_dirs().items():
+        topics: dict[str, list[dict[str, Any]]] = by_dir.setdefault(log_dir, {})
+        for r in replicas:
+            if wanted is not None and r.partition not in wanted.get(r.topic, ()):
+                continue
+            topics.setdefault(r.topic, []).append(
+                {
+                    "partition_index": r.partition,
+                    "partition_size": r.size,
+                    "offset_lag": 0,
+                    "is_future_key": False,
+                }
+            )
 
     results = []
     for log_dir, topics in by_dir.items():

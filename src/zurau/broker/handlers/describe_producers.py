@@ -13,16 +13,16 @@ from typing import Any
 from zurau.broker.handlers._common import error_of
 from zurau.broker.handlers._txn import known_partition
 from zurau.broker.request_context import RequestContext
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import UnknownTopicOrPartitionError
 
-API_KEY = 61
+API_KEY = ApiKey.DESCRIBE_PRODUCERS
 
 
 def _partition(ctx: RequestContext, topic: str, index: int) -> dict[str, Any]:
     try:
         if not known_partition(ctx, (topic, index)):
             raise UnknownTopicOrPartitionError(f"unknown partition {topic}-{index}")
-        p = ctx.replica_manager.partition(topic, index)
         producers = [
             {
                 "producer_id": e.producer_id,
@@ -32,7 +32,7 @@ def _partition(ctx: RequestContext, topic: str, index: int) -> dict[str, Any]:
                 "coordinator_epoch": e.coordinator_epoch,
                 "current_txn_start_offset": e.current_txn_first_offset,
             }
-            for _pid, e in sorted(p.log.producer_state.producers.items())
+            for e in ctx.replica_manager.active_producers(topic, index)
         ]
     except Exception as e:
         code, msg = error_of(e)

@@ -10,16 +10,20 @@ from typing import Any
 
 from zurau.broker.handlers._txn import by_topic, txn_coordinator
 from zurau.broker.request_context import RequestContext
+from zurau.coordinator.transaction_coordinator import DescribedTransaction
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import CoordinatorNotAvailableError
 
-API_KEY = 65
+API_KEY = ApiKey.DESCRIBE_TRANSACTIONS
 
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     rt = txn_coordinator(ctx)
     states = []
     if not rt.started:
-        described = [(tid, CoordinatorNotAvailableError.code, None) for tid in req["transactional_ids"]]
+        described: list[tuple[str, int, DescribedTransaction | None]] = [
+            (tid, CoordinatorNotAvailableError.code, None) for tid in req["transactional_ids"]
+        ]
     else:
         described = [
             (d.transactional_id, d.error_code, d) for d in rt.core.describe(req["transactional_ids"])

@@ -16,8 +16,9 @@ from typing import Any
 
 from zurau.broker.handlers._txn import fenced_code, txn_coordinator
 from zurau.broker.request_context import RequestContext
+from zurau.protocol.api_keys import ApiKey
 
-API_KEY = 26
+API_KEY = ApiKey.END_TXN
 MAX_VERSION = 4
 
 
@@ -29,6 +30,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         code = err.code
     else:
         code = await rt.submit(
+            tid,
             lambda token, now: rt.core.end_transaction(
                 token,
                 transactional_id=tid,
@@ -36,6 +38,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                 producer_epoch=req["producer_epoch"],
                 commit=req["committed"],
                 now_ms=now,
-            )
+            ),
+            lambda e: e.code,
         )
     return {"throttle_time_ms": 0, "error_code": fenced_code(code, ctx.api_version, 2)}

@@ -3,6 +3,8 @@
 * Readers see data up to the high watermark (read_uncommitted) or the last stable offset
   (read_committed); a batch that starts below the limit is sent whole. read_committed readers
   also get the aborted transactions overlapping what they read, so they can drop those records.
+  A follower replica (``replica_id`` >= 0) reads up to the log end offset; its fetch offset tells
+  the leader how far it has replicated. Reads go through the replica manager (``read``).
 * ``max_bytes`` bounds the response and ``partition_max_bytes`` each partition, except that the
   first batch of the first partition with data is always sent whole (KIP-74) so that consumers
   make progress past a batch larger than their limits.
@@ -20,24 +22,37 @@ import time
 from typing import Any
 
 from zurau.broker.connection import FileRegion
-from zurau.broker.handlers._common import check_leader_epoch, error_of, resolve_topic
+from zurau.broker.handlers._common import error_of, resolve_topic
 from zurau.broker.request_context import RequestContext
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     FetchSessionIdNotFoundError,
     InvalidFetchSessionEpochError,
     KafkaError,
     UnknownTopicOrPartitionError,
 )
-from zurau.storage.partition_log import LogReadSlice
+from zurau.replication.replica_manager import LogReadSlice
 
-API_KEY = 1
+API_KEY = ApiKey.FETCH
 READ_COMMITTED = 1
+
+
+def _replica_id(req: dict[str, Any]) -> int:
+    """The fetching replica's broker id (-1 for a consumer): v0-14 ``replica_id``, v15+ the
+    tagged ``replica_state``."""
+    state = req.get("replica_state")
+    if state:
+        return int(state.get("replica_id", -1))
+    return int(req.get("replica_id", -1))
 
 
 def _read_all(ctx: RequestContext, req: dict[str, Any], topics: list[Any]) -> tuple[list[dict[str, Any]], int, bool]:
     """One pass over every requested partition: (responses, bytes read, any error)."""
     rm = ctx.replica_manager
-    read_committed = req.get("isolation_level", 0) == READ_COMMITTED
+    replica_id = _replica_id(req)
+    isolation_level = req.get("isolation_level", 0)
+    # A follower reads up to the log end offset and never gets aborted transactions.
+    read_committed = isolation_level == READ_COMMITTED and replica_id < 0
     remaining = req.get("max_bytes", 2**31 - 1)
     if remaining <= 0:
         remaining = 2**31 - 1
@@ -62,34 +77,35 @@ def _read_all(ctx: RequestContext, req: dict[str, Any], topics: list[Any]) -> tu
             try:
                 if terr is not None:
                     raise terr
-                if not 0 <= index < topic.partitions:
+                if not 0 <= index < topic.num_partitions:
                     raise UnknownTopicOrPartitionError(f"{topic.name} has no partition {index}")
-                p = rm.partition(topic.name, index)
-                check_leader_epoch(fp.get("current_leader_epoch", -1), p.leader_epoch)
-                plog = p.log
-                hw = plog.high_watermark
-                lso = plog.last_stable_offset
-                entry["high_watermark"] = hw
-                entry["last_stable_offset"] = lso
-                entry["log_start_offset"] = plog.log_start_offset
                 limit = min(fp["partition_max_bytes"], remaining)
-                if limit > 0 or first_data:
-                    data = plog.read_slice(
-                        fp["fetch_offset"],
-                        max(limit, 0),
-                        max_offset=lso if read_committed else hw,
-                        min_one_batch=first_data,
-                    )
-                    if data is not None:
-                        first_data = False
-                        remaining -= data.size
-                        total += data.size
-                        entry["records"] = data
-                        if read_committed:
-                            entry["aborted_transactions"] = [
-                                {"producer_id": a.producer_id, "first_offset": a.first_offset}
-                                for a in plog.aborted_transactions(fp["fetch_offset"], lso)
-                            ]
+                r = rm.read(
+                    topic.name,
+                    index,
+                    fp["fetch_offset"],
+                    limit,
+                    replica_id=replica_id,
+                    isolation_level=isolation_level,
+                    min_one_batch=first_data,
+                    current_leader_epoch=fp.get("current_leader_epoch", -1),
+                )
+                entry["high_watermark"] = r.high_watermark
+                entry["last_stable_offset"] = r.last_stable_offset
+                entry["log_start_offset"] = r.log_start_offset
+                if r.error is not None:
+                    raise r.error
+                data = r.records
+                if data is not None:
+                    first_data = False
+                    remaining -= data.size
+                    total += data.size
+                    entry["records"] = data
+                    if r.aborted_transactions:
+                        entry["aborted_transactions"] = [
+                            {"producer_id": a.producer_id, "first_offset": a.first_offset}
+                            for a in r.aborted_transactions
+                        ]
             except Exception as e:
                 code, _ = error_of(e)
                 entry["error_code"] = code

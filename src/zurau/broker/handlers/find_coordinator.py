@@ -14,9 +14,10 @@ from typing import Any
 
 from zurau.broker.handlers._groups import coordinator
 from zurau.broker.request_context import RequestContext
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import InvalidRequestError, KafkaError
 
-API_KEY = 10
+API_KEY = ApiKey.FIND_COORDINATOR
 
 GROUP, TRANSACTION = 0, 1
 

@@ -10,8 +10,9 @@ from typing import Any
 
 from zurau.broker.handlers._groups import coordinator, since
 from zurau.broker.request_context import RequestContext
+from zurau.protocol.api_keys import ApiKey
 
-API_KEY = 12
+API_KEY = ApiKey.HEARTBEAT
 
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
@@ -20,6 +21,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     if err is not None:
         return {"throttle_time_ms": 0, "error_code": err.code}
     code = await rt.submit(
+        req["group_id"],
         lambda token, now: rt.core.heartbeat(
             token,
             group_id=req["group_id"],
@@ -27,6 +29,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
             member_id=req["member_id"],
             group_instance_id=since(req, "group_instance_id", ctx.api_version, 3),
             now_ms=now,
-        )
+        ),
+        lambda e: e.code,
     )
     return {"throttle_time_ms": 0, "error_code": code}

@@ -23,12 +23,13 @@ from typing import Any
 
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.transaction_coordinator import InitProducerIdResult
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     InvalidProducerEpochError,
     ProducerFencedError,
 )
 
-API_KEY = 22
+API_KEY = ApiKey.INIT_PRODUCER_ID
 MAX_VERSION = 5
 
 
@@ -55,6 +56,7 @@ async def _transactional(ctx: RequestContext, req: dict[str, Any], tid: str) -> 
     if err is not None:
         return _response(err.code)
     result: InitProducerIdResult = await rt.submit(
+        tid,
         lambda token, now: rt.core.init_producer_id(
             token,
             transactional_id=tid,
@@ -62,7 +64,8 @@ async def _transactional(ctx: RequestContext, req: dict[str, Any], tid: str) -> 
             producer_id=req.get("producer_id", -1),
             producer_epoch=req.get("producer_epoch", -1),
             now_ms=now,
-        )
+        ),
+        lambda e: InitProducerIdResult(e.code),
     )
     code = result.error_code
     if code == ProducerFencedError.code and ctx.api_version < 4:

@@ -13,8 +13,9 @@ from typing import Any
 from zurau.broker.handlers._groups import client_host, client_id, coordinator, since
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group_coordinator import JoinGroupResult
+from zurau.protocol.api_keys import ApiKey
 
-API_KEY = 11
+API_KEY = ApiKey.JOIN_GROUP
 
 
 def _response(version: int, r: JoinGroupResult) -> dict[str, Any]:
@@ -40,6 +41,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     rebalance_timeout = req["rebalance_timeout_ms"] if version >= 1 else -1
     protocols = [(p["name"], bytes(p["metadata"])) for p in req["protocols"]]
     result = await rt.submit(
+        req["group_id"],
         lambda token, now: rt.core.join_group(
             token,
             group_id=req["group_id"],
@@ -54,6 +56,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
             require_known_member_id=version >= 4,
             api_version=version,
             now_ms=now,
-        )
+        ),
+        lambda e: JoinGroupResult(e.code, member_id=req["member_id"]),
     )
     return _response(version, result)

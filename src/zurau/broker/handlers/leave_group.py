@@ -11,8 +11,9 @@ from typing import Any
 from zurau.broker.handlers._groups import coordinator
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group_coordinator import LeaveGroupResult
+from zurau.protocol.api_keys import ApiKey
 
-API_KEY = 13
+API_KEY = ApiKey.LEAVE_GROUP
 
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
@@ -27,11 +28,15 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         result = LeaveGroupResult(err.code)
     else:
         result = await rt.submit(
+            req["group_id"],
             lambda token, now: rt.core.leave_group(
                 token, group_id=req["group_id"], members=leaving, now_ms=now
-            )
+            ),
+            lambda e: LeaveGroupResult(e.code),
         )
-    members = [{"member_id": m, "group_instance_id": i, "error_code": c} for m, i, c in result.members]
+    members: list[dict[str, Any]] = [
+        {"member_id": m, "group_instance_id": i, "error_code": c} for m, i, c in result.members
+    ]
     top = result.error_code
     if version < 3 and top == 0 and members:
         top = members[0]["error_code"]

@@ -12,16 +12,16 @@ from typing import Any
 
 from zurau.broker.handlers._groups import coordinator
 from zurau.broker.request_context import RequestContext
+from zurau.protocol.api_keys import ApiKey
 
-API_KEY = 16
+API_KEY = ApiKey.LIST_GROUPS
 
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     rt = coordinator(ctx)
-    if not rt.started:
-        from zurau.protocol.errors import CoordinatorNotAvailableError
-
-        return {"throttle_time_ms": 0, "error_code": CoordinatorNotAvailableError.code, "groups": []}
+    err = rt.listing_error()
+    if err is not None:
+        return {"throttle_time_ms": 0, "error_code": err.code, "groups": []}
     groups = rt.core.list_groups(req.get("states_filter") or (), req.get("types_filter") or ())
     return {
         "throttle_time_ms": 0,

@@ -12,18 +12,18 @@ from typing import Any
 
 from zurau.broker.handlers._txn import txn_coordinator
 from zurau.broker.request_context import RequestContext
-from zurau.protocol.errors import CoordinatorNotAvailableError
+from zurau.protocol.api_keys import ApiKey
 
-API_KEY = 66
+API_KEY = ApiKey.LIST_TRANSACTIONS
 
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     rt = txn_coordinator(ctx)
-    if not rt.started:
-        code = CoordinatorNotAvailableError.code
+    err = rt.listing_error()
+    if err is not None:
         return {
             "throttle_time_ms": 0,
-            "error_code": code,
+            "error_code": err.code,
             "unknown_state_filters": [],
             "transaction_states": [],
         }
@@ -32,7 +32,7 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         producer_ids=req["producer_id_filters"],
         duration_ms=req.get("duration_filter", -1),
         pattern=req.get("transactional_id_pattern"),
-        now_ms=rt.now_ms(),
+        now_ms=rt.clock.now_ms(),
     )
     return {
         "throttle_time_ms": 0,

@@ -39,7 +39,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         else:
             tm = topics.get(t["name"])
             missing = UnknownTopicOrPartitionError.code
-        parts = []
+        parts: list[tuple[dict[str, Any], int | None]] = []
         for p in t["partitions"]:
             if err is not None:
                 parts.append((p, err.code))
@@ -62,6 +62,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     results: dict[tuple[str, int], int] = {}
     if entries:
         results = await rt.submit(
+            group_id,
             lambda token, now: rt.core.commit_offsets(
                 token,
                 group_id=group_id,
@@ -72,7 +73,8 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                 retention_ms=req.get("retention_time_ms", -1) if 2 <= version <= 4 else -1,
                 api_version=version,
                 now_ms=now,
-            )
+            ),
+            lambda e: {(x.topic, x.partition): e.code for x in entries},
         )
     out = []
     for t, name, parts in plan:

@@ -35,7 +35,9 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
             else:
                 valid.append(tp)
     code, results = await rt.submit(
-        lambda token, now: rt.core.delete_offsets(token, group_id=group_id, partitions=valid, now_ms=now)
+        group_id,
+        lambda token, now: rt.core.delete_offsets(token, group_id=group_id, partitions=valid, now_ms=now),
+        lambda e: (e.code, {}),
     )
     if code:
         return {"error_code": code, "throttle_time_ms": 0, "topics": []}

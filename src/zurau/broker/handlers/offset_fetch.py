@@ -15,9 +15,10 @@ from typing import Any
 from zurau.broker.handlers._groups import coordinator, since
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group_coordinator import FetchedOffset, OffsetFetchResult
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import UnknownTopicIdError
 
-API_KEY = 9
+API_KEY = ApiKey.OFFSET_FETCH
 
 
 def _partition(f: FetchedOffset) -> dict[str, Any]:

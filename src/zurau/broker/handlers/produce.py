@@ -6,14 +6,21 @@ epoch and sequence by the log's producer state (a retried batch is answered with
 offsets). Errors are per partition; the broker never drops the connection for a bad batch.
 ``acks=0`` gets no response at all, as Kafka clients expect; if any partition failed, the
 connection is closed instead (Kafka's way of telling such a client to refresh its metadata).
+``acks=1`` is answered right after the leader's write. ``acks=-1`` (all) is answered once the high
+watermark of every written partition has passed its last offset (every in-sync replica has the
+data): when that is already so after the appends (always, on one node) the answer is immediate
+and synchronous; otherwise the request waits in the produce purgatory up to ``timeout_ms``, and a
+partition not replicated by then answers REQUEST_TIMED_OUT (its data stays in the log).
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 from zurau.broker.handlers._common import error_of, resolve_topic
 from zurau.broker.request_context import CloseConnection, RequestContext
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     CorruptRecordError,
     InvalidRequiredAcksError,
@@ -21,7 +28,7 @@ from zurau.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 
-API_KEY = 0
+API_KEY = ApiKey.PRODUCE
 
 
 def _partition_error(index: int, code: int, message: str | None) -> dict[str, Any]:
@@ -36,10 +43,13 @@ def _partition_error(index: int, code: int, message: str | None) -> dict[str, An
     }
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | None:
+def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | Awaitable[dict[str, Any]] | None:
     acks = req["acks"]
     rm = ctx.replica_manager
     responses = []
+    # acks=all partitions whose high watermark has not reached their last offset yet:
+    # (topic, partition) -> (offset the high watermark must reach, response entry)
+    waiting: dict[tuple[str, int], tuple[int, dict[str, Any]]] | None = None
     for td in req["topic_data"]:
         name = td.get("name")
         topic_id = td.get("topic_id")
@@ -57,24 +67,27 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | None:
                 if terr is not None:
                     raise terr
                 assert topic is not None
-                if not 0 <= index < topic.partitions:
+                if not 0 <= index < topic.num_partitions:
                     raise UnknownTopicOrPartitionError(f"{topic.name} has no partition {index}")
                 records = pd["records"]
                 if records is None or len(records) == 0:
                     raise CorruptRecordError("produce request carries no record batches")
                 # The request buffer is ours alone (see broker/connection): patch it in place.
-                r = rm.append(topic.name, index, records, acks, in_place=True)
-                parts_out.append(
-                    {
-                        "index": index,
-                        "error_code": 0,
-                        "base_offset": r.base_offset,
-                        "log_append_time_ms": r.log_append_time_ms,
-                        "log_start_offset": r.log_start_offset,
-                        "record_errors": [],
-                        "error_message": None,
-                    }
-                )
+                r = rm.append_as_leader(topic.name, index, records, required_acks=acks, in_place=True)
+                entry = {
+                    "index": index,
+                    "error_code": 0,
+                    "base_offset": r.base_offset,
+                    "log_append_time_ms": r.log_append_time_ms,
+                    "log_start_offset": r.log_start_offset,
+                    "record_errors": [],
+                    "error_message": None,
+                }
+                parts_out.append(entry)
+                if acks == -1 and rm.high_watermark(topic.name, index) <= r.last_offset:
+                    if waiting is None:
+                        waiting = {}
+                    waiting[(topic.name, index)] = (r.last_offset + 1, entry)
             except Exception as e:  # every failure is this partition's error code
                 code, msg = error_of(e)
                 parts_out.append(_partition_error(index, code, msg))
@@ -86,4 +99,31 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | None:
                 f"acks=0 produce failed for {len(failed)} partition(s) (first error code {failed[0]['error_code']})"
             )
         return None
-    return {"responses": responses, "throttle_time_ms": 0}
+    response = {"responses": responses, "throttle_time_ms": 0}
+    if waiting:
+        op = rm.delayed_produce({key: offset for key, (offset, _entry) in waiting.items()})
+        if op.done:
+            _apply_ack_errors(waiting, op.errors)
+        else:
+            return _await_replication(rm, op, waiting, req.get("timeout_ms", 0), response)
+    return response
+
+
+def _apply_ack_errors(
+    waiting: dict[tuple[str, int], tuple[int, dict[str, Any]]], errors: dict[tuple[str, int], int]
+) -> None:
+    """Set the acks=all outcome on each waiting partition's entry (offsets are kept, as Kafka)."""
+    for key, code in errors.items():
+        if code:
+            waiting[key][1]["error_code"] = code
+
+
+async def _await_replication(
+    rm: Any,
+    op: Any,
+    waiting: dict[tuple[str, int], tuple[int, dict[str, Any]]],
+    timeout_ms: int,
+    response: dict[str, Any],
+) -> dict[str, Any]:
+    _apply_ack_errors(waiting, await rm.wait_for_replication(op, timeout_ms))
+    return response

@@ -12,8 +12,9 @@ from typing import Any
 from zurau.broker.handlers._groups import coordinator, since
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group_coordinator import SyncGroupResult
+from zurau.protocol.api_keys import ApiKey
 
-API_KEY = 14
+API_KEY = ApiKey.SYNC_GROUP
 
 
 def _response(r: SyncGroupResult) -> dict[str, Any]:
@@ -34,6 +35,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         return _response(SyncGroupResult(err.code))
     assignments = {a["member_id"]: bytes(a["assignment"]) for a in req["assignments"]}
     result = await rt.submit(
+        req["group_id"],
         lambda token, now: rt.core.sync_group(
             token,
             group_id=req["group_id"],
@@ -44,6 +46,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
             protocol_name=since(req, "protocol_name", version, 5),
             assignments=assignments,
             now_ms=now,
-        )
+        ),
+        lambda e: SyncGroupResult(e.code),
     )
     return _response(result)

@@ -55,6 +55,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     results: dict[tuple[str, int], int] = {}
     if entries:
         results = await rt.submit(
+            group_id,
             lambda token, now: rt.core.commit_txn_offsets(
                 token,
                 group_id=group_id,
@@ -65,7 +66,8 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                 group_instance_id=since(req, "group_instance_id", version, 3),
                 offsets=entries,
                 now_ms=now,
-            )
+            ),
+            lambda e: {(x.topic, x.partition): e.code for x in entries},
         )
     return {
         "throttle_time_ms": 0,

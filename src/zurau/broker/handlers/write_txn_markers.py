@@ -5,9 +5,10 @@ transaction (one that no coordinator will end: ``zurau transactions abort``, lik
 ``kafka-transactions.sh abort``). This broker's own coordinator writes its markers in-process
 through the same path (:meth:`~zurau.coordinator.transaction_runtime.TransactionRuntime.write_markers`),
 which also commits or drops pending offsets when the partition is one of ``__consumer_offsets``.
-Per partition: UNKNOWN_TOPIC_OR_PARTITION if it does not exist, INVALID_PRODUCER_EPOCH if the
-producer already wrote with a newer epoch, else 0 (a marker for a producer without an open
-transaction there ends nothing, harmlessly).
+Each partition is answered once its marker is committed (below the high watermark):
+UNKNOWN_TOPIC_OR_PARTITION if it does not exist, INVALID_PRODUCER_EPOCH if the producer already
+wrote with a newer epoch, else 0 (a marker for a producer without an open transaction there ends
+nothing, harmlessly).
 """
 
 from __future__ import annotations
@@ -16,18 +17,19 @@ from typing import Any
 
 from zurau.broker.handlers._txn import by_topic, known_partition, requested_partitions, txn_coordinator
 from zurau.broker.request_context import RequestContext
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import UnknownTopicOrPartitionError
 
-API_KEY = 27
+API_KEY = ApiKey.WRITE_TXN_MARKERS
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     rt = txn_coordinator(ctx)
     out = []
     for m in req["markers"]:
         parts = requested_partitions(m["topics"], "name", "partition_indexes")
         valid = [tp for tp in parts if known_partition(ctx, tp)]
-        written = rt.write_markers(
+        written = await rt.write_markers(
             m["producer_id"], m["producer_epoch"], m["transaction_result"], m["coordinator_epoch"], valid
         )
         codes = {

@@ -63,7 +63,7 @@ import cramjam
 import lz4.frame
 import zstandard
 
-from zurau.protocol.errors import CorruptRecordError, UnsupportedCompressionTypeError
+from zurau.protocol.errors import CorruptRecordError, KafkaError, UnsupportedCompressionTypeError
 
 __all__ = [
     "NONE",
@@ -151,7 +151,7 @@ def decompress(codec: int, data: Buffer, *, max_output: int = DEFAULT_MAX_OUTPUT
     raise UnsupportedCompressionTypeError(f"unknown compression codec {codec}")
 
 
-def _too_big(name: str, max_output: int) -> CorruptRecordError:
+def _too_big(name: str, max_output: int) -> KafkaError:
     return CorruptRecordError(f"{name} records decompress to more than the {max_output}-byte limit")
 
 
@@ -221,14 +221,14 @@ def _raw_snappy_block(block: memoryview, budget: int, max_output: int) -> bytes:
 
 def _snappy_decompress(mv: memoryview, max_output: int) -> bytes:
     n = len(mv)
-    if n < _XERIAL_HEADER_SIZE or mv[:8] != XERIAL_MAGIC:
+    if n < _XERIAL_HEADER_SIZE or mv[:8].tobytes() != XERIAL_MAGIC:
         return _raw_snappy_block(mv, max_output, max_output)
     # xerial framing; version and compat are ignored (see module docstring)
     parts: list[bytes] = []
     total = 0
     pos = _XERIAL_HEADER_SIZE
     while pos < n:
-        if mv[pos : pos + 8] == XERIAL_MAGIC:  # concatenated stream (a length is never negative)
+        if mv[pos : pos + 8].tobytes() == XERIAL_MAGIC:  # concatenated stream (a length is never negative)
             pos += _XERIAL_HEADER_SIZE
             continue
         if n - pos < 4:

@@ -1,14 +1,15 @@
 """Our own declarative definitions of each Kafka API, one module per API.
 
-Every module exports ``SCHEMA`` (an :class:`zurau.protocol.schema.ApiSchema`). ``ALL`` maps api key
-to schema for every module listed in ``_MODULES``.
+Every API module exports ``SCHEMA`` (an :class:`zurau.protocol.schema.ApiSchema`). ``ALL`` maps api key
+to schema for every module listed in ``_MODULES``. ``DATA`` maps name to schema for the versioned
+structs that are not API bodies (:class:`zurau.protocol.schema.DataSchema`): the consumer protocol's.
 """
 
 from __future__ import annotations
 
 import importlib
 
-from zurau.protocol.schema import ApiSchema
+from zurau.protocol.schema import ApiSchema, DataSchema
 
 _MODULES = (
     "api_versions",
@@ -57,3 +58,8 @@ for _name in _MODULES:
     ALL[_schema.key] = _schema
 
 BY_NAME: dict[str, ApiSchema] = {s.name: s for s in ALL.values()}
+
+# Versioned structs that travel inside other messages' bytes (not API bodies).
+from zurau.protocol.schemas.consumer_protocol import ASSIGNMENT, SUBSCRIPTION  # noqa: E402
+
+DATA: dict[str, DataSchema] = {s.name: s for s in (SUBSCRIPTION, ASSIGNMENT)}

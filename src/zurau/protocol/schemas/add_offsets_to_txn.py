@@ -5,10 +5,11 @@ answers before it throttles a quota violation); v2 may answer PRODUCER_FENCED; v
 flexible version; v4 may answer TRANSACTION_ABORTABLE.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import INT16, INT32, INT64, STRING, ApiSchema, F
 
 SCHEMA = ApiSchema(
-    key=25,
+    key=ApiKey.ADD_OFFSETS_TO_TXN,
     name="AddOffsetsToTxn",
     valid="0-4",
     flexible="3+",

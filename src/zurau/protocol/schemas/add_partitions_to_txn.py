@@ -10,6 +10,7 @@ Kafka 4.x serves v0-v5; so does Zurau (clients ask for v0 or v3).
 * v5 may answer TRANSACTION_ABORTABLE.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import BOOL, INT16, INT32, INT64, STRING, ApiSchema, Array, F, Struct
 
 # Kafka's shared structs: a topic and its partitions, and the per-partition outcome.
@@ -43,7 +44,7 @@ TRANSACTION_RESULT = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=24,
+    key=ApiKey.ADD_PARTITIONS_TO_TXN,
     name="AddPartitionsToTxn",
     valid="0-5",
     flexible="3+",

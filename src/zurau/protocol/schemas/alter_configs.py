@@ -5,6 +5,7 @@ a quota violation); v2 is the first flexible version. Configs left out of a requ
 their defaults, which is why clients prefer IncrementalAlterConfigs (key 44).
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import BOOL, INT8, INT16, INT32, STRING, ApiSchema, Array, F, Struct
 
 CONFIG = Struct(
@@ -26,7 +27,7 @@ RESOURCE_RESULT = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=33,
+    key=ApiKey.ALTER_CONFIGS,
     name="AlterConfigs",
     valid="0-2",
     flexible="2+",

@@ -3,10 +3,11 @@
 v3+ is flexible; the response always travels with response header v0.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import INT16, INT32, INT64, STRING, ApiSchema, Array, F, Struct
 
 SCHEMA = ApiSchema(
-    key=18,
+    key=ApiKey.API_VERSIONS,
     name="ApiVersions",
     valid="0-4",
     flexible="3+",

@@ -5,6 +5,7 @@ Kafka 4.x serves v0-v1; so does Zurau. Every version is flexible. v1 adds each m
 answered with GROUP_ID_NOT_FOUND.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import BOOL, INT8, INT16, INT32, STRING, UUID, ApiSchema, Array, F, Struct
 
 # Kafka's "authorized operations were not requested" marker (Integer.MIN_VALUE).
@@ -47,7 +48,7 @@ DESCRIBED_GROUP = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=69,
+    key=ApiKey.CONSUMER_GROUP_DESCRIBE,
     name="ConsumerGroupDescribe",
     valid="0-1",
     flexible="0+",

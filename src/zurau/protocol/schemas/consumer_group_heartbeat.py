@@ -10,6 +10,7 @@ Kafka 4.x serves v0-v1; so does Zurau. Every version is flexible. The broker ass
   be a regular expression (``subscribed_topic_regex``).
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import INT16, INT32, STRING, UUID, ApiSchema, Array, F, Struct
 
 # Partitions of one topic, by id.
@@ -23,7 +24,7 @@ ASSIGNMENT = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=68,
+    key=ApiKey.CONSUMER_GROUP_HEARTBEAT,
     name="ConsumerGroupHeartbeat",
     valid="0-1",
     flexible="0+",

@@ -5,6 +5,7 @@ throttles a quota violation); v2 is the first flexible version; v3 may answer
 THROTTLING_QUOTA_EXCEEDED. A null ``assignments`` lets the broker place the new partitions.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import BOOL, INT16, INT32, STRING, ApiSchema, Array, F, Struct
 
 # The replicas of one new partition, in the order of the new partitions.
@@ -23,7 +24,7 @@ TOPIC_RESULT = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=37,
+    key=ApiKey.CREATE_PARTITIONS,
     name="CreatePartitions",
     valid="0-3",
     flexible="2+",

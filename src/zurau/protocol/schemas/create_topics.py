@@ -9,6 +9,7 @@ Kafka 4.x serves v2-v7, which is what Zurau serves too (clients ask for v3, v4 o
 * v6 may answer THROTTLING_QUOTA_EXCEEDED; v7 returns the new topic's id.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import BOOL, INT8, INT16, INT32, STRING, UUID, ApiSchema, Array, F, Struct
 
 # One partition placed by hand: the partition and the brokers holding its replicas.
@@ -52,7 +53,7 @@ TOPIC_RESULT = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=19,
+    key=ApiKey.CREATE_TOPICS,
     name="CreateTopics",
     valid="2-7",
     flexible="5+",

@@ -5,6 +5,7 @@ a quota violation); v2 is the first flexible version. (The request field really 
 ``groups_names``, as Kafka spells it.)
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import INT16, INT32, STRING, ApiSchema, Array, F, Struct
 
 GROUP_RESULT = Struct(
@@ -13,7 +14,7 @@ GROUP_RESULT = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=42,
+    key=ApiKey.DELETE_GROUPS,
     name="DeleteGroups",
     valid="0-2",
     flexible="2+",

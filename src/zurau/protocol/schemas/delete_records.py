@@ -5,6 +5,7 @@ a quota violation); v2 is the first flexible version. An offset of -1 means "up 
 watermark".
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import INT16, INT32, INT64, STRING, ApiSchema, Array, F, Struct
 
 PARTITION = Struct(
@@ -19,7 +20,7 @@ PARTITION_RESULT = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=21,
+    key=ApiKey.DELETE_RECORDS,
     name="DeleteRecords",
     valid="0-2",
     flexible="2+",

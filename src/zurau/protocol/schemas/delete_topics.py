@@ -8,6 +8,7 @@ Kafka 4.x serves v1-v6, and so does Zurau (clients ask for v3, v4 or v6).
   given; the response then carries the topic id and its name may be null.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import INT16, INT32, STRING, UUID, ApiSchema, Array, F, Struct
 
 # v6+: a topic to delete, named by name or by id.
@@ -24,7 +25,7 @@ TOPIC_RESULT = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=20,
+    key=ApiKey.DELETE_TOPICS,
     name="DeleteTopics",
     valid="1-6",
     flexible="4+",

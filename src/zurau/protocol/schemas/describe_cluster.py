@@ -5,6 +5,7 @@ described (the endpoint type, echoed in the response); v2 can include fenced bro
 each broker as fenced or not.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import BOOL, INT8, INT16, INT32, STRING, ApiSchema, Array, F, Struct
 
 ENDPOINT_TYPE_BROKERS = 1
@@ -19,7 +20,7 @@ BROKER = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=60,
+    key=ApiKey.DESCRIBE_CLUSTER,
     name="DescribeCluster",
     valid="0-2",
     flexible="0+",

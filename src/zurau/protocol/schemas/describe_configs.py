@@ -10,6 +10,7 @@ Kafka 4.x serves v1-v4, and so does Zurau (clients ask for v1, v2 or v4).
 A null ``configuration_keys`` asks for every config of the resource.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import BOOL, INT8, INT16, INT32, STRING, ApiSchema, Array, F, Struct
 
 RESOURCE = Struct(
@@ -46,7 +47,7 @@ RESOURCE_RESULT = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=32,
+    key=ApiKey.DESCRIBE_CONFIGS,
     name="DescribeConfigs",
     valid="1-4",
     flexible="4+",

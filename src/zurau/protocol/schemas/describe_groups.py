@@ -9,6 +9,7 @@ Kafka 4.x serves v0-v6; so does Zurau.
 * v6 adds a per-group error message and answers GROUP_ID_NOT_FOUND for unknown groups.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import BOOL, BYTES, INT16, INT32, STRING, ApiSchema, Array, F, Struct
 
 # Kafka's "authorized operations were not requested" marker (Integer.MIN_VALUE).
@@ -35,7 +36,7 @@ GROUP = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=15,
+    key=ApiKey.DESCRIBE_GROUPS,
     name="DescribeGroups",
     valid="0-6",
     flexible="5+",

@@ -8,6 +8,7 @@ Kafka 4.x serves v1-v5; so does Zurau. A null ``topics`` asks about every partit
   unknown); v5 says whether a directory is cordoned (takes no new replicas).
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import BOOL, INT16, INT32, INT64, STRING, ApiSchema, Array, F, Struct
 
 TOPIC = Struct(
@@ -32,7 +33,7 @@ LOG_DIR = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=35,
+    key=ApiKey.DESCRIBE_LOG_DIRS,
     name="DescribeLogDirs",
     valid="1-5",
     flexible="2+",

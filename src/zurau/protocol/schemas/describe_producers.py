@@ -6,6 +6,7 @@ with a ``current_txn_start_offset`` that no coordinator knows about keeps the pa
 stable offset from advancing.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import INT16, INT32, INT64, STRING, ApiSchema, Array, F, Struct
 
 PRODUCER_STATE = Struct(
@@ -25,7 +26,7 @@ PARTITION_RESPONSE = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=61,
+    key=ApiKey.DESCRIBE_PRODUCERS,
     name="DescribeProducers",
     valid="0",
     flexible="0+",

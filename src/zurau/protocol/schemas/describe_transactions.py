@@ -6,6 +6,7 @@ state's name as Kafka spells it (``Empty``, ``Ongoing``, ``PrepareCommit``, ``Pr
 the current transaction. An unknown id gets TRANSACTIONAL_ID_NOT_FOUND.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import INT16, INT32, INT64, STRING, ApiSchema, Array, F, Struct
 
 TOPIC_DATA = Struct(
@@ -25,7 +26,7 @@ TRANSACTION_STATE = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=65,
+    key=ApiKey.DESCRIBE_TRANSACTIONS,
     name="DescribeTransactions",
     valid="0",
     flexible="0+",

@@ -8,10 +8,11 @@ Kafka 4.x serves v0-v5; so does Zurau (clients ask for v0, v1 or v3).
   the response returns the producer id and epoch to use next (-1 when not given).
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import BOOL, INT16, INT32, INT64, STRING, ApiSchema, F
 
 SCHEMA = ApiSchema(
-    key=26,
+    key=ApiKey.END_TXN,
     name="EndTxn",
     valid="0-5",
     flexible="3+",

@@ -14,6 +14,7 @@ the floor. Wire changes after that:
   v18: tagged replica high watermark per partition.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import (
     INT8,
     INT16,
@@ -106,7 +107,7 @@ NODE_ENDPOINT = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=1,
+    key=ApiKey.FETCH,
     name="Fetch",
     valid="4-18",
     flexible="12+",

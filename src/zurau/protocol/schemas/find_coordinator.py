@@ -11,6 +11,7 @@ Kafka 4.x serves v0-v6; so does Zurau (clients ask for v1, v2 or v6).
   "group:topic-id:partition").
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import INT8, INT16, INT32, STRING, ApiSchema, Array, F, Struct
 
 # v4+: the coordinator found (or the error met) for one requested key.
@@ -24,7 +25,7 @@ COORDINATOR = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=10,
+    key=ApiKey.FIND_COORDINATOR,
     name="FindCoordinator",
     valid="0-6",
     flexible="3+",

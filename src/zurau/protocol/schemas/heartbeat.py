@@ -4,10 +4,11 @@ Kafka 4.x serves v0-v4; so does Zurau (clients ask for v1, v3 or v4). v1 adds th
 response; v2 is the same as v1; v3 adds the static membership id; v4 is the first flexible version.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import INT16, INT32, STRING, ApiSchema, F
 
 SCHEMA = ApiSchema(
-    key=12,
+    key=ApiKey.HEARTBEAT,
     name="Heartbeat",
     valid="0-4",
     flexible="4+",

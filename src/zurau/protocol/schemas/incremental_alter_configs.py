@@ -4,6 +4,7 @@ Kafka 4.x serves v0-v1; so does Zurau. v1 is the first flexible version. ``confi
 0 SET, 1 DELETE, 2 APPEND, 3 SUBTRACT (the last two for list-valued configs).
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import BOOL, INT8, INT16, INT32, STRING, ApiSchema, Array, F, Struct
 
 CONFIG_CHANGE = Struct(
@@ -26,7 +27,7 @@ RESOURCE_RESULT = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=44,
+    key=ApiKey.INCREMENTAL_ALTER_CONFIGS,
     name="IncrementalAlterConfigs",
     valid="0-1",
     flexible="1+",

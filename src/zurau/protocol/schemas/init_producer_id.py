@@ -7,10 +7,11 @@ enable 2PC and to keep a prepared transaction, and the response reports the id a
 ongoing transaction.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import BOOL, INT16, INT32, INT64, STRING, ApiSchema, F
 
 SCHEMA = ApiSchema(
-    key=22,
+    key=ApiKey.INIT_PRODUCER_ID,
     name="InitProducerId",
     valid="0-6",
     flexible="2+",

@@ -12,6 +12,7 @@ Kafka 4.x serves v0-v9; so does Zurau (clients ask for v5 or v7).
   ``skip_assignment`` (the leader need not compute an assignment).
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import BOOL, BYTES, INT16, INT32, STRING, ApiSchema, Array, F, Struct
 
 # A partition-assignment protocol the member supports, with its subscription metadata.
@@ -28,7 +29,7 @@ MEMBER = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=11,
+    key=ApiKey.JOIN_GROUP,
     name="JoinGroup",
     valid="0-9",
     flexible="6+",

@@ -8,6 +8,7 @@ Kafka 4.x serves v0-v5; so does Zurau (clients ask for v1 or v5).
 * v4 is the first flexible version; v5 lets each member give a reason.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import INT16, INT32, STRING, ApiSchema, Array, F, Struct
 
 LEAVING_MEMBER = Struct(
@@ -23,7 +24,7 @@ MEMBER_RESULT = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=13,
+    key=ApiKey.LEAVE_GROUP,
     name="LeaveGroup",
     valid="0-5",
     flexible="4+",

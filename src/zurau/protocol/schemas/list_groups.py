@@ -6,6 +6,7 @@ v5 can filter by group type (classic, consumer, share, streams) and reports each
 Empty filters match everything.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import INT16, INT32, STRING, ApiSchema, Array, F, Struct
 
 LISTED_GROUP = Struct(
@@ -16,7 +17,7 @@ LISTED_GROUP = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=16,
+    key=ApiKey.LIST_GROUPS,
     name="ListGroups",
     valid="0-5",
     flexible="3+",

@@ -8,6 +8,7 @@ tiered storage. Versions 3, 5, 7, 8, 9 and 11 only widen what the timestamp mark
 (max timestamp, local log start, last tiered offset, earliest pending upload) or the errors.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import INT8, INT16, INT32, INT64, STRING, ApiSchema, Array, F, Struct
 
 PARTITION = Struct(
@@ -35,7 +36,7 @@ TOPIC_RESPONSE = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=2,
+    key=ApiKey.LIST_OFFSETS,
     name="ListOffsets",
     valid="1-11",
     flexible="6+",

@@ -7,6 +7,7 @@ running longer than this many ms; -1: no filter), v2 ``transactional_id_pattern`
 expression the whole id must match; null or empty: no filter).
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import INT16, INT32, INT64, STRING, ApiSchema, Array, F, Struct
 
 TRANSACTION_STATE = Struct(
@@ -16,7 +17,7 @@ TRANSACTION_STATE = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=66,
+    key=ApiKey.LIST_TRANSACTIONS,
     name="ListTransactions",
     valid="0-2",
     flexible="0+",

@@ -11,6 +11,7 @@ Kafka 4.x still serves every version from 0. Notable steps:
   with a null name for unknown topic ids; v13 adds a top-level error code to the response.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import BOOL, INT16, INT32, STRING, UUID, ApiSchema, Array, F, Struct
 
 # Value of an authorized-operations bitfield that was not requested.
@@ -48,7 +49,7 @@ TOPIC = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=3,
+    key=ApiKey.METADATA,
     name="Metadata",
     valid="0-13",
     flexible="9+",

@@ -13,6 +13,7 @@ v8 or v9).
 The field ``commit_timestamp`` existed only in v1 and so never appears in a served version.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import INT16, INT32, INT64, STRING, UUID, ApiSchema, Array, F, Struct
 
 PARTITION = Struct(
@@ -41,7 +42,7 @@ TOPIC_RESULT = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=8,
+    key=ApiKey.OFFSET_COMMIT,
     name="OffsetCommit",
     valid="2-10",
     flexible="8+",

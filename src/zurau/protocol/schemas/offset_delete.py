@@ -4,6 +4,7 @@ Only v0 exists (Kafka 4.x serves v0); it is not flexible. The group must not be 
 topics whose offsets are deleted.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import INT16, INT32, STRING, ApiSchema, Array, F, Struct
 
 TOPIC = Struct(
@@ -22,7 +23,7 @@ TOPIC_RESULT = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=47,
+    key=ApiKey.OFFSET_DELETE,
     name="OffsetDelete",
     valid="0",
     flexible="none",

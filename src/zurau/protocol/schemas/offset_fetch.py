@@ -11,6 +11,7 @@ Kafka 4.x serves v1-v10 (v0, which read from ZooKeeper, was dropped in 4.0); Zur
 * v9 adds the member id and epoch for KIP-848 consumer groups; v10 names topics by id.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import BOOL, INT16, INT32, INT64, STRING, UUID, ApiSchema, Array, F, Struct
 
 # v0-v7: one group per request.
@@ -67,7 +68,7 @@ GROUP_RESULT = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=9,
+    key=ApiKey.OFFSET_FETCH,
     name="OffsetFetch",
     valid="1-10",
     flexible="6+",

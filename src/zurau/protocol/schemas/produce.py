@@ -12,6 +12,7 @@ codes in v11/v12); the wire shape changes at:
 * v13: topics are identified by topic id instead of name, in the request and the response.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import INT16, INT32, INT64, RECORDS, STRING, UUID, ApiSchema, Array, F, Struct
 
 PARTITION_DATA = Struct(
@@ -60,7 +61,7 @@ NODE_ENDPOINT = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=0,
+    key=ApiKey.PRODUCE,
     name="Produce",
     valid="3-13",
     flexible="9+",

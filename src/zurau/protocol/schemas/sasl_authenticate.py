@@ -4,10 +4,11 @@ Kafka 4.x serves v0-v2; so does Zurau. v1 adds the session lifetime to the respo
 re-authentication required); v2 is the first flexible version.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import BYTES, INT16, INT64, STRING, ApiSchema, F
 
 SCHEMA = ApiSchema(
-    key=36,
+    key=ApiKey.SASL_AUTHENTICATE,
     name="SaslAuthenticate",
     valid="0-2",
     flexible="2+",

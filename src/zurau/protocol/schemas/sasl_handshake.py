@@ -5,10 +5,11 @@ because clients up to 2.4 negotiate it wrongly). With v0 the SASL tokens that fo
 length-prefixed frames; with v1 they travel inside SaslAuthenticate (key 36) requests.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import INT16, STRING, ApiSchema, Array, F
 
 SCHEMA = ApiSchema(
-    key=17,
+    key=ApiKey.SASL_HANDSHAKE,
     name="SaslHandshake",
     valid="0-1",
     flexible="none",

@@ -8,6 +8,7 @@ Kafka 4.x serves v0-v5; so does Zurau (clients ask for v3 or v5).
   can notice a mismatch.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import BYTES, INT16, INT32, STRING, ApiSchema, Array, F, Struct
 
 # The leader's assignment for one member.
@@ -17,7 +18,7 @@ ASSIGNMENT = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=14,
+    key=ApiKey.SYNC_GROUP,
     name="SyncGroup",
     valid="0-5",
     flexible="4+",

@@ -10,6 +10,7 @@ Kafka 4.x serves v0-v5; so does Zurau (clients ask for v0 or v3).
   implicitly.
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import INT16, INT32, INT64, STRING, ApiSchema, Array, F, Struct
 
 PARTITION = Struct(
@@ -25,7 +26,7 @@ PARTITION_RESULT = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=28,
+    key=ApiKey.TXN_OFFSET_COMMIT,
     name="TxnOffsetCommit",
     valid="0-5",
     flexible="3+",

@@ -5,6 +5,7 @@ Kafka 4.x serves v1-v2 (v0 was dropped in 4.0); so does Zurau. v1 is flexible (t
 that is); v2 adds, per marker, the transaction version in use (KIP-1228).
 """
 
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import BOOL, INT8, INT16, INT32, INT64, STRING, ApiSchema, Array, F, Struct
 
 MARKER_TOPIC = Struct(
@@ -32,7 +33,7 @@ MARKER_RESULT = Struct(
 )
 
 SCHEMA = ApiSchema(
-    key=27,
+    key=ApiKey.WRITE_TXN_MARKERS,
     name="WriteTxnMarkers",
     valid="1-2",
     flexible="1+",
