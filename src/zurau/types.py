@@ -22,6 +22,10 @@ NO_LEADER_EPOCH = -1
 ZERO_UUID = uuid.UUID(int=0)
 
 
+TopicPartitionKey = tuple[str, int]
+"""A plain ``(topic, partition)`` dict key; a :class:`TopicPartition` is one too."""
+
+
 class TopicPartition(NamedTuple):
     """A partition of a topic; equal to (and hashing as) the tuple ``(topic, partition)``."""
 

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from zurau.protocol.errors import KafkaError
 from zurau.protocol.records.batch import iter_batches, set_base_offset
 from zurau.protocol.records.control import build_control_batch
-
-TopicPartition = tuple[str, int]
+from zurau.types import TopicPartitionKey
 
 
 @dataclass
@@ -29,11 +28,11 @@ class MemoryLog:
 
 class MemoryPartitionWriter:
     def __init__(self) -> None:
-        self.logs: dict[TopicPartition, MemoryLog] = {}
-        self.order: list[tuple[TopicPartition, int]] = []  # (partition, base offset) per append
+        self.logs: dict[TopicPartitionKey, MemoryLog] = {}
+        self.order: list[tuple[TopicPartitionKey, int]] = []  # (partition, base offset) per append
         self.listeners: list[Callable[[str, int, int], None]] = []
         self.fail_topics: dict[str, KafkaError] = {}
-        self.fail_partitions: dict[TopicPartition, KafkaError] = {}
+        self.fail_partitions: dict[TopicPartitionKey, KafkaError] = {}
         self.hold_topics: set[str] = set()  # new partitions of these topics start held
         self.hold_all_but: set[str] | None = None  # hold every topic except these
 
@@ -136,7 +135,7 @@ class MemoryPartitionWriter:
             lg.end = lg.high_watermark
         self.order = [(tp, base) for tp, base in self.order if base < self.logs[tp].high_watermark]
 
-    def committed(self) -> list[tuple[TopicPartition, bytes]]:
+    def committed(self) -> list[tuple[TopicPartitionKey, bytes]]:
         """Every committed batch, in append order."""
         out = []
         for tp, base in self.order:

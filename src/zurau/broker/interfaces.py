@@ -10,9 +10,23 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from typing import Any, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from zurau.metadata.image import MetadataImage
+from zurau.replication.purgatory import DelayedProduce, FetchPurgatory, TopicPartitionKey
+from zurau.replication.replica_manager import (
+    AppendOrigin,
+    LogReadResult,
+    OffsetForTimestamp,
+    ReplicaInfo,
+)
+from zurau.storage.partition_log import AppendResult
+from zurau.storage.producer_state import ProducerStateEntry
+
+if TYPE_CHECKING:
+    from zurau.coordinator.runtime import GroupCoordinatorRuntime
+    from zurau.coordinator.transaction_runtime import TransactionRuntime
 
 
 class MetadataView(Protocol):
@@ -46,8 +60,53 @@ class ControllerChannel(Protocol):
         ...
 
 
-# The replica manager and the coordinators are typed by their classes until their interfaces
-# settle (see docs/architecture.md); they are narrowed to Protocols here as they do.
-ReplicaManagerService = Any
-GroupCoordinatorService = Any
-TxnCoordinatorService = Any
+class ReplicaManagerService(Protocol):
+    """The door to partition logs, as the data-plane handlers use it."""
+
+    purgatory: FetchPurgatory
+
+    def append_as_leader(
+        self,
+        topic: str,
+        partition: int,
+        records: bytes | bytearray | memoryview,
+        *,
+        required_acks: int,
+        origin: AppendOrigin = ...,
+        in_place: bool = False,
+    ) -> AppendResult: ...
+
+    def delayed_produce(self, required: Mapping[TopicPartitionKey, int]) -> DelayedProduce: ...
+
+    async def wait_for_replication(self, op: DelayedProduce, timeout_ms: int) -> dict[TopicPartitionKey, int]: ...
+
+    def read(
+        self,
+        topic: str,
+        partition: int,
+        fetch_offset: int,
+        max_bytes: int,
+        *,
+        replica_id: int = -1,
+        isolation_level: int = 0,
+        min_one_batch: bool = True,
+        current_leader_epoch: int = -1,
+    ) -> LogReadResult: ...
+
+    def fetch_offset_for_timestamp(
+        self, topic: str, partition: int, timestamp: int, *, isolation_level: int = 0, current_leader_epoch: int = -1
+    ) -> OffsetForTimestamp: ...
+
+    def high_watermark(self, topic: str, partition: int) -> int: ...
+
+    def delete_records(self, topic: str, partition: int, offset: int) -> int: ...
+
+    def active_producers(self, topic: str, partition: int) -> list[ProducerStateEntry]: ...
+
+    def describe_log_dirs(self) -> dict[Path, list[ReplicaInfo]]: ...
+
+
+# The coordinators' handler-facing surface is their runtime (``submit`` of an operation on the
+# state machine, ``coordinator_error``, ...); handlers build operations on ``core`` directly.
+GroupCoordinatorService: TypeAlias = "GroupCoordinatorRuntime"
+TxnCoordinatorService: TypeAlias = "TransactionRuntime"

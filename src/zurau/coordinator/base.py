@@ -20,9 +20,10 @@ from zurau.coordinator.group_metadata import ClassicGroup
 from zurau.coordinator.offset_commit_record import OffsetAndMetadata
 from zurau.coordinator.partitioner import partition_for
 from zurau.coordinator.records import CoordinatorRecord
-from zurau.coordinator.results import CoordinatorConfig, Effects, TopicPartition, Write
+from zurau.coordinator.results import CoordinatorConfig, Effects, Write
 from zurau.coordinator.timers import PartitionedTimers
 from zurau.protocol import errors as E
+from zurau.types import TopicPartitionKey
 
 Group = ClassicGroup | ConsumerGroup
 
@@ -47,9 +48,9 @@ class CoordinatorBase:
         self.config = config
         self.topics = topics
         self.groups: dict[str, Group] = {}
-        self.offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]] = {}
+        self.offsets: dict[str, dict[TopicPartitionKey, OffsetAndMetadata]] = {}
         # group -> partition -> producer id -> its pending transactional commit
-        self.pending_txn_offsets: dict[str, dict[TopicPartition, dict[int, PendingTxnOffset]]] = {}
+        self.pending_txn_offsets: dict[str, dict[TopicPartitionKey, dict[int, PendingTxnOffset]]] = {}
         self._txn_groups: dict[int, set[str]] = {}  # producer id -> groups it has pending offsets in
         self._txn_seq = 0
         self.timers = PartitionedTimers(self._timer_partition)

@@ -65,12 +65,12 @@ from zurau.coordinator.results import (
     OffsetCommitEntry,
     OffsetFetchResult,
     SyncGroupResult,
-    TopicPartition,
     Write,
     offset_record,
     write_error,
 )
 from zurau.protocol import errors as E
+from zurau.types import TopicPartitionKey
 
 log = logging.getLogger("zurau.coordinator")
 
@@ -328,7 +328,7 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
         if not gids:
             del self._txn_groups[producer_id]
 
-    def has_pending_offsets(self, group_id: str, tp: TopicPartition | None = None) -> bool:
+    def has_pending_offsets(self, group_id: str, tp: TopicPartitionKey | None = None) -> bool:
         """True if a transaction has an uncommitted offset commit for the group (and partition)."""
         pending = self.pending_txn_offsets.get(group_id)
         if not pending:
@@ -384,7 +384,7 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
         except E.KafkaError as e:
             fx.reply(token, dict.fromkeys(keys, e.code))
             return fx
-        result: dict[TopicPartition, int] = {}
+        result: dict[TopicPartitionKey, int] = {}
         records: list[CoordinatorRecord] = []
         max_meta = self.config.offset_metadata_max_bytes
         for o in offsets:
@@ -452,7 +452,7 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
         except E.KafkaError as e:
             fx.reply(token, dict.fromkeys(keys, e.code))
             return fx
-        result: dict[TopicPartition, int] = {}
+        result: dict[TopicPartitionKey, int] = {}
         records: list[CoordinatorRecord] = []
         max_meta = self.config.offset_metadata_max_bytes
         for o in offsets:
@@ -554,7 +554,7 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
         return OffsetFetchResult(0, out)
 
     def delete_offsets(
-        self, token: Any, *, group_id: str, partitions: list[TopicPartition], now_ms: int
+        self, token: Any, *, group_id: str, partitions: list[TopicPartitionKey], now_ms: int
     ) -> Effects:
         """OffsetDelete. Reply: ``(error_code, {(topic, partition): error_code})``."""
         fx = Effects()
@@ -578,7 +578,7 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
             fx.reply(token, (e.code, {}))
             return fx
         offs = self.offsets.get(group_id, {})
-        result: dict[TopicPartition, int] = {}
+        result: dict[TopicPartitionKey, int] = {}
         records = []
         for tp in partitions:
             if subscribed is None or tp[0] in subscribed:
@@ -610,7 +610,7 @@ class GroupCoordinator(ClassicProtocol, ConsumerProtocol):
                 continue
             group = self.groups.get(gid)
             offs = self.offsets.get(gid, {})
-            expired: list[TopicPartition] = []
+            expired: list[TopicPartitionKey] = []
             base_state: int | None = None
             subscribed: set[str] | None = None
             only_unsubscribed = False

@@ -15,9 +15,7 @@ from zurau.coordinator import records as R
 from zurau.coordinator.offset_commit_record import OffsetAndMetadata
 from zurau.coordinator.records import CoordinatorRecord
 from zurau.protocol import errors as E
-
-TopicPartition = tuple[str, int]
-
+from zurau.types import TopicPartitionKey
 
 # ---------------------------------------------------------------------------------- config
 
@@ -201,7 +199,7 @@ def write_error(exc: E.KafkaError, *, for_offsets: bool) -> E.KafkaError:
     return exc
 
 
-def offset_record(group_id: str, tp: TopicPartition, om: OffsetAndMetadata | None) -> CoordinatorRecord:
+def offset_record(group_id: str, tp: TopicPartitionKey, om: OffsetAndMetadata | None) -> CoordinatorRecord:
     key = {"group": group_id, "topic": tp[0], "partition": tp[1]}
     if om is None:
         return CoordinatorRecord(R.OFFSET_COMMIT, key)

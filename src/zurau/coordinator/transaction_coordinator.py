@@ -64,12 +64,12 @@ from zurau.coordinator.partitioner import partition_for
 from zurau.coordinator.results import write_error
 from zurau.coordinator.timers import PartitionedTimers
 from zurau.coordinator.transaction_log_records import (
-    TopicPartition,
     TxnLogRecord,
     TxnLogValue,
     TxnState,
 )
 from zurau.protocol import errors as E
+from zurau.types import TopicPartitionKey
 
 log = logging.getLogger("zurau.coordinator.txn")
 
@@ -124,7 +124,7 @@ class TxnMetadata:
     producer_epoch: int
     timeout_ms: int
     state: TxnState
-    partitions: frozenset[TopicPartition] = frozenset()
+    partitions: frozenset[TopicPartitionKey] = frozenset()
     last_update_ms: int = -1
     start_ms: int = -1
     previous_producer_id: int = NO_PRODUCER_ID
@@ -163,7 +163,7 @@ class TxnEntry:
 
     meta: TxnMetadata
     pending: TxnState | None = None  # the state being written, if a write is in flight
-    pending_markers: set[TopicPartition] = field(default_factory=set)  # Prepare*: markers missing
+    pending_markers: set[TopicPartitionKey] = field(default_factory=set)  # Prepare*: markers missing
     markers_in_flight: bool = False
 
 
@@ -194,7 +194,7 @@ class MarkerRequest:
     producer_epoch: int
     commit: bool
     coordinator_epoch: int
-    partitions: tuple[TopicPartition, ...]
+    partitions: tuple[TopicPartitionKey, ...]
 
 
 @dataclass
@@ -227,7 +227,7 @@ class DescribedTransaction:
     start_ms: int = -1
     producer_id: int = NO_PRODUCER_ID
     producer_epoch: int = NO_PRODUCER_EPOCH
-    partitions: tuple[TopicPartition, ...] = ()
+    partitions: tuple[TopicPartitionKey, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -530,7 +530,7 @@ class TransactionCoordinator:
         transactional_id: str,
         producer_id: int,
         producer_epoch: int,
-        partitions: Iterable[TopicPartition],
+        partitions: Iterable[TopicPartitionKey],
         now_ms: int,
     ) -> TxnEffects:
         """AddPartitionsToTxn (and AddOffsetsToTxn, with its ``__consumer_offsets`` partition).
@@ -569,8 +569,8 @@ class TransactionCoordinator:
         transactional_id: str,
         producer_id: int,
         producer_epoch: int,
-        partitions: Iterable[TopicPartition],
-    ) -> tuple[int, dict[TopicPartition, int]]:
+        partitions: Iterable[TopicPartitionKey],
+    ) -> tuple[int, dict[TopicPartitionKey, int]]:
         """AddPartitionsToTxn v4+ ``verify_only``: ``(error, {partition: error})``, no state change.
 
         A partition of the ongoing transaction gets 0, any other INVALID_TXN_STATE.
@@ -588,7 +588,7 @@ class TransactionCoordinator:
             tp: 0 if ongoing and tp in meta.partitions else E.InvalidTxnStateError.code for tp in parts
         }
 
-    def check_produce(self, producer_id: int, producer_epoch: int, tp: TopicPartition) -> E.KafkaError | None:
+    def check_produce(self, producer_id: int, producer_epoch: int, tp: TopicPartitionKey) -> E.KafkaError | None:
         """KIP-890 verification of the first transactional write of a producer to a partition.
 
         None if ``tp`` is in the ongoing transaction of the producer id at its current epoch; else
@@ -711,7 +711,7 @@ class TransactionCoordinator:
         )
 
     def complete_markers(
-        self, request: MarkerRequest, results: dict[TopicPartition, E.KafkaError | None], now_ms: int
+        self, request: MarkerRequest, results: dict[TopicPartitionKey, E.KafkaError | None], now_ms: int
     ) -> TxnEffects:
         """The shell reports each partition's marker outcome; when all are written, complete.
 

@@ -47,8 +47,7 @@ from zurau.protocol.records.batch import iter_batches
 from zurau.protocol.records.builder import NewRecord, build_batch
 from zurau.protocol.records.record import decode_batch_records
 from zurau.protocol.schema import INT8, INT16, INT32, INT64, STRING, Array, F, Struct
-
-TopicPartition = tuple[str, int]
+from zurau.types import TopicPartitionKey
 
 _I16 = struct.Struct(">h")
 
@@ -117,7 +116,7 @@ class TxnLogValue:
     producer_epoch: int
     timeout_ms: int
     state: TxnState
-    partitions: frozenset[TopicPartition] = field(default_factory=frozenset)
+    partitions: frozenset[TopicPartitionKey] = field(default_factory=frozenset)
     last_update_ms: int = -1
     start_ms: int = -1
     previous_producer_id: int = -1
@@ -254,7 +253,7 @@ def iter_log_records(data: bytes | memoryview) -> Iterator[tuple[int, list[TxnLo
 
 
 __all__ = [
-    "TopicPartition",
+    "TopicPartitionKey",
     "TxnLogRecord",
     "TxnLogValue",
     "TxnState",

@@ -45,7 +45,6 @@ from zurau.coordinator.transaction_coordinator import (
     TxnWrite,
 )
 from zurau.coordinator.transaction_log_records import (
-    TopicPartition,
     TxnLogRecord,
     build_records_batch,
     iter_log_records,
@@ -56,6 +55,7 @@ from zurau.protocol.errors import (
     RequestTimedOutError,
     UnknownServerError,
 )
+from zurau.types import TopicPartitionKey
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 
@@ -63,7 +63,7 @@ TRANSACTION_STATE_TOPIC = "__transaction_state"
 # is retried by the state machine): Kafka's default request.timeout.ms.
 MARKER_TIMEOUT_MS = 30_000
 
-MarkerCallback = Callable[[TopicPartition, KafkaError | None], None]
+MarkerCallback = Callable[[TopicPartitionKey, KafkaError | None], None]
 
 
 class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, TxnEffects]):
@@ -87,7 +87,7 @@ class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, Tx
         self._next_producer_id = next_producer_id
         self.groups = groups
         # (topic, partition) -> markers waiting for its high watermark: (last offset, done)
-        self._marker_waits: dict[TopicPartition, list[tuple[int, Callable[[KafkaError | None], None]]]] = {}
+        self._marker_waits: dict[TopicPartitionKey, list[tuple[int, Callable[[KafkaError | None], None]]]] = {}
         super().__init__(broker_config, writer, topics, create_topic, clock)
 
     def next_producer_id(self) -> int:
@@ -157,11 +157,11 @@ class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, Tx
     # ------------------------------------------------------------------ markers
     def _send_markers(self, partition: int, m: MarkerRequest) -> None:
         """Write the markers of ``m``; report all outcomes to the state machine in ``partition``'s turn."""
-        results: dict[TopicPartition, KafkaError | None] = {}
+        results: dict[TopicPartitionKey, KafkaError | None] = {}
         wanted = len(set(m.partitions))
         shard = self._shards.get(partition)
 
-        def one(tp: TopicPartition, err: KafkaError | None) -> None:
+        def one(tp: TopicPartitionKey, err: KafkaError | None) -> None:
             results[tp] = err
             if len(results) == wanted and self._shards.get(partition) is shard:
                 self._schedule(partition, lambda now: self.core.complete_markers(m, results, now))
@@ -174,16 +174,16 @@ class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, Tx
         producer_epoch: int,
         commit: bool,
         coordinator_epoch: int,
-        partitions: Iterable[TopicPartition],
-    ) -> asyncio.Future[dict[TopicPartition, KafkaError | None]]:
+        partitions: Iterable[TopicPartitionKey],
+    ) -> asyncio.Future[dict[TopicPartitionKey, KafkaError | None]]:
         """WriteTxnMarkers: a marker in each partition; the future gets each outcome (None: committed)."""
-        fut: asyncio.Future[dict[TopicPartition, KafkaError | None]] = (
+        fut: asyncio.Future[dict[TopicPartitionKey, KafkaError | None]] = (
             asyncio.get_running_loop().create_future()
         )
         parts = list(dict.fromkeys(partitions))
-        results: dict[TopicPartition, KafkaError | None] = {}
+        results: dict[TopicPartitionKey, KafkaError | None] = {}
 
-        def one(tp: TopicPartition, err: KafkaError | None) -> None:
+        def one(tp: TopicPartitionKey, err: KafkaError | None) -> None:
             results[tp] = err
             if len(results) == len(parts) and not fut.done():
                 fut.set_result(results)
@@ -199,13 +199,13 @@ class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, Tx
         producer_epoch: int,
         commit: bool,
         coordinator_epoch: int,
-        partitions: Iterable[TopicPartition],
+        partitions: Iterable[TopicPartitionKey],
         one: MarkerCallback,
     ) -> None:
         for tp in dict.fromkeys(partitions):
             topic, index = tp
 
-            def done(err: KafkaError | None, tp: TopicPartition = tp) -> None:
+            def done(err: KafkaError | None, tp: TopicPartitionKey = tp) -> None:
                 one(tp, err)
 
             if topic == OFFSETS_TOPIC and self.groups is not None:
@@ -226,7 +226,7 @@ class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, Tx
             self._await_high_watermark(tp, last, done)
 
     def _await_high_watermark(
-        self, tp: TopicPartition, last_offset: int, done: Callable[[KafkaError | None], None]
+        self, tp: TopicPartitionKey, last_offset: int, done: Callable[[KafkaError | None], None]
     ) -> None:
         try:
             hw = self.writer.high_watermark(*tp)

@@ -20,8 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
 from zurau.protocol.errors import RequestTimedOutError
-
-TopicPartitionKey = tuple[str, int]
+from zurau.types import TopicPartitionKey
 
 
 class FetchPurgatory:

@@ -20,7 +20,9 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
+
+from zurau.types import TopicPartition
 
 EARLIEST = -2
 """``startingOffsets``/``endingOffsets`` JSON value meaning the earliest available offset."""
@@ -32,16 +34,6 @@ _PARTITIONS_EXAMPLE = '{"topicA":[0,1],"topicB":[0,1]}'
 _TIMESTAMPS_EXAMPLE = (
     '{"topicA": {"0": 123456789, "1": 123456789}, "topicB": {"0": 123456789, "1": 123456789}}'
 )
-
-
-class TopicPartition(NamedTuple):
-    """A topic-partition; ``str()`` gives Kafka's ``topic-partition`` spelling."""
-
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
 
 
 PartitionOffsets = dict[TopicPartition, int]

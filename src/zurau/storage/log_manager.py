@@ -36,6 +36,7 @@ from zurau.protocol.errors import InvalidTopicError, KafkaStorageError
 from zurau.storage.checkpoint import fsync_dir, read_offsets_checkpoint, write_offsets_checkpoint
 from zurau.storage.log_config import LogConfig
 from zurau.storage.partition_log import DELETE_DIR_SUFFIX, PartitionLog
+from zurau.types import TopicPartitionKey
 
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
@@ -46,7 +47,6 @@ _PARTITION_DIR = re.compile(r"^(?P<topic>[A-Za-z0-9._-]+)-(?P<partition>\d+)$")
 _LEGAL_TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 
 METADATA_TOPIC = "__cluster_metadata"
-TopicPartition = tuple[str, int]
 
 
 def _check_topic(topic: str) -> None:
@@ -76,8 +76,8 @@ class LogManager:
         self.now_ms = now_ms
         self.default_config = default_config if default_config is not None else LogConfig()
         self._config_for = config_for
-        self._logs: dict[TopicPartition, PartitionLog] = {}
-        self._dir_of: dict[TopicPartition, Path] = {}
+        self._logs: dict[TopicPartitionKey, PartitionLog] = {}
+        self._dir_of: dict[TopicPartitionKey, Path] = {}
         self.had_clean_shutdown: dict[Path, bool] = {}
         self.closed = False
         for d in self.log_dirs:

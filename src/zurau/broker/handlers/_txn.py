@@ -7,8 +7,7 @@ from typing import Any
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.transaction_runtime import TransactionRuntime
 from zurau.protocol.errors import InvalidProducerEpochError, ProducerFencedError
-
-TopicPartition = tuple[str, int]
+from zurau.types import TopicPartitionKey
 
 
 def txn_coordinator(ctx: RequestContext) -> TransactionRuntime:
@@ -22,7 +21,7 @@ def fenced_code(code: int, version: int, first_version_with_fenced: int) -> int:
     return code
 
 
-def by_topic(codes: dict[TopicPartition, int]) -> list[tuple[str, list[tuple[int, int]]]]:
+def by_topic(codes: dict[TopicPartitionKey, int]) -> list[tuple[str, list[tuple[int, int]]]]:
     """``{(topic, partition): code}`` grouped by topic, in first-seen order."""
     out: dict[str, list[tuple[int, int]]] = {}
     for (topic, partition), code in codes.items():
@@ -30,11 +29,11 @@ def by_topic(codes: dict[TopicPartition, int]) -> list[tuple[str, list[tuple[int
     return list(out.items())
 
 
-def requested_partitions(topics: list[dict[str, Any]], name_key: str, parts_key: str) -> list[TopicPartition]:
+def requested_partitions(topics: list[dict[str, Any]], name_key: str, parts_key: str) -> list[TopicPartitionKey]:
     """The distinct (topic, partition) pairs of a request, in request order."""
     return list(dict.fromkeys((t[name_key], p) for t in topics for p in t[parts_key]))
 
 
-def known_partition(ctx: RequestContext, tp: TopicPartition) -> bool:
+def known_partition(ctx: RequestContext, tp: TopicPartitionKey) -> bool:
     t = ctx.image.get(tp[0])
     return t is not None and 0 <= tp[1] < t.num_partitions
