@@ -59,55 +59,70 @@ def atomic_write(path: Path, data: bytes | bytearray | memoryview, *, fsync: boo
         fsync_dir(path.parent)
 
 
-def write_offsets_checkpoint(
-    path: Path, offsets: Mapping[tuple[str, int], int], *, fsync: bool = True
-) -> None:
-    """Atomically write ``{(topic, partition): offset}`` in Kafka's checkpoint format."""
-    lines = [str(CHECKPOINT_VERSION), str(len(offsets))]
-    for (topic, partition), offset in sorted(offsets.items()):
-        if not topic or any(c.isspace() for c in topic):
-            raise ValueError(f"topic name {topic!r} cannot be written to a checkpoint")
-        lines.append(f"{topic} {partition} {offset}")
-    atomic_write(path, ("\n".join(lines) + "\n").encode("utf-8"), fsync=fsync)
+def encode_checkpoint(entries: list[str]) -> bytes:
+    """Kafka's checkpoint text: version line, count line, one line per entry."""
+    return ("\n".join([str(CHECKPOINT_VERSION), str(len(entries)), *entries]) + "\n").encode("utf-8")
 
 
-def read_offsets_checkpoint(path: Path) -> dict[tuple[str, int], int]:
-    """Read a checkpoint; ``{}`` if the file is missing, KafkaStorageError if it is malformed."""
+def read_checkpoint(path: Path, fields: int, what: str) -> list[tuple[int, list[str]]] | None:
+    """The entries of a checkpoint file as ``(line number, space-separated fields)``; None if the
+    file does not exist. Checks the version, the count and that every entry has ``fields``
+    fields; a malformed file raises KafkaStorageError naming the file, the line and ``what`` an
+    entry should be."""
     try:
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
-        return {}
+        return None
     except UnicodeDecodeError:
         raise KafkaStorageError(f"malformed checkpoint file {path}: not UTF-8 text") from None
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-
-    def bad(lineno: int, why: str) -> KafkaError:
-        return KafkaStorageError(f"malformed checkpoint file {path}, line {lineno}: {why}")
-
     if len(lines) < 2:
-        raise bad(len(lines) + 1, "expected a version line and a count line")
+        raise checkpoint_error(path, len(lines) + 1, "expected a version line and a count line")
     try:
         version = int(lines[0])
     except ValueError:
-        raise bad(1, f"version {lines[0]!r} is not an integer") from None
+        raise checkpoint_error(path, 1, f"version {lines[0]!r} is not an integer") from None
     if version != CHECKPOINT_VERSION:
-        raise bad(1, f"unsupported version {version}")
+        raise checkpoint_error(path, 1, f"unsupported version {version}")
     try:
         count = int(lines[1])
     except ValueError:
-        raise bad(2, f"count {lines[1]!r} is not an integer") from None
+        raise checkpoint_error(path, 2, f"count {lines[1]!r} is not an integer") from None
     if count != len(lines) - 2:
-        raise bad(2, f"count says {count} entries but the file holds {len(lines) - 2}")
-    out: dict[tuple[str, int], int] = {}
+        raise checkpoint_error(path, 2, f"count says {count} entries but the file holds {len(lines) - 2}")
+    out: list[tuple[int, list[str]]] = []
     for i, line in enumerate(lines[2:], start=3):
         parts = line.split(" ")
-        if len(parts) != 3 or not parts[0]:
-            raise bad(i, f"expected 'topic partition offset', got {line!r}")
+        if len(parts) != fields or not all(parts):
+            raise checkpoint_error(path, i, f"expected {what!r}, got {line!r}")
+        out.append((i, parts))
+    return out
+
+
+def checkpoint_error(path: Path, lineno: int, why: str) -> KafkaError:
+    return KafkaStorageError(f"malformed checkpoint file {path}, line {lineno}: {why}")
+
+
+def write_offsets_checkpoint(
+    path: Path, offsets: Mapping[tuple[str, int], int], *, fsync: bool = True
+) -> None:
+    """Atomically write ``{(topic, partition): offset}`` in Kafka's checkpoint format."""
+    entries = []
+    for (topic, partition), offset in sorted(offsets.items()):
+        if not topic or any(c.isspace() for c in topic):
+            raise ValueError(f"topic name {topic!r} cannot be written to a checkpoint")
+        entries.append(f"{topic} {partition} {offset}")
+    atomic_write(path, encode_checkpoint(entries), fsync=fsync)
+
+
+def read_offsets_checkpoint(path: Path) -> dict[tuple[str, int], int]:
+    """Read a checkpoint; ``{}`` if the file is missing, KafkaStorageError if it is malformed."""
+    out: dict[tuple[str, int], int] = {}
+    for lineno, (topic, partition, offset) in read_checkpoint(path, 3, "topic partition offset") or ():
         try:
-            partition, offset = int(parts[1]), int(parts[2])
+            out[(topic, int(partition))] = int(offset)
         except ValueError:
-            raise bad(i, f"partition or offset is not an integer in {line!r}") from None
-        out[(parts[0], partition)] = offset
+            raise checkpoint_error(path, lineno, "partition or offset is not an integer") from None
     return out

@@ -32,8 +32,8 @@ from bisect import bisect_right
 from pathlib import Path
 from typing import NamedTuple
 
-from zurau.protocol.errors import KafkaError, KafkaStorageError
-from zurau.storage.checkpoint import atomic_write
+from zurau.protocol.errors import KafkaStorageError
+from zurau.storage.checkpoint import atomic_write, checkpoint_error, encode_checkpoint, read_checkpoint
 
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 CHECKPOINT_VERSION = 0
@@ -53,45 +53,20 @@ def read_leader_epoch_checkpoint(path: Path) -> list[EpochEntry] | None:
 
     A malformed file raises KafkaStorageError naming the file and line.
     """
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
+    entries = read_checkpoint(path, 2, "epoch start_offset")
+    if entries is None:
         return None
-    except UnicodeDecodeError:
-        raise KafkaStorageError(f"malformed leader epoch checkpoint {path}: not UTF-8 text") from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-
-    def bad(lineno: int, why: str) -> KafkaError:
-        return KafkaStorageError(f"malformed leader epoch checkpoint {path}, line {lineno}: {why}")
-
-    if len(lines) < 2:
-        raise bad(len(lines) + 1, "expected a version line and a count line")
-    if lines[0].strip() != str(CHECKPOINT_VERSION):
-        raise bad(1, f"unsupported version {lines[0]!r}")
-    try:
-        count = int(lines[1])
-    except ValueError:
-        raise bad(2, f"count {lines[1]!r} is not an integer") from None
-    if count != len(lines) - 2:
-        raise bad(2, f"count says {count} entries but the file holds {len(lines) - 2}")
     out = []
-    for i, line in enumerate(lines[2:], start=3):
-        parts = line.split()
-        if len(parts) != 2:
-            raise bad(i, f"expected 'epoch start_offset', got {line!r}")
+    for lineno, (epoch, start_offset) in entries:
         try:
-            out.append(EpochEntry(int(parts[0]), int(parts[1])))
+            out.append(EpochEntry(int(epoch), int(start_offset)))
         except ValueError:
-            raise bad(i, f"epoch or offset is not an integer in {line!r}") from None
+            raise checkpoint_error(path, lineno, "epoch or offset is not an integer") from None
     return out
 
 
 def encode_leader_epoch_checkpoint(entries: list[EpochEntry]) -> bytes:
-    lines = [str(CHECKPOINT_VERSION), str(len(entries))]
-    lines.extend(f"{e.epoch} {e.start_offset}" for e in entries)
-    return ("\n".join(lines) + "\n").encode("ascii")
+    return encode_checkpoint([f"{e.epoch} {e.start_offset}" for e in entries])
 
 
 class LeaderEpochCache:

@@ -2,7 +2,8 @@
 
 * :class:`ServerProcess`: any server command, on a port that was free a moment ago, with its
   output appended to a log file. :meth:`~ServerProcess.start` returns once the port accepts
-  connections (or raises, with the process killed, if it exited or never listened);
+  connections (or raises, with the process killed and its log's last lines in the message, if it
+  exited or never listened);
   :meth:`~ServerProcess.stop` sends SIGTERM and waits (SIGKILL after a grace period);
   :meth:`~ServerProcess.kill` is ``kill -9``. The same object can be started again after either,
   on the same port. Signals go only to the process the object started, by its process id.
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Self
 
 HOST = "127.0.0.1"
+LOG_TAIL_LINES = 20  # of the server's log, in the error when it does not come up
 
 
 def free_port() -> int:
@@ -105,6 +107,10 @@ class ServerProcess:
             )
         try:
             wait_for_port(self.port, self.start_timeout, self.proc)
+        except (RuntimeError, TimeoutError) as e:
+            self.kill()
+            tail = "\n".join(self.log_text().splitlines()[-LOG_TAIL_LINES:])
+            raise type(e)(f"{e}; the end of {self.log_path}:\n{tail}") from None
         except BaseException:
             self.kill()
             raise

@@ -1,0 +1,135 @@
+"""The messages Raft nodes exchange, as plain frozen dataclasses named after Kafka's KRaft APIs
+(KIP-595 with KIP-996 pre-vote): Vote, BeginQuorumEpoch, EndQuorumEpoch and Fetch.
+
+Only the fields the quorum protocol needs are here; the wire encoding in Kafka's request/response
+formats is a separate, later step (the shell will translate). Every response carries the
+responder's view of the quorum (``leader_id``, ``leader_epoch``) so that a node that is behind learns
+of a newer epoch from any answer, as in Kafka.
+
+``leader_id`` is ``NO_LEADER`` (-1) when the responder knows no leader in ``leader_epoch``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from zurau.protocol import errors
+
+NO_LEADER = -1
+
+NONE = errors.NONE
+NOT_LEADER_OR_FOLLOWER = errors.NotLeaderOrFollowerError.code
+FENCED_LEADER_EPOCH = errors.FencedLeaderEpochError.code
+UNKNOWN_LEADER_EPOCH = errors.UnknownLeaderEpochError.code
+INCONSISTENT_VOTER_SET = errors.InconsistentVoterSetError.code
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One log entry: its ``offset``, the leader ``epoch`` that appended it and opaque ``payload``
+    bytes. ``control`` marks Raft's own entries (the leader-change entry a new leader writes), which
+    the state machine above skips, like Kafka's control batches."""
+
+    offset: int
+    epoch: int
+    payload: bytes
+    control: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetAndEpoch:
+    """An (end) offset together with the epoch it belongs to (Kafka's ``OffsetAndEpoch``)."""
+
+    offset: int
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class VoteRequest:
+    """Ask for a vote in ``candidate_epoch``. With ``pre_vote`` (KIP-996) the sender is only
+    Prospective: ``candidate_epoch`` is the epoch it would use (its own epoch + 1), and the receiver
+    neither bumps its epoch nor records a vote. ``last_offset_epoch``/``last_offset`` describe the
+    end of the candidate's log (epoch of its last entry, log end offset)."""
+
+    candidate_epoch: int
+    candidate_id: int
+    last_offset_epoch: int
+    last_offset: int
+    pre_vote: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class VoteResponse:
+    error_code: int
+    leader_id: int
+    leader_epoch: int
+    vote_granted: bool
+    pre_vote: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BeginQuorumEpochRequest:
+    """A new leader announces itself to the voters of its epoch."""
+
+    leader_id: int
+    leader_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class BeginQuorumEpochResponse:
+    error_code: int
+    leader_id: int
+    leader_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class EndQuorumEpochRequest:
+    """A leader that resigns gracefully tells the voters; ``preferred_successors`` lists voters
+    by how far their logs reached (most up to date first) so that they stand for election first."""
+
+    leader_id: int
+    leader_epoch: int
+    preferred_successors: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class EndQuorumEpochResponse:
+    error_code: int
+    leader_id: int
+    leader_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class FetchRequest:
+    """A follower (voter or observer) pulls entries from ``fetch_offset`` (its log end offset).
+    ``last_fetched_epoch`` is the epoch of its last entry; the leader checks that
+    (``fetch_offset``, ``last_fetched_epoch``) lies on its own log. ``replica_epoch`` is the epoch
+    the follower believes current (Kafka's ``current_leader_epoch``)."""
+
+    replica_id: int
+    replica_epoch: int
+    fetch_offset: int
+    last_fetched_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResponse:
+    """The leader's answer. Exactly one of these holds when ``error_code`` is NONE: ``records``
+    (possibly empty) continue the follower's log from ``fetch_offset``, or ``diverging_epoch`` gives
+    the (epoch, end offset) where the follower's log leaves the leader's and the follower must
+    truncate. ``fetch_offset``/``last_fetched_epoch`` echo the request so that a late or duplicated
+    response is recognised."""
+
+    error_code: int
+    leader_id: int
+    leader_epoch: int
+    high_watermark: int
+    fetch_offset: int
+    last_fetched_epoch: int
+    records: tuple[Entry, ...] = field(default=())
+    diverging_epoch: OffsetAndEpoch | None = None
+
+
+RaftRequest = VoteRequest | BeginQuorumEpochRequest | EndQuorumEpochRequest | FetchRequest
+RaftResponse = VoteResponse | BeginQuorumEpochResponse | EndQuorumEpochResponse | FetchResponse
+RaftMessage = RaftRequest | RaftResponse
