@@ -538,22 +538,16 @@ class QuorumController:
         image: MetadataImage, resources: list[dict[str, Any]], alter: Callable[[_Pending, dict[str, Any]], None]
     ) -> ControllerResult[list[dict[str, Any]]]:
         pending = _Pending(image)
-        dups = duplicated([(r["resource_type"], r["resource_name"]) for r in resources])
-        out: list[dict[str, Any]] = []
-        reported: set[tuple[int, str]] = set()
-        for r in resources:
-            key = (r["resource_type"], r["resource_name"])
-            if key in dups:
-                if key not in reported:
-                    reported.add(key)
-                    out.append(config_result(r, InvalidRequestError.code, "Duplicate resource."))
-                continue
+
+        def decide(r: dict[str, Any]) -> dict[str, Any]:
             try:
                 alter(pending, r)
-                out.append(config_result(r))
+                return config_result(r)
             except Exception as e:
-                out.append(config_result(r, *error_of(e)))
-        return ControllerResult(pending.records, out, atomic=False)
+                return config_result(r, *error_of(e))
+
+        results = per_unique_resource(resources, decide)
+        return ControllerResult(pending.records, [r for r in results if r is not None], atomic=False)
 
     # ------------------------------------------------------------------ producer ids
     def allocate_producer_ids(
@@ -592,6 +586,26 @@ def config_result(resource: dict[str, Any], code: int = 0, message: str | None =
         "resource_type": resource["resource_type"],
         "resource_name": resource["resource_name"],
     }
+
+
+def per_unique_resource(
+    resources: list[dict[str, Any]], decide: Callable[[dict[str, Any]], dict[str, Any] | None]
+) -> list[dict[str, Any] | None]:
+    """Results of a configs request in request order, as Kafka gives them: a resource named more
+    than once gets one INVALID_REQUEST "Duplicate resource." result and nothing is done for it;
+    every other resource gets ``decide(resource)`` (None: a slot the caller fills later)."""
+    dups = duplicated([(r["resource_type"], r["resource_name"]) for r in resources])
+    out: list[dict[str, Any] | None] = []
+    reported: set[tuple[int, str]] = set()
+    for r in resources:
+        key = (r["resource_type"], r["resource_name"])
+        if key in dups:
+            if key not in reported:
+                reported.add(key)
+                out.append(config_result(r, InvalidRequestError.code, "Duplicate resource."))
+            continue
+        out.append(decide(r))
+    return out
 
 
 def preprocess_incremental(configs: list[dict[str, Any]]) -> None:

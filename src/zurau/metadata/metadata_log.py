@@ -37,7 +37,7 @@ from zurau.protocol.primitives import DecodeError
 from zurau.protocol.records.batch import iter_batches
 from zurau.protocol.records.builder import NewRecord, build_batch
 from zurau.protocol.records.record import decode_batch_records
-from zurau.storage.checkpoint import atomic_write
+from zurau.storage.checkpoint import atomic_write, fsync_dir
 from zurau.storage.log_config import LogConfig
 from zurau.storage.partition_log import PartitionLog
 
@@ -183,10 +183,14 @@ def legacy_records(legacy_dir: Path, node_id: int) -> tuple[str | None, list[Met
 
 def retire_legacy(legacy_dir: Path) -> None:
     """Rename the migrated files (kept, not deleted, for a manual downgrade)."""
+    renamed = False
     for name in ("topics.json", "producer_id_block"):
         p = legacy_dir / name
         if p.exists():
             p.rename(p.with_name(name + ".migrated"))
+            renamed = True
+    if renamed:
+        fsync_dir(legacy_dir)
 
 
 def open_metadata(

@@ -37,7 +37,7 @@ from zurau.metadata.controller import (
     SUBTRACT,
     QuorumController,
     config_result,
-    duplicated,
+    per_unique_resource,
     preprocess_incremental,
 )
 from zurau.protocol.api_keys import ApiKey
@@ -85,31 +85,22 @@ def _alter_loggers(
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     """Loggers are answered here; every other resource is the controller's, in one request."""
-    resources = req["resources"]
     validate_only = bool(req["validate_only"])
-    dups = duplicated([(r["resource_type"], r["resource_name"]) for r in resources])
-    out: list[dict[str, Any] | None] = []
-    reported: set[tuple[int, str]] = set()
-    forwarded: list[tuple[int, dict[str, Any]]] = []
-    for r in resources:
-        key = (r["resource_type"], r["resource_name"])
-        if key in dups:
-            if key not in reported:
-                reported.add(key)
-                out.append(config_result(r, InvalidRequestError.code, "Duplicate resource."))
-            continue
+    forwarded: list[dict[str, Any]] = []
+
+    def decide(r: dict[str, Any]) -> dict[str, Any] | None:
         if r["resource_type"] != RESOURCE_BROKER_LOGGER:
-            forwarded.append((len(out), r))
-            out.append(None)
-            continue
+            forwarded.append(r)
+            return None  # the controller's answer goes here
         try:
             QuorumController.check_resource_type(r["resource_type"])
             _alter_loggers(ctx, r["resource_name"], r["configs"], validate_only)
-            out.append(config_result(r))
+            return config_result(r)
         except Exception as e:
-            out.append(config_result(r, *error_of(e)))
+            return config_result(r, *error_of(e))
+
+    out = per_unique_resource(req["resources"], decide)
     if forwarded:
-        results = await ctx.controller.incremental_alter_configs([r for _, r in forwarded], validate_only)
-        for (slot, _r), result in zip(forwarded, results, strict=True):
-            out[slot] = result
+        answers = iter(await ctx.controller.incremental_alter_configs(forwarded, validate_only))
+        out = [r if r is not None else next(answers) for r in out]
     return {"throttle_time_ms": 0, "responses": out}

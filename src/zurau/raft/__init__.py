@@ -1,0 +1,45 @@
+"""Raft for the metadata quorum (KRaft: KIP-595 with KIP-996 pre-vote), as a sans-I/O core.
+
+``node.RaftNode`` is the state machine; ``messages`` the requests and responses it exchanges;
+``log.RaftLog`` and ``quorum_state.QuorumStateStore`` the injected persistence interfaces, with
+in-memory implementations for tests and the simulation. This package imports only the standard
+library, ``zurau.protocol``, ``zurau.types`` and ``zurau.clock``: no asyncio, sockets or files.
+"""
+
+from zurau.raft.log import InMemoryRaftLog, RaftLog
+from zurau.raft.messages import Entry, OffsetAndEpoch
+from zurau.raft.node import (
+    NotLeaderError,
+    Outbound,
+    Output,
+    Propose,
+    RaftConfig,
+    RaftNode,
+    Received,
+    Resign,
+    Role,
+    RoleChange,
+    Tick,
+)
+from zurau.raft.quorum_state import ElectionState, InMemoryQuorumStateStore, QuorumStateStore
+
+__all__ = [
+    "ElectionState",
+    "Entry",
+    "InMemoryQuorumStateStore",
+    "InMemoryRaftLog",
+    "NotLeaderError",
+    "OffsetAndEpoch",
+    "Outbound",
+    "Output",
+    "Propose",
+    "QuorumStateStore",
+    "RaftConfig",
+    "RaftLog",
+    "RaftNode",
+    "Received",
+    "Resign",
+    "Role",
+    "RoleChange",
+    "Tick",
+]

@@ -1,0 +1,693 @@
+"""The Raft core: :class:`RaftNode`, a sans-I/O state machine with Kafka's KRaft semantics
+(KIP-595, with KIP-996 pre-vote).
+
+``RaftNode.step(now_ms, event)`` takes one input -- a :class:`Tick`, a :class:`Received` message, a
+client :class:`Propose` or a graceful :class:`Resign` -- and returns an :class:`Output`: the messages
+to send (with their destination), the entries that became committed, and role changes. The node
+touches no clock, socket or file: time comes in as ``now_ms``, randomness (election jitter) from an
+injected seeded ``random.Random``, the log and the quorum state through the injected
+:class:`~zurau.raft.log.RaftLog` and :class:`~zurau.raft.quorum_state.QuorumStateStore`. Given the
+same inputs and seed it behaves the same, which is what the deterministic simulation relies on.
+``next_deadline_ms()`` tells the shell when to send the next Tick.
+
+Roles (Kafka's names): Unattached (no leader known in the epoch, maybe having voted), Prospective
+(asking for pre-votes without bumping the epoch), Candidate (epoch bumped, voted for itself),
+Leader, Follower (voter or observer fetching from the leader) and Resigned (a leader that gave up
+its epoch). Observers -- nodes that are not in the static voter set -- only ever fetch.
+
+Safety invariants this module keeps (the simulation checks them from outside):
+
+* **One vote per epoch.** A vote is written to the quorum-state store before the VoteResponse
+  that grants it is returned, and a node never grants a second candidate in the same epoch; a
+  restarted node reads its vote back. Pre-votes change nothing persistent.
+* **Up-to-date voting.** A vote (or pre-vote) is granted only if the candidate's log ends at an
+  (epoch, offset) at least as large as the voter's, compared by epoch first.
+* **At most one leader per epoch** follows from the two above and majorities intersecting; a node
+  that led an epoch and restarts comes back Resigned, never leader of that epoch again.
+* **Log matching.** Followers only ever append entries copied from the leader of their epoch at
+  their log end, after the leader checked that (fetch offset, last fetched epoch) lies on its own
+  log; otherwise the leader answers with a diverging epoch and the follower truncates to the
+  point where the logs last agree (Kafka's reconciliation).
+* **Commit rule.** The leader's high watermark is the largest offset durable (flushed) on a
+  majority of voters, and moves only past the epoch's start offset -- that is, once the
+  leader-change control entry that the leader writes on election is committed, so an entry of the
+  leader's own epoch is committed first. The high watermark never moves back. Followers learn it
+  from Fetch responses (clamped to their own log end). Committed means below the high watermark.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from zurau.raft.log import RaftLog
+from zurau.raft.messages import (
+    FENCED_LEADER_EPOCH,
+    INCONSISTENT_VOTER_SET,
+    NO_LEADER,
+    NONE,
+    NOT_LEADER_OR_FOLLOWER,
+    UNKNOWN_LEADER_EPOCH,
+    BeginQuorumEpochRequest,
+    BeginQuorumEpochResponse,
+    EndQuorumEpochRequest,
+    EndQuorumEpochResponse,
+    Entry,
+    FetchRequest,
+    FetchResponse,
+    OffsetAndEpoch,
+    RaftMessage,
+    VoteRequest,
+    VoteResponse,
+)
+from zurau.raft.quorum_state import ElectionState, QuorumStateStore
+
+
+class Role(enum.Enum):
+    UNATTACHED = "Unattached"
+    PROSPECTIVE = "Prospective"
+    CANDIDATE = "Candidate"
+    LEADER = "Leader"
+    FOLLOWER = "Follower"
+    RESIGNED = "Resigned"
+
+
+@dataclass(frozen=True, slots=True)
+class RaftConfig:
+    """Timeouts in milliseconds, with Kafka's defaults where Kafka has the setting."""
+
+    election_timeout_ms: int = 1000  # controller.quorum.election.timeout.ms (+ up to as much jitter)
+    fetch_timeout_ms: int = 2000  # controller.quorum.fetch.timeout.ms
+    append_linger_ms: int = 25  # controller.quorum.append.linger.ms: the leader flushes this late
+    request_timeout_ms: int = 500  # an unanswered Fetch is sent again after this long
+    # Stands in for the leader's long poll (fetch.max.wait.ms): after an empty Fetch response a
+    # follower waits this long before fetching again.
+    fetch_idle_backoff_ms: int = 100
+    retry_backoff_ms: int = 100  # resending BeginQuorumEpoch / EndQuorumEpoch to unanswered voters
+    max_fetch_entries: int = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """Time passed; the node checks its timers."""
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    source: int
+    message: RaftMessage
+
+
+@dataclass(frozen=True, slots=True)
+class Propose:
+    """Client entries for the leader to append (raises :class:`NotLeaderError` elsewhere)."""
+
+    payloads: tuple[bytes, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Resign:
+    """Graceful shutdown of a leader: give up the epoch and send EndQuorumEpoch."""
+
+
+Event = Tick | Received | Propose | Resign
+
+
+@dataclass(frozen=True, slots=True)
+class Outbound:
+    destination: int
+    message: RaftMessage
+
+
+@dataclass(frozen=True, slots=True)
+class RoleChange:
+    role: Role
+    epoch: int
+    leader_id: int | None
+
+
+@dataclass(slots=True)
+class Output:
+    sends: list[Outbound] = field(default_factory=list)
+    committed: list[Entry] = field(default_factory=list)
+    role_changes: list[RoleChange] = field(default_factory=list)
+    appended: list[Entry] = field(default_factory=list)
+
+
+class NotLeaderError(Exception):
+    def __init__(self, leader_id: int | None, epoch: int) -> None:
+        super().__init__(f"not the leader (leader {leader_id}, epoch {epoch})")
+        self.leader_id = leader_id
+        self.epoch = epoch
+
+
+def leader_change_payload(leader_id: int, voters: Iterable[int], granting: Iterable[int]) -> bytes:
+    """The body of the leader-change control entry (the fields of Kafka's LeaderChangeMessage)."""
+    body = {"leaderId": leader_id, "voters": sorted(voters), "grantingVoters": sorted(granting)}
+    return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+
+
+class RaftNode:
+    """One member of the quorum (voter) or an observer. See the module docstring."""
+
+    def __init__(
+        self,
+        node_id: int,
+        voters: Iterable[int],
+        log: RaftLog,
+        store: QuorumStateStore,
+        rng: random.Random,
+        now_ms: int,
+        config: RaftConfig | None = None,
+    ) -> None:
+        self.node_id = node_id
+        self.voters = frozenset(voters)
+        self.log = log
+        self.store = store
+        self.rng = rng
+        self.config = config or RaftConfig()
+        self.is_voter = node_id in self.voters
+        self.majority = len(self.voters) // 2 + 1
+
+        self.role = Role.UNATTACHED
+        self.epoch = 0
+        self.leader_id: int | None = None
+        self.voted_id: int | None = None
+        self.high_watermark = 0
+        self._committed_upto = 0
+
+        # Timers (absolute ms); None when not armed.
+        self._election_deadline: int | None = None
+        self._fetch_deadline: int | None = None
+        self._next_fetch_at: int | None = None
+        self._fetch_sent_at: int | None = None
+        self._check_quorum_deadline: int | None = None
+        self._next_resend_at: int | None = None
+        self._flush_at: int | None = None
+        # Election bookkeeping (Prospective / Candidate).
+        self._granted: set[int] = set()
+        self._rejected: set[int] = set()
+        # Leader bookkeeping.
+        self._epoch_start_offset = 0
+        self._replica_end: dict[int, int] = {}
+        self._fetched_voters: set[int] = set()
+        self._acked: set[int] = set()  # voters that answered BeginQuorumEpoch / EndQuorumEpoch
+        self._successors: tuple[int, ...] = ()
+        # (leader, epoch) that told us it resigned: do not follow it again.
+        self._ended: tuple[int, int] | None = None
+
+        stored = store.read()
+        if stored is not None:
+            self.epoch = stored.epoch
+            self.voted_id = stored.voted_id
+            if stored.leader_id == node_id:
+                # We led this epoch before a restart: never lead it again.
+                self.leader_id = node_id
+                self._enter_resigned(now_ms, Output(), notify=False)
+                return
+            if stored.leader_id is not None:
+                self._enter_follower(now_ms, stored.leader_id, Output(), fetch_now=False)
+                return
+        self._enter_unattached(now_ms, Output())
+        if self.voters == {node_id}:
+            self._election_deadline = now_ms
+
+    # ------------------------------------------------------------------ public API
+
+    def step(self, now_ms: int, event: Event) -> Output:
+        out = Output()
+        if isinstance(event, Tick):
+            self._on_tick(now_ms, out)
+        elif isinstance(event, Received):
+            self._on_message(now_ms, event.source, event.message, out)
+        elif isinstance(event, Propose):
+            if self.role is not Role.LEADER:
+                raise NotLeaderError(self.leader_id, self.epoch)
+            out.appended.extend(self.log.append_as_leader(self.epoch, event.payloads))
+            if self._flush_at is None:
+                self._flush_at = now_ms + self.config.append_linger_ms
+        elif isinstance(event, Resign):
+            if self.role is Role.LEADER:
+                self._enter_resigned(now_ms, out, notify=True)
+        return out
+
+    def next_deadline_ms(self) -> int | None:
+        timers = [
+            self._election_deadline,
+            self._fetch_deadline,
+            self._next_fetch_at,
+            None if self._fetch_sent_at is None else self._fetch_sent_at + self.config.request_timeout_ms,
+            self._check_quorum_deadline,
+            self._next_resend_at,
+            self._flush_at,
+        ]
+        live = [t for t in timers if t is not None]
+        return min(live) if live else None
+
+    def election_state(self) -> ElectionState:
+        return ElectionState(self.epoch, self.voted_id, self.leader_id, self.voters)
+
+    # ------------------------------------------------------------------ transitions
+
+    def _persist(self) -> None:
+        state = self.election_state()
+        if self.store.read() != state:
+            self.store.write(state)
+
+    def _reset_timers(self) -> None:
+        self._election_deadline = None
+        self._fetch_deadline = None
+        self._next_fetch_at = None
+        self._fetch_sent_at = None
+        self._check_quorum_deadline = None
+        self._next_resend_at = None
+        self._flush_at = None
+        self._granted = set()
+        self._rejected = set()
+        self._acked = set()
+
+    def _set_role(self, role: Role, out: Output) -> None:
+        self.role = role
+        self._reset_timers()
+        out.role_changes.append(RoleChange(role, self.epoch, self.leader_id))
+
+    def _random_election_timeout(self) -> int:
+        t = self.config.election_timeout_ms
+        return t + self.rng.randrange(t)
+
+    def _enter_unattached(self, now: int, out: Output, epoch: int | None = None) -> None:
+        if epoch is not None and epoch != self.epoch:
+            self.epoch = epoch
+            self.voted_id = None
+        self.leader_id = None
+        self._persist()
+        self._set_role(Role.UNATTACHED, out)
+        self._election_deadline = now + self._random_election_timeout()
+        if not self.is_voter:
+            self._election_deadline = None
+            self._next_fetch_at = now  # observers look for the leader by asking voters
+
+    def _enter_follower(self, now: int, leader_id: int, out: Output, fetch_now: bool = True) -> None:
+        self.leader_id = leader_id
+        self._persist()
+        self._set_role(Role.FOLLOWER, out)
+        self._fetch_deadline = now + self.config.fetch_timeout_ms
+        self._next_fetch_at = now
+        if fetch_now:
+            self._maybe_send_fetch(now, out)
+
+    def _enter_prospective(self, now: int, out: Output) -> None:
+        self._set_role(Role.PROSPECTIVE, out)
+        self._election_deadline = now + self._random_election_timeout()
+        self._granted = {self.node_id}
+        request = VoteRequest(
+            candidate_epoch=self.epoch + 1,
+            candidate_id=self.node_id,
+            last_offset_epoch=self.log.last_fetched_epoch(),
+            last_offset=self.log.end_offset(),
+            pre_vote=True,
+        )
+        for v in sorted(self.voters - {self.node_id}):
+            out.sends.append(Outbound(v, request))
+        self._check_election(now, out)
+
+    def _enter_candidate(self, now: int, out: Output) -> None:
+        self.epoch += 1
+        self.voted_id = self.node_id
+        self.leader_id = None
+        self._persist()  # the vote for ourselves is durable before anyone is asked
+        self._set_role(Role.CANDIDATE, out)
+        self._election_deadline = now + self._random_election_timeout()
+        self._granted = {self.node_id}
+        request = VoteRequest(
+            candidate_epoch=self.epoch,
+            candidate_id=self.node_id,
+            last_offset_epoch=self.log.last_fetched_epoch(),
+            last_offset=self.log.end_offset(),
+        )
+        for v in sorted(self.voters - {self.node_id}):
+            out.sends.append(Outbound(v, request))
+        self._check_election(now, out)
+
+    def _enter_leader(self, now: int, out: Output) -> None:
+        granting = set(self._granted)
+        self.leader_id = self.node_id
+        self._persist()
+        self._set_role(Role.LEADER, out)
+        self._epoch_start_offset = self.log.end_offset()
+        self.log.append_as_leader(
+            self.epoch, [leader_change_payload(self.node_id, self.voters, granting)], control=True
+        )
+        self._flush_at = now + self.config.append_linger_ms
+        self._replica_end = {v: 0 for v in self.voters if v != self.node_id}
+        self._fetched_voters = {self.node_id}
+        if self.majority > 1:
+            self._check_quorum_deadline = now + self.config.fetch_timeout_ms * 3 // 2
+        self._acked = {self.node_id}
+        self._send_begin_quorum(now, out)
+        self._maybe_advance_high_watermark(out)
+
+    def _enter_resigned(self, now: int, out: Output, notify: bool) -> None:
+        ends = {v: e for v, e in self._replica_end.items() if v in self.voters}
+        self._successors = tuple(sorted(ends, key=lambda v: (-ends[v], v)))
+        self._set_role(Role.RESIGNED, out)
+        self._election_deadline = now + self._random_election_timeout()
+        self._acked = {self.node_id}
+        if notify:
+            self._send_end_quorum(now, out)
+
+    def _maybe_transition(self, now: int, leader_id: int, epoch: int, out: Output) -> None:
+        """Adopt what a message says about the quorum: a newer epoch, or the leader of ours."""
+        leader = None if leader_id == NO_LEADER else leader_id
+        if leader is not None and self._ended == (leader, epoch):
+            leader = None
+        if epoch > self.epoch:
+            if leader is not None and leader != self.node_id:
+                self.epoch = epoch
+                self.voted_id = None
+                self._enter_follower(now, leader, out)
+            else:
+                self._enter_unattached(now, out, epoch)
+        elif (
+            epoch == self.epoch
+            and leader is not None
+            and leader != self.node_id
+            and self.leader_id is None
+            and self.role in (Role.UNATTACHED, Role.PROSPECTIVE, Role.CANDIDATE)
+        ):
+            self._enter_follower(now, leader, out)
+
+    # ------------------------------------------------------------------ timers
+
+    def _on_tick(self, now: int, out: Output) -> None:
+        role = self.role
+        if role is Role.LEADER:
+            if self._flush_at is not None and now >= self._flush_at:
+                self._flush_at = None
+                self.log.flush()
+                self._maybe_advance_high_watermark(out)
+            if self._check_quorum_deadline is not None and now >= self._check_quorum_deadline:
+                # Check quorum: no majority fetched within 1.5 x fetch timeout; stop leading.
+                self._enter_resigned(now, out, notify=True)
+                return
+            if self._next_resend_at is not None and now >= self._next_resend_at:
+                self._send_begin_quorum(now, out)
+        elif role is Role.FOLLOWER:
+            if self._fetch_deadline is not None and now >= self._fetch_deadline:
+                if self.is_voter:
+                    self._enter_prospective(now, out)
+                else:
+                    self._enter_unattached(now, out)
+                return
+            self._maybe_send_fetch(now, out)
+        elif role is Role.UNATTACHED:
+            if self.is_voter:
+                if self._election_deadline is not None and now >= self._election_deadline:
+                    self._enter_prospective(now, out)
+            elif self._next_fetch_at is not None and now >= self._next_fetch_at:
+                voters = sorted(self.voters)
+                target = voters[self.rng.randrange(len(voters))]
+                out.sends.append(Outbound(target, self._fetch_request()))
+                self._next_fetch_at = now + self.config.request_timeout_ms
+        elif role in (Role.PROSPECTIVE, Role.CANDIDATE, Role.RESIGNED):
+            if self._election_deadline is not None and now >= self._election_deadline:
+                self._enter_prospective(now, out)
+            elif role is Role.RESIGNED and self._next_resend_at is not None and now >= self._next_resend_at:
+                self._send_end_quorum(now, out)
+
+    def _fetch_request(self) -> FetchRequest:
+        # The fetch offset acknowledges our log up to it, so that prefix must be durable (a former
+        # leader may still hold entries it never flushed).
+        if self.log.flushed_offset() < self.log.end_offset():
+            self.log.flush()
+        return FetchRequest(
+            replica_id=self.node_id,
+            replica_epoch=self.epoch,
+            fetch_offset=self.log.end_offset(),
+            last_fetched_epoch=self.log.last_fetched_epoch(),
+        )
+
+    def _maybe_send_fetch(self, now: int, out: Output) -> None:
+        assert self.leader_id is not None
+        if self._fetch_sent_at is not None:
+            if now < self._fetch_sent_at + self.config.request_timeout_ms:
+                return
+        elif self._next_fetch_at is None or now < self._next_fetch_at:
+            return
+        out.sends.append(Outbound(self.leader_id, self._fetch_request()))
+        self._fetch_sent_at = now
+        self._next_fetch_at = None
+
+    def _send_begin_quorum(self, now: int, out: Output) -> None:
+        request = BeginQuorumEpochRequest(self.node_id, self.epoch)
+        for v in sorted(self.voters - self._acked):
+            out.sends.append(Outbound(v, request))
+        self._next_resend_at = now + self.config.retry_backoff_ms if self.voters - self._acked else None
+
+    def _send_end_quorum(self, now: int, out: Output) -> None:
+        request = EndQuorumEpochRequest(self.node_id, self.epoch, self._successors)
+        for v in sorted(self.voters - self._acked):
+            out.sends.append(Outbound(v, request))
+        self._next_resend_at = now + self.config.retry_backoff_ms if self.voters - self._acked else None
+
+    # ------------------------------------------------------------------ messages
+
+    def _on_message(self, now: int, source: int, msg: RaftMessage, out: Output) -> None:
+        if isinstance(msg, VoteRequest):
+            self._on_vote_request(now, source, msg, out)
+        elif isinstance(msg, VoteResponse):
+            self._on_vote_response(now, source, msg, out)
+        elif isinstance(msg, FetchRequest):
+            self._on_fetch_request(now, source, msg, out)
+        elif isinstance(msg, FetchResponse):
+            self._on_fetch_response(now, msg, out)
+        elif isinstance(msg, BeginQuorumEpochRequest):
+            self._maybe_transition(now, msg.leader_id, msg.leader_epoch, out)
+            error = FENCED_LEADER_EPOCH if msg.leader_epoch < self.epoch else NONE
+            out.sends.append(Outbound(source, BeginQuorumEpochResponse(error, self._leader_or_none(), self.epoch)))
+        elif isinstance(msg, BeginQuorumEpochResponse):
+            self._maybe_transition(now, msg.leader_id, msg.leader_epoch, out)
+            if self.role is Role.LEADER and msg.leader_epoch == self.epoch and msg.error_code == NONE:
+                self._acked.add(source)
+        elif isinstance(msg, EndQuorumEpochRequest):
+            self._on_end_quorum(now, source, msg, out)
+        elif isinstance(msg, EndQuorumEpochResponse):
+            self._maybe_transition(now, msg.leader_id, msg.leader_epoch, out)
+            if self.role is Role.RESIGNED and msg.leader_epoch == self.epoch:
+                self._acked.add(source)
+
+    def _leader_or_none(self) -> int:
+        """The leader we announce in responses (a resigned leader announces none)."""
+        if self.leader_id is None or self.role is Role.RESIGNED:
+            return NO_LEADER
+        return self.leader_id
+
+    def _log_is_up_to_date(self, last_epoch: int, last_offset: int) -> bool:
+        return (last_epoch, last_offset) >= (self.log.last_fetched_epoch(), self.log.end_offset())
+
+    def _on_vote_request(self, now: int, source: int, req: VoteRequest, out: Output) -> None:
+        def reply(granted: bool, error: int = NONE) -> None:
+            out.sends.append(
+                Outbound(source, VoteResponse(error, self._leader_or_none(), self.epoch, granted, req.pre_vote))
+            )
+
+        if not self.is_voter or req.candidate_id not in self.voters:
+            reply(False, INCONSISTENT_VOTER_SET)
+            return
+        up_to_date = self._log_is_up_to_date(req.last_offset_epoch, req.last_offset)
+        if req.pre_vote:
+            # KIP-996: no epoch bump, nothing persisted. Refuse while a leader is known to be alive
+            # (we are its follower and its fetch timeout has not passed) or if we lead.
+            if req.candidate_epoch <= self.epoch:
+                reply(False, FENCED_LEADER_EPOCH)
+                return
+            reply(self.role not in (Role.FOLLOWER, Role.LEADER) and up_to_date)
+            return
+        if req.candidate_epoch < self.epoch:
+            reply(False, FENCED_LEADER_EPOCH)
+            return
+        if req.candidate_epoch > self.epoch:
+            self._enter_unattached(now, out, req.candidate_epoch)
+        grant = (
+            self.role in (Role.UNATTACHED, Role.PROSPECTIVE, Role.CANDIDATE)
+            and self.leader_id is None
+            and self.voted_id in (None, req.candidate_id)
+            and up_to_date
+        )
+        if grant:
+            self.voted_id = req.candidate_id
+            self._persist()  # durable before the response leaves
+            if self.role is not Role.UNATTACHED:
+                self._enter_unattached(now, out)
+            else:
+                self._election_deadline = now + self._random_election_timeout()
+        reply(grant)
+
+    def _on_vote_response(self, now: int, source: int, resp: VoteResponse, out: Output) -> None:
+        self._maybe_transition(now, resp.leader_id, resp.leader_epoch, out)
+        if source not in self.voters:
+            return
+        if resp.pre_vote:
+            # A granting voter may be in an older epoch than ours; a refusal from a newer epoch
+            # has already moved us on above.
+            if self.role is not Role.PROSPECTIVE or resp.leader_epoch > self.epoch:
+                return
+        elif self.role is not Role.CANDIDATE or resp.leader_epoch != self.epoch:
+            return
+        if resp.vote_granted:
+            self._granted.add(source)
+            self._rejected.discard(source)
+        else:
+            self._rejected.add(source)
+        self._check_election(now, out)
+
+    def _check_election(self, now: int, out: Output) -> None:
+        if len(self._granted) >= self.majority:
+            if self.role is Role.PROSPECTIVE:
+                self._enter_candidate(now, out)
+            elif self.role is Role.CANDIDATE:
+                self._enter_leader(now, out)
+        elif len(self._rejected) > len(self.voters) - self.majority:
+            # Lost: wait for the next election timeout (a known leader is followed again).
+            if self.role is Role.PROSPECTIVE and self.leader_id is not None:
+                self._enter_follower(now, self.leader_id, out)
+            else:
+                self._enter_unattached(now, out)
+
+    def _on_end_quorum(self, now: int, source: int, req: EndQuorumEpochRequest, out: Output) -> None:
+        self._maybe_transition(now, req.leader_id, req.leader_epoch, out)
+        if req.leader_epoch == self.epoch and self.role is Role.FOLLOWER and self.leader_id == req.leader_id:
+            self._ended = (req.leader_id, req.leader_epoch)
+            self._enter_unattached(now, out)
+            if self.node_id in req.preferred_successors:
+                position = req.preferred_successors.index(self.node_id)
+                backoff = 0 if position == 0 else self.config.retry_backoff_ms * 2**position
+                self._election_deadline = now + min(backoff, self.config.election_timeout_ms)
+        error = FENCED_LEADER_EPOCH if req.leader_epoch < self.epoch else NONE
+        out.sends.append(Outbound(source, EndQuorumEpochResponse(error, self._leader_or_none(), self.epoch)))
+
+    # ------------------------------------------------------------------ replication
+
+    def _validate_fetch(self, req: FetchRequest) -> OffsetAndEpoch | None:
+        """None if (fetch offset, last fetched epoch) lies on our log, else the diverging epoch."""
+        if req.fetch_offset == 0 and req.last_fetched_epoch == 0:
+            return None
+        end = self.log.end_offset_for_epoch(req.last_fetched_epoch)
+        if end.epoch != req.last_fetched_epoch or end.offset < req.fetch_offset:
+            return end
+        return None
+
+    def _on_fetch_request(self, now: int, source: int, req: FetchRequest, out: Output) -> None:
+        def error(code: int) -> FetchResponse:
+            return FetchResponse(
+                code, self._leader_or_none(), self.epoch, self.high_watermark, req.fetch_offset, req.last_fetched_epoch
+            )
+
+        if self.role is not Role.LEADER:
+            out.sends.append(Outbound(source, error(NOT_LEADER_OR_FOLLOWER)))
+            return
+        if req.replica_epoch < self.epoch:
+            out.sends.append(Outbound(source, error(FENCED_LEADER_EPOCH)))
+            return
+        if req.replica_epoch > self.epoch:
+            out.sends.append(Outbound(source, error(UNKNOWN_LEADER_EPOCH)))
+            return
+        diverging = self._validate_fetch(req)
+        if diverging is not None:
+            resp = FetchResponse(
+                NONE,
+                self.node_id,
+                self.epoch,
+                self.high_watermark,
+                req.fetch_offset,
+                req.last_fetched_epoch,
+                diverging_epoch=diverging,
+            )
+            out.sends.append(Outbound(source, resp))
+            return
+        if source in self.voters:
+            self._replica_end[source] = req.fetch_offset
+            self._acked.add(source)
+            self._fetched_voters.add(source)
+            if len(self._fetched_voters) >= self.majority:
+                self._fetched_voters = {self.node_id}
+                self._check_quorum_deadline = now + self.config.fetch_timeout_ms * 3 // 2
+            self._maybe_advance_high_watermark(out)
+        records = tuple(self.log.read(req.fetch_offset, self.config.max_fetch_entries))
+        resp = FetchResponse(
+            NONE, self.node_id, self.epoch, self.high_watermark, req.fetch_offset, req.last_fetched_epoch, records
+        )
+        out.sends.append(Outbound(source, resp))
+
+    def _on_fetch_response(self, now: int, resp: FetchResponse, out: Output) -> None:
+        self._maybe_transition(now, resp.leader_id, resp.leader_epoch, out)
+        if resp.error_code != NONE or resp.leader_epoch != self.epoch:
+            return
+        if self.role is not Role.FOLLOWER or resp.leader_id != self.leader_id:
+            return
+        if resp.fetch_offset != self.log.end_offset() or resp.last_fetched_epoch != self.log.last_fetched_epoch():
+            return  # late or duplicated answer to an earlier fetch
+        self._fetch_sent_at = None
+        self._fetch_deadline = now + self.config.fetch_timeout_ms
+        if resp.diverging_epoch is not None:
+            self.log.truncate_to(self._truncation_offset(resp.diverging_epoch))
+            self._next_fetch_at = now
+        else:
+            if resp.records:
+                self.log.append_as_follower(resp.records)
+                self.log.flush()  # what we fetch next acknowledges it: it must be durable
+                self._next_fetch_at = now
+            else:
+                self._next_fetch_at = now + self.config.fetch_idle_backoff_ms
+            new_hw = min(resp.high_watermark, self.log.end_offset())
+            if new_hw > self.high_watermark:
+                self.high_watermark = new_hw
+            self._emit_committed(out)
+        self._maybe_send_fetch(now, out)
+
+    def _truncation_offset(self, diverging: OffsetAndEpoch) -> int:
+        """Where our log stops agreeing with the leader's (Kafka's truncateToEndOffset)."""
+        if diverging.epoch == 0:
+            return min(diverging.offset, self.log.end_offset())
+        local = self.log.end_offset_for_epoch(diverging.epoch)
+        if local.epoch == diverging.epoch:
+            return min(local.offset, diverging.offset)
+        return local.offset
+
+    def _majority_offset(self) -> int:
+        ends = [self.log.flushed_offset()]
+        ends.extend(self._replica_end.get(v, 0) for v in self.voters if v != self.node_id)
+        ends.sort(reverse=True)
+        return ends[self.majority - 1]
+
+    def _maybe_advance_high_watermark(self, out: Output) -> None:
+        candidate = self._majority_offset()
+        if candidate > self._epoch_start_offset and candidate > self.high_watermark:
+            self.high_watermark = candidate
+            self._emit_committed(out)
+
+    def _emit_committed(self, out: Output) -> None:
+        upto = min(self.high_watermark, self.log.end_offset())
+        if upto > self._committed_upto:
+            out.committed.extend(self.log.read(self._committed_upto, upto - self._committed_upto))
+            self._committed_upto = upto
+
+
+__all__ = [
+    "Event",
+    "NotLeaderError",
+    "Output",
+    "Outbound",
+    "Propose",
+    "RaftConfig",
+    "RaftNode",
+    "Received",
+    "Resign",
+    "Role",
+    "RoleChange",
+    "Tick",
+    "leader_change_payload",
+]
