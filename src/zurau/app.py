@@ -40,7 +40,7 @@ from zurau.metadata.image import MetadataImage, TopicImage
 from zurau.metadata.local_controller import LocalControllerChannel
 from zurau.metadata.metadata_log import MetadataLog, open_metadata
 from zurau.metadata.producer_id_manager import ProducerIdManager
-from zurau.protocol.errors import KafkaError, UnknownTopicOrPartitionError, for_code
+from zurau.protocol.errors import KafkaError, KafkaStorageError, UnknownTopicOrPartitionError, for_code
 from zurau.replication.replica_manager import ReplicaManager
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_manager import LogManager
@@ -160,7 +160,17 @@ class Broker:
             d.mkdir(parents=True, exist_ok=True)
         metadata_dir = cfg.metadata_log_dir
         metadata_dir.mkdir(parents=True, exist_ok=True)
-        self.metadata_log, image = open_metadata(cfg.log_dirs, metadata_dir, self.node_id, cfg.cluster_id, now_ms())
+        voters = cfg.controller_quorum_voters
+        # A node of a multi-node cluster must be formatted (one cluster id everywhere); a single
+        # node formats itself on first start.
+        self.metadata_log, image = open_metadata(
+            cfg.log_dirs, metadata_dir, self.node_id, cfg.cluster_id, now_ms(), require_formatted=len(voters) > 1
+        )
+        if len(voters) > 1:
+            raise KafkaStorageError(
+                f"controller.quorum.voters names {len(voters)} controllers, but this Zurau runs a single-node "
+                "metadata quorum only: a node alone must not act as the whole cluster (split brain)"
+            )
         controller = QuorumController(cfg, lambda: (self.node_id,))
         self.controller = LocalControllerChannel(controller, self.metadata_log, image, now_ms, self._flush_off_loop)
         self.log_manager = LogManager(cfg.log_dirs, now_ms, config_for=self.log_config_for)

@@ -3,6 +3,7 @@
 * ``zurau broker start [--config server.properties] [--override key=value ...]`` starts one broker
   with Kafka's broker config names; with no config file it listens on 127.0.0.1:9092 and keeps
   data in ./data.
+* ``zurau storage random-uuid|format`` prepares log directories (``kafka-storage.sh``).
 * ``zurau topics list|create|describe|delete|alter``, ``zurau configs describe|alter``,
   ``zurau groups list|describe|delete|reset-offsets``, ``zurau transactions list|describe|abort``,
   ``zurau produce TOPIC`` and ``zurau consume TOPIC`` are Kafka tools: they talk to any
@@ -23,7 +24,7 @@ from typing import NoReturn
 
 import typer
 
-from zurau.cli import configs, groups, topics, transactions
+from zurau.cli import configs, groups, storage, topics, transactions
 from zurau.cli.common import CommandError, parse_kv
 from zurau.cli.consume import consume
 from zurau.cli.output import print_error
@@ -42,6 +43,7 @@ app.add_typer(configs.app, name="configs")
 app.add_typer(groups.app, name="groups")
 app.add_typer(transactions.app, name="transactions")
 app.add_typer(pipeline_app, name="pipeline")
+app.add_typer(storage.app, name="storage")
 app.command("produce")(produce)
 app.command("consume")(consume)
 
@@ -60,6 +62,7 @@ def broker_start(
     """Start a broker in the foreground (Ctrl-C or SIGTERM stops it cleanly)."""
     from zurau.app import run
     from zurau.config import BrokerConfig, ConfigError, load_properties
+    from zurau.protocol.errors import KafkaError
 
     logging.basicConfig(
         level=getattr(logging, log_level.upper(), logging.INFO),
@@ -81,7 +84,7 @@ def broker_start(
         _fail(str(e))
     try:
         run(cfg)
-    except OSError as e:
+    except (OSError, KafkaError) as e:
         _fail(f"cannot start the broker: {e}")
 
 

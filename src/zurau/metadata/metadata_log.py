@@ -139,6 +139,40 @@ def ensure_meta_properties(log_dirs: Sequence[Path], cluster_id: str, node_id: i
             raise KafkaStorageError(f"{path} belongs to node.id {found.node_id}, but this node is {node_id}")
 
 
+def valid_cluster_id(cluster_id: str) -> bool:
+    """Kafka's rule: a cluster id is 16 bytes in URL-safe base64 without padding (22 characters)."""
+    import base64
+    import binascii
+
+    if len(cluster_id) != 22:
+        return False
+    try:
+        return len(base64.urlsafe_b64decode(cluster_id + "==")) == 16
+    except (binascii.Error, ValueError):
+        return False
+
+
+def format_dirs(dirs: Sequence[Path], meta: MetaProperties, *, ignore_formatted: bool) -> list[Path]:
+    """``zurau storage format``: write ``meta.properties`` into each directory; returns those
+    written. A directory formatted for another cluster or node, or (without
+    ``ignore_formatted``) formatted at all, raises ValueError and nothing is written."""
+    todo = []
+    for d in dirs:
+        found = MetaProperties.read(d / META_PROPERTIES) if d.exists() else None
+        if found is None:
+            todo.append(d)
+        elif found != meta:
+            raise ValueError(
+                f"Log directory {d} is already formatted for cluster {found.cluster_id!r} and node.id {found.node_id}"
+            )
+        elif not ignore_formatted:
+            raise ValueError(f"Log directory {d} is already formatted. Use --ignore-formatted to ignore this directory.")
+    for d in todo:
+        d.mkdir(parents=True, exist_ok=True)
+        atomic_write(d / META_PROPERTIES, meta.render())
+    return todo
+
+
 def find_cluster_id(log_dirs: Sequence[Path]) -> str | None:
     ids = {p.cluster_id for d in log_dirs if (p := MetaProperties.read(d / META_PROPERTIES)) is not None}
     if len(ids) > 1:
@@ -194,7 +228,13 @@ def retire_legacy(legacy_dir: Path) -> None:
 
 
 def open_metadata(
-    log_dirs: Sequence[Path], metadata_dir: Path, node_id: int, configured_cluster_id: str | None, now_ms: int
+    log_dirs: Sequence[Path],
+    metadata_dir: Path,
+    node_id: int,
+    configured_cluster_id: str | None,
+    now_ms: int,
+    *,
+    require_formatted: bool = False,
 ) -> tuple[MetadataLog, MetadataImage]:
     """Open (formatting or migrating on first start) the metadata log and replay it into an image.
 
@@ -206,6 +246,12 @@ def open_metadata(
     legacy_dir = log_dirs[0] / LEGACY_DIR
     stored_id = find_cluster_id([*log_dirs, metadata_dir])
     legacy_id, legacy = legacy_records(legacy_dir, node_id)
+    if require_formatted and stored_id is None and legacy_id is None:
+        raise KafkaStorageError(
+            f"No meta.properties found in {sorted({str(d) for d in (*log_dirs, metadata_dir)})}: a node of a "
+            "multi-node cluster must be formatted first, with the same cluster id on every node "
+            "(zurau storage random-uuid; zurau storage format --cluster-id ID --config FILE)"
+        )
     cluster_id = stored_id or legacy_id or configured_cluster_id or new_cluster_id()
     if configured_cluster_id and configured_cluster_id != cluster_id:
         raise KafkaStorageError(f"cluster.id {configured_cluster_id!r} does not match {cluster_id!r} stored on disk")
