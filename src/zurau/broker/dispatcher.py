@@ -32,6 +32,8 @@ HANDLER_MODULES = (
     "incremental_alter_configs",
     "describe_cluster",
     "describe_log_dirs",
+    # replication
+    "offset_for_leader_epoch",
     # group coordinator
     "find_coordinator",
     "join_group",

@@ -886,6 +886,51 @@ class InitProducerIdResponse(TypedDict, total=False):
     ongoing_txn_producer_epoch: int  # v6+
 
 
+class OffsetForLeaderEpochRequestTopicsPartitions(TypedDict, total=False):
+    """An element of ``OffsetForLeaderEpochRequestTopics.partitions``."""
+
+    partition: int
+    current_leader_epoch: int
+    leader_epoch: int
+
+
+class OffsetForLeaderEpochRequestTopics(TypedDict, total=False):
+    """An element of ``OffsetForLeaderEpochRequest.topics``."""
+
+    topic: str
+    partitions: list[OffsetForLeaderEpochRequestTopicsPartitions]
+
+
+class OffsetForLeaderEpochRequest(TypedDict, total=False):
+    """OffsetForLeaderEpoch request (api key 23), v2-4; flexible v4+."""
+
+    replica_id: int  # v3+
+    topics: list[OffsetForLeaderEpochRequestTopics]
+
+
+class OffsetForLeaderEpochResponseTopicsPartitions(TypedDict, total=False):
+    """An element of ``OffsetForLeaderEpochResponseTopics.partitions``."""
+
+    error_code: int
+    partition: int
+    leader_epoch: int
+    end_offset: int
+
+
+class OffsetForLeaderEpochResponseTopics(TypedDict, total=False):
+    """An element of ``OffsetForLeaderEpochResponse.topics``."""
+
+    topic: str
+    partitions: list[OffsetForLeaderEpochResponseTopicsPartitions]
+
+
+class OffsetForLeaderEpochResponse(TypedDict, total=False):
+    """OffsetForLeaderEpoch response (api key 23), v2-4; flexible v4+."""
+
+    throttle_time_ms: int
+    topics: list[OffsetForLeaderEpochResponseTopics]
+
+
 class AddPartitionsToTxnRequestTransactionsTopics(TypedDict, total=False):
     """An element of ``AddPartitionsToTxnRequestTransactions.topics``.
     Also an element of ``AddPartitionsToTxnRequest.v3_and_below_topics``.
@@ -1376,6 +1421,422 @@ class OffsetDeleteResponse(TypedDict, total=False):
     topics: list[OffsetDeleteResponseTopics]
 
 
+class VoteRequestTopicsPartitions(TypedDict, total=False):
+    """An element of ``VoteRequestTopics.partitions``."""
+
+    partition_index: int
+    replica_epoch: int
+    replica_id: int
+    replica_directory_id: uuid.UUID  # v1+
+    voter_directory_id: uuid.UUID  # v1+
+    last_offset_epoch: int
+    last_offset: int
+    pre_vote: bool  # v2+
+
+
+class VoteRequestTopics(TypedDict, total=False):
+    """An element of ``VoteRequest.topics``."""
+
+    topic_name: str
+    partitions: list[VoteRequestTopicsPartitions]
+
+
+class VoteRequest(TypedDict, total=False):
+    """Vote request (api key 52), v0-2; flexible v0+."""
+
+    cluster_id: str | None  # nullable v0+
+    voter_id: int  # v1+
+    topics: list[VoteRequestTopics]
+
+
+class VoteResponseTopicsPartitions(TypedDict, total=False):
+    """An element of ``VoteResponseTopics.partitions``."""
+
+    partition_index: int
+    error_code: int
+    leader_id: int
+    leader_epoch: int
+    vote_granted: bool
+
+
+class VoteResponseTopics(TypedDict, total=False):
+    """An element of ``VoteResponse.topics``."""
+
+    topic_name: str
+    partitions: list[VoteResponseTopicsPartitions]
+
+
+class VoteResponseNodeEndpoints(TypedDict, total=False):
+    """An element of ``VoteResponse.node_endpoints``."""
+
+    node_id: int
+    host: str
+    port: int
+
+
+class VoteResponse(TypedDict, total=False):
+    """Vote response (api key 52), v0-2; flexible v0+."""
+
+    error_code: int
+    topics: list[VoteResponseTopics]
+    node_endpoints: list[VoteResponseNodeEndpoints]  # v1+, tagged v1+ (tag 0)
+
+
+class BeginQuorumEpochRequestTopicsPartitions(TypedDict, total=False):
+    """An element of ``BeginQuorumEpochRequestTopics.partitions``."""
+
+    partition_index: int
+    voter_directory_id: uuid.UUID  # v1+
+    leader_id: int
+    leader_epoch: int
+
+
+class BeginQuorumEpochRequestTopics(TypedDict, total=False):
+    """An element of ``BeginQuorumEpochRequest.topics``."""
+
+    topic_name: str
+    partitions: list[BeginQuorumEpochRequestTopicsPartitions]
+
+
+class BeginQuorumEpochRequestLeaderEndpoints(TypedDict, total=False):
+    """An element of ``BeginQuorumEpochRequest.leader_endpoints``."""
+
+    name: str
+    host: str
+    port: int
+
+
+class BeginQuorumEpochRequest(TypedDict, total=False):
+    """BeginQuorumEpoch request (api key 53), v0-1; flexible v1+."""
+
+    cluster_id: str | None  # nullable v0+
+    voter_id: int  # v1+
+    topics: list[BeginQuorumEpochRequestTopics]
+    leader_endpoints: list[BeginQuorumEpochRequestLeaderEndpoints]  # v1+
+
+
+class BeginQuorumEpochResponseTopicsPartitions(TypedDict, total=False):
+    """An element of ``BeginQuorumEpochResponseTopics.partitions``."""
+
+    partition_index: int
+    error_code: int
+    leader_id: int
+    leader_epoch: int
+
+
+class BeginQuorumEpochResponseTopics(TypedDict, total=False):
+    """An element of ``BeginQuorumEpochResponse.topics``."""
+
+    topic_name: str
+    partitions: list[BeginQuorumEpochResponseTopicsPartitions]
+
+
+class BeginQuorumEpochResponseNodeEndpoints(TypedDict, total=False):
+    """An element of ``BeginQuorumEpochResponse.node_endpoints``."""
+
+    node_id: int
+    host: str
+    port: int
+
+
+class BeginQuorumEpochResponse(TypedDict, total=False):
+    """BeginQuorumEpoch response (api key 53), v0-1; flexible v1+."""
+
+    error_code: int
+    topics: list[BeginQuorumEpochResponseTopics]
+    node_endpoints: list[BeginQuorumEpochResponseNodeEndpoints]  # v1+, tagged v1+ (tag 0)
+
+
+class EndQuorumEpochRequestTopicsPartitionsPreferredCandidates(TypedDict, total=False):
+    """An element of ``EndQuorumEpochRequestTopicsPartitions.preferred_candidates``."""
+
+    candidate_id: int
+    candidate_directory_id: uuid.UUID
+
+
+class EndQuorumEpochRequestTopicsPartitions(TypedDict, total=False):
+    """An element of ``EndQuorumEpochRequestTopics.partitions``."""
+
+    partition_index: int
+    leader_id: int
+    leader_epoch: int
+    preferred_successors: list[int]  # v0
+    preferred_candidates: list[EndQuorumEpochRequestTopicsPartitionsPreferredCandidates]  # v1+
+
+
+class EndQuorumEpochRequestTopics(TypedDict, total=False):
+    """An element of ``EndQuorumEpochRequest.topics``."""
+
+    topic_name: str
+    partitions: list[EndQuorumEpochRequestTopicsPartitions]
+
+
+class EndQuorumEpochRequestLeaderEndpoints(TypedDict, total=False):
+    """An element of ``EndQuorumEpochRequest.leader_endpoints``."""
+
+    name: str
+    host: str
+    port: int
+
+
+class EndQuorumEpochRequest(TypedDict, total=False):
+    """EndQuorumEpoch request (api key 54), v0-1; flexible v1+."""
+
+    cluster_id: str | None  # nullable v0+
+    topics: list[EndQuorumEpochRequestTopics]
+    leader_endpoints: list[EndQuorumEpochRequestLeaderEndpoints]  # v1+
+
+
+class EndQuorumEpochResponseTopicsPartitions(TypedDict, total=False):
+    """An element of ``EndQuorumEpochResponseTopics.partitions``."""
+
+    partition_index: int
+    error_code: int
+    leader_id: int
+    leader_epoch: int
+
+
+class EndQuorumEpochResponseTopics(TypedDict, total=False):
+    """An element of ``EndQuorumEpochResponse.topics``."""
+
+    topic_name: str
+    partitions: list[EndQuorumEpochResponseTopicsPartitions]
+
+
+class EndQuorumEpochResponseNodeEndpoints(TypedDict, total=False):
+    """An element of ``EndQuorumEpochResponse.node_endpoints``."""
+
+    node_id: int
+    host: str
+    port: int
+
+
+class EndQuorumEpochResponse(TypedDict, total=False):
+    """EndQuorumEpoch response (api key 54), v0-1; flexible v1+."""
+
+    error_code: int
+    topics: list[EndQuorumEpochResponseTopics]
+    node_endpoints: list[EndQuorumEpochResponseNodeEndpoints]  # v1+, tagged v1+ (tag 0)
+
+
+class DescribeQuorumRequestTopicsPartitions(TypedDict, total=False):
+    """An element of ``DescribeQuorumRequestTopics.partitions``."""
+
+    partition_index: int
+
+
+class DescribeQuorumRequestTopics(TypedDict, total=False):
+    """An element of ``DescribeQuorumRequest.topics``."""
+
+    topic_name: str
+    partitions: list[DescribeQuorumRequestTopicsPartitions]
+
+
+class DescribeQuorumRequest(TypedDict, total=False):
+    """DescribeQuorum request (api key 55), v0-2; flexible v0+."""
+
+    topics: list[DescribeQuorumRequestTopics]
+
+
+class DescribeQuorumResponseTopicsPartitionsCurrentVoters(TypedDict, total=False):
+    """An element of ``DescribeQuorumResponseTopicsPartitions.current_voters``.
+    Also an element of ``DescribeQuorumResponseTopicsPartitions.observers``.
+    """
+
+    replica_id: int
+    replica_directory_id: uuid.UUID  # v2+
+    log_end_offset: int
+    last_fetch_timestamp: int  # v1+
+    last_caught_up_timestamp: int  # v1+
+
+
+class DescribeQuorumResponseTopicsPartitions(TypedDict, total=False):
+    """An element of ``DescribeQuorumResponseTopics.partitions``."""
+
+    partition_index: int
+    error_code: int
+    error_message: str | None  # v2+, nullable v2+
+    leader_id: int
+    leader_epoch: int
+    high_watermark: int
+    current_voters: list[DescribeQuorumResponseTopicsPartitionsCurrentVoters]
+    observers: list[DescribeQuorumResponseTopicsPartitionsCurrentVoters]
+
+
+class DescribeQuorumResponseTopics(TypedDict, total=False):
+    """An element of ``DescribeQuorumResponse.topics``."""
+
+    topic_name: str
+    partitions: list[DescribeQuorumResponseTopicsPartitions]
+
+
+class DescribeQuorumResponseNodesListeners(TypedDict, total=False):
+    """An element of ``DescribeQuorumResponseNodes.listeners``."""
+
+    name: str
+    host: str
+    port: int
+
+
+class DescribeQuorumResponseNodes(TypedDict, total=False):
+    """An element of ``DescribeQuorumResponse.nodes``."""
+
+    node_id: int
+    listeners: list[DescribeQuorumResponseNodesListeners]
+
+
+class DescribeQuorumResponse(TypedDict, total=False):
+    """DescribeQuorum response (api key 55), v0-2; flexible v0+."""
+
+    error_code: int
+    error_message: str | None  # v2+, nullable v2+
+    topics: list[DescribeQuorumResponseTopics]
+    nodes: list[DescribeQuorumResponseNodes]  # v2+
+
+
+class AlterPartitionRequestTopicsPartitionsNewIsrWithEpochs(TypedDict, total=False):
+    """An element of ``AlterPartitionRequestTopicsPartitions.new_isr_with_epochs``."""
+
+    broker_id: int
+    broker_epoch: int
+
+
+class AlterPartitionRequestTopicsPartitions(TypedDict, total=False):
+    """An element of ``AlterPartitionRequestTopics.partitions``."""
+
+    partition_index: int
+    leader_epoch: int
+    new_isr: list[int]  # v0-2
+    new_isr_with_epochs: list[AlterPartitionRequestTopicsPartitionsNewIsrWithEpochs]  # v3+
+    leader_recovery_state: int
+    partition_epoch: int
+
+
+class AlterPartitionRequestTopics(TypedDict, total=False):
+    """An element of ``AlterPartitionRequest.topics``."""
+
+    topic_id: uuid.UUID
+    partitions: list[AlterPartitionRequestTopicsPartitions]
+
+
+class AlterPartitionRequest(TypedDict, total=False):
+    """AlterPartition request (api key 56), v2-3; flexible v0+."""
+
+    broker_id: int
+    broker_epoch: int
+    topics: list[AlterPartitionRequestTopics]
+
+
+class AlterPartitionResponseTopicsPartitions(TypedDict, total=False):
+    """An element of ``AlterPartitionResponseTopics.partitions``."""
+
+    partition_index: int
+    error_code: int
+    leader_id: int
+    leader_epoch: int
+    isr: list[int]
+    leader_recovery_state: int
+    partition_epoch: int
+
+
+class AlterPartitionResponseTopics(TypedDict, total=False):
+    """An element of ``AlterPartitionResponse.topics``."""
+
+    topic_id: uuid.UUID
+    partitions: list[AlterPartitionResponseTopicsPartitions]
+
+
+class AlterPartitionResponse(TypedDict, total=False):
+    """AlterPartition response (api key 56), v2-3; flexible v0+."""
+
+    throttle_time_ms: int
+    error_code: int
+    topics: list[AlterPartitionResponseTopics]
+
+
+class FetchSnapshotRequestTopicsPartitionsSnapshotId(TypedDict, total=False):
+    """The value of ``FetchSnapshotRequestTopicsPartitions.snapshot_id``."""
+
+    end_offset: int
+    epoch: int
+
+
+class FetchSnapshotRequestTopicsPartitions(TypedDict, total=False):
+    """An element of ``FetchSnapshotRequestTopics.partitions``."""
+
+    partition: int
+    current_leader_epoch: int
+    snapshot_id: FetchSnapshotRequestTopicsPartitionsSnapshotId
+    position: int
+    replica_directory_id: uuid.UUID  # v1+, tagged v1+ (tag 0)
+
+
+class FetchSnapshotRequestTopics(TypedDict, total=False):
+    """An element of ``FetchSnapshotRequest.topics``."""
+
+    name: str
+    partitions: list[FetchSnapshotRequestTopicsPartitions]
+
+
+class FetchSnapshotRequest(TypedDict, total=False):
+    """FetchSnapshot request (api key 59), v0-1; flexible v0+."""
+
+    cluster_id: str | None  # nullable v0+, tagged v0+ (tag 0)
+    replica_id: int
+    max_bytes: int
+    topics: list[FetchSnapshotRequestTopics]
+
+
+class FetchSnapshotResponseTopicsPartitionsSnapshotId(TypedDict, total=False):
+    """The value of ``FetchSnapshotResponseTopicsPartitions.snapshot_id``."""
+
+    end_offset: int
+    epoch: int
+
+
+class FetchSnapshotResponseTopicsPartitionsCurrentLeader(TypedDict, total=False):
+    """The value of ``FetchSnapshotResponseTopicsPartitions.current_leader``."""
+
+    leader_id: int
+    leader_epoch: int
+
+
+class FetchSnapshotResponseTopicsPartitions(TypedDict, total=False):
+    """An element of ``FetchSnapshotResponseTopics.partitions``."""
+
+    index: int
+    error_code: int
+    snapshot_id: FetchSnapshotResponseTopicsPartitionsSnapshotId
+    current_leader: FetchSnapshotResponseTopicsPartitionsCurrentLeader  # tagged v0+ (tag 0)
+    size: int
+    position: int
+    unaligned_records: Records
+
+
+class FetchSnapshotResponseTopics(TypedDict, total=False):
+    """An element of ``FetchSnapshotResponse.topics``."""
+
+    name: str
+    partitions: list[FetchSnapshotResponseTopicsPartitions]
+
+
+class FetchSnapshotResponseNodeEndpoints(TypedDict, total=False):
+    """An element of ``FetchSnapshotResponse.node_endpoints``."""
+
+    node_id: int
+    host: str
+    port: int
+
+
+class FetchSnapshotResponse(TypedDict, total=False):
+    """FetchSnapshot response (api key 59), v0-1; flexible v0+."""
+
+    throttle_time_ms: int
+    error_code: int
+    topics: list[FetchSnapshotResponseTopics]
+    node_endpoints: list[FetchSnapshotResponseNodeEndpoints]  # v1+, tagged v1+ (tag 0)
+
+
 class DescribeClusterRequest(TypedDict, total=False):
     """DescribeCluster request (api key 60), v0-2; flexible v0+."""
 
@@ -1454,6 +1915,67 @@ class DescribeProducersResponse(TypedDict, total=False):
     topics: list[DescribeProducersResponseTopics]
 
 
+class BrokerRegistrationRequestListeners(TypedDict, total=False):
+    """An element of ``BrokerRegistrationRequest.listeners``."""
+
+    name: str
+    host: str
+    port: int
+    security_protocol: int
+
+
+class BrokerRegistrationRequestFeatures(TypedDict, total=False):
+    """An element of ``BrokerRegistrationRequest.features``."""
+
+    name: str
+    min_supported_version: int
+    max_supported_version: int
+
+
+class BrokerRegistrationRequest(TypedDict, total=False):
+    """BrokerRegistration request (api key 62), v0-4; flexible v0+."""
+
+    broker_id: int
+    cluster_id: str
+    incarnation_id: uuid.UUID
+    listeners: list[BrokerRegistrationRequestListeners]
+    features: list[BrokerRegistrationRequestFeatures]
+    rack: str | None  # nullable v0+
+    is_migrating_zk_broker: bool  # v1+
+    log_dirs: list[uuid.UUID]  # v2+
+    previous_broker_epoch: int  # v3+
+
+
+class BrokerRegistrationResponse(TypedDict, total=False):
+    """BrokerRegistration response (api key 62), v0-4; flexible v0+."""
+
+    throttle_time_ms: int
+    error_code: int
+    broker_epoch: int
+
+
+class BrokerHeartbeatRequest(TypedDict, total=False):
+    """BrokerHeartbeat request (api key 63), v0-2; flexible v0+."""
+
+    broker_id: int
+    broker_epoch: int
+    current_metadata_offset: int
+    want_fence: bool
+    want_shut_down: bool
+    offline_log_dirs: list[uuid.UUID]  # v1+, tagged v1+ (tag 0)
+    cordoned_log_dirs: list[uuid.UUID] | None  # v2+, nullable v2+, tagged v2+ (tag 1)
+
+
+class BrokerHeartbeatResponse(TypedDict, total=False):
+    """BrokerHeartbeat response (api key 63), v0-2; flexible v0+."""
+
+    throttle_time_ms: int
+    error_code: int
+    is_caught_up: bool
+    is_fenced: bool
+    should_shut_down: bool
+
+
 class DescribeTransactionsRequest(TypedDict, total=False):
     """DescribeTransactions request (api key 65), v0-0; flexible v0+."""
 
@@ -1511,6 +2033,22 @@ class ListTransactionsResponse(TypedDict, total=False):
     error_code: int
     unknown_state_filters: list[str]
     transaction_states: list[ListTransactionsResponseTransactionStates]
+
+
+class AllocateProducerIdsRequest(TypedDict, total=False):
+    """AllocateProducerIds request (api key 67), v0-0; flexible v0+."""
+
+    broker_id: int
+    broker_epoch: int
+
+
+class AllocateProducerIdsResponse(TypedDict, total=False):
+    """AllocateProducerIds response (api key 67), v0-0; flexible v0+."""
+
+    throttle_time_ms: int
+    error_code: int
+    producer_id_start: int
+    producer_id_len: int
 
 
 class ConsumerGroupHeartbeatRequestTopicPartitions(TypedDict, total=False):
@@ -1618,6 +2156,92 @@ class ConsumerGroupDescribeResponse(TypedDict, total=False):
 
     throttle_time_ms: int
     groups: list[ConsumerGroupDescribeResponseGroups]
+
+
+class AddRaftVoterRequestListeners(TypedDict, total=False):
+    """An element of ``AddRaftVoterRequest.listeners``."""
+
+    name: str
+    host: str
+    port: int
+
+
+class AddRaftVoterRequest(TypedDict, total=False):
+    """AddRaftVoter request (api key 80), v0-1; flexible v0+."""
+
+    cluster_id: str | None  # nullable v0+
+    timeout_ms: int
+    voter_id: int
+    voter_directory_id: uuid.UUID
+    listeners: list[AddRaftVoterRequestListeners]
+    ack_when_committed: bool  # v1+
+
+
+class AddRaftVoterResponse(TypedDict, total=False):
+    """AddRaftVoter response (api key 80), v0-1; flexible v0+."""
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+
+
+class RemoveRaftVoterRequest(TypedDict, total=False):
+    """RemoveRaftVoter request (api key 81), v0-0; flexible v0+."""
+
+    cluster_id: str | None  # nullable v0+
+    voter_id: int
+    voter_directory_id: uuid.UUID
+
+
+class RemoveRaftVoterResponse(TypedDict, total=False):
+    """RemoveRaftVoter response (api key 81), v0-0; flexible v0+."""
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+
+
+class UpdateRaftVoterRequestListeners(TypedDict, total=False):
+    """An element of ``UpdateRaftVoterRequest.listeners``."""
+
+    name: str
+    host: str
+    port: int
+
+
+class UpdateRaftVoterRequestKRaftVersionFeature(TypedDict, total=False):
+    """The value of ``UpdateRaftVoterRequest.k_raft_version_feature``."""
+
+    min_supported_version: int
+    max_supported_version: int
+
+
+class UpdateRaftVoterRequest(TypedDict, total=False):
+    """UpdateRaftVoter request (api key 82), v0-0; flexible v0+."""
+
+    cluster_id: str | None  # nullable v0+
+    current_leader_epoch: int
+    voter_id: int
+    voter_directory_id: uuid.UUID
+    listeners: list[UpdateRaftVoterRequestListeners]
+    k_raft_version_feature: UpdateRaftVoterRequestKRaftVersionFeature
+
+
+class UpdateRaftVoterResponseCurrentLeader(TypedDict, total=False):
+    """The value of ``UpdateRaftVoterResponse.current_leader``."""
+
+    leader_id: int
+    leader_epoch: int
+    host: str
+    port: int
+
+
+class UpdateRaftVoterResponse(TypedDict, total=False):
+    """UpdateRaftVoter response (api key 82), v0-0; flexible v0+."""
+
+    throttle_time_ms: int
+    error_code: int
+    current_leader: UpdateRaftVoterResponseCurrentLeader  # tagged v0+ (tag 0)
 
 
 class ConsumerProtocolAssignmentAssignedPartitions(TypedDict, total=False):

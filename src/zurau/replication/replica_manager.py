@@ -518,9 +518,14 @@ class ReplicaManager:
         self, topic: str, partition: int, leader_epoch: int, *, current_leader_epoch: int = -1
     ) -> tuple[int, int]:
         """OffsetForLeaderEpoch on the leader: ``(epoch, end offset)`` from the leader-epoch cache
-        (the largest epoch <= ``leader_epoch`` and where the next one starts, or the log end)."""
-        p = self.partition(topic, partition)
+        (the largest epoch <= ``leader_epoch`` and where the next one starts, or the log end).
+
+        As in Kafka, ``current_leader_epoch`` is checked against the partition's epoch before
+        leadership: a follower answers FENCED/UNKNOWN_LEADER_EPOCH before NOT_LEADER_OR_FOLLOWER."""
+        p = self._hosted(topic, partition)
         _check_leader_epoch(current_leader_epoch, p.leader_epoch)
+        if p.leader_id != self.node_id:
+            raise NotLeaderOrFollowerError(f"broker {self.node_id} is not the leader of {topic}-{partition}")
         return p.log.end_offset_for_epoch(leader_epoch)
 
     # ------------------------------------------------------------------ admin

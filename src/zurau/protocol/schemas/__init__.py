@@ -50,6 +50,21 @@ _MODULES = (
     "list_transactions",
     "sasl_handshake",
     "sasl_authenticate",
+    # Replication and KRaft (inter-broker and controller APIs). A schema alone advertises
+    # nothing: ApiVersions lists only APIs with a handler (zurau.broker.dispatcher).
+    "offset_for_leader_epoch",
+    "vote",
+    "begin_quorum_epoch",
+    "end_quorum_epoch",
+    "describe_quorum",
+    "alter_partition",
+    "fetch_snapshot",
+    "broker_registration",
+    "broker_heartbeat",
+    "allocate_producer_ids",
+    "add_raft_voter",
+    "remove_raft_voter",
+    "update_raft_voter",
 )
 
 ALL: dict[int, ApiSchema] = {}
