@@ -55,6 +55,19 @@ class SimLog(InMemoryRaftLog):
         self.dirty_from = min(self.dirty_from, offset)
 
 
+# Kafka's defaults, and a tight profile whose timeouts are close to the network's delays, so that
+# elections overlap and split votes, duplicate candidacies and stale messages are common.
+KAFKA_DEFAULTS = RaftConfig()
+TIGHT = RaftConfig(
+    election_timeout_ms=60,
+    fetch_timeout_ms=120,
+    append_linger_ms=5,
+    request_timeout_ms=40,
+    fetch_idle_backoff_ms=15,
+    retry_backoff_ms=20,
+)
+
+
 @dataclass
 class SimParams:
     voters: int = 3
@@ -85,8 +98,10 @@ class InvariantChecker:
     * at most one leader per epoch;
     * committed entries (reported by any node as below its high watermark) are never changed: a
       history of every committed (offset, epoch, payload) is kept and every later report must match;
-    * committed entries are never lost: every node that becomes leader holds the whole history,
-      and no node truncates below what it reported committed;
+    * committed entries are never lost: a node that becomes leader in epoch E holds every entry
+      committed in an epoch before E (Raft's leader completeness; a leader of an older epoch
+      can still be elected late, from delayed votes, but can commit nothing), and no node
+      truncates below what it reported committed;
     * a node's high watermark never goes back while it runs (in particular the leader's);
     * log matching: the same (offset, epoch) on any two logs means the same payload and the same
       previous epoch (hence, inductively, the same prefix).
@@ -95,6 +110,8 @@ class InvariantChecker:
     def __init__(self) -> None:
         self.leaders: dict[int, int] = {}
         self.history: list[Entry] = []
+        # The lowest epoch in which each history entry was seen committed (the reporter's epoch).
+        self.commit_epochs: list[int] = []
         self.registry: dict[tuple[int, int], tuple[bytes, bool, int]] = {}
 
     def fail(self, msg: str) -> None:
@@ -109,15 +126,19 @@ class InvariantChecker:
                 other = self.leaders.setdefault(change.epoch, sim.node_id)
                 if other != sim.node_id:
                     self.fail(f"two leaders in epoch {change.epoch}: {other} and {sim.node_id}")
-                for e in self.history:
+                for e, committed_in in zip(self.history, self.commit_epochs, strict=True):
+                    if committed_in >= change.epoch:
+                        continue
                     if e.offset >= log.end_offset() or log.entry(e.offset) != e:
                         self.fail(f"new leader {sim.node_id} (epoch {change.epoch}) lacks committed {e}")
         for e in out.committed:
             if e.offset < len(self.history):
                 if self.history[e.offset] != e:
                     self.fail(f"node {sim.node_id} committed {e}, but {self.history[e.offset]} was committed")
+                self.commit_epochs[e.offset] = min(self.commit_epochs[e.offset], raft.epoch)
             elif e.offset == len(self.history):
                 self.history.append(e)
+                self.commit_epochs.append(raft.epoch)
             else:
                 self.fail(f"node {sim.node_id} committed {e} past the committed history's end")
         # Log matching over what changed in this node's log.
@@ -128,18 +149,25 @@ class InvariantChecker:
             value = (e.payload, e.control, prev_epoch)
             seen = self.registry.setdefault((o, e.epoch), value)
             if seen != value:
-                self.fail(f"log matching: node {sim.node_id} has {e} (previous epoch {prev_epoch}), elsewhere {seen}")
+                self.fail(
+                    f"log matching: node {sim.node_id} has {e} (previous epoch {prev_epoch}), elsewhere {seen}"
+                )
         log.dirty_from = end
         if end < raft._committed_upto:
-            self.fail(f"node {sim.node_id} truncated to {end}, below its committed offset {raft._committed_upto}")
+            self.fail(
+                f"node {sim.node_id} truncated to {end}, below its committed offset {raft._committed_upto}"
+            )
         if raft.high_watermark < sim.last_hw:
-            self.fail(f"node {sim.node_id} high watermark went back from {sim.last_hw} to {raft.high_watermark}")
+            self.fail(
+                f"node {sim.node_id} high watermark went back from {sim.last_hw} to {raft.high_watermark}"
+            )
         sim.last_hw = raft.high_watermark
 
-    def check_all_hold_history(self, nodes: list[SimNode]) -> None:
+    def check_all_hold_history(self, nodes: list[SimNode], upto: int) -> None:
+        """Every node holds the committed history below ``upto`` (an offset all have committed)."""
         for n in nodes:
             log = n.log
-            for e in self.history:
+            for e in self.history[:upto]:
                 if e.offset >= log.end_offset() or log.entry(e.offset) != e:
                     self.fail(f"node {n.node_id} lacks committed {e} after the quiet period")
 
@@ -159,7 +187,7 @@ class Simulation:
         self.params = params or SimParams()
         self.rng = random.Random(seed)
         self.node_factory = node_factory
-        self.config = config or RaftConfig()
+        self.config = config or (TIGHT if self.rng.random() < 0.5 else KAFKA_DEFAULTS)
         self.now = 0
         self.voters = list(range(1, self.params.voters + 1))
         ids = self.voters + [100 + i for i in range(self.params.observers)]
@@ -280,7 +308,9 @@ class Simulation:
         returns True."""
         while True:
             deadlines = [
-                d for n in self.nodes.values() if n.raft is not None and (d := n.raft.next_deadline_ms()) is not None
+                d
+                for n in self.nodes.values()
+                if n.raft is not None and (d := n.raft.next_deadline_ms()) is not None
             ]
             t = min(deadlines, default=t_end)
             if self.queue:
@@ -303,6 +333,8 @@ class Simulation:
                         self._step(n, Tick())
             if on_time is not None and on_time():
                 return True
+            if self.now >= t_end:
+                return False
 
     def chaos(self, duration_ms: int) -> None:
         self.faulty = True
@@ -339,7 +371,11 @@ class Simulation:
                 for n in voters:
                     raft = n.raft
                     assert raft is not None
-                    if raft.high_watermark <= e.offset or n.log.end_offset() <= e.offset or n.log.entry(e.offset) != e:
+                    if (
+                        raft.high_watermark <= e.offset
+                        or n.log.end_offset() <= e.offset
+                        or n.log.entry(e.offset) != e
+                    ):
                         break
                 else:
                     return True
@@ -358,7 +394,9 @@ class Simulation:
 
         while self.now < deadline:
             if self._run_until(min(deadline, self.now + 10), done):
-                self.checker.check_all_hold_history(voters)
+                e = marker["entry"]
+                assert e is not None
+                self.checker.check_all_hold_history(voters, e.offset + 1)
                 return self.now - start
         raise InvariantViolation(
             f"liveness: no append committed on all voters within {self.params.liveness_bound_ms} ms of healing "
@@ -373,9 +411,7 @@ class Simulation:
         return recoveries
 
 
-def run_seed(
-    seed: int, params: SimParams | None = None, node_factory: NodeFactory = RaftNode
-) -> Simulation:
+def run_seed(seed: int, params: SimParams | None = None, node_factory: NodeFactory = RaftNode) -> Simulation:
     """Run one seeded simulation; an InvariantViolation names the seed and the virtual time."""
     sim = Simulation(seed, params, node_factory)
     try:

@@ -38,8 +38,7 @@ class RaftLog(Protocol):
         """Up to ``max_entries`` entries from ``start_offset``."""
         ...
 
-    def entry(self, offset: int) -> Entry:
-        ...
+    def entry(self, offset: int) -> Entry: ...
 
     def append_as_leader(self, epoch: int, payloads: Sequence[bytes], control: bool = False) -> list[Entry]:
         """Append ``payloads`` in ``epoch``, assigning the next offsets; returns the new entries."""
@@ -49,8 +48,7 @@ class RaftLog(Protocol):
         """Append entries copied from the leader; the first must be at the log end offset."""
         ...
 
-    def truncate_to(self, offset: int) -> None:
-        ...
+    def truncate_to(self, offset: int) -> None: ...
 
     def end_offset_for_epoch(self, epoch: int) -> OffsetAndEpoch:
         """The largest epoch ``e <= epoch`` in the log and the offset where it ends (the start of
@@ -58,8 +56,7 @@ class RaftLog(Protocol):
         holds no entry of an epoch ``<= epoch``."""
         ...
 
-    def flush(self) -> None:
-        ...
+    def flush(self) -> None: ...
 
 
 class InMemoryRaftLog:
@@ -93,7 +90,9 @@ class InMemoryRaftLog:
 
     def _push(self, entry: Entry) -> None:
         if entry.offset != len(self._entries):
-            raise ValueError(f"entry at offset {entry.offset} does not continue the log at {len(self._entries)}")
+            raise ValueError(
+                f"entry at offset {entry.offset} does not continue the log at {len(self._entries)}"
+            )
         last = self.last_fetched_epoch()
         if entry.epoch < last:
             raise ValueError(f"entry epoch {entry.epoch} below the log's last epoch {last}")

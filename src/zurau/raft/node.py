@@ -103,7 +103,8 @@ class Received:
 
 @dataclass(frozen=True, slots=True)
 class Propose:
-    """Client entries for the leader to append (raises :class:`NotLeaderError` elsewhere)."""
+    """Client entries for the leader to append; ``step`` raises :class:`NotLeaderError` on any
+    other node. The entries are flushed ``append_linger_ms`` later (a crash before that loses them)."""
 
     payloads: tuple[bytes, ...]
 
@@ -194,8 +195,11 @@ class RaftNode:
         self._epoch_start_offset = 0
         self._replica_end: dict[int, int] = {}
         self._fetched_voters: set[int] = set()
+        self._last_fetch_ms: dict[int, int] = {}
         self._acked: set[int] = set()  # voters that answered BeginQuorumEpoch / EndQuorumEpoch
         self._successors: tuple[int, ...] = ()
+        # When we last heard from our leader directly (a successful Fetch or BeginQuorumEpoch).
+        self._last_leader_contact: int | None = None
         # (leader, epoch) that told us it resigned: do not follow it again.
         self._ended: tuple[int, int] | None = None
 
@@ -291,6 +295,8 @@ class RaftNode:
             self._next_fetch_at = now  # observers look for the leader by asking voters
 
     def _enter_follower(self, now: int, leader_id: int, out: Output, fetch_now: bool = True) -> None:
+        if self.role is not Role.PROSPECTIVE or self.leader_id != leader_id:
+            self._last_leader_contact = None
         self.leader_id = leader_id
         self._persist()
         self._set_role(Role.FOLLOWER, out)
@@ -343,6 +349,7 @@ class RaftNode:
         )
         self._flush_at = now + self.config.append_linger_ms
         self._replica_end = {v: 0 for v in self.voters if v != self.node_id}
+        self._last_fetch_ms = {}
         self._fetched_voters = {self.node_id}
         if self.majority > 1:
             self._check_quorum_deadline = now + self.config.fetch_timeout_ms * 3 // 2
@@ -442,10 +449,18 @@ class RaftNode:
         self._next_fetch_at = None
 
     def _send_begin_quorum(self, now: int, out: Output) -> None:
+        """To voters that have not answered yet, and every half fetch timeout to voters that have not
+        fetched lately: a voter stuck in a higher epoch (its candidacy failed in a partition, and
+        pre-votes cannot move anyone's epoch) answers with that epoch, which ends ours."""
         request = BeginQuorumEpochRequest(self.node_id, self.epoch)
-        for v in sorted(self.voters - self._acked):
-            out.sends.append(Outbound(v, request))
-        self._next_resend_at = now + self.config.retry_backoff_ms if self.voters - self._acked else None
+        quiet_since = now - self.config.fetch_timeout_ms // 2
+        for v in sorted(self.voters - {self.node_id}):
+            if v not in self._acked or self._last_fetch_ms.get(v, -1) < quiet_since:
+                out.sends.append(Outbound(v, request))
+        if self.voters - self._acked:
+            self._next_resend_at = now + self.config.retry_backoff_ms
+        else:
+            self._next_resend_at = now + self.config.fetch_timeout_ms // 2
 
     def _send_end_quorum(self, now: int, out: Output) -> None:
         request = EndQuorumEpochRequest(self.node_id, self.epoch, self._successors)
@@ -466,8 +481,15 @@ class RaftNode:
             self._on_fetch_response(now, msg, out)
         elif isinstance(msg, BeginQuorumEpochRequest):
             self._maybe_transition(now, msg.leader_id, msg.leader_epoch, out)
+            if self.role is Role.FOLLOWER and (self.leader_id, self.epoch) == (
+                msg.leader_id,
+                msg.leader_epoch,
+            ):
+                self._last_leader_contact = now
             error = FENCED_LEADER_EPOCH if msg.leader_epoch < self.epoch else NONE
-            out.sends.append(Outbound(source, BeginQuorumEpochResponse(error, self._leader_or_none(), self.epoch)))
+            out.sends.append(
+                Outbound(source, BeginQuorumEpochResponse(error, self._leader_or_none(), self.epoch))
+            )
         elif isinstance(msg, BeginQuorumEpochResponse):
             self._maybe_transition(now, msg.leader_id, msg.leader_epoch, out)
             if self.role is Role.LEADER and msg.leader_epoch == self.epoch and msg.error_code == NONE:
@@ -485,13 +507,23 @@ class RaftNode:
             return NO_LEADER
         return self.leader_id
 
+    def _leader_recently_heard(self, now: int) -> bool:
+        contact = self._last_leader_contact
+        return (
+            self.role is Role.FOLLOWER
+            and contact is not None
+            and now - contact < self.config.fetch_timeout_ms
+        )
+
     def _log_is_up_to_date(self, last_epoch: int, last_offset: int) -> bool:
         return (last_epoch, last_offset) >= (self.log.last_fetched_epoch(), self.log.end_offset())
 
     def _on_vote_request(self, now: int, source: int, req: VoteRequest, out: Output) -> None:
         def reply(granted: bool, error: int = NONE) -> None:
             out.sends.append(
-                Outbound(source, VoteResponse(error, self._leader_or_none(), self.epoch, granted, req.pre_vote))
+                Outbound(
+                    source, VoteResponse(error, self._leader_or_none(), self.epoch, granted, req.pre_vote)
+                )
             )
 
         if not self.is_voter or req.candidate_id not in self.voters:
@@ -499,12 +531,12 @@ class RaftNode:
             return
         up_to_date = self._log_is_up_to_date(req.last_offset_epoch, req.last_offset)
         if req.pre_vote:
-            # KIP-996: no epoch bump, nothing persisted. Refuse while a leader is known to be alive
-            # (we are its follower and its fetch timeout has not passed) or if we lead.
+            # KIP-996: no epoch bump, nothing persisted. Refuse if we lead, or while we follow a
+            # leader we heard from directly within the fetch timeout.
             if req.candidate_epoch <= self.epoch:
                 reply(False, FENCED_LEADER_EPOCH)
                 return
-            reply(self.role not in (Role.FOLLOWER, Role.LEADER) and up_to_date)
+            reply(self.role is not Role.LEADER and not self._leader_recently_heard(now) and up_to_date)
             return
         if req.candidate_epoch < self.epoch:
             reply(False, FENCED_LEADER_EPOCH)
@@ -552,7 +584,7 @@ class RaftNode:
                 self._enter_leader(now, out)
         elif len(self._rejected) > len(self.voters) - self.majority:
             # Lost: wait for the next election timeout (a known leader is followed again).
-            if self.role is Role.PROSPECTIVE and self.leader_id is not None:
+            if self.role is Role.PROSPECTIVE and self.leader_id not in (None, self.node_id):
                 self._enter_follower(now, self.leader_id, out)
             else:
                 self._enter_unattached(now, out)
@@ -583,7 +615,12 @@ class RaftNode:
     def _on_fetch_request(self, now: int, source: int, req: FetchRequest, out: Output) -> None:
         def error(code: int) -> FetchResponse:
             return FetchResponse(
-                code, self._leader_or_none(), self.epoch, self.high_watermark, req.fetch_offset, req.last_fetched_epoch
+                code,
+                self._leader_or_none(),
+                self.epoch,
+                self.high_watermark,
+                req.fetch_offset,
+                req.last_fetched_epoch,
             )
 
         if self.role is not Role.LEADER:
@@ -610,6 +647,7 @@ class RaftNode:
             return
         if source in self.voters:
             self._replica_end[source] = req.fetch_offset
+            self._last_fetch_ms[source] = now
             self._acked.add(source)
             self._fetched_voters.add(source)
             if len(self._fetched_voters) >= self.majority:
@@ -618,7 +656,13 @@ class RaftNode:
             self._maybe_advance_high_watermark(out)
         records = tuple(self.log.read(req.fetch_offset, self.config.max_fetch_entries))
         resp = FetchResponse(
-            NONE, self.node_id, self.epoch, self.high_watermark, req.fetch_offset, req.last_fetched_epoch, records
+            NONE,
+            self.node_id,
+            self.epoch,
+            self.high_watermark,
+            req.fetch_offset,
+            req.last_fetched_epoch,
+            records,
         )
         out.sends.append(Outbound(source, resp))
 
@@ -628,10 +672,14 @@ class RaftNode:
             return
         if self.role is not Role.FOLLOWER or resp.leader_id != self.leader_id:
             return
-        if resp.fetch_offset != self.log.end_offset() or resp.last_fetched_epoch != self.log.last_fetched_epoch():
+        if (
+            resp.fetch_offset != self.log.end_offset()
+            or resp.last_fetched_epoch != self.log.last_fetched_epoch()
+        ):
             return  # late or duplicated answer to an earlier fetch
         self._fetch_sent_at = None
         self._fetch_deadline = now + self.config.fetch_timeout_ms
+        self._last_leader_contact = now
         if resp.diverging_epoch is not None:
             self.log.truncate_to(self._truncation_offset(resp.diverging_epoch))
             self._next_fetch_at = now
