@@ -18,11 +18,9 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
 
 import zurau.broker.handlers.offset_for_leader_epoch as ofle
-
-ck = pytest.importorskip("confluent_kafka")
-from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 
 if TYPE_CHECKING:
     from zurau.embedded import EmbeddedBroker

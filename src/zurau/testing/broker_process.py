@@ -17,6 +17,7 @@ the broker runs in the child process, from whatever ``zurau`` that interpreter i
 
 from __future__ import annotations
 
+import abc
 import os
 import signal
 import socket
@@ -66,7 +67,7 @@ def zurau_broker_command(
     return args
 
 
-class ServerProcess:
+class ServerProcess(abc.ABC):
     """A server in its own process on 127.0.0.1:``port``; subclasses give :meth:`command`."""
 
     #: Seconds :meth:`start` waits for the port to accept connections.
@@ -88,8 +89,9 @@ class ServerProcess:
         assert self.proc is not None, "server not started"
         return self.proc.pid
 
+    @abc.abstractmethod
     def command(self) -> list[str]:
-        raise NotImplementedError
+        """The command line that starts the server."""
 
     def env(self) -> dict[str, str] | None:
         """The process's environment (None: this process's)."""
