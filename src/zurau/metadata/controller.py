@@ -94,8 +94,6 @@ class ControllerResult(Generic[T]):
 
     records: list[MetadataRecord]
     response: T
-    # An atomic result is all-or-nothing in the log (Kafka's ControllerResult.isAtomic).
-    atomic: bool = True
 
 
 @dataclass
@@ -229,8 +227,7 @@ class QuorumController:
                 results.append(_create_error(name, *error_of(e)))
         for name in sorted(dups):
             results.append(_create_error(name, InvalidRequestError.code, "Duplicate topic name."))
-        # Each topic stands alone (Kafka's CreateTopics is not atomic across topics).
-        return ControllerResult(pending.records, {"throttle_time_ms": 0, "topics": results}, atomic=False)
+        return ControllerResult(pending.records, {"throttle_time_ms": 0, "topics": results})
 
     def _create_topic(self, pending: _Pending, topic: dict[str, Any], validate_only: bool) -> dict[str, Any]:
         name = topic["name"]
@@ -376,7 +373,7 @@ class QuorumController:
                 results.append(_delete_result(t.name, t.topic_id))
             except Exception as e:
                 results.append(_delete_result(name, topic_id, *error_of(e)))
-        return ControllerResult(pending.records, results, atomic=False)
+        return ControllerResult(pending.records, results)
 
     # ------------------------------------------------------------------ CreatePartitions
     def create_partitions(
@@ -401,7 +398,7 @@ class QuorumController:
             except Exception as e:
                 code, msg = error_of(e)
                 results.append({"name": name, "error_code": code, "error_message": msg})
-        return ControllerResult(pending.records, results, atomic=False)
+        return ControllerResult(pending.records, results)
 
     def _grow(
         self, pending: _Pending, name: str, count: int, assignments: list[dict[str, Any]] | None, validate_only: bool
@@ -547,7 +544,7 @@ class QuorumController:
                 return config_result(r, *error_of(e))
 
         results = per_unique_resource(resources, decide)
-        return ControllerResult(pending.records, [r for r in results if r is not None], atomic=False)
+        return ControllerResult(pending.records, [r for r in results if r is not None])
 
     # ------------------------------------------------------------------ producer ids
     def allocate_producer_ids(

@@ -16,7 +16,6 @@ broker's image through the replicated log.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -131,6 +130,3 @@ class LocalControllerChannel:
         """A new block of producer ids for this broker: (first id, count)."""
         return self._commit(self.controller.allocate_producer_ids(self._image, broker_id, broker_epoch))
 
-
-async def run_in_executor(executor: Any, fn: Callable[[], None]) -> None:
-    await asyncio.get_running_loop().run_in_executor(executor, fn)

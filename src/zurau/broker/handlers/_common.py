@@ -54,9 +54,3 @@ def check_leader_epoch(current_leader_epoch: int, leader_epoch: int) -> None:
 
 
 Response = dict[str, Any]
-
-
-# Kafka's ConfigResource.Type ids, as DescribeConfigs uses them.
-RESOURCE_TOPIC = 2
-RESOURCE_BROKER = 4
-RESOURCE_BROKER_LOGGER = 8

@@ -23,9 +23,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from zurau.broker.handlers._common import RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_TOPIC, error_of
+from zurau.broker.handlers._common import error_of
 from zurau.broker.request_context import RequestContext
 from zurau.config import ConfigEntry, ConfigSource, describe_broker_config, describe_topic_config
+from zurau.metadata.controller import RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_TOPIC
 from zurau.metadata.topic_names import validate_topic_name
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import InvalidRequestError, UnknownTopicOrPartitionError

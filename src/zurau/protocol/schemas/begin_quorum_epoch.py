@@ -7,7 +7,7 @@ leaders named in the response.
 
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import INT16, INT32, NULL, STRING, UUID, ApiSchema, Array, F, Struct
-from zurau.protocol.schemas._raft_common import LISTENER, NODE_ENDPOINT
+from zurau.protocol.schemas._raft_common import LISTENER, NODE_ENDPOINT, QUORUM_PARTITION_RESPONSE, topics_of
 
 PARTITION = Struct(
     F("partition_index", INT32),
@@ -16,22 +16,11 @@ PARTITION = Struct(
     F("leader_epoch", INT32),
 )
 
-TOPIC = Struct(
-    F("topic_name", STRING),
-    F("partitions", Array(PARTITION)),
-)
+TOPIC = topics_of(PARTITION)
 
-PARTITION_RESPONSE = Struct(
-    F("partition_index", INT32),
-    F("error_code", INT16),
-    F("leader_id", INT32),
-    F("leader_epoch", INT32),
-)
+PARTITION_RESPONSE = QUORUM_PARTITION_RESPONSE
 
-TOPIC_RESPONSE = Struct(
-    F("topic_name", STRING),
-    F("partitions", Array(PARTITION_RESPONSE)),
-)
+TOPIC_RESPONSE = topics_of(PARTITION_RESPONSE)
 
 SCHEMA = ApiSchema(
     key=ApiKey.BEGIN_QUORUM_EPOCH,

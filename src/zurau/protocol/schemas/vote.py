@@ -12,7 +12,7 @@ entry; a voter grants its vote only to a candidate whose log is at least as up t
 
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.schema import BOOL, INT16, INT32, INT64, NULL, STRING, UUID, ApiSchema, Array, F, Struct
-from zurau.protocol.schemas._raft_common import NODE_ENDPOINT
+from zurau.protocol.schemas._raft_common import NODE_ENDPOINT, topics_of
 
 PARTITION = Struct(
     F("partition_index", INT32),
@@ -25,10 +25,7 @@ PARTITION = Struct(
     F("pre_vote", BOOL, versions="2+"),
 )
 
-TOPIC = Struct(
-    F("topic_name", STRING),
-    F("partitions", Array(PARTITION)),
-)
+TOPIC = topics_of(PARTITION)
 
 PARTITION_RESPONSE = Struct(
     F("partition_index", INT32),
@@ -38,10 +35,7 @@ PARTITION_RESPONSE = Struct(
     F("vote_granted", BOOL),
 )
 
-TOPIC_RESPONSE = Struct(
-    F("topic_name", STRING),
-    F("partitions", Array(PARTITION_RESPONSE)),
-)
+TOPIC_RESPONSE = topics_of(PARTITION_RESPONSE)
 
 SCHEMA = ApiSchema(
     key=ApiKey.VOTE,
