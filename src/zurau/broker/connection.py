@@ -116,8 +116,9 @@ class _Slot:
 
 
 class KafkaConnection(asyncio.BufferedProtocol):
-    def __init__(self, host: ConnectionHost) -> None:
+    def __init__(self, host: ConnectionHost, listener: str = "") -> None:
         self.host = host
+        self.listener = listener  # the name of the listener that accepted this connection
         self.max_frame_bytes = host.services.config.socket_request_max_bytes
         # Receive buffer: bytes [_rstart, _rend) are received and not yet framed.
         self._rbuf = bytearray(RECEIVE_BUFFER_BYTES)
@@ -262,7 +263,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             return
         slot = _Slot(correlation_id, api_key, version, schema.response_header_version(version))
         self.pending.append(slot)
-        ctx = RequestContext(header, self.host.services, self.peer)
+        ctx = RequestContext(header, self.host.services, self.peer, self.listener)
         try:
             result = handler.handle(ctx, request)
         except CloseConnection as e:

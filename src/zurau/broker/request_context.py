@@ -52,6 +52,9 @@ class BrokerServices:
     api_versions: list[dict[str, int]]
     advertised: Callable[[], tuple[str, int]]
     running: Callable[[], bool]
+    # The node id tools should see as the controller (Metadata, DescribeCluster): the active
+    # controller in combined mode, -1 while none is known.
+    controller_id: Callable[[], int] = lambda: -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +62,7 @@ class RequestContext:
     header: RequestHeader
     services: BrokerServices
     peer: str
+    listener: str = ""  # name of the listener the request came in on (e.g. PLAINTEXT, CONTROLLER)
 
     @property
     def api_version(self) -> int:

@@ -32,9 +32,9 @@ class BrokerServer:
     async def listen(self, listeners: Sequence[Any]) -> None:
         """Bind every ``(name, host, port)`` listener (port 0 picks an ephemeral port)."""
         loop = asyncio.get_running_loop()
-        for _name, host, port in listeners:
+        for name, host, port in listeners:
             server = await loop.create_server(
-                lambda: KafkaConnection(self), host or None, port, reuse_address=True, backlog=1024
+                lambda name=name: KafkaConnection(self, name), host or None, port, reuse_address=True, backlog=1024
             )
             self._servers.append(server)
             self.listen_addresses.append(server.sockets[0].getsockname()[:2])

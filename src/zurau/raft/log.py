@@ -103,8 +103,9 @@ class InMemoryRaftLog:
 
     def append_as_leader(self, epoch: int, payloads: Sequence[bytes], control: bool = False) -> list[Entry]:
         out = []
-        for payload in payloads:
-            e = Entry(len(self._entries), epoch, payload, control)
+        last = len(payloads) - 1
+        for i, payload in enumerate(payloads):
+            e = Entry(len(self._entries), epoch, payload, control, i == last)
             self._push(e)
             out.append(e)
         return out

@@ -28,12 +28,16 @@ INCONSISTENT_VOTER_SET = errors.InconsistentVoterSetError.code
 class Entry:
     """One log entry: its ``offset``, the leader ``epoch`` that appended it and opaque ``payload``
     bytes. ``control`` marks Raft's own entries (the leader-change entry a new leader writes), which
-    the state machine above skips, like Kafka's control batches."""
+    the state machine above skips, like Kafka's control batches. Entries appended by one
+    ``append_as_leader`` call form one batch (one Kafka record batch on disk and on the wire);
+    ``last_in_batch`` marks the batch's last entry, so that the state machine applies a batch
+    whole, never half of it."""
 
     offset: int
     epoch: int
     payload: bytes
     control: bool = False
+    last_in_batch: bool = True
 
 
 @dataclass(frozen=True, slots=True)
