@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["EmbeddedBroker", "__version__"]
+__all__ = ["EmbeddedBroker", "EmbeddedCluster", "__version__"]
 
 if TYPE_CHECKING:
-    from zurau.embedded import EmbeddedBroker
+    from zurau.embedded import EmbeddedBroker, EmbeddedCluster
 
 
 def __getattr__(name: str) -> Any:
@@ -17,4 +17,8 @@ def __getattr__(name: str) -> Any:
         from zurau.embedded import EmbeddedBroker
 
         return EmbeddedBroker
+    if name == "EmbeddedCluster":
+        from zurau.embedded import EmbeddedCluster
+
+        return EmbeddedCluster
     raise AttributeError(name)

@@ -35,12 +35,24 @@ from zurau.config import BrokerConfig, resolve_topic_config
 from zurau.coordinator.partition_writer import ReplicaManagerPartitionWriter
 from zurau.coordinator.runtime import GroupCoordinatorRuntime
 from zurau.coordinator.transaction_runtime import TransactionRuntime
+from zurau.metadata.broker_lifecycle_manager import BrokerLifecycleManager
 from zurau.metadata.controller import QuorumController
 from zurau.metadata.image import MetadataImage, TopicImage
+from zurau.metadata.kraft_manager import KRaftManager
 from zurau.metadata.local_controller import LocalControllerChannel
-from zurau.metadata.metadata_log import MetadataLog, open_metadata
+from zurau.metadata.metadata_log import MetadataLog, ensure_meta_properties, find_cluster_id, open_metadata
 from zurau.metadata.producer_id_manager import ProducerIdManager
-from zurau.protocol.errors import KafkaError, KafkaStorageError, UnknownTopicOrPartitionError, for_code
+from zurau.metadata.raft_controller_channel import ClusterProducerIdManager
+from zurau.protocol.errors import (
+    InconsistentVoterSetError,
+    KafkaError,
+    KafkaStorageError,
+    NotControllerError,
+    UnknownTopicOrPartitionError,
+    for_code,
+)
+from zurau.raft import QuorumInfo, ReplicaInfo
+from zurau.raft.wire import describe_quorum_response, error_response
 from zurau.replication.replica_manager import ReplicaManager
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_manager import LogManager
@@ -98,6 +110,8 @@ class Broker:
         self.txn_coordinator: TransactionRuntime
         self.services: BrokerServices
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self.kraft: KRaftManager | None = None
+        self.lifecycle: BrokerLifecycleManager | None = None
         self._tasks: list[asyncio.Task[Any]] = []
 
     # ------------------------------------------------------------------ views
@@ -116,15 +130,32 @@ class Broker:
     @property
     def advertised(self) -> tuple[str, int]:
         """The (host, port) clients should connect to (advertised.listeners, else the bound one)."""
-        bound_host, bound_port = self.listen_addresses[0]
-        adv = self.config.advertised_listeners
-        if adv:
-            _name, host, port = adv[0]
-            return (host or bound_host, port or bound_port)
-        host = self.config.listeners[0][1]
-        if host in ("", "0.0.0.0", "::"):
-            host = "127.0.0.1" if bound_host in ("0.0.0.0", "::") else bound_host
-        return host, bound_port
+        return self.endpoints()[0][1:3]
+
+    def endpoints(self) -> list[tuple[str, str, int, str]]:
+        """(listener name, host, port, security protocol) of every client-facing listener, as
+        advertised: ``advertised.listeners`` (controller listeners excluded) with a bound port and
+        a reachable host filled in where they are left empty."""
+        assert self.server is not None
+        cfg = self.config
+        bound = self.server.bound
+        controllers = set(cfg.controller_listener_names)
+        configured = {name: host for name, host, _port in cfg.listeners}
+        out = []
+        for name, host, port in cfg.advertised_listeners or cfg.listeners:
+            if name in controllers:
+                continue
+            bound_host, bound_port = bound.get(name, self.listen_addresses[0])
+            if not host:
+                host = configured.get(name, "")
+            if host in ("", "0.0.0.0", "::"):
+                host = "127.0.0.1" if bound_host in ("0.0.0.0", "::", "") else bound_host
+            out.append((name, host, port or bound_port, cfg.security_protocol(name)))
+        if not out:  # a controller-only node: its controller listener
+            name, host, port = cfg.listeners[0]
+            bound_host, bound_port = self.listen_addresses[0]
+            out.append((name, host or bound_host, bound_port, cfg.security_protocol(name)))
+        return out
 
     @property
     def bootstrap_servers(self) -> str:
@@ -150,50 +181,45 @@ class Broker:
     async def _flush_off_loop(self, fn: Callable[[], None]) -> None:
         await asyncio.get_running_loop().run_in_executor(self._executor, fn)
 
+    @property
+    def clustered(self) -> bool:
+        """True for a node of a multi-node cluster: a quorum of several controllers, or a node
+        that is not itself a controller (it follows the quorum named in its config)."""
+        cfg = self.config
+        return len(cfg.controller_quorum_voters) > 1 or not cfg.is_controller
+
     async def _start(self) -> None:
         cfg = self.config
-        now_ms = self.clock.now_ms
         # fsync and checkpoint writes run here, never on the event loop (DESIGN.md principle 5);
         # one thread keeps them in order and away from the caller's default executor.
         self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zurau-flush")
         for d in cfg.log_dirs:
             d.mkdir(parents=True, exist_ok=True)
-        metadata_dir = cfg.metadata_log_dir
-        metadata_dir.mkdir(parents=True, exist_ok=True)
-        voters = cfg.controller_quorum_voters
-        # A node of a multi-node cluster must be formatted (one cluster id everywhere); a single
-        # node formats itself on first start.
-        self.metadata_log, image = open_metadata(
-            cfg.log_dirs, metadata_dir, self.node_id, cfg.cluster_id, now_ms(), require_formatted=len(voters) > 1
-        )
-        if len(voters) > 1:
-            raise KafkaStorageError(
-                f"controller.quorum.voters names {len(voters)} controllers, but this Zurau runs a single-node "
-                "metadata quorum only: a node alone must not act as the whole cluster (split brain)"
-            )
-        controller = QuorumController(cfg, lambda: (self.node_id,))
-        self.controller = LocalControllerChannel(controller, self.metadata_log, image, now_ms, self._flush_off_loop)
+        cfg.metadata_log_dir.mkdir(parents=True, exist_ok=True)
+        if self.clustered:
+            await self._start_cluster()
+        else:
+            await self._start_single()
+
+    def _build_broker(self, image: Callable[[], MetadataImage], next_producer_id: Callable[[], int]) -> None:
+        """Storage, replication and coordinators, reading metadata through ``image()``."""
+        cfg = self.config
+        now_ms = self.clock.now_ms
         self.log_manager = LogManager(cfg.log_dirs, now_ms, config_for=self.log_config_for)
         self.replica_manager = ReplicaManager(self.node_id, self.log_manager, self.log_config_for, now_ms)
-        topics = CoordinatorTopics(lambda: self.controller.image)
-        producer_ids = ProducerIdManager(lambda: self.controller.allocate_producer_ids_now(self.node_id, -1))
+        topics = CoordinatorTopics(image)
         writer = ReplicaManagerPartitionWriter(self.replica_manager)
         self.group_coordinator = GroupCoordinatorRuntime(cfg, writer, topics, self.create_topic, self.clock)
         self.txn_coordinator = TransactionRuntime(
-            cfg, writer, topics, self.create_topic, self.clock, producer_ids.next_id, self.group_coordinator
+            cfg, writer, topics, self.create_topic, self.clock, next_producer_id, self.group_coordinator
         )
         if cfg.get("transaction.partition.verification.enable"):
             self.replica_manager.txn_verifier = self.txn_coordinator.verify
-        publisher = MetadataPublisher(self.node_id, self.replica_manager, self.group_coordinator, self.txn_coordinator)
-        # Everything the image already holds is published once, like a fresh snapshot: every
-        # partition placed here is hosted, and the coordinators replay their partitions (groups
-        # first; the transaction coordinator then completes the transactions it finds prepared)
-        # before the broker listens.
-        publisher.publish(MetadataImage(image.cluster_id), image, blocking=True)
-        self.controller.add_listener(publisher.publish)
-        self.services = BrokerServices(
+
+    def _services(self, quorum: Any = None, controller_id: Callable[[], int] = lambda: -1) -> BrokerServices:
+        return BrokerServices(
             node_id=self.node_id,
-            config=cfg,
+            config=self.config,
             clock=self.clock,
             replica_manager=self.replica_manager,
             metadata=self.controller,
@@ -203,14 +229,113 @@ class Broker:
             api_versions=self.api_versions,
             advertised=lambda: self.advertised,
             running=lambda: self.started,
+            controller_id=controller_id,
+            quorum=quorum,
+            controller_listeners=frozenset(self.config.controller_listener_names),
         )
+
+    async def _start_single(self) -> None:
+        """One node that is the whole cluster: its own controller over a local metadata log."""
+        cfg = self.config
+        now_ms = self.clock.now_ms
+        self.metadata_log, image = open_metadata(cfg.log_dirs, cfg.metadata_log_dir, self.node_id, cfg.cluster_id, now_ms())
+        controller = QuorumController(cfg, lambda: (self.node_id,))
+        self.controller = LocalControllerChannel(controller, self.metadata_log, image, now_ms, self._flush_off_loop)
+        producer_ids = ProducerIdManager(lambda: self.controller.allocate_producer_ids_now(self.node_id, -1))
+        self._build_broker(lambda: self.controller.image, producer_ids.next_id)
+        publisher = MetadataPublisher(self.node_id, self.replica_manager, self.group_coordinator, self.txn_coordinator)
+        # Everything the image already holds is published once, like a fresh snapshot: every
+        # partition placed here is hosted, and the coordinators replay their partitions (groups
+        # first; the transaction coordinator then completes the transactions it finds prepared)
+        # before the broker listens.
+        publisher.publish(MetadataImage(image.cluster_id), image, blocking=True)
+        self.controller.add_listener(publisher.publish)
+        quorum = SingleNodeQuorum(self)
+        self.services = self._services(quorum, lambda: self.node_id)
         self.server = BrokerServer(self.services, self.handlers)
         await self.server.listen(cfg.listeners)
         self._tasks.append(asyncio.create_task(self._maintenance()))
 
+    async def _start_cluster(self) -> None:
+        """A node of a KRaft cluster: follow (and, as a voter, keep) the metadata quorum; as a
+        broker, register, catch up, get unfenced, then open the client listeners."""
+        cfg = self.config
+        metadata_dir = cfg.metadata_log_dir
+        cluster_id = find_cluster_id([*cfg.log_dirs, metadata_dir])
+        if cluster_id is None:
+            raise KafkaStorageError(
+                f"No meta.properties found in {sorted({str(d) for d in (*cfg.log_dirs, metadata_dir)})}: a node of a "
+                "multi-node cluster must be formatted first, with the same cluster id on every node "
+                "(zurau storage random-uuid; zurau storage format --cluster-id ID --config FILE)"
+            )
+        if cfg.cluster_id and cfg.cluster_id != cluster_id:
+            raise KafkaStorageError(f"cluster.id {cfg.cluster_id!r} does not match {cluster_id!r} stored on disk")
+        ensure_meta_properties(sorted({*cfg.log_dirs, metadata_dir}), cluster_id, self.node_id)
+        voters = cfg.controller_quorum_voters
+        if cfg.is_controller and self.node_id not in {v.node_id for v in voters}:
+            raise KafkaStorageError(
+                f"node.id {self.node_id} has the controller role but is not in controller.quorum.voters "
+                f"({', '.join(f'{v.node_id}@{v.host}:{v.port}' for v in voters)})"
+            )
+        if not cfg.is_controller and self.node_id in {v.node_id for v in voters}:
+            raise KafkaStorageError(
+                f"node.id {self.node_id} is in controller.quorum.voters but process.roles lacks 'controller'"
+            )
+        if cfg.is_controller and not cfg.controller_listener_names:
+            raise KafkaStorageError("a controller needs controller.listener.names naming one of its listeners")
+        controller = QuorumController(cfg, lambda: (self.node_id,))
+        self.kraft = KRaftManager(cfg, cluster_id, metadata_dir, self.clock, controller)
+        self.controller = self.kraft.channel  # type: ignore[assignment]
+        channel = self.kraft.channel
+        producer_ids = ClusterProducerIdManager(channel, self.node_id, lambda: self._broker_epoch())
+        self._build_broker(lambda: channel.image, producer_ids.next_id)
+        publisher = MetadataPublisher(self.node_id, self.replica_manager, self.group_coordinator, self.txn_coordinator)
+        channel.add_listener(publisher.publish)
+        self.services = self._services(self.kraft, self._controller_id)
+        self.server = BrokerServer(self.services, self.handlers)
+        controller_names = set(cfg.controller_listener_names)
+        await self.server.listen(cfg.listeners, serving=controller_names)
+        self.kraft.start()
+        self._tasks.append(asyncio.create_task(self._maintenance()))
+        if not cfg.is_broker:
+            await self.server.start_serving()
+            return
+        self.lifecycle = BrokerLifecycleManager(
+            node_id=self.node_id,
+            cluster_id=cluster_id,
+            endpoints=self.endpoints,
+            rack=cfg.get("broker.rack"),
+            heartbeat_interval_ms=cfg.get("broker.heartbeat.interval.ms"),
+            metadata_offset=lambda: channel.image.offset,
+            register=channel.register_broker,
+            heartbeat=channel.broker_heartbeat,
+        )
+        self.lifecycle.start()
+        log.info("broker %d: waiting to be registered and unfenced by the active controller", self.node_id)
+        await self.lifecycle.unfenced.wait()
+        await self.server.start_serving()
+
+    def _broker_epoch(self) -> int:
+        return self.lifecycle.broker_epoch if self.lifecycle is not None else -1
+
+    def _controller_id(self) -> int:
+        """What Metadata and DescribeCluster name as the controller: the active controller when it
+        is a broker too (combined mode), else a live broker (as Kafka does with dedicated
+        controllers, whose ids clients cannot reach)."""
+        active = self.kraft.channel.controller_id() if self.kraft is not None else -1
+        image = self.controller.image
+        brokers = image.brokers
+        if active >= 0 and active in brokers:
+            return active
+        live = image.live_brokers()
+        return live[0].id if live else active
+
     async def stop(self) -> None:
         if not self.started:
             return
+        if self.lifecycle is not None:
+            # Controlled shutdown: the controller fences this broker before it goes.
+            await self.lifecycle.controlled_shutdown(timeout=self.config.get("broker.heartbeat.interval.ms") / 1000 + 3)
         self.started = False
         await self._shutdown()
 
@@ -222,6 +347,9 @@ class Broker:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await t
         self._tasks.clear()
+        if self.lifecycle is not None:
+            await self.lifecycle.close()
+            self.lifecycle = None
         if self.server is not None:
             await self.server.close()
         if hasattr(self, "replica_manager"):
@@ -241,6 +369,9 @@ class Broker:
             self.metadata_log.flush()
             self.metadata_log.close()
             self.metadata_log = None
+        if self.kraft is not None:
+            await self.kraft.close()
+            self.kraft = None
         log.info("broker %d stopped", self.node_id)
 
     async def _maintenance(self) -> None:
@@ -288,6 +419,41 @@ class Broker:
         if code:
             err: KafkaError = for_code(code)(result[0]["error_message"] or name)
             raise err
+
+
+class SingleNodeQuorum:
+    """The quorum APIs on a single node, which is its metadata quorum all alone: DescribeQuorum
+    names it as leader and only voter; it takes no other voter or broker."""
+
+    def __init__(self, broker: Broker) -> None:
+        self._broker = broker
+
+    async def handle_raft_request(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        return error_response(api_key, version, InconsistentVoterSetError.code)
+
+    async def describe_quorum(self, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        b = self._broker
+        now = b.clock.now_ms()
+        end = b.metadata_log.end_offset if b.metadata_log is not None else 0
+        me = ReplicaInfo(b.node_id, end, now, now)
+        info = QuorumInfo(b.node_id, 0, end, [me], [])
+        name, host, port, _proto = b.endpoints()[0]
+        return describe_quorum_response(version, info, leader_endpoints={b.node_id: [(name, host, port)]})
+
+    async def register_broker(self, body: dict[str, Any], forward: bool) -> dict[str, Any]:
+        return {"throttle_time_ms": 0, "error_code": NotControllerError.code, "broker_epoch": -1}
+
+    async def broker_heartbeat(self, body: dict[str, Any], forward: bool) -> dict[str, Any]:
+        return {
+            "throttle_time_ms": 0,
+            "error_code": NotControllerError.code,
+            "is_caught_up": False,
+            "is_fenced": True,
+            "should_shut_down": False,
+        }
+
+    async def allocate_producer_ids(self, broker_id: int, broker_epoch: int, forward: bool) -> tuple[int, int]:
+        raise NotControllerError("a single-node quorum hands out producer ids to itself only")
 
 
 def new_event_loop() -> asyncio.AbstractEventLoop:

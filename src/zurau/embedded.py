@@ -250,3 +250,245 @@ async def _call(fn: Any, *args: Any) -> Any:
     if asyncio.iscoroutine(result):
         result = await result
     return result
+
+
+def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
+    """``count`` distinct ports that were free a moment ago (for listeners other nodes must know
+    before they start, such as the controller quorum's)."""
+    import socket
+
+    socks = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((host, 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+class EmbeddedCluster:
+    """A KRaft cluster of ``nodes`` combined (broker + controller) nodes inside this process, all on
+    one event loop: the in-process twin of ``zurau cluster start``, for test suites.
+
+    Node ``i`` (1-based) has ``node.id`` i, a client listener on an ephemeral 127.0.0.1 port and a
+    controller listener on a port chosen before start (the voters must know each other). Data lives
+    in ``<data_dir>/node-i``, formatted with one new cluster id. Use ``with EmbeddedCluster(3) as c``
+    (background thread) or ``async with`` (the caller's loop). :meth:`stop_node` and
+    :meth:`start_node` stop and restart one node (a clean stop; a process kill needs real
+    processes, see ``zurau.testing``)."""
+
+    def __init__(self, nodes: int = 3, data_dir: str | Path | None = None, **configs: Any) -> None:
+        from zurau.metadata.metadata_log import MetaProperties, format_dirs
+        from zurau.metadata.topic_names import new_cluster_id
+
+        if nodes < 1:
+            raise ValueError("a cluster needs at least one node")
+        self._own_dir = data_dir is None
+        self.data_dir = Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="zurau-cluster-"))
+        self.cluster_id = new_cluster_id()
+        ports = free_ports(nodes)
+        voters = ",".join(f"{i}@127.0.0.1:{p}" for i, p in enumerate(ports, start=1))
+        self.configs: list[BrokerConfig] = []
+        try:
+            for i, port in enumerate(ports, start=1):
+                node_dir = self.data_dir / f"node-{i}"
+                props = broker_props(node_dir, configs)
+                props.update(
+                    {
+                        "process.roles": "broker,controller",
+                        "node.id": str(i),
+                        "controller.quorum.voters": voters,
+                        "listeners": f"PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:{port}",
+                        "controller.listener.names": "CONTROLLER",
+                        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                    }
+                )
+                self.configs.append(BrokerConfig.from_props(props))
+                format_dirs([node_dir], MetaProperties(self.cluster_id, i), ignore_formatted=False)
+        except BaseException:
+            self._cleanup_dir()
+            raise
+        self.brokers: list[Broker | None] = [None] * nodes
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._stop_event: asyncio.Event | None = None
+
+    def __repr__(self) -> str:
+        return f"EmbeddedCluster({len(self.brokers)} nodes, data_dir={str(self.data_dir)!r})"
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(b.bootstrap_servers for b in self.brokers if b is not None and b.started)
+
+    def node(self, node_id: int) -> Broker:
+        b = self.brokers[node_id - 1]
+        if b is None:
+            raise RuntimeError(f"node {node_id} is not running")
+        return b
+
+    @property
+    def controller_id(self) -> int:
+        """The active controller's node id as the running nodes see it (-1 if none)."""
+        for b in self.brokers:
+            if b is not None and b.kraft is not None and b.kraft.channel.active:
+                return b.node_id
+        return -1
+
+    # ------------------------------------------------------------------ async
+    async def start_node(self, node_id: int) -> Broker:
+        """Start (or restart) node ``node_id`` on the running loop; returns once it serves clients."""
+        if self.brokers[node_id - 1] is not None:
+            raise RuntimeError(f"node {node_id} is already running")
+        broker = Broker(self.configs[node_id - 1])
+        await broker.start()
+        self.brokers[node_id - 1] = broker
+        return broker
+
+    async def stop_node(self, node_id: int) -> None:
+        broker = self.brokers[node_id - 1]
+        self.brokers[node_id - 1] = None
+        if broker is not None:
+            await broker.stop()
+
+    async def _start_all(self) -> None:
+        results = await asyncio.gather(
+            *(self.start_node(i) for i in range(1, len(self.brokers) + 1)), return_exceptions=True
+        )
+        errors = [r for r in results if isinstance(r, BaseException)]
+        if errors:
+            await self._stop_all()
+            raise errors[0]
+        await self.wait_for_brokers()
+
+    async def wait_for_brokers(self, timeout: float = 30.0) -> None:
+        """Until every running node's metadata lists every running node as a live broker."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        running = [b for b in self.brokers if b is not None]
+        want = sorted(b.node_id for b in running)
+        while not all(sorted(x.id for x in b.image.live_brokers()) == want for b in running):
+            if loop.time() > deadline:
+                raise TimeoutError(f"not every node saw brokers {want} within {timeout} s")
+            await asyncio.sleep(0.01)
+
+    async def _stop_all(self) -> None:
+        await asyncio.gather(
+            *(self.stop_node(i) for i in range(1, len(self.brokers) + 1)), return_exceptions=True
+        )
+
+    async def __aenter__(self) -> EmbeddedCluster:
+        try:
+            await self._start_all()
+        except BaseException:
+            self._cleanup_dir()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        try:
+            await self._stop_all()
+        finally:
+            self._cleanup_dir()
+
+    async def wait_for_topic(self, name: str, timeout: float = 30.0) -> None:
+        """Until every running node's metadata image has ``name``."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not all(b.image.get(name) is not None for b in self.brokers if b is not None):
+            if loop.time() > deadline:
+                raise TimeoutError(f"topic {name!r} did not reach every node within {timeout} s")
+            await asyncio.sleep(0.01)
+
+    async def create_topic_async(
+        self, name: str, partitions: int = 1, configs: Mapping[str, str] | None = None
+    ) -> str:
+        from zurau.client.admin import AdminClient, NewTopic
+        from zurau.client.config import ClientConfig
+
+        async with AdminClient(ClientConfig.from_props({"bootstrap.servers": self.bootstrap_servers})) as admin:
+            results = await admin.create_topics([NewTopic(name, partitions, 1, dict(configs or {}))])
+        err = results.get(name)
+        if err is not None:
+            raise err
+        await self.wait_for_topic(name)
+        return name
+
+    # ------------------------------------------------------------------ sync
+    def start(self) -> EmbeddedCluster:
+        from zurau.app import new_event_loop
+
+        loop = new_event_loop()
+        started = threading.Event()
+        error: list[BaseException] = []
+
+        async def serve() -> None:
+            self._stop_event = asyncio.Event()
+            try:
+                await self._start_all()
+            except BaseException as e:
+                error.append(e)
+                started.set()
+                return
+            started.set()
+            try:
+                await self._stop_event.wait()
+            finally:
+                await self._stop_all()
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(serve())
+                _cancel_remaining(loop)
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.run_until_complete(loop.shutdown_default_executor())
+            finally:
+                asyncio.set_event_loop(None)
+                loop.close()
+
+        self._loop = loop
+        self._thread = threading.Thread(target=run, name="zurau-embedded-cluster", daemon=True)
+        self._thread.start()
+        started.wait()
+        if error:
+            self._thread.join()
+            self._thread = None
+            self._loop = None
+            self._cleanup_dir()
+            raise error[0]
+        return self
+
+    def stop(self) -> None:
+        thread, loop = self._thread, self._loop
+        if thread is None or loop is None:
+            return
+        if self._stop_event is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._stop_event.set)
+        thread.join()
+        self._thread = None
+        self._loop = None
+        self._cleanup_dir()
+
+    def call(self, fn: Any, *args: Any) -> Any:
+        """Run ``fn(*args)`` (awaiting a coroutine) on the cluster's loop (sync mode)."""
+        if self._loop is None:
+            raise RuntimeError("call() needs a cluster started with start() or `with`")
+        return asyncio.run_coroutine_threadsafe(_call(fn, *args), self._loop).result()
+
+    def create_topic(self, name: str, partitions: int = 1, configs: Mapping[str, str] | None = None) -> str:
+        """Create a topic through the cluster's controller and wait until every node has it."""
+        return self.call(self.create_topic_async, name, partitions, configs)
+
+    def __enter__(self) -> EmbeddedCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _cleanup_dir(self) -> None:
+        if self._own_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)

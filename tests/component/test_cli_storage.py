@@ -59,7 +59,7 @@ def test_format_refuses_bad_ids_and_dynamic_flags(tmp_path: Path) -> None:
     assert not (tmp_path / "a" / "meta.properties").exists()
 
 
-def test_a_multi_node_config_refuses_unformatted_dirs_and_a_lone_quorum(tmp_path: Path) -> None:
+def test_a_multi_node_config_refuses_unformatted_dirs_and_never_leads_alone(tmp_path: Path) -> None:
     from zurau.config import load_properties
 
     cfg = BrokerConfig.from_props(dict(load_properties(_props(tmp_path))))
@@ -71,5 +71,17 @@ def test_a_multi_node_config_refuses_unformatted_dirs_and_a_lone_quorum(tmp_path
         asyncio.run(start())
     cid = runner.invoke(app, ["storage", "random-uuid"]).stdout.strip()
     assert runner.invoke(app, ["storage", "format", "-t", cid, "-c", str(_props(tmp_path))]).exit_code == 0
-    with pytest.raises(KafkaStorageError, match="single-node metadata quorum"):
-        asyncio.run(start())
+
+    async def waits_for_the_quorum() -> None:
+        broker = Broker(cfg)
+        task = asyncio.create_task(broker.start())
+        await asyncio.sleep(2.5)  # more than an election timeout with its jitter
+        # Alone, one of three voters never elects itself: it waits for a majority.
+        assert not task.done()
+        assert broker.kraft is not None and broker.kraft.raft.leader_id is None
+        assert not broker.kraft.channel.active
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(waits_for_the_quorum())

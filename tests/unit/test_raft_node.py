@@ -23,6 +23,7 @@ from zurau.raft import (
     Role,
     Tick,
 )
+from zurau.raft.batches import decode_leader_change
 from zurau.raft.messages import (
     FENCED_LEADER_EPOCH,
     BeginQuorumEpochRequest,
@@ -196,7 +197,7 @@ def test_new_leader_writes_a_leader_change_entry_and_begins_its_epoch() -> None:
     out = elect(node)
     assert node.role is Role.LEADER and node.epoch == 2
     entry = node.log.entry(2)
-    assert entry.control and entry.epoch == 2 and b'"leaderId":1' in entry.payload
+    assert entry.control and entry.epoch == 2 and decode_leader_change(entry.payload)[0] == 1
     assert {d for d, _ in messages(out, BeginQuorumEpochRequest)} == {2, 3}
     with pytest.raises(NotLeaderError):
         make(2).step(0, Propose((b"x",)))

@@ -34,6 +34,14 @@ HANDLER_MODULES = (
     "describe_log_dirs",
     # replication
     "offset_for_leader_epoch",
+    # the KRaft quorum and its controller
+    "vote",
+    "begin_quorum_epoch",
+    "end_quorum_epoch",
+    "describe_quorum",
+    "broker_registration",
+    "broker_heartbeat",
+    "allocate_producer_ids",
     # group coordinator
     "find_coordinator",
     "join_group",

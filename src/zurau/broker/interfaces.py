@@ -59,6 +59,29 @@ class ControllerChannel(Protocol):
         """Create a topic the broker needs itself (auto-creation); the CreateTopics result entry."""
         ...
 
+    def without_forwarding(self) -> ControllerChannel:
+        """The channel for a request that came in on a controller listener: it is decided here
+        or refused with NOT_CONTROLLER, never forwarded again."""
+        ...
+
+
+class QuorumService(Protocol):
+    """The node's part in the KRaft quorum, as the quorum APIs' handlers use it."""
+
+    async def handle_raft_request(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        """Vote, BeginQuorumEpoch, EndQuorumEpoch, or a Fetch of ``__cluster_metadata``."""
+        ...
+
+    async def describe_quorum(self, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        """DescribeQuorum: answered by the quorum's leader (another node forwards it there)."""
+        ...
+
+    async def register_broker(self, body: dict[str, Any], forward: bool) -> dict[str, Any]: ...
+
+    async def broker_heartbeat(self, body: dict[str, Any], forward: bool) -> dict[str, Any]: ...
+
+    async def allocate_producer_ids(self, broker_id: int, broker_epoch: int, forward: bool) -> tuple[int, int]: ...
+
 
 class ReplicaManagerService(Protocol):
     """The door to partition logs, as the data-plane handlers use it."""

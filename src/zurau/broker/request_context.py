@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         ControllerChannel,
         GroupCoordinatorService,
         MetadataView,
+        QuorumService,
         ReplicaManagerService,
         TxnCoordinatorService,
     )
@@ -55,6 +56,10 @@ class BrokerServices:
     # The node id tools should see as the controller (Metadata, DescribeCluster): the active
     # controller in combined mode, -1 while none is known.
     controller_id: Callable[[], int] = lambda: -1
+    # The KRaft quorum (None on a single node, whose metadata quorum is itself).
+    quorum: QuorumService | None = None
+    # Names of the listeners the controller quorum uses (controller.listener.names).
+    controller_listeners: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +101,15 @@ class RequestContext:
 
     @property
     def controller(self) -> ControllerChannel:
+        """The controller channel; for a request that came in on a controller listener, one that
+        never forwards (so a request cannot circulate between controllers)."""
+        if self.listener in self.services.controller_listeners:
+            return self.services.controller.without_forwarding()
         return self.services.controller
+
+    @property
+    def on_controller_listener(self) -> bool:
+        return self.listener in self.services.controller_listeners
 
     @property
     def groups(self) -> GroupCoordinatorService:

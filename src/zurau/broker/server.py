@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from zurau.broker.connection import KafkaConnection
@@ -27,17 +27,36 @@ class BrokerServer:
         self.handlers = handlers
         self.connections: set[KafkaConnection] = set()
         self.listen_addresses: list[tuple[str, int]] = []
+        self.bound: dict[str, tuple[str, int]] = {}  # listener name -> bound (host, port)
+        self._names: list[str] = []
         self._servers: list[asyncio.base_events.Server] = []
 
-    async def listen(self, listeners: Sequence[Any]) -> None:
-        """Bind every ``(name, host, port)`` listener (port 0 picks an ephemeral port)."""
+    async def listen(self, listeners: Sequence[Any], *, serving: Iterable[str] | None = None) -> None:
+        """Bind every ``(name, host, port)`` listener (port 0 picks an ephemeral port). Only the
+        listeners named in ``serving`` (all when None) accept connections at once; the others are
+        bound (so their ports are known) and start with :meth:`start_serving`."""
         loop = asyncio.get_running_loop()
+        serve_now = None if serving is None else set(serving)
         for name, host, port in listeners:
             server = await loop.create_server(
-                lambda name=name: KafkaConnection(self, name), host or None, port, reuse_address=True, backlog=1024
+                lambda name=name: KafkaConnection(self, name),
+                host or None,
+                port,
+                reuse_address=True,
+                backlog=1024,
+                start_serving=serve_now is None or name in serve_now,
             )
             self._servers.append(server)
-            self.listen_addresses.append(server.sockets[0].getsockname()[:2])
+            self._names.append(name)
+            address = server.sockets[0].getsockname()[:2]
+            self.listen_addresses.append(address)
+            self.bound[name] = address
+
+    async def start_serving(self) -> None:
+        """Accept connections on every bound listener."""
+        for server in self._servers:
+            if not server.is_serving():
+                await server.start_serving()
 
     async def close(self) -> None:
         """Stop accepting, close every connection and cancel its in-flight handlers."""

@@ -4,6 +4,8 @@
   with Kafka's broker config names; with no config file it listens on 127.0.0.1:9092 and keeps
   data in ./data.
 * ``zurau storage random-uuid|format`` prepares log directories (``kafka-storage.sh``).
+* ``zurau cluster start --nodes 3`` runs a local KRaft cluster of combined nodes, one process each.
+* ``zurau metadata-quorum describe --status|--replication`` (``kafka-metadata-quorum.sh``).
 * ``zurau topics list|create|describe|delete|alter``, ``zurau configs describe|alter``,
   ``zurau groups list|describe|delete|reset-offsets``, ``zurau transactions list|describe|abort``,
   ``zurau produce TOPIC`` and ``zurau consume TOPIC`` are Kafka tools: they talk to any
@@ -24,7 +26,7 @@ from typing import NoReturn
 
 import typer
 
-from zurau.cli import configs, groups, storage, topics, transactions
+from zurau.cli import cluster, configs, groups, metadata_quorum, storage, topics, transactions
 from zurau.cli.common import CommandError, parse_kv
 from zurau.cli.consume import consume
 from zurau.cli.output import print_error
@@ -44,6 +46,8 @@ app.add_typer(groups.app, name="groups")
 app.add_typer(transactions.app, name="transactions")
 app.add_typer(pipeline_app, name="pipeline")
 app.add_typer(storage.app, name="storage")
+app.add_typer(cluster.app, name="cluster")
+app.add_typer(metadata_quorum.app, name="metadata-quorum")
 app.command("produce")(produce)
 app.command("consume")(consume)
 

@@ -571,6 +571,9 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
             ev = shard.queue.popleft()
             try:
                 fx = ev.run(self.clock.now_ms())
+            except KafkaError as e:  # a refusal from a collaborator (e.g. no producer ids at hand)
+                self._guard(ev.fail, e)
+                fx = None
             except Exception as e:
                 log.exception("%s-%d: the coordinator failed", self.topic, shard.partition)
                 self._guard(ev.fail, UnknownServerError(f"{type(e).__name__}: {e}"))

@@ -11,11 +11,17 @@ request gets the same answer.
 
 Operations: CreateTopics, DeleteTopics, CreatePartitions, AlterConfigs and
 IncrementalAlterConfigs (TOPIC and BROKER resources; BROKER_LOGGER is the receiving broker's own
-business), and producer-id block allocation (AllocateProducerIds).
+business), producer-id block allocation (AllocateProducerIds), and the KRaft broker lifecycle:
+BrokerRegistration, BrokerHeartbeat, UnregisterBroker and fencing brokers whose session expired
+(sessions themselves are soft state: :mod:`zurau.metadata.broker_heartbeat_manager`).
 
-Replica placement: round-robin over the registered brokers starting at a random offset, as
-Kafka's ``StripedReplicaPlacer`` does without racks. The set of brokers comes from
-``brokers()``; on a single node it is this node.
+Replica placement. When the image has broker registrations, replicas go to *live* brokers only
+(unfenced, not in controlled shutdown), striped over racks as Kafka's ``StripedReplicaPlacer``
+does: the replicas of one partition come from as many different racks as possible, leaders
+rotate over racks and over the brokers of each rack, and the starting points are random. A
+partition's ISR is its live replicas and its leader the first of them. When the image has no
+registrations (a single node that does not register), the brokers come from ``brokers()`` (this
+node) and placement is round-robin from a random offset.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import dataclasses
 import logging
 import random
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -37,19 +43,33 @@ from zurau.config import (
     format_value,
     resolve_topic_config,
 )
-from zurau.metadata.image import INTERNAL_TOPICS, MetadataImage, TopicImage
+from zurau.metadata.image import INTERNAL_TOPICS, BrokerRegistration, MetadataImage, TopicImage
 from zurau.metadata.records import (
     BROKER_RESOURCE,
+    CONTROLLED_SHUTDOWN_ENTER,
+    CONTROLLED_SHUTDOWN_NONE,
+    FENCING_FENCE,
+    FENCING_NONE,
+    FENCING_UNFENCE,
     TOPIC_RESOURCE,
+    BrokerEndpoint,
+    BrokerFeature,
+    BrokerRegistrationChangeRecord,
     ConfigRecord,
+    FenceBrokerRecord,
     MetadataRecord,
     PartitionRecord,
     ProducerIdsRecord,
+    RegisterBrokerRecord,
     RemoveTopicRecord,
     TopicRecord,
+    UnregisterBrokerRecord,
 )
 from zurau.metadata.topic_names import validate_topic_name
 from zurau.protocol.errors import (
+    BrokerIdNotRegisteredError,
+    DuplicateBrokerRegistrationError,
+    InconsistentClusterIdError,
     InvalidConfigError,
     InvalidPartitionsError,
     InvalidReplicaAssignmentError,
@@ -57,6 +77,7 @@ from zurau.protocol.errors import (
     InvalidRequestError,
     InvalidTopicError,
     KafkaError,
+    StaleBrokerEpochError,
     TopicAlreadyExistsError,
     TopicAuthorizationFailedError,
     TopicDeletionDisabledError,
@@ -156,7 +177,13 @@ class QuorumController:
         self.new_topic_id = new_topic_id
 
     # ------------------------------------------------------------------ placement
-    def _place(self, partitions: int, replication_factor: int, first: int = 0) -> list[tuple[int, ...]]:
+    def _place(
+        self, image: MetadataImage, partitions: int, replication_factor: int, first: int = 0
+    ) -> list[tuple[int, ...]]:
+        """Replica lists for ``partitions`` new partitions (numbered from ``first``), the leader
+        first; raises InvalidReplicationFactorError when the brokers cannot hold them."""
+        if image.brokers:
+            return self._stripe(image, partitions, replication_factor)
         brokers = sorted(self.brokers())
         if replication_factor > len(brokers):
             raise InvalidReplicationFactorError(
@@ -170,10 +197,62 @@ class QuorumController:
             out.append(tuple(brokers[(start + p + r) % len(brokers)] for r in range(replication_factor)))
         return out
 
-    def _check_replica_list(self, broker_ids: Sequence[int], replication_factor: int | None) -> None:
+    def _stripe(self, image: MetadataImage, partitions: int, replication_factor: int) -> list[tuple[int, ...]]:
+        """Rack-striped placement over the image's live brokers.
+
+        Racks (brokers without a rack form one rack of their own) are put in a random order, and
+        each rack's brokers are rotated by a random amount. Partition ``k`` takes its leader from
+        rack ``(start + k) mod R`` and each further replica from the next rack that still has a
+        broker unused by this partition, so a partition spans ``min(RF, R)`` racks. A rack moves
+        its rotation on by one each time it supplies a leader, so leaders also rotate over the
+        brokers within each rack.
+        """
+        usable = [b for b in image.brokers.values() if not b.in_controlled_shutdown]
+        live = [b for b in usable if not b.fenced]
+        prefix = f"Unable to replicate the partition {replication_factor} time(s): "
+        if replication_factor > len(usable):
+            raise InvalidReplicationFactorError(
+                f"{prefix}The target replication factor of {replication_factor} cannot be reached because "
+                f"only {len(usable)} broker(s) are registered."
+            )
+        if not live:
+            raise InvalidReplicationFactorError(f"{prefix}All brokers are currently fenced.")
+        if replication_factor > len(live):
+            # Kafka would put followers on fenced brokers; without replication they could
+            # never join the ISR, so refuse instead.
+            raise InvalidReplicationFactorError(
+                f"{prefix}The target replication factor of {replication_factor} cannot be reached because "
+                f"only {len(live)} broker(s) are unfenced."
+            )
+        by_rack: dict[str | None, list[int]] = {}
+        for b in sorted(live, key=lambda b: b.id):
+            by_rack.setdefault(b.rack, []).append(b.id)
+        racks = [by_rack[r] for r in sorted(by_rack, key=lambda r: (r is not None, r or ""))]
+        self.rng.shuffle(racks)
+        rotation = [self.rng.randrange(len(members)) for members in racks]
+        start = self.rng.randrange(len(racks))
+        out: list[tuple[int, ...]] = []
+        for k in range(partitions):
+            lead = (start + k) % len(racks)
+            used = [0] * len(racks)
+            replicas: list[int] = []
+            i = lead
+            while len(replicas) < replication_factor:  # ends: RF <= live brokers
+                members = racks[i]
+                if used[i] < len(members):
+                    replicas.append(members[(rotation[i] + used[i]) % len(members)])
+                    used[i] += 1
+                i = (i + 1) % len(racks)
+            rotation[lead] += 1
+            out.append(tuple(replicas))
+        return out
+
+    def _check_replica_list(
+        self, image: MetadataImage, broker_ids: Sequence[int], replication_factor: int | None
+    ) -> None:
         if not broker_ids:
             raise InvalidReplicaAssignmentError("The manual partition assignment includes an empty replica list.")
-        live = set(self.brokers())
+        registered = set(image.brokers) if image.brokers else set(self.brokers())
         seen: set[int] = set()
         for b in broker_ids:
             if b in seen:
@@ -181,7 +260,7 @@ class QuorumController:
                     f"The manual partition assignment includes the broker {b} more than once."
                 )
             seen.add(b)
-            if b not in live:
+            if b not in registered:
                 raise InvalidReplicaAssignmentError(
                     f"The manual partition assignment includes broker {b}, but no such broker is registered."
                 )
@@ -192,11 +271,27 @@ class QuorumController:
             )
 
     @staticmethod
-    def _partition_records(topic_id: uuid.UUID, placement: list[tuple[int, ...]], first: int) -> list[MetadataRecord]:
-        return [
-            PartitionRecord(first + i, topic_id, replicas, replicas, replicas[0], 0, 0)
-            for i, replicas in enumerate(placement)
-        ]
+    def _check_some_live(image: MetadataImage, broker_ids: Sequence[int], partition: int) -> None:
+        """A manual assignment needs a live broker among each partition's replicas (its leader)."""
+        if image.brokers and not any(b in image.brokers and image.brokers[b].live for b in broker_ids):
+            raise InvalidReplicaAssignmentError(
+                f"All brokers specified in the manual partition assignment for partition {partition} are fenced "
+                "or in controlled shutdown."
+            )
+
+    @staticmethod
+    def _partition_records(
+        image: MetadataImage, topic_id: uuid.UUID, placement: list[tuple[int, ...]], first: int
+    ) -> list[MetadataRecord]:
+        """One PartitionRecord per replica list: the ISR is the live replicas (all of them without
+        registrations), the leader the first of the ISR."""
+        records: list[MetadataRecord] = []
+        for i, replicas in enumerate(placement):
+            isr = replicas
+            if image.brokers:
+                isr = tuple(b for b in replicas if b in image.brokers and image.brokers[b].live)
+            records.append(PartitionRecord(first + i, topic_id, replicas, isr, isr[0], 0, 0))
+        return records
 
     # ------------------------------------------------------------------ CreateTopics
     def create_topics(
@@ -250,7 +345,7 @@ class QuorumController:
                 raise InvalidRequestError(
                     "A manual partition assignment was specified, but numPartitions was not set to -1."
                 )
-            placement = self._manual_assignment(assignments)
+            placement = self._manual_assignment(pending.image, assignments)
             partitions, replication_factor = len(placement), len(placement[0])
         else:
             if replication_factor < -1 or replication_factor == 0:
@@ -261,14 +356,14 @@ class QuorumController:
                 partitions = int(self.config.get("num.partitions"))
             if replication_factor == -1:
                 replication_factor = int(self.config.get("default.replication.factor"))
-            placement = self._place(partitions, replication_factor)
+            placement = self._place(pending.image, partitions, replication_factor)
         stored = {k: v for k, v in configs.items() if v is not None}
         topic_id = ZERO_UUID
         if not validate_only:
             topic_id = self.new_topic_id()
             records: list[MetadataRecord] = [TopicRecord(name, topic_id)]
             records += [ConfigRecord(TOPIC_RESOURCE, name, k, v) for k, v in sorted(stored.items())]
-            records += self._partition_records(topic_id, placement, 0)
+            records += self._partition_records(pending.image, topic_id, placement, 0)
             pending.add(records)
             log.info("creating topic %s with %d partitions", name, partitions)
         return {
@@ -291,14 +386,15 @@ class QuorumController:
             ],
         }
 
-    def _manual_assignment(self, assignments: list[dict[str, Any]]) -> list[tuple[int, ...]]:
+    def _manual_assignment(self, image: MetadataImage, assignments: list[dict[str, Any]]) -> list[tuple[int, ...]]:
         by_index: dict[int, tuple[int, ...]] = {}
         replication_factor: int | None = None
         for a in assignments:
             index = a["partition_index"]
             if index in by_index:
                 raise InvalidReplicaAssignmentError(f"Found multiple manual partition assignments for partition {index}")
-            self._check_replica_list(a["broker_ids"], replication_factor)
+            self._check_replica_list(image, a["broker_ids"], replication_factor)
+            self._check_some_live(image, a["broker_ids"], index)
             replication_factor = len(a["broker_ids"])
             by_index[index] = tuple(a["broker_ids"])
         if set(by_index) != set(range(len(by_index))):
@@ -421,13 +517,14 @@ class QuorumController:
                     f"Attempted to add {additional} additional partition(s), but only {len(assignments)} "
                     "assignment(s) were specified."
                 )
-            for a in assignments:
-                self._check_replica_list(a["broker_ids"], replication_factor)
+            for i, a in enumerate(assignments):
+                self._check_replica_list(pending.image, a["broker_ids"], replication_factor)
+                self._check_some_live(pending.image, a["broker_ids"], current + i)
             placement = [tuple(a["broker_ids"]) for a in assignments]
         else:
-            placement = self._place(additional, replication_factor, first=current)
+            placement = self._place(pending.image, additional, replication_factor, first=current)
         if not validate_only:
-            pending.add(self._partition_records(t.topic_id, placement, current))
+            pending.add(self._partition_records(pending.image, t.topic_id, placement, current))
 
     # ------------------------------------------------------------------ configs
     @staticmethod
@@ -556,6 +653,203 @@ class QuorumController:
         if nxt > 2**63 - 1:
             raise UnknownServerError("producer ids are exhausted")
         return ControllerResult([ProducerIdsRecord(broker_id, broker_epoch, nxt)], (first, PRODUCER_ID_BLOCK_SIZE))
+
+    # ------------------------------------------------------------------ brokers
+    def register_broker(
+        self,
+        image: MetadataImage,
+        request: dict[str, Any],
+        next_offset: int,
+        cluster_id_ok: bool = True,
+        is_alive: Callable[[int], bool] = lambda _: False,
+    ) -> ControllerResult[dict[str, Any]]:
+        """BrokerRegistration, checked in the order Kafka's ``ClusterControlManager`` does.
+
+        ``next_offset`` is the metadata offset the first record of this result will get: it
+        becomes the broker epoch, so the epoch is the registration's own offset. ``cluster_id_ok``
+        says whether the request's cluster id is this cluster's; ``is_alive(id)`` whether the
+        broker id has a live session on the active controller.
+
+        * wrong cluster id: INCONSISTENT_CLUSTER_ID;
+        * an unfenced registration of the id from another incarnation whose session is alive:
+          DUPLICATE_BROKER_REGISTRATION (a fenced one, or an expired session, is replaced);
+        * the same incarnation again (a retried request): its current epoch, no records;
+        * a ZooKeeper-migration broker: BROKER_ID_NOT_REGISTERED;
+        * a listed feature whose finalized level is outside the broker's range: UNSUPPORTED_VERSION;
+        * otherwise one RegisterBrokerRecord of a fenced broker with epoch ``next_offset``.
+
+        Response: the BrokerRegistration response body (``broker_epoch`` -1 on error).
+        """
+        broker_id: int = request["broker_id"]
+        incarnation: uuid.UUID = request["incarnation_id"]
+        try:
+            if not cluster_id_ok:
+                raise InconsistentClusterIdError(
+                    f"Expected cluster ID {image.cluster_id}, but got cluster ID {request.get('cluster_id')}"
+                )
+            existing = image.brokers.get(broker_id)
+            if existing is not None:
+                if existing.incarnation_id == incarnation:
+                    return ControllerResult([], _registration_response(0, existing.epoch))
+                if not existing.fenced and is_alive(broker_id):
+                    raise DuplicateBrokerRegistrationError("Another broker is registered with that broker id.")
+            if request.get("is_migrating_zk_broker"):
+                raise BrokerIdNotRegisteredError("Controller does not support registering ZK brokers.")
+            features = tuple(
+                BrokerFeature(f["name"], f["min_supported_version"], f["max_supported_version"])
+                for f in request.get("features") or ()
+            )
+            for f in features:
+                level = image.features.get(f.name)
+                if level is not None and not f.min_supported_version <= level <= f.max_supported_version:
+                    raise UnsupportedVersionError(
+                        f"Unable to register because the broker does not support version {level} of {f.name}. "
+                        f"It wants a version between {f.min_supported_version} and {f.max_supported_version}, "
+                        "inclusive."
+                    )
+        except KafkaError as e:
+            log.info("refused the registration of broker %d: %s", broker_id, e)
+            return ControllerResult([], _registration_response(e.code, -1))
+        record = RegisterBrokerRecord(
+            broker_id,
+            incarnation,
+            next_offset,
+            tuple(
+                BrokerEndpoint(lst["name"], lst["host"], lst["port"], lst["security_protocol"])
+                for lst in request.get("listeners") or ()
+            ),
+            features,
+            request.get("rack"),
+            fenced=True,
+            in_controlled_shutdown=False,
+            log_dirs=tuple(request.get("log_dirs") or ()),
+        )
+        log.info("registering broker %d (incarnation %s) with broker epoch %d", broker_id, incarnation, next_offset)
+        return ControllerResult([record], _registration_response(0, next_offset))
+
+    def broker_heartbeat(
+        self, image: MetadataImage, request: dict[str, Any], next_offset: int
+    ) -> ControllerResult[dict[str, Any]]:
+        """BrokerHeartbeat: moves the broker's registration along Kafka's broker states.
+
+        The registration named by (``broker_id``, ``broker_epoch``) must be the current one, else
+        STALE_BROKER_EPOCH (also for an id that never registered, as Kafka answers). The broker is
+        *caught up* when its ``current_metadata_offset`` has reached its registration's offset
+        (the epoch). Its state follows from the registration: fenced, unfenced, in controlled
+        shutdown, or told to shut down (fenced and in controlled shutdown). Then:
+
+        * fenced: ``want_shut_down`` -> shut down now; caught up and not ``want_fence`` ->
+          unfenced; otherwise it stays fenced;
+        * unfenced: ``want_fence`` -> fenced (shut down now if it also wants to shut down);
+          ``want_shut_down`` -> controlled shutdown, which ends at once (shut down now) because
+          no partition has a replica elsewhere to move leadership to;
+        * in controlled shutdown: shut down now; shut down now: stays so.
+
+        A state change is one BrokerRegistrationChangeRecord; "shut down now" marks the broker
+        fenced and in controlled shutdown, and answers ``should_shut_down``. ``next_offset`` is the
+        offset of this result's first record (kept for when a controlled shutdown has to wait for
+        leadership to move).
+        """
+        broker_id: int = request["broker_id"]
+        epoch: int = request["broker_epoch"]
+        reg = image.brokers.get(broker_id)
+        if reg is None:
+            return ControllerResult([], _heartbeat_error(StaleBrokerEpochError.code))
+        if reg.epoch != epoch:
+            log.info("heartbeat of broker %d: expected broker epoch %d, got %d", broker_id, reg.epoch, epoch)
+            return ControllerResult([], _heartbeat_error(StaleBrokerEpochError.code))
+        caught_up = request.get("current_metadata_offset", -1) >= reg.epoch
+        want_fence = bool(request.get("want_fence"))
+        want_shut_down = bool(request.get("want_shut_down"))
+        current = _broker_state(reg)
+        if current == _FENCED:
+            if want_shut_down:
+                nxt = _SHUTDOWN_NOW
+            elif not want_fence and caught_up:
+                nxt = _UNFENCED
+            else:
+                nxt = _FENCED
+        elif current == _UNFENCED:
+            if want_fence:
+                nxt = _SHUTDOWN_NOW if want_shut_down else _FENCED
+            elif want_shut_down:
+                nxt = _SHUTDOWN_NOW  # through controlled shutdown: nothing to move elsewhere
+            else:
+                nxt = _UNFENCED
+        else:
+            nxt = _SHUTDOWN_NOW
+        records: list[MetadataRecord] = []
+        if nxt != current:
+            if nxt == _UNFENCED:
+                change = BrokerRegistrationChangeRecord(broker_id, epoch, FENCING_UNFENCE)
+            elif nxt == _FENCED:
+                change = BrokerRegistrationChangeRecord(broker_id, epoch, FENCING_FENCE)
+            else:
+                change = BrokerRegistrationChangeRecord(
+                    broker_id,
+                    epoch,
+                    FENCING_NONE if reg.fenced else FENCING_FENCE,
+                    CONTROLLED_SHUTDOWN_NONE if reg.in_controlled_shutdown else CONTROLLED_SHUTDOWN_ENTER,
+                )
+            log.info("broker %d: %s -> %s", broker_id, current, nxt)
+            records.append(change)
+        return ControllerResult(
+            records,
+            {
+                "throttle_time_ms": 0,
+                "error_code": 0,
+                "is_caught_up": caught_up,
+                "is_fenced": nxt in (_FENCED, _SHUTDOWN_NOW),
+                "should_shut_down": nxt == _SHUTDOWN_NOW,
+            },
+        )
+
+    def fence_brokers(self, image: MetadataImage, broker_ids: Iterable[int]) -> ControllerResult[None]:
+        """Fence brokers whose session expired: a FenceBrokerRecord for each of ``broker_ids``
+        that is registered and not fenced yet (in id order); the others are left alone."""
+        records: list[MetadataRecord] = []
+        for b in sorted(set(broker_ids)):
+            reg = image.brokers.get(b)
+            if reg is not None and not reg.fenced:
+                records.append(FenceBrokerRecord(b, reg.epoch))
+        return ControllerResult(records, None)
+
+    def unregister_broker(self, image: MetadataImage, broker_id: int) -> ControllerResult[dict[str, Any]]:
+        """UnregisterBroker: an UnregisterBrokerRecord for the current registration of the id;
+        BROKER_ID_NOT_REGISTERED if there is none. Response: the UnregisterBroker response body."""
+        reg = image.brokers.get(broker_id)
+        if reg is None:
+            return ControllerResult(
+                [],
+                {
+                    "throttle_time_ms": 0,
+                    "error_code": BrokerIdNotRegisteredError.code,
+                    "error_message": f"Broker ID {broker_id} is not currently registered",
+                },
+            )
+        return ControllerResult(
+            [UnregisterBrokerRecord(broker_id, reg.epoch)],
+            {"throttle_time_ms": 0, "error_code": 0, "error_message": None},
+        )
+
+
+# ---------------------------------------------------------------------- broker states
+# What a heartbeat moves a registration between (Kafka's BrokerControlState).
+_FENCED, _UNFENCED, _CONTROLLED_SHUTDOWN, _SHUTDOWN_NOW = "fenced", "unfenced", "controlled shutdown", "shut down now"
+
+
+def _broker_state(reg: BrokerRegistration) -> str:
+    if reg.in_controlled_shutdown:
+        return _SHUTDOWN_NOW if reg.fenced else _CONTROLLED_SHUTDOWN
+    return _FENCED if reg.fenced else _UNFENCED
+
+
+def _registration_response(code: int, broker_epoch: int) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "error_code": code, "broker_epoch": broker_epoch}
+
+
+def _heartbeat_error(code: int) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "error_code": code, "is_caught_up": False, "is_fenced": True, "should_shut_down": False}
 
 
 # ---------------------------------------------------------------------- response helpers

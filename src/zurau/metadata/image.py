@@ -10,6 +10,11 @@ Invariants:
   :mod:`zurau.config`); a :class:`ConfigRecord` with a null value removes an override.
 * ``next_producer_id`` is the first producer id not yet handed out in a block.
 * ``offset`` is the metadata-log offset of the last record applied (-1 for the empty image).
+* ``brokers`` holds one :class:`BrokerRegistration` per registered broker id (KRaft). A
+  ``RegisterBrokerRecord`` replaces the registration of its id; fence, unfence, change and
+  unregister records apply only to the registration whose epoch they name (a record naming
+  another epoch targets a registration that no longer exists and changes nothing). A single node
+  that has not registered has no brokers here.
 
 Readers (handlers, the replica manager, coordinators) take the current image once per operation
 and read it without locks.
@@ -23,14 +28,26 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from zurau.metadata.records import (
+    CONTROLLED_SHUTDOWN_ENTER,
+    CONTROLLED_SHUTDOWN_NONE,
+    FENCING_FENCE,
+    FENCING_NONE,
+    FENCING_UNFENCE,
     TOPIC_RESOURCE,
+    BrokerEndpoint,
+    BrokerFeature,
+    BrokerRegistrationChangeRecord,
     ConfigRecord,
     FeatureLevelRecord,
+    FenceBrokerRecord,
     MetadataRecord,
     PartitionRecord,
     ProducerIdsRecord,
+    RegisterBrokerRecord,
     RemoveTopicRecord,
     TopicRecord,
+    UnfenceBrokerRecord,
+    UnregisterBrokerRecord,
 )
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__cluster_metadata"})
@@ -47,6 +64,52 @@ class PartitionRegistration:
     leader: int
     leader_epoch: int = 0
     partition_epoch: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerRegistration:
+    """One registered broker as the controller recorded it (Kafka's BrokerRegistration).
+
+    ``epoch`` is the broker epoch: the metadata offset of the ``RegisterBrokerRecord`` that created
+    this registration, so a broker whose metadata offset has reached it has seen its own
+    registration. ``endpoints`` are in the order the broker listed its listeners.
+    A broker is *live* (may lead partitions and is shown to clients) when it is neither fenced nor
+    in controlled shutdown.
+    """
+
+    id: int
+    incarnation_id: uuid.UUID
+    epoch: int
+    endpoints: tuple[BrokerEndpoint, ...]
+    rack: str | None = None
+    fenced: bool = True
+    in_controlled_shutdown: bool = False
+    features: tuple[BrokerFeature, ...] = ()
+    log_dirs: tuple[uuid.UUID, ...] = ()
+    is_migrating_zk_broker: bool = False
+
+    @property
+    def live(self) -> bool:
+        return not self.fenced and not self.in_controlled_shutdown
+
+    def endpoint(self, listener_name: str) -> tuple[str, int] | None:
+        """(host, port) of the listener named ``listener_name``; None if the broker has none."""
+        for e in self.endpoints:
+            if e.name == listener_name:
+                return e.host, e.port
+        return None
+
+    def address_for(self, listener_name: str) -> tuple[str, int] | None:
+        """The address to give a client that connected through ``listener_name``: that listener's
+        endpoint, else (no such listener, or ``listener_name`` empty) the first endpoint; None
+        only for a broker without endpoints."""
+        found = self.endpoint(listener_name) if listener_name else None
+        if found is not None:
+            return found
+        if self.endpoints:
+            first = self.endpoints[0]
+            return first.host, first.port
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +142,7 @@ class MetadataImage:
     features: Mapping[str, int] = field(default_factory=dict)
     next_producer_id: int = 0
     offset: int = -1
+    brokers: Mapping[int, BrokerRegistration] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ queries
     def get(self, name: str) -> TopicImage | None:
@@ -95,6 +159,16 @@ class MetadataImage:
 
     def __contains__(self, name: object) -> bool:
         return name in self.topics_by_name
+
+    def live_brokers(self) -> list[BrokerRegistration]:
+        """Registered brokers that are neither fenced nor in controlled shutdown, by id."""
+        return [self.brokers[b] for b in sorted(self.brokers) if self.brokers[b].live]
+
+    def endpoint(self, broker_id: int, listener_name: str) -> tuple[str, int] | None:
+        """(host, port) of ``broker_id``'s listener ``listener_name``; None if the broker is not
+        registered or has no such listener."""
+        reg = self.brokers.get(broker_id)
+        return None if reg is None else reg.endpoint(listener_name)
 
     # ------------------------------------------------------------------ changes
     def apply(self, records: Iterable[MetadataRecord], last_offset: int | None = None) -> MetadataImage:
@@ -121,7 +195,34 @@ class _Delta:
         self.configs: dict[uuid.UUID, dict[str, str]] = {}
         self.broker_configs: dict[str, dict[str, str]] | None = None
         self.features: dict[str, int] | None = None
+        self.brokers: dict[int, BrokerRegistration] | None = None
         self.next_producer_id = base.next_producer_id
+
+    def _brokers(self) -> dict[int, BrokerRegistration]:
+        if self.brokers is None:
+            self.brokers = dict(self.base.brokers)
+        return self.brokers
+
+    def _change_broker(self, broker_id: int, epoch: int, fenced: int, in_controlled_shutdown: int,
+                       log_dirs: tuple[uuid.UUID, ...] = ()) -> None:
+        """Apply a fencing / controlled-shutdown change to the registration ``(broker_id, epoch)``;
+        a change naming another registration (unknown id, older or newer epoch) is stale: ignored."""
+        brokers = self._brokers()
+        reg = brokers.get(broker_id)
+        if reg is None or reg.epoch != epoch:
+            return
+        if fenced not in (FENCING_UNFENCE, FENCING_NONE, FENCING_FENCE):
+            raise ValueError(f"broker registration change for broker {broker_id} has fenced={fenced}")
+        if in_controlled_shutdown not in (CONTROLLED_SHUTDOWN_NONE, CONTROLLED_SHUTDOWN_ENTER):
+            raise ValueError(
+                f"broker registration change for broker {broker_id} has in_controlled_shutdown={in_controlled_shutdown}"
+            )
+        brokers[broker_id] = replace(
+            reg,
+            fenced=reg.fenced if fenced == FENCING_NONE else fenced == FENCING_FENCE,
+            in_controlled_shutdown=reg.in_controlled_shutdown or in_controlled_shutdown == CONTROLLED_SHUTDOWN_ENTER,
+            log_dirs=log_dirs or reg.log_dirs,
+        )
 
     def _topics(self) -> tuple[dict[str, TopicImage], dict[uuid.UUID, TopicImage]]:
         if self.by_name is None or self.by_id is None:
@@ -185,6 +286,30 @@ class _Delta:
             if self.features is None:
                 self.features = dict(self.base.features)
             self.features[r.name] = r.feature_level
+        elif isinstance(r, RegisterBrokerRecord):
+            self._brokers()[r.broker_id] = BrokerRegistration(
+                r.broker_id,
+                r.incarnation_id,
+                r.broker_epoch,
+                r.endpoints,
+                r.rack,
+                r.fenced,
+                r.in_controlled_shutdown,
+                r.features,
+                r.log_dirs,
+                r.is_migrating_zk_broker,
+            )
+        elif isinstance(r, UnregisterBrokerRecord):
+            brokers = self._brokers()
+            reg = brokers.get(r.broker_id)
+            if reg is not None and reg.epoch == r.broker_epoch:
+                del brokers[r.broker_id]
+        elif isinstance(r, FenceBrokerRecord):
+            self._change_broker(r.broker_id, r.epoch, FENCING_FENCE, CONTROLLED_SHUTDOWN_NONE)
+        elif isinstance(r, UnfenceBrokerRecord):
+            self._change_broker(r.broker_id, r.epoch, FENCING_UNFENCE, CONTROLLED_SHUTDOWN_NONE)
+        elif isinstance(r, BrokerRegistrationChangeRecord):
+            self._change_broker(r.broker_id, r.broker_epoch, r.fenced, r.in_controlled_shutdown, r.log_dirs)
         else:  # pragma: no cover - decode_record only returns the types above
             raise ValueError(f"cannot apply {r!r}")
 
@@ -214,4 +339,5 @@ class _Delta:
             features=self.features if self.features is not None else self.base.features,
             next_producer_id=self.next_producer_id,
             offset=offset,
+            brokers=MappingProxyType(self.brokers) if self.brokers is not None else self.base.brokers,
         )

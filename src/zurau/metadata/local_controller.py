@@ -56,6 +56,13 @@ class LocalControllerChannel:
     def add_listener(self, listener: ImageListener) -> None:
         self._listeners.append(listener)
 
+    def without_forwarding(self) -> LocalControllerChannel:
+        """This node is the whole quorum: nothing is ever forwarded."""
+        return self
+
+    def controller_id(self) -> int:
+        return -1
+
     # ------------------------------------------------------------------ commit
     def _commit(self, result: ControllerResult[T]) -> T:
         if result.records:

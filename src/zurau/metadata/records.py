@@ -9,8 +9,15 @@ carry it unchanged:
   body``; the body uses the flexible encoding (compact strings/arrays, a tagged-field section),
   as every metadata record is flexible from version 0. Record keys are null.
 * ``TopicRecord`` (2), ``PartitionRecord`` (3), ``ConfigRecord`` (4), ``RemoveTopicRecord`` (9),
-  ``FeatureLevelRecord`` (12), ``ProducerIdsRecord`` (15) are the ones a single node writes today;
-  broker registration and partition changes arrive with the KRaft and replication work.
+  ``FeatureLevelRecord`` (12), ``ProducerIdsRecord`` (15) are the ones a single node writes today.
+* Broker registrations (KRaft): ``RegisterBrokerRecord`` (0, written at version 3),
+  ``UnregisterBrokerRecord`` (1), ``FenceBrokerRecord`` (7), ``UnfenceBrokerRecord`` (8) and
+  ``BrokerRegistrationChangeRecord`` (17, written at version 2). A broker's registration is
+  identified by its id and its *broker epoch*; fence/unfence/change/unregister records name both.
+  Partition changes arrive with the replication work.
+
+Each record type is written at the newest version this module knows and read at any version up
+to it (fields a version lacks take their defaults); a record newer than that is refused.
 
 Records are immutable dataclasses; :func:`encode_record` / :func:`decode_record` convert them.
 An unknown record type is a :class:`~zurau.protocol.primitives.DecodeError` naming it (a newer
@@ -22,11 +29,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from zurau.protocol.codec import compile_struct
 from zurau.protocol.primitives import DecodeError, read_uvarint, write_uvarint
-from zurau.protocol.schema import INT8, INT16, INT32, INT64, STRING, UUID, Array, Field
+from zurau.protocol.schema import BOOL, INT8, INT16, INT32, INT64, STRING, UINT16, UUID, Array, Field, Struct
 
 FRAME_VERSION = 1
 
@@ -99,12 +106,120 @@ class ProducerIdsRecord:
     next_producer_id: int
 
 
-MetadataRecord = TopicRecord | PartitionRecord | ConfigRecord | RemoveTopicRecord | FeatureLevelRecord | ProducerIdsRecord
+class BrokerEndpoint(NamedTuple):
+    """One listener of a broker: its name (``PLAINTEXT``...), advertised host and port, and the
+    security protocol id (Kafka's SecurityProtocol: 0 PLAINTEXT, 1 SSL, 2 SASL_PLAINTEXT, 3 SASL_SSL)."""
+
+    name: str
+    host: str
+    port: int
+    security_protocol: int = 0
+
+
+class BrokerFeature(NamedTuple):
+    """A feature and the range of its levels a broker supports (inclusive)."""
+
+    name: str
+    min_supported_version: int
+    max_supported_version: int
+
+
+# BrokerRegistrationChangeRecord.fenced values.
+FENCING_UNFENCE, FENCING_NONE, FENCING_FENCE = -1, 0, 1
+# BrokerRegistrationChangeRecord.in_controlled_shutdown values.
+CONTROLLED_SHUTDOWN_NONE, CONTROLLED_SHUTDOWN_ENTER = 0, 1
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterBrokerRecord:
+    """A broker (a new incarnation, or the same one again) registered with the controller.
+
+    It replaces any earlier registration of ``broker_id``. ``broker_epoch`` is the offset the
+    controller wrote this record at; later changes to the registration must name it. A broker
+    starts fenced and is unfenced once it has caught up with the metadata log.
+    """
+
+    TYPE: ClassVar[int] = 0
+    broker_id: int
+    incarnation_id: uuid.UUID
+    broker_epoch: int
+    endpoints: tuple[BrokerEndpoint, ...] = ()
+    features: tuple[BrokerFeature, ...] = ()
+    rack: str | None = None
+    fenced: bool = True
+    in_controlled_shutdown: bool = False
+    is_migrating_zk_broker: bool = False
+    log_dirs: tuple[uuid.UUID, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class UnregisterBrokerRecord:
+    """The registration of ``broker_id`` with ``broker_epoch`` was removed."""
+
+    TYPE: ClassVar[int] = 1
+    broker_id: int
+    broker_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class FenceBrokerRecord:
+    """The broker registration ``(broker_id, epoch)`` is fenced (the older form of
+    :class:`BrokerRegistrationChangeRecord` with ``fenced=1``)."""
+
+    TYPE: ClassVar[int] = 7
+    broker_id: int
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class UnfenceBrokerRecord:
+    """The broker registration ``(broker_id, epoch)`` is unfenced (the older form of
+    :class:`BrokerRegistrationChangeRecord` with ``fenced=-1``)."""
+
+    TYPE: ClassVar[int] = 8
+    broker_id: int
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerRegistrationChangeRecord:
+    """A change to the registration ``(broker_id, broker_epoch)``.
+
+    ``fenced``: -1 unfenced, 0 no change, 1 fenced (``FENCING_*``). ``in_controlled_shutdown``:
+    0 no change, 1 the broker entered controlled shutdown. ``log_dirs``: the broker's online log
+    directories, empty for no change.
+    """
+
+    TYPE: ClassVar[int] = 17
+    broker_id: int
+    broker_epoch: int
+    fenced: int = FENCING_NONE
+    in_controlled_shutdown: int = CONTROLLED_SHUTDOWN_NONE
+    log_dirs: tuple[uuid.UUID, ...] = ()
+
+
+MetadataRecord = (
+    TopicRecord
+    | PartitionRecord
+    | ConfigRecord
+    | RemoveTopicRecord
+    | FeatureLevelRecord
+    | ProducerIdsRecord
+    | RegisterBrokerRecord
+    | UnregisterBrokerRecord
+    | FenceBrokerRecord
+    | UnfenceBrokerRecord
+    | BrokerRegistrationChangeRecord
+)
 
 
 @dataclass(frozen=True)
 class _Layout:
-    """How one record type maps to Kafka's schema: wire fields and the dataclass it builds."""
+    """How one record type maps to Kafka's schema: wire fields and the dataclass it builds.
+
+    ``version`` is the newest version known, the one records are written at; ``codec`` is its
+    (decoder, encoder); :meth:`codec_for` gives those of older versions, for reading.
+    """
 
     cls: type
     version: int
@@ -112,12 +227,33 @@ class _Layout:
     to_wire: Callable[[Any], dict[str, Any]]
     from_wire: Callable[[dict[str, Any]], Any]
     codec: tuple[Any, Any] = field(init=False, repr=False, compare=False)
+    _older: dict[int, tuple[Any, Any]] = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "codec", compile_struct(self.fields, self.version, True))
 
+    def codec_for(self, version: int) -> tuple[Any, Any]:
+        if version == self.version:
+            return self.codec
+        codec = self._older.get(version)
+        if codec is None:
+            codec = self._older[version] = compile_struct(self.fields, version, True)
+        return codec
+
 
 _I32S = Array(INT32)
+_UUIDS = Array(UUID)
+_ENDPOINT = Struct(
+    Field("name", STRING),
+    Field("host", STRING),
+    Field("port", UINT16),
+    Field("security_protocol", INT16),
+)
+_FEATURE = Struct(
+    Field("name", STRING),
+    Field("min_supported_version", INT16),
+    Field("max_supported_version", INT16),
+)
 
 _LAYOUTS: dict[int, _Layout] = {
     layout.cls.TYPE: layout  # type: ignore[attr-defined]
@@ -202,6 +338,102 @@ _LAYOUTS: dict[int, _Layout] = {
             lambda r: {"broker_id": r.broker_id, "broker_epoch": r.broker_epoch, "next_producer_id": r.next_producer_id},
             lambda d: ProducerIdsRecord(d["broker_id"], d["broker_epoch"], d["next_producer_id"]),
         ),
+        # v1 added in_controlled_shutdown, v2 is_migrating_zk_broker, v3 the tagged log_dirs.
+        _Layout(
+            RegisterBrokerRecord,
+            3,
+            (
+                Field("broker_id", INT32),
+                Field("is_migrating_zk_broker", BOOL, versions="2+", default=False),
+                Field("incarnation_id", UUID),
+                Field("broker_epoch", INT64),
+                Field("end_points", Array(_ENDPOINT)),
+                Field("features", Array(_FEATURE)),
+                Field("rack", STRING, nullable="0+"),
+                Field("fenced", BOOL, default=True),
+                Field("in_controlled_shutdown", BOOL, versions="1+", default=False),
+                Field("log_dirs", _UUIDS, versions="3+", tag=0, tagged="3+"),
+            ),
+            lambda r: {
+                "broker_id": r.broker_id,
+                "is_migrating_zk_broker": r.is_migrating_zk_broker,
+                "incarnation_id": r.incarnation_id,
+                "broker_epoch": r.broker_epoch,
+                "end_points": [e._asdict() for e in r.endpoints],
+                "features": [f._asdict() for f in r.features],
+                "rack": r.rack,
+                "fenced": r.fenced,
+                "in_controlled_shutdown": r.in_controlled_shutdown,
+                "log_dirs": list(r.log_dirs),
+            },
+            lambda d: RegisterBrokerRecord(
+                d["broker_id"],
+                d["incarnation_id"],
+                d["broker_epoch"],
+                tuple(
+                    BrokerEndpoint(e["name"], e["host"], e["port"], e["security_protocol"]) for e in d["end_points"]
+                ),
+                tuple(
+                    BrokerFeature(f["name"], f["min_supported_version"], f["max_supported_version"])
+                    for f in d["features"]
+                ),
+                d["rack"],
+                d["fenced"],
+                d["in_controlled_shutdown"],
+                d["is_migrating_zk_broker"],
+                tuple(d["log_dirs"]),
+            ),
+        ),
+        _Layout(
+            UnregisterBrokerRecord,
+            0,
+            (Field("broker_id", INT32), Field("broker_epoch", INT64)),
+            lambda r: {"broker_id": r.broker_id, "broker_epoch": r.broker_epoch},
+            lambda d: UnregisterBrokerRecord(d["broker_id"], d["broker_epoch"]),
+        ),
+        _Layout(
+            FenceBrokerRecord,
+            0,
+            (Field("id", INT32), Field("epoch", INT64)),
+            lambda r: {"id": r.broker_id, "epoch": r.epoch},
+            lambda d: FenceBrokerRecord(d["id"], d["epoch"]),
+        ),
+        _Layout(
+            UnfenceBrokerRecord,
+            0,
+            (Field("id", INT32), Field("epoch", INT64)),
+            lambda r: {"id": r.broker_id, "epoch": r.epoch},
+            lambda d: UnfenceBrokerRecord(d["id"], d["epoch"]),
+        ),
+        # v1 added the tagged in_controlled_shutdown, v2 the tagged log_dirs.
+        _Layout(
+            BrokerRegistrationChangeRecord,
+            2,
+            (
+                Field("broker_id", INT32),
+                Field("broker_epoch", INT64),
+                Field("fenced", INT8, tag=0, tagged="0+", default=FENCING_NONE),
+                Field(
+                    "in_controlled_shutdown",
+                    INT8,
+                    versions="1+",
+                    tag=1,
+                    tagged="1+",
+                    default=CONTROLLED_SHUTDOWN_NONE,
+                ),
+                Field("log_dirs", _UUIDS, versions="2+", tag=2, tagged="2+"),
+            ),
+            lambda r: {
+                "broker_id": r.broker_id,
+                "broker_epoch": r.broker_epoch,
+                "fenced": r.fenced,
+                "in_controlled_shutdown": r.in_controlled_shutdown,
+                "log_dirs": list(r.log_dirs),
+            },
+            lambda d: BrokerRegistrationChangeRecord(
+                d["broker_id"], d["broker_epoch"], d["fenced"], d["in_controlled_shutdown"], tuple(d["log_dirs"])
+            ),
+        ),
     )
 }
 
@@ -232,7 +464,7 @@ def decode_record(data: bytes | bytearray | memoryview) -> MetadataRecord:
         # untagged fields change the layout: refuse rather than misread.
         raise DecodeError(f"metadata record type {rtype} version {version} is newer than {layout.version}")
     try:
-        body, _pos = layout.codec[0](mv, pos)
+        body, _pos = layout.codec_for(version)[0](mv, pos)
     except (IndexError, ValueError) as e:
         raise DecodeError(f"malformed metadata record type {rtype}: {e}") from None
     rec: MetadataRecord = layout.from_wire(body)

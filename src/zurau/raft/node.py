@@ -15,6 +15,15 @@ Roles (Kafka's names): Unattached (no leader known in the epoch, maybe having vo
 Leader, Follower (voter or observer fetching from the leader) and Resigned (a leader that gave up
 its epoch). Observers -- nodes that are not in the static voter set -- only ever fetch.
 
+The leader also keeps what DescribeQuorum reports (:meth:`RaftNode.quorum_info`, KIP-595/KIP-836):
+every fetcher's (voter's or observer's) fetch offset and last fetch time, and when it was last
+caught up -- at a fetch whose offset reached the leader's log end offset as of that fetch, or, if
+its offset reached the log end offset the leader had at the replica's previous fetch, at that
+previous fetch (the replica had everything the leader had then). The leader itself is always caught
+up "now". This bookkeeping starts afresh in each epoch the node leads and never feeds back into
+elections or the high watermark; observers that stop fetching are forgotten after
+``OBSERVER_SESSION_TIMEOUT_MS``.
+
 Safety invariants this module keeps (the simulation checks them from outside):
 
 * **One vote per epoch.** A vote is written to the quorum-state store before the VoteResponse
@@ -38,11 +47,11 @@ Safety invariants this module keeps (the simulation checks them from outside):
 from __future__ import annotations
 
 import enum
-import json
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from zurau.raft.batches import encode_leader_change
 from zurau.raft.log import RaftLog
 from zurau.raft.messages import (
     FENCED_LEADER_EPOCH,
@@ -138,6 +147,36 @@ class Output:
     appended: list[Entry] = field(default_factory=list)
 
 
+OBSERVER_SESSION_TIMEOUT_MS = 300_000
+"""An observer that has not fetched for this long drops out of :meth:`RaftNode.quorum_info`."""
+
+UNKNOWN = -1
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaInfo:
+    """One replica as the leader sees it (DescribeQuorum's ``ReplicaState``). ``log_end_offset`` is
+    the offset of its last accepted fetch; the timestamps are the ``now_ms`` of the leader's steps.
+    Each is ``-1`` when unknown (no fetch yet in the leader's epoch)."""
+
+    replica_id: int
+    log_end_offset: int
+    last_fetch_timestamp_ms: int
+    last_caught_up_timestamp_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class QuorumInfo:
+    """The leader's view of the quorum: voters (the leader among them) and observers, each sorted by
+    replica id."""
+
+    leader_id: int
+    leader_epoch: int
+    high_watermark: int
+    voters: list[ReplicaInfo]
+    observers: list[ReplicaInfo]
+
+
 class NotLeaderError(Exception):
     def __init__(self, leader_id: int | None, epoch: int) -> None:
         super().__init__(f"not the leader (leader {leader_id}, epoch {epoch})")
@@ -146,9 +185,9 @@ class NotLeaderError(Exception):
 
 
 def leader_change_payload(leader_id: int, voters: Iterable[int], granting: Iterable[int]) -> bytes:
-    """The body of the leader-change control entry (the fields of Kafka's LeaderChangeMessage)."""
-    body = {"leaderId": leader_id, "voters": sorted(voters), "grantingVoters": sorted(granting)}
-    return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    """The body of the leader-change control entry: Kafka's LeaderChangeMessage v0 (see
+    :func:`zurau.raft.batches.encode_leader_change`)."""
+    return encode_leader_change(leader_id, voters, granting)
 
 
 class RaftNode:
@@ -197,6 +236,11 @@ class RaftNode:
         self._fetched_voters: set[int] = set()
         self._last_fetch_ms: dict[int, int] = {}
         self._acked: set[int] = set()  # voters that answered BeginQuorumEpoch / EndQuorumEpoch
+        # DescribeQuorum bookkeeping (leader only; see the module docstring). _last_fetch_ms holds
+        # voters and observers alike.
+        self._observer_end: dict[int, int] = {}
+        self._caught_up_ms: dict[int, int] = {}
+        self._leader_end_at_fetch: dict[int, int] = {}
         self._successors: tuple[int, ...] = ()
         # When we last heard from our leader directly (a successful Fetch or BeginQuorumEpoch).
         self._last_leader_contact: int | None = None
@@ -253,6 +297,33 @@ class RaftNode:
 
     def election_state(self) -> ElectionState:
         return ElectionState(self.epoch, self.voted_id, self.leader_id, self.voters)
+
+    def quorum_info(self, now_ms: int) -> QuorumInfo | None:
+        """What DescribeQuorum reports, or None unless this node is the leader."""
+        if self.role is not Role.LEADER:
+            return None
+        expired = [
+            r
+            for r in self._observer_end
+            if now_ms - self._last_fetch_ms.get(r, now_ms) >= OBSERVER_SESSION_TIMEOUT_MS
+        ]
+        for r in expired:
+            self._forget_replica(r)
+
+        def info(r: int, end: int) -> ReplicaInfo:
+            if r == self.node_id:
+                return ReplicaInfo(r, self.log.end_offset(), now_ms, now_ms)
+            fetched = self._last_fetch_ms.get(r, UNKNOWN)
+            return ReplicaInfo(
+                r,
+                end if fetched != UNKNOWN else UNKNOWN,
+                fetched,
+                self._caught_up_ms.get(r, UNKNOWN),
+            )
+
+        voters = [info(v, self._replica_end.get(v, UNKNOWN)) for v in sorted(self.voters)]
+        observers = [info(o, self._observer_end[o]) for o in sorted(self._observer_end)]
+        return QuorumInfo(self.node_id, self.epoch, self.high_watermark, voters, observers)
 
     # ------------------------------------------------------------------ transitions
 
@@ -350,6 +421,9 @@ class RaftNode:
         self._flush_at = now + self.config.append_linger_ms
         self._replica_end = {v: 0 for v in self.voters if v != self.node_id}
         self._last_fetch_ms = {}
+        self._observer_end = {}
+        self._caught_up_ms = {}
+        self._leader_end_at_fetch = {}
         self._fetched_voters = {self.node_id}
         if self.majority > 1:
             self._check_quorum_deadline = now + self.config.fetch_timeout_ms * 3 // 2
@@ -645,9 +719,9 @@ class RaftNode:
             )
             out.sends.append(Outbound(source, resp))
             return
+        self._track_fetch(now, source, req.fetch_offset)
         if source in self.voters:
             self._replica_end[source] = req.fetch_offset
-            self._last_fetch_ms[source] = now
             self._acked.add(source)
             self._fetched_voters.add(source)
             if len(self._fetched_voters) >= self.majority:
@@ -665,6 +739,27 @@ class RaftNode:
             records,
         )
         out.sends.append(Outbound(source, resp))
+
+    def _track_fetch(self, now: int, replica: int, fetch_offset: int) -> None:
+        """Record an accepted fetch for DescribeQuorum (last fetch, last caught up)."""
+        leader_end = self.log.end_offset()
+        previous_end = self._leader_end_at_fetch.get(replica)
+        if fetch_offset >= leader_end:
+            self._caught_up_ms[replica] = now
+        elif previous_end is not None and fetch_offset >= previous_end:
+            # It has all the leader had at its previous fetch: caught up as of that fetch.
+            before = self._last_fetch_ms[replica]
+            self._caught_up_ms[replica] = max(self._caught_up_ms.get(replica, UNKNOWN), before)
+        self._leader_end_at_fetch[replica] = leader_end
+        self._last_fetch_ms[replica] = now
+        if replica not in self.voters:
+            self._observer_end[replica] = fetch_offset
+
+    def _forget_replica(self, replica: int) -> None:
+        self._observer_end.pop(replica, None)
+        self._caught_up_ms.pop(replica, None)
+        self._leader_end_at_fetch.pop(replica, None)
+        self._last_fetch_ms.pop(replica, None)
 
     def _on_fetch_response(self, now: int, resp: FetchResponse, out: Output) -> None:
         self._maybe_transition(now, resp.leader_id, resp.leader_epoch, out)
@@ -725,14 +820,17 @@ class RaftNode:
 
 
 __all__ = [
+    "OBSERVER_SESSION_TIMEOUT_MS",
     "Event",
     "NotLeaderError",
     "Output",
     "Outbound",
     "Propose",
+    "QuorumInfo",
     "RaftConfig",
     "RaftNode",
     "Received",
+    "ReplicaInfo",
     "Resign",
     "Role",
     "RoleChange",

@@ -5,7 +5,14 @@ A broker describes broker endpoints (endpoint type 1), as Kafka's
 MISMATCHED_ENDPOINT_TYPE (114) and any other type UNSUPPORTED_ENDPOINT_TYPE (115); at v0, whose error
 table predates KIP-919, both are INVALID_REQUEST. Such refusals carry no cluster id or brokers.
 ``cluster_authorized_operations`` is Integer.MIN_VALUE unless asked for; with no authorizer every
-cluster operation is allowed. On a single node the controller is this broker.
+cluster operation is allowed.
+
+Brokers (KRaft): when the image has broker registrations, the answer lists the live brokers
+(unfenced, not in controlled shutdown), or at v2 with ``include_fenced_brokers`` every registered
+broker, each with the address of the listener the client connected through (a broker's first
+listener when it has none of that name), its rack and whether it is fenced; the controller id is
+the active controller's. An image without registrations (a single node that does not register)
+is answered with this node alone, at its advertised address, as its own controller.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from zurau.broker.request_context import RequestContext
+from zurau.metadata.image import MetadataImage
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import InvalidRequestError
 
@@ -53,27 +61,43 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
             code,
             "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER",
         )
-    host, port = ctx.advertised
+    image = ctx.image
+    include_fenced = version >= 2 and bool(req.get("include_fenced_brokers"))
     return {
         "throttle_time_ms": 0,
         "error_code": 0,
         "error_message": None,
         "endpoint_type": ENDPOINT_BROKERS,
-        "cluster_id": ctx.image.cluster_id,
-        "controller_id": ctx.node_id,
-        "brokers": [
-            {
-                "broker_id": ctx.node_id,
-                "host": host,
-                "port": port,
-                "rack": _rack(ctx),
-                "is_fenced": False,
-            }
-        ],
+        "cluster_id": image.cluster_id,
+        "controller_id": _controller_id(ctx, image),
+        "brokers": _brokers(ctx, image, include_fenced),
         "cluster_authorized_operations": (
             CLUSTER_OPERATIONS if req.get("include_cluster_authorized_operations") else UNSET_OPERATIONS
         ),
     }
+
+
+def _brokers(ctx: RequestContext, image: MetadataImage, include_fenced: bool) -> list[dict[str, Any]]:
+    if not image.brokers:
+        host, port = ctx.advertised
+        return [{"broker_id": ctx.node_id, "host": host, "port": port, "rack": _rack(ctx), "is_fenced": False}]
+    regs = [image.brokers[b] for b in sorted(image.brokers)] if include_fenced else image.live_brokers()
+    out = []
+    for b in regs:
+        address = b.address_for(ctx.listener)
+        if address is not None:
+            out.append(
+                {"broker_id": b.id, "host": address[0], "port": address[1], "rack": b.rack, "is_fenced": b.fenced}
+            )
+    return out
+
+
+def _controller_id(ctx: RequestContext, image: MetadataImage) -> int:
+    """The active controller's id; this node's on a single node that knows no controller."""
+    cid = ctx.services.controller_id()
+    if cid == -1 and not image.brokers:
+        return ctx.node_id
+    return cid
 
 
 def _rack(ctx: RequestContext) -> str | None:

@@ -23,6 +23,7 @@ from typing import Any
 
 from zurau.broker.connection import FileRegion
 from zurau.broker.handlers._common import error_of, resolve_topic
+from zurau.broker.handlers._quorum import to_raft
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
@@ -31,6 +32,7 @@ from zurau.protocol.errors import (
     KafkaError,
     UnknownTopicOrPartitionError,
 )
+from zurau.raft.wire import METADATA_TOPIC, METADATA_TOPIC_ID
 from zurau.replication.replica_manager import LogReadSlice
 
 API_KEY = ApiKey.FETCH
@@ -115,7 +117,17 @@ def _read_all(ctx: RequestContext, req: dict[str, Any], topics: list[Any]) -> tu
     return out, total, any_error
 
 
+def _is_metadata_fetch(req: dict[str, Any]) -> bool:
+    """A quorum member's Fetch of ``__cluster_metadata`` (by name, or by Kafka's fixed topic id)."""
+    topics = req["topics"]
+    return bool(topics) and (
+        topics[0].get("topic") == METADATA_TOPIC or topics[0].get("topic_id") == METADATA_TOPIC_ID
+    )
+
+
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    if ctx.services.quorum is not None and _is_metadata_fetch(req):
+        return await to_raft(ctx, API_KEY, req)
     session_id = req.get("session_id", 0)
     session_epoch = req.get("session_epoch", -1)
     if session_id != 0 or session_epoch > 0:

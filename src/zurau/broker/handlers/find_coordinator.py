@@ -6,6 +6,13 @@ which is created on the first request; the leader of that partition is the coord
 single node: this broker). Key type 1 (transactional ids) maps the same way to a partition of
 ``__transaction_state`` (created on the first request). Share groups (key type 2) are not
 supported: INVALID_REQUEST.
+
+In a cluster (the image has broker registrations) the coordinator of a key is the leader of its
+partition, as Kafka answers: a missing internal topic is created and the answer is
+COORDINATOR_NOT_AVAILABLE (clients retry); a leader that is unknown, fenced or in controlled
+shutdown is COORDINATOR_NOT_AVAILABLE; otherwise the leader's address on the listener the client
+connected through. When the leader is this broker, its own coordinator must also be serving the
+partition (else COORDINATOR_NOT_AVAILABLE, or COORDINATOR_LOAD_IN_PROGRESS while loading).
 """
 
 from __future__ import annotations
@@ -14,26 +21,65 @@ from typing import Any
 
 from zurau.broker.handlers._groups import coordinator
 from zurau.broker.request_context import RequestContext
+from zurau.coordinator.coordinator_runtime import CoordinatorRuntime
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.errors import InvalidRequestError, KafkaError
+from zurau.protocol.errors import (
+    CoordinatorNotAvailableError,
+    InvalidRequestError,
+    KafkaError,
+    NotCoordinatorError,
+)
 
 API_KEY = ApiKey.FIND_COORDINATOR
 
 GROUP, TRANSACTION = 0, 1
+NO_NODE: dict[str, Any] = {"node_id": -1, "host": "", "port": -1}
 
 
 def _lookup(ctx: RequestContext, key: str, key_type: int) -> tuple[KafkaError | None, dict[str, Any]]:
-    err: KafkaError | None
+    rt: CoordinatorRuntime[Any, Any, Any]
     if key_type == GROUP:
-        err = coordinator(ctx).coordinator_error(key)
+        rt = coordinator(ctx)
     elif key_type == TRANSACTION:
-        err = ctx.txns.coordinator_error(key)
+        rt = ctx.txns
     else:
-        err = InvalidRequestError(f"unsupported coordinator key type {key_type}")
+        return InvalidRequestError(f"unsupported coordinator key type {key_type}"), dict(NO_NODE)
+    if ctx.image.brokers:
+        return _leader_of(ctx, rt, key)
+    err = rt.coordinator_error(key)
     if err is not None:
-        return err, {"node_id": -1, "host": "", "port": -1}
+        return err, dict(NO_NODE)
     host, port = ctx.advertised
     return None, {"node_id": ctx.node_id, "host": host, "port": port}
+
+
+def _leader_of(
+    ctx: RequestContext, rt: CoordinatorRuntime[Any, Any, Any], key: str
+) -> tuple[KafkaError | None, dict[str, Any]]:
+    """The live leader of ``key``'s partition of the runtime's internal topic (cluster mode)."""
+    image = ctx.image
+    topic = image.get(rt.topic)
+    if topic is None:
+        err = rt.coordinator_error(key)  # creates the topic (in a cluster: starts creating it)
+        image = ctx.image
+        topic = image.get(rt.topic)
+        if topic is None:
+            return err or CoordinatorNotAvailableError(f"{rt.topic} is being created"), dict(NO_NODE)
+    partition = rt.partition_for(key)
+    registration = topic.partitions.get(partition)
+    leader = image.brokers.get(registration.leader) if registration is not None else None
+    if leader is None or not leader.live:
+        return CoordinatorNotAvailableError(f"{rt.topic}-{partition} has no live leader"), dict(NO_NODE)
+    if leader.id == ctx.node_id:
+        err = rt.coordinator_error(key)
+        if isinstance(err, NotCoordinatorError):
+            err = CoordinatorNotAvailableError(f"{rt.topic}-{partition} is not loaded on its leader yet")
+        if err is not None:
+            return err, dict(NO_NODE)
+    address = leader.address_for(ctx.listener)
+    if address is None:
+        return CoordinatorNotAvailableError(f"broker {leader.id} has no endpoint"), dict(NO_NODE)
+    return None, {"node_id": leader.id, "host": address[0], "port": address[1]}
 
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:

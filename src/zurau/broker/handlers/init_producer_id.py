@@ -26,6 +26,7 @@ from zurau.coordinator.transaction_coordinator import InitProducerIdResult
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     InvalidProducerEpochError,
+    KafkaError,
     ProducerFencedError,
 )
 
@@ -47,7 +48,11 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | Awaitab
     if tid is not None:
         return _transactional(ctx, req, tid)
     # Like Kafka, no check of transaction_timeout_ms here: librdkafka's idempotent producer sends -1.
-    return _response(0, ctx.txns.next_producer_id(), 0)
+    try:
+        producer_id = ctx.txns.next_producer_id()
+    except KafkaError as e:  # in a cluster: no block of ids at hand yet (retriable)
+        return _response(e.code)
+    return _response(0, producer_id, 0)
 
 
 async def _transactional(ctx: RequestContext, req: dict[str, Any], tid: str) -> dict[str, Any]:

@@ -4,6 +4,14 @@ A null topic list (v1+) or an empty one at v0 means every topic. Unknown topics 
 when the request allows it (v4+) and ``auto.create.topics.enable`` is on; the new topic is ready at
 once on a single node, so it is returned without LEADER_NOT_AVAILABLE. Leaders, epochs, replicas
 and ISRs come from the metadata image (the controller's registration of each partition).
+
+Brokers (KRaft): when the image has broker registrations, the answer lists the live brokers
+(unfenced, not in controlled shutdown) with the address of the listener the client connected
+through (the first listener of a broker that has none of that name), and their racks. A
+partition whose leader is not registered or is fenced has leader -1 and LEADER_NOT_AVAILABLE;
+``offline_replicas`` are its replicas on unregistered or fenced brokers. The controller id is the
+active controller's. An image without registrations (a single node that does not register) is
+answered with this node alone, at its advertised address.
 """
 
 from __future__ import annotations
@@ -12,10 +20,16 @@ from typing import Any
 
 from zurau.broker.handlers._common import ZERO_UUID, error_of
 from zurau.broker.request_context import RequestContext
-from zurau.metadata.image import TopicImage
+from zurau.metadata.image import MetadataImage, PartitionRegistration, TopicImage
 from zurau.metadata.topic_names import validate_topic_name
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.errors import KafkaError, UnknownTopicIdError, UnknownTopicOrPartitionError, for_code
+from zurau.protocol.errors import (
+    KafkaError,
+    LeaderNotAvailableError,
+    UnknownTopicIdError,
+    UnknownTopicOrPartitionError,
+    for_code,
+)
 
 API_KEY = ApiKey.METADATA
 
@@ -25,19 +39,28 @@ TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
 UNSET_OPERATIONS = -(2**31)
 
 
-def _topic_entry(t: TopicImage, include_ops: bool) -> dict[str, Any]:
-    parts = [
-        {
-            "error_code": 0,
-            "partition_index": i,
-            "leader_id": p.leader,
-            "leader_epoch": p.leader_epoch,
-            "replica_nodes": list(p.replicas),
-            "isr_nodes": list(p.isr),
-            "offline_replicas": [],
-        }
-        for i, p in sorted(t.partitions.items())
-    ]
+def _partition_entry(image: MetadataImage, i: int, p: PartitionRegistration) -> dict[str, Any]:
+    error, leader = 0, p.leader
+    offline: list[int] = []
+    if image.brokers:
+        brokers = image.brokers
+        offline = [r for r in p.replicas if r not in brokers or brokers[r].fenced]
+        reg = brokers.get(p.leader)
+        if reg is None or reg.fenced:
+            error, leader = LeaderNotAvailableError.code, -1
+    return {
+        "error_code": error,
+        "partition_index": i,
+        "leader_id": leader,
+        "leader_epoch": p.leader_epoch,
+        "replica_nodes": list(p.replicas),
+        "isr_nodes": list(p.isr),
+        "offline_replicas": offline,
+    }
+
+
+def _topic_entry(image: MetadataImage, t: TopicImage, include_ops: bool) -> dict[str, Any]:
+    parts = [_partition_entry(image, i, p) for i, p in sorted(t.partitions.items())]
     return {
         "error_code": 0,
         "name": t.name,
@@ -54,7 +77,8 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     requested = req["topics"]
     topics_out: list[dict[str, Any]] = []
     if requested is None or (version == 0 and not requested):
-        topics_out = [_topic_entry(t, include_ops) for t in ctx.image.all()]
+        image = ctx.image
+        topics_out = [_topic_entry(image, t, include_ops) for t in image.all()]
     else:
         allow_create = req.get("allow_auto_topic_creation", True) and ctx.config.get("auto.create.topics.enable")
         for rt in requested:
@@ -82,7 +106,7 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                         t = ctx.image.get(name)
                         if t is None:
                             raise UnknownTopicOrPartitionError(f"unknown topic {name!r}")
-                topics_out.append(_topic_entry(t, include_ops))
+                topics_out.append(_topic_entry(ctx.image, t, include_ops))
             except (KafkaError, Exception) as e:
                 code, _msg = error_of(e)
                 topics_out.append(
@@ -95,14 +119,33 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                         "topic_authorized_operations": UNSET_OPERATIONS,
                     }
                 )
-    host, port = ctx.advertised
     image = ctx.image
     return {
         "throttle_time_ms": 0,
-        "brokers": [{"node_id": ctx.node_id, "host": host, "port": port, "rack": None}],
+        "brokers": _brokers(ctx, image),
         "cluster_id": image.cluster_id,
-        "controller_id": ctx.node_id,
+        "controller_id": _controller_id(ctx, image),
         "topics": topics_out,
         "cluster_authorized_operations": UNSET_OPERATIONS,
         "error_code": 0,
     }
+
+
+def _brokers(ctx: RequestContext, image: MetadataImage) -> list[dict[str, Any]]:
+    if not image.brokers:
+        host, port = ctx.advertised
+        return [{"node_id": ctx.node_id, "host": host, "port": port, "rack": None}]
+    out = []
+    for b in image.live_brokers():
+        address = b.address_for(ctx.listener)
+        if address is not None:
+            out.append({"node_id": b.id, "host": address[0], "port": address[1], "rack": b.rack})
+    return out
+
+
+def _controller_id(ctx: RequestContext, image: MetadataImage) -> int:
+    """The active controller's id; this node's on a single node that knows no controller."""
+    cid = ctx.services.controller_id()
+    if cid == -1 and not image.brokers:
+        return ctx.node_id
+    return cid

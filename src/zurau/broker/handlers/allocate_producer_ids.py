@@ -1,0 +1,30 @@
+"""AllocateProducerIds (KIP-730): a broker asks the active controller for a block of producer ids;
+the controller records the block (ProducerIdsRecord) so no id is handed out twice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.handlers._common import error_of
+from zurau.broker.request_context import RequestContext
+from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.errors import NotControllerError
+
+API_KEY = ApiKey.ALLOCATE_PRODUCER_IDS
+
+
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    quorum = ctx.services.quorum
+    if quorum is None:
+        return _answer(NotControllerError.code)
+    try:
+        first, count = await quorum.allocate_producer_ids(
+            req["broker_id"], req["broker_epoch"], forward=not ctx.on_controller_listener
+        )
+    except Exception as e:
+        return _answer(error_of(e)[0])
+    return _answer(0, first, count)
+
+
+def _answer(code: int, first: int = -1, count: int = 0) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "error_code": code, "producer_id_start": first, "producer_id_len": count}

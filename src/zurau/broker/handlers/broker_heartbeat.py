@@ -1,0 +1,26 @@
+"""BrokerHeartbeat (KIP-631): a registered broker keeps its session, reports how far it has
+replayed the metadata log (it is unfenced once caught up), asks to be fenced or to shut down in a
+controlled way. Decided by the active controller; other nodes forward it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.request_context import RequestContext
+from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.errors import NotControllerError
+
+API_KEY = ApiKey.BROKER_HEARTBEAT
+
+
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    quorum = ctx.services.quorum
+    if quorum is None:
+        return {
+            "throttle_time_ms": 0,
+            "error_code": NotControllerError.code,
+            "is_caught_up": False,
+            "is_fenced": True,
+            "should_shut_down": False,
+        }
+    return await quorum.broker_heartbeat(req, forward=not ctx.on_controller_listener)

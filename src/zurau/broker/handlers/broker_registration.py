@@ -1,0 +1,20 @@
+"""BrokerRegistration (KIP-631): a broker joins the cluster. The active controller writes a
+RegisterBrokerRecord (the broker starts fenced) and answers with the broker epoch; any other node
+forwards the request to it (a request that came in on a controller listener is never forwarded)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.request_context import RequestContext
+from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.errors import NotControllerError
+
+API_KEY = ApiKey.BROKER_REGISTRATION
+
+
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    quorum = ctx.services.quorum
+    if quorum is None:
+        return {"throttle_time_ms": 0, "error_code": NotControllerError.code, "broker_epoch": -1}
+    return await quorum.register_broker(req, forward=not ctx.on_controller_listener)

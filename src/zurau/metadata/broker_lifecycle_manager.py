@@ -1,0 +1,164 @@
+"""A broker's side of cluster membership (Kafka's ``BrokerLifecycleManager``).
+
+Life of a broker, as KIP-631 describes it:
+
+1. **Register** with the active controller (BrokerRegistration: node id, a fresh incarnation id
+   per process start, the broker's listeners and rack). The controller answers with the broker
+   epoch (the offset of its RegisterBrokerRecord); the broker starts *fenced*: no partition
+   leadership, not listed to clients.
+2. **Heartbeat** every ``broker.heartbeat.interval.ms`` with how far it has replayed the metadata
+   log. Once that offset reaches its registration, the controller unfences it; :attr:`unfenced`
+   is set and the broker opens its client listeners. A broker that stops heartbeating for
+   ``broker.session.timeout.ms`` is fenced by the controller.
+3. **Controlled shutdown**: heartbeats ask to shut down until the controller answers
+   ``should_shut_down`` (it has fenced the broker and moved what it led), then the broker stops.
+
+Errors are retried with a backoff for as long as the broker runs: a controller election, a
+forwarding failure or a restart of the active controller only delays registration. A
+DUPLICATE_BROKER_REGISTRATION (another live process with this ``node.id``) is logged loudly and
+retried, so the second process never takes over the first one's identity.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from zurau.protocol.errors import DuplicateBrokerRegistrationError
+
+log = logging.getLogger("zurau.broker")
+
+SECURITY_PROTOCOL_IDS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
+
+Call = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+class BrokerLifecycleManager:
+    def __init__(
+        self,
+        *,
+        node_id: int,
+        cluster_id: str,
+        endpoints: Callable[[], Sequence[tuple[str, str, int, str]]],
+        rack: str | None,
+        heartbeat_interval_ms: int,
+        metadata_offset: Callable[[], int],
+        register: Call,
+        heartbeat: Call,
+    ) -> None:
+        self.node_id = node_id
+        self.cluster_id = cluster_id
+        self.incarnation_id = uuid.uuid4()
+        self._endpoints = endpoints
+        self._rack = rack
+        self._interval = heartbeat_interval_ms / 1000
+        self._metadata_offset = metadata_offset
+        self._register = register
+        self._heartbeat = heartbeat
+        self.broker_epoch = -1
+        self.fenced = True
+        self.unfenced = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._shutting_down = False
+        self._shut_down_ok = asyncio.Event()
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name=f"zurau-lifecycle-{self.node_id}")
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):
+                pass
+            self._task = None
+
+    def registration_request(self) -> dict[str, Any]:
+        return {
+            "broker_id": self.node_id,
+            "cluster_id": self.cluster_id,
+            "incarnation_id": self.incarnation_id,
+            "listeners": [
+                {"name": name, "host": host, "port": port, "security_protocol": SECURITY_PROTOCOL_IDS.get(proto, 0)}
+                for name, host, port, proto in self._endpoints()
+            ],
+            "features": [{"name": "metadata.version", "min_supported_version": 1, "max_supported_version": 25}],
+            "rack": self._rack,
+            "is_migrating_zk_broker": False,
+            "log_dirs": [],
+            "previous_broker_epoch": -1,
+        }
+
+    async def _run(self) -> None:
+        backoff = 0.05
+        while self.broker_epoch < 0:
+            try:
+                resp = await self._register(self.registration_request())
+            except Exception as e:
+                log.info("broker %d: registration failed (%s); retrying", self.node_id, e)
+                resp = None
+            if resp is not None and resp["error_code"] == 0:
+                self.broker_epoch = resp["broker_epoch"]
+                log.info("broker %d registered with broker epoch %d", self.node_id, self.broker_epoch)
+                break
+            if resp is not None:
+                code = resp["error_code"]
+                if code == DuplicateBrokerRegistrationError.code:
+                    log.error(
+                        "broker %d: another live broker is registered with node.id %d; is a second process "
+                        "running with the same node.id? Retrying until its session expires",
+                        self.node_id,
+                        self.node_id,
+                    )
+                else:
+                    log.info("broker %d: registration refused with error %d; retrying", self.node_id, code)
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, 1.0)
+        while True:
+            await self._beat()
+            if self.fenced and not self._shutting_down:
+                await asyncio.sleep(min(self._interval, 0.05))  # catch up quickly, then settle
+            else:
+                await asyncio.sleep(self._interval)
+
+    async def _beat(self) -> None:
+        body = {
+            "broker_id": self.node_id,
+            "broker_epoch": self.broker_epoch,
+            "current_metadata_offset": self._metadata_offset(),
+            "want_fence": False,
+            "want_shut_down": self._shutting_down,
+            "offline_log_dirs": [],
+        }
+        try:
+            resp = await self._heartbeat(body)
+        except Exception as e:
+            log.debug("broker %d: heartbeat failed: %s", self.node_id, e)
+            return
+        if resp["error_code"]:
+            log.info("broker %d: heartbeat refused with error %d", self.node_id, resp["error_code"])
+            return
+        was_fenced = self.fenced
+        self.fenced = bool(resp["is_fenced"])
+        if was_fenced and not self.fenced:
+            log.info("broker %d is unfenced", self.node_id)
+            self.unfenced.set()
+        if self._shutting_down and resp["should_shut_down"]:
+            self._shut_down_ok.set()
+
+    async def controlled_shutdown(self, timeout: float) -> bool:
+        """Ask the controller to let this broker go; True once it agreed within ``timeout``."""
+        if self.broker_epoch < 0:
+            return True
+        self._shutting_down = True
+        try:
+            await self._beat()
+            await asyncio.wait_for(self._shut_down_ok.wait(), timeout)
+            return True
+        except TimeoutError:
+            log.warning("broker %d: the controller did not confirm the controlled shutdown", self.node_id)
+            return False

@@ -1,0 +1,395 @@
+"""The Raft shell: drives the sans-I/O :class:`~zurau.raft.node.RaftNode` on the event loop
+(the part of Kafka's ``KafkaRaftClient`` that does I/O).
+
+What it owns:
+
+* **Time.** One timer task steps the node with a ``Tick`` at ``node.next_deadline_ms()``; every
+  other input (a request, a response, a proposal) wakes it so the next deadline is recomputed.
+* **Outbound messages.** Requests the node emits go to the destination voter's controller
+  listener (``controller.quorum.voters``) in Kafka's own wire format (:mod:`zurau.raft.wire`). Each
+  peer has two connections: one for Fetch (which the leader may hold for a long poll) and one for
+  everything else, so a parked Fetch never delays a Vote. A message that cannot be delivered is
+  dropped: Raft's timers resend what matters.
+* **Inbound requests.** The broker's Vote / BeginQuorumEpoch / EndQuorumEpoch / Fetch handlers call
+  :meth:`RaftClient.handle_request`; the node answers synchronously within the same step, so the
+  response to the caller is picked out of that step's output. An empty Fetch answer is parked up to
+  the request's ``max_wait_ms`` until the log or the high watermark moves (Kafka's long poll), which
+  is what lets followers fetch again at once instead of backing off.
+* **Commits.** Committed entries go to the listener in log order, at most once each, within the
+  step that committed them; :meth:`wait_committed` resolves when the high watermark passes an
+  offset and fails with :class:`NotControllerError` when this node stops leading first.
+
+Invariant: the node is only ever stepped from the event-loop thread, one input at a time.
+Persistent state (the log, ``quorum-state``) is written by the node inside ``step`` before any
+message that depends on it leaves, because sends only start after ``step`` returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from zurau.client.connection import BrokerConnection
+from zurau.client.errors import ClientError
+from zurau.clock import Clock
+from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.errors import (
+    InconsistentClusterIdError,
+    InvalidRequestError,
+    KafkaError,
+    NotControllerError,
+)
+from zurau.raft import (
+    Entry,
+    NotLeaderError,
+    Output,
+    Propose,
+    RaftConfig,
+    RaftLog,
+    RaftNode,
+    Received,
+    Resign,
+    Role,
+    RoleChange,
+    Tick,
+)
+from zurau.raft.messages import (
+    BeginQuorumEpochResponse,
+    EndQuorumEpochResponse,
+    FetchRequest,
+    FetchResponse,
+    RaftMessage,
+    RaftRequest,
+    VoteResponse,
+)
+from zurau.raft.quorum_state import QuorumStateStore
+from zurau.raft.wire import (
+    error_response,
+    request_from_wire,
+    request_to_wire,
+    response_from_wire,
+    response_to_wire,
+)
+
+log = logging.getLogger("zurau.raft")
+
+_RESPONSE_TYPES = (VoteResponse, BeginQuorumEpochResponse, EndQuorumEpochResponse, FetchResponse)
+
+
+class RaftListener(Protocol):
+    def on_commit(self, entries: list[Entry]) -> None:
+        """Entries newly below the high watermark, in offset order."""
+        ...
+
+    def on_role_change(self, change: RoleChange) -> None: ...
+
+
+class RaftClient:
+    """One quorum member (voter) or observer, on the event loop. See the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        node_id: int,
+        cluster_id: str,
+        voters: Mapping[int, tuple[str, int]],
+        log: RaftLog,
+        store: QuorumStateStore,
+        clock: Clock,
+        listener: RaftListener,
+        config: RaftConfig | None = None,
+        fetch_max_wait_ms: int = 500,
+        seed: int | None = None,
+    ) -> None:
+        self.node_id = node_id
+        self.cluster_id = cluster_id
+        self.voter_endpoints = dict(voters)
+        self.log = log
+        self.store = store
+        self.clock = clock
+        self.listener = listener
+        self.config = config or RaftConfig()
+        self.fetch_max_wait_ms = fetch_max_wait_ms
+        self._rng = random.Random(seed)
+        self.node: RaftNode | None = None
+        self._wake = asyncio.Event()
+        # Set (and replaced) whenever the log end or the high watermark moves: long polls wait on it.
+        self._moved = asyncio.Event()
+        self._timer: asyncio.Task[None] | None = None
+        self._sends: set[asyncio.Task[None]] = set()
+        self._conns: dict[tuple[int, str], BrokerConnection] = {}
+        self._commit_waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._hw_told: dict[int, int] = {}  # replica -> high watermark in our last Fetch answer
+        self._closed = False
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        self.node = RaftNode(
+            self.node_id, self.voter_endpoints, self.log, self.store, self._rng, self.clock.now_ms(), self.config
+        )
+        self._timer = asyncio.get_running_loop().create_task(self._timer_loop(), name=f"zurau-raft-{self.node_id}")
+        log.info(
+            "raft node %d started: epoch %d, log end %d, voters %s",
+            self.node_id,
+            self.node.epoch,
+            self.log.end_offset(),
+            sorted(self.voter_endpoints),
+        )
+
+    async def close(self, resign: bool = True) -> None:
+        """Stop; a leader first resigns (EndQuorumEpoch) so the others elect without waiting."""
+        if self._closed:
+            return
+        if resign and self.node is not None and self.node.role is Role.LEADER:
+            with contextlib.suppress(Exception):
+                self._step(Resign())
+                pending = list(self._sends)
+                if pending:
+                    await asyncio.wait(pending, timeout=0.3)
+        self._closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._timer
+        for t in list(self._sends):
+            t.cancel()
+        if self._sends:
+            await asyncio.gather(*self._sends, return_exceptions=True)
+        for conn in self._conns.values():
+            await conn.close()
+        self._conns.clear()
+        self._fail_waiters(NotControllerError("the controller is shutting down"))
+
+    # ------------------------------------------------------------------ views
+    @property
+    def role(self) -> Role:
+        assert self.node is not None
+        return self.node.role
+
+    @property
+    def is_leader(self) -> bool:
+        return self.node is not None and self.node.role is Role.LEADER
+
+    @property
+    def leader_id(self) -> int | None:
+        if self.node is None or self.node.role is Role.RESIGNED:
+            return None
+        return self.node.leader_id
+
+    @property
+    def epoch(self) -> int:
+        return self.node.epoch if self.node is not None else 0
+
+    @property
+    def high_watermark(self) -> int:
+        return self.node.high_watermark if self.node is not None else 0
+
+    # ------------------------------------------------------------------ stepping
+    def _step(self, event: Tick | Received | Propose | Resign) -> Output:
+        assert self.node is not None
+        before = (self.log.end_offset(), self.node.high_watermark)
+        out = self.node.step(self.clock.now_ms(), event)
+        self._after_step(out, before)
+        return out
+
+    def _after_step(self, out: Output, before: tuple[int, int], keep: RaftMessage | None = None) -> None:
+        assert self.node is not None
+        for send in out.sends:
+            if send.message is keep or isinstance(send.message, _RESPONSE_TYPES):
+                continue  # responses travel back on the request's own connection
+            self._send(send.destination, send.message)
+        for change in out.role_changes:
+            log.info(
+                "raft node %d: %s in epoch %d (leader %s)", self.node_id, change.role.value, change.epoch, change.leader_id
+            )
+            if change.role is not Role.LEADER:
+                self._fail_waiters(NotControllerError(f"node {self.node_id} is no longer the active controller"))
+            self.listener.on_role_change(change)
+        if out.committed:
+            self.listener.on_commit(out.committed)
+        if (self.log.end_offset(), self.node.high_watermark) != before:
+            self._moved.set()
+            self._moved = asyncio.Event()
+            self._resolve_waiters()
+        self._wake.set()
+
+    async def _timer_loop(self) -> None:
+        assert self.node is not None
+        # Checks _closed too: a cancel that lands as wait_for completes can be lost (Python 3.11).
+        while not self._closed:
+            deadline = self.node.next_deadline_ms()
+            now = self.clock.now_ms()
+            if deadline is not None and deadline <= now:
+                try:
+                    self._step(Tick())
+                except Exception:
+                    log.exception("raft node %d: tick failed", self.node_id)
+                    await asyncio.sleep(0.1)
+                continue
+            self._wake.clear()
+            timeout = None if deadline is None else (deadline - now) / 1000
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+
+    # ------------------------------------------------------------------ outbound
+    def _send(self, destination: int, message: RaftMessage) -> None:
+        if self._closed or destination not in self.voter_endpoints:
+            return
+        task = asyncio.get_running_loop().create_task(self._deliver(destination, message))  # type: ignore[arg-type]
+        self._sends.add(task)
+        task.add_done_callback(self._sends.discard)
+
+    async def _connection(self, destination: int, kind: str) -> BrokerConnection:
+        conn = self._conns.get((destination, kind))
+        if conn is not None and conn.connected:
+            return conn
+        if conn is not None:
+            await conn.close()
+        host, port = self.voter_endpoints[destination]
+        conn = BrokerConnection(
+            host,
+            port,
+            client_id=f"zurau-raft-{self.node_id}",
+            request_timeout=self.config.request_timeout_ms / 1000,
+            node_id=destination,
+        )
+        self._conns[(destination, kind)] = conn
+        await conn.connect(timeout=self.config.request_timeout_ms / 1000)
+        return conn
+
+    async def _deliver(self, destination: int, message: RaftRequest) -> None:
+        kind = "fetch" if isinstance(message, FetchRequest) else "quorum"
+        try:
+            api_key, version, body = request_to_wire(
+                message, self.cluster_id, fetch_max_wait_ms=self.fetch_max_wait_ms, destination=destination
+            )
+            conn = await self._connection(destination, kind)
+            wire = await conn.request(api_key, body, version=version)
+            response = response_from_wire(api_key, version, wire, message)
+        except (KafkaError, ClientError, OSError) as e:
+            log.debug("raft node %d: %s to %d failed: %s", self.node_id, type(message).__name__, destination, e)
+            stale = self._conns.pop((destination, kind), None)
+            if stale is not None:
+                await stale.close()
+            return
+        if self._closed:
+            return
+        if response.error_code == InconsistentClusterIdError.code:
+            log.error(
+                "raft node %d: node %d belongs to another cluster (this is %s); check its meta.properties",
+                self.node_id,
+                destination,
+                self.cluster_id,
+            )
+            return
+        self._step(Received(destination, response))
+
+    # ------------------------------------------------------------------ inbound
+    async def handle_request(self, api_key: int, version: int, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Answer a Vote, BeginQuorumEpoch, EndQuorumEpoch or Fetch (of ``__cluster_metadata``)."""
+        if self.node is None or self._closed:
+            return error_response(api_key, version, NotControllerError.code)
+        try:
+            decoded = request_from_wire(api_key, version, dict(body))
+        except InvalidRequestError as e:
+            log.warning("raft node %d: refused a malformed %s: %s", self.node_id, ApiKey(api_key).name, e)
+            return error_response(api_key, version, InvalidRequestError.code)
+        if decoded.cluster_id is not None and decoded.cluster_id != self.cluster_id:
+            log.warning(
+                "raft node %d: refused %s from node %d of cluster %r (this is %r)",
+                self.node_id,
+                ApiKey(api_key).name,
+                decoded.source,
+                decoded.cluster_id,
+                self.cluster_id,
+            )
+            return error_response(api_key, version, InconsistentClusterIdError.code)
+        response = self._answer(decoded.source, decoded.message)
+        if isinstance(response, FetchResponse) and decoded.max_wait_ms > 0:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + min(decoded.max_wait_ms, self.fetch_max_wait_ms) / 1000
+            # Park only an answer with nothing new: no records, no divergence, and a high
+            # watermark this replica has already been told (a new one commits its entries).
+            while (
+                response.error_code == 0
+                and not response.records
+                and response.diverging_epoch is None
+                and response.high_watermark <= self._hw_told.get(decoded.source, -1)
+                and not self._closed
+                and (remaining := deadline - loop.time()) > 0
+            ):
+                moved = self._moved
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(moved.wait(), remaining)
+                if self._closed:
+                    break
+                response = self._answer(decoded.source, decoded.message)
+        if response is None:
+            return error_response(api_key, version, NotControllerError.code)
+        if isinstance(response, FetchResponse) and response.error_code == 0:
+            self._hw_told[decoded.source] = response.high_watermark
+        return response_to_wire(api_key, version, response)
+
+    def _answer(self, source: int, message: RaftRequest) -> Any:
+        assert self.node is not None
+        before = (self.log.end_offset(), self.node.high_watermark)
+        out = self.node.step(self.clock.now_ms(), Received(source, message))
+        reply = next(
+            (s.message for s in out.sends if s.destination == source and isinstance(s.message, _RESPONSE_TYPES)),
+            None,
+        )
+        self._after_step(out, before, keep=reply)
+        return reply
+
+    # ------------------------------------------------------------------ proposals
+    def propose(self, payloads: Sequence[bytes]) -> int:
+        """Append ``payloads`` as one batch on the leader; returns the batch's last offset.
+        Raises NotControllerError when this node is not the leader."""
+        try:
+            out = self._step(Propose(tuple(payloads)))
+        except NotLeaderError as e:
+            raise NotControllerError(f"node {self.node_id} is not the active controller (leader {e.leader_id})") from None
+        return out.appended[-1].offset
+
+    async def wait_committed(self, offset: int) -> None:
+        """Until the entry at ``offset`` is committed; NotControllerError if leadership is lost first."""
+        if self.high_watermark > offset:
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._commit_waiters.append((offset, fut))
+        await fut
+
+    def _resolve_waiters(self) -> None:
+        hw = self.high_watermark
+        keep = []
+        for offset, fut in self._commit_waiters:
+            if fut.done():
+                continue
+            if hw > offset:
+                fut.set_result(None)
+            else:
+                keep.append((offset, fut))
+        self._commit_waiters = keep
+
+    def _fail_waiters(self, exc: Exception) -> None:
+        waiters, self._commit_waiters = self._commit_waiters, []
+        for _offset, fut in waiters:
+            if not fut.done():
+                fut.set_exception(exc)
+
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        """Wait until ``predicate()`` holds after some step, or ``timeout`` seconds; its last value."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not predicate():
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            moved = self._moved
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(moved.wait(), min(remaining, 0.05))
+        return True

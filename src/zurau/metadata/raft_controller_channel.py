@@ -1,0 +1,526 @@
+"""The controller channel of a cluster node: metadata through the Raft quorum (KRaft).
+
+Every node (controller or broker) follows ``__cluster_metadata`` through its
+:class:`~zurau.metadata.raft_client.RaftClient` and builds its image from **committed** entries
+only: one entry is one metadata record, one batch is one controller result, and a batch is
+applied whole (entries are buffered until the batch's last one commits), so readers never see half
+of a result. Listeners get ``(old, new)`` for every image, as on a single node.
+
+**The active controller** is the Raft leader once it is *activated*: after it has committed the
+leader-change entry of its epoch, everything in its log is committed and applied, so its image is
+the whole history. From then on it keeps a second, *speculative* image that includes its own
+uncommitted results: each request runs the pure
+:class:`~zurau.metadata.controller.QuorumController` against it, the records are proposed as one
+batch, and the response is given once that batch is committed. Requests are decided one at a
+time on the event loop, so two results never interleave. When it loses leadership it fails the
+waiting requests with NOT_CONTROLLER and drops the speculative image.
+
+**Any other node** forwards the request to the active controller's controller listener (as
+Kafka's brokers forward admin requests), in Kafka's own API at our newest version, and returns its
+answer. A request that arrived on a controller listener is never forwarded again (see
+:meth:`RaftControllerChannel.without_forwarding`): a node that is not the active controller
+answers it with NOT_CONTROLLER, and the forwarding node retries against the new controller until
+its deadline, so a request never circulates between controllers.
+
+**Broker liveness** is the active controller's: heartbeats refresh a broker's session
+(``broker.session.timeout.ms``); a maintenance tick fences brokers whose session expired. A new
+active controller gives every registered broker a fresh session.
+
+Synchronous requests from the broker itself (auto-created topics, coordinator topics, producer-id
+blocks) cannot wait for a quorum: they start the work in the background and answer with a
+retriable error (LEADER_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS), which Kafka's clients retry,
+as they do against Kafka while a topic is being created.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from zurau.client.connection import BrokerConnection
+from zurau.client.errors import ClientError
+from zurau.clock import Clock
+from zurau.metadata.broker_heartbeat_manager import BrokerHeartbeatManager
+from zurau.metadata.controller import ControllerResult, QuorumController, config_result
+from zurau.metadata.image import MetadataImage
+from zurau.metadata.raft_client import RaftClient
+from zurau.metadata.records import decode_record, encode_record
+from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.errors import (
+    CoordinatorLoadInProgressError,
+    KafkaError,
+    LeaderNotAvailableError,
+    NotControllerError,
+    RequestTimedOutError,
+    for_code,
+)
+from zurau.protocol.primitives import DecodeError
+from zurau.raft import Entry, Role, RoleChange
+from zurau.types import ZERO_UUID
+
+log = logging.getLogger("zurau.controller")
+
+T = TypeVar("T")
+ImageListener = Callable[[MetadataImage, MetadataImage], None]
+
+FORWARD_TIMEOUT_S = 30.0  # how long a forwarded request keeps looking for an active controller
+_RETRY_BACKOFF_S = 0.1
+
+
+class RaftControllerChannel:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        node_id: int,
+        controller: QuorumController,
+        image: MetadataImage,
+        clock: Clock,
+        session_timeout_ms: int,
+        forwarding: bool = True,
+    ) -> None:
+        self.node_id = node_id
+        self.controller = controller
+        self.clock = clock
+        self._image = image
+        self._listeners: list[ImageListener] = []
+        self._batch: list[Entry] = []
+        self.raft: RaftClient | None = None  # set by the composition root before start
+        self._forwarding = forwarding
+        self._parent: RaftControllerChannel | None = None
+        self._local_view: RaftControllerChannel | None = None
+        # Active controller state.
+        self._activation_offset: int | None = None  # leader: active once the HW passes it
+        self._active = False
+        self._speculative: MetadataImage | None = None
+        self.heartbeats = BrokerHeartbeatManager(session_timeout_ms)
+        self._conns: dict[int, BrokerConnection] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+        self._creating: set[str] = set()
+
+    # ------------------------------------------------------------------ views
+    @property
+    def image(self) -> MetadataImage:
+        return self._root._image
+
+    @property
+    def _root(self) -> RaftControllerChannel:
+        return self._parent if self._parent is not None else self
+
+    @property
+    def active(self) -> bool:
+        return self._root._active
+
+    def add_listener(self, listener: ImageListener) -> None:
+        self._listeners.append(listener)
+
+    def without_forwarding(self) -> RaftControllerChannel:
+        """A view of this channel for requests that came in on a controller listener."""
+        if not self._forwarding:
+            return self
+        if self._local_view is None:
+            view = RaftControllerChannel.__new__(RaftControllerChannel)
+            view.__dict__.update(self.__dict__)
+            view._forwarding = False
+            view._parent = self
+            self._local_view = view
+        return self._local_view
+
+    def controller_id(self) -> int:
+        """The active controller's id as far as this node knows (-1 if none)."""
+        raft = self._root.raft
+        if raft is None:
+            return -1
+        leader = raft.leader_id
+        return -1 if leader is None else leader
+
+    # ------------------------------------------------------------------ RaftListener
+    def on_commit(self, entries: list[Entry]) -> None:
+        for e in entries:
+            self._batch.append(e)
+            if e.last_in_batch:
+                batch, self._batch = self._batch, []
+                self._apply(batch)
+        self._maybe_activate()
+
+    def _apply(self, batch: list[Entry]) -> None:
+        if batch[0].control:
+            return
+        try:
+            records = [decode_record(e.payload) for e in batch]
+        except DecodeError as e:
+            # A record this version cannot read: skipping it would diverge from the other nodes.
+            log.critical("metadata batch at offset %d is unreadable: %s", batch[0].offset, e)
+            raise
+        old = self._image
+        self._image = old.apply(records, batch[-1].offset)
+        for listener in self._listeners:
+            try:
+                listener(old, self._image)
+            except Exception:
+                log.exception("metadata listener failed at offset %d", batch[-1].offset)
+
+    def on_role_change(self, change: RoleChange) -> None:
+        if change.role is Role.LEADER:
+            assert self.raft is not None
+            # The leader-change entry is the last one in the log now.
+            self._activation_offset = self.raft.log.end_offset()
+            self._maybe_activate()
+            return
+        if self._active:
+            log.info("node %d is no longer the active controller (epoch %d)", self.node_id, change.epoch)
+        self._active = False
+        self._activation_offset = None
+        self._speculative = None
+
+    def _maybe_activate(self) -> None:
+        if self._active or self._activation_offset is None or self.raft is None:
+            return
+        if self.raft.high_watermark >= self._activation_offset and not self._batch:
+            self._active = True
+            self._speculative = self._image
+            now = self.clock.now_ms()
+            self.heartbeats.reset(self._image.brokers.keys(), now)
+            log.info(
+                "node %d is the active controller in epoch %d (metadata offset %d)",
+                self.node_id,
+                self.raft.epoch,
+                self._image.offset,
+            )
+
+    # ------------------------------------------------------------------ the active controller
+    async def _run(self, op: Callable[[MetadataImage], ControllerResult[T]]) -> T:
+        root = self._root
+        assert root.raft is not None and root._speculative is not None
+        result = op(root._speculative)
+        if not result.records:
+            return result.response
+        last = root.raft.propose([encode_record(r) for r in result.records])
+        root._speculative = root._speculative.apply(result.records, last)
+        await root.raft.wait_committed(last)
+        return result.response
+
+    def _next_offset(self) -> int:
+        raft = self._root.raft
+        assert raft is not None
+        return raft.log.end_offset()
+
+    async def _decide(
+        self,
+        local: Callable[[MetadataImage], ControllerResult[T]],
+        forward: Callable[[BrokerConnection], Any],
+        refuse: Callable[[int, str], T],
+    ) -> T:
+        """Run ``local`` on the active controller, else ``forward`` to it; ``refuse(code, msg)``
+        builds the answer when no active controller answers in time."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + FORWARD_TIMEOUT_S
+        last_error = "no active controller"
+        while True:
+            if self.active:
+                try:
+                    return await self._run(local)
+                except KafkaError as e:
+                    if e.code != NotControllerError.code:
+                        raise
+                    last_error = str(e)
+            elif self._forwarding:
+                leader = self.controller_id()
+                if leader >= 0 and leader != self.node_id:
+                    try:
+                        answer = await forward(await self._connection(leader))
+                        if answer is not None:
+                            return answer
+                        last_error = f"node {leader} is no longer the active controller"
+                    except (KafkaError, ClientError, OSError) as e:
+                        last_error = f"forwarding to node {leader} failed: {e}"
+                        await self._drop_connection(leader)
+            else:
+                return refuse(NotControllerError.code, f"node {self.node_id} is not the active controller")
+            if loop.time() >= deadline:
+                return refuse(RequestTimedOutError.code, f"no active controller answered within {FORWARD_TIMEOUT_S:.0f} s: {last_error}")
+            await asyncio.sleep(_RETRY_BACKOFF_S)
+
+    async def _connection(self, leader: int) -> BrokerConnection:
+        root = self._root
+        conn = root._conns.get(leader)
+        if conn is not None and conn.connected:
+            return conn
+        assert root.raft is not None
+        host, port = root.raft.voter_endpoints[leader]
+        conn = BrokerConnection(host, port, client_id=f"zurau-forward-{self.node_id}", node_id=leader)
+        root._conns[leader] = conn
+        await conn.connect(timeout=5.0)
+        return conn
+
+    async def _drop_connection(self, leader: int) -> None:
+        conn = self._root._conns.pop(leader, None)
+        if conn is not None:
+            await conn.close()
+
+    async def close(self) -> None:
+        for t in list(self._background):
+            t.cancel()
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+        for conn in self._conns.values():
+            await conn.close()
+        self._conns.clear()
+
+    # ------------------------------------------------------------------ admin requests
+    async def create_topics(self, topics: list[dict[str, Any]], validate_only: bool) -> dict[str, Any]:
+        async def forward(conn: BrokerConnection) -> dict[str, Any] | None:
+            body = {"topics": topics, "timeout_ms": int(FORWARD_TIMEOUT_S * 1000), "validate_only": validate_only}
+            resp = await conn.request(ApiKey.CREATE_TOPICS, body)
+            return None if _all_not_controller(resp["topics"]) else resp
+
+        def refuse(code: int, msg: str) -> dict[str, Any]:
+            return {"throttle_time_ms": 0, "topics": [_create_error(t["name"], code, msg) for t in topics]}
+
+        return await self._decide(
+            lambda image: self.controller.create_topics(image, topics, validate_only), forward, refuse
+        )
+
+    async def delete_topics(
+        self, requested: list[tuple[str | None, uuid.UUID]], version: int
+    ) -> list[dict[str, Any]]:
+        async def forward(conn: BrokerConnection) -> list[dict[str, Any]] | None:
+            body = {
+                "topics": [{"name": n, "topic_id": i} for n, i in requested],
+                "topic_names": [n for n, _ in requested if n is not None],
+                "timeout_ms": int(FORWARD_TIMEOUT_S * 1000),
+            }
+            resp = await conn.request(ApiKey.DELETE_TOPICS, body)
+            out: list[dict[str, Any]] = resp["responses"]
+            return None if _all_not_controller(out) else out
+
+        def refuse(code: int, msg: str) -> list[dict[str, Any]]:
+            return [{"name": n, "topic_id": i, "error_code": code, "error_message": msg} for n, i in requested]
+
+        return await self._decide(
+            lambda image: self.controller.delete_topics(image, requested, version), forward, refuse
+        )
+
+    async def create_partitions(self, topics: list[dict[str, Any]], validate_only: bool) -> list[dict[str, Any]]:
+        async def forward(conn: BrokerConnection) -> list[dict[str, Any]] | None:
+            body = {"topics": topics, "timeout_ms": int(FORWARD_TIMEOUT_S * 1000), "validate_only": validate_only}
+            resp = await conn.request(ApiKey.CREATE_PARTITIONS, body)
+            out: list[dict[str, Any]] = resp["results"]
+            return None if _all_not_controller(out) else out
+
+        def refuse(code: int, msg: str) -> list[dict[str, Any]]:
+            return [{"name": t["name"], "error_code": code, "error_message": msg} for t in topics]
+
+        return await self._decide(
+            lambda image: self.controller.create_partitions(image, topics, validate_only), forward, refuse
+        )
+
+    async def alter_configs(self, resources: list[dict[str, Any]], validate_only: bool) -> list[dict[str, Any]]:
+        return await self._configs(ApiKey.ALTER_CONFIGS, resources, validate_only, self.controller.alter_configs)
+
+    async def incremental_alter_configs(
+        self, resources: list[dict[str, Any]], validate_only: bool
+    ) -> list[dict[str, Any]]:
+        return await self._configs(
+            ApiKey.INCREMENTAL_ALTER_CONFIGS, resources, validate_only, self.controller.incremental_alter_configs
+        )
+
+    async def _configs(
+        self,
+        api: ApiKey,
+        resources: list[dict[str, Any]],
+        validate_only: bool,
+        op: Callable[[MetadataImage, list[dict[str, Any]], bool], ControllerResult[list[dict[str, Any]]]],
+    ) -> list[dict[str, Any]]:
+        async def forward(conn: BrokerConnection) -> list[dict[str, Any]] | None:
+            resp = await conn.request(api, {"resources": resources, "validate_only": validate_only})
+            out: list[dict[str, Any]] = resp["responses"]
+            return None if _all_not_controller(out) else out
+
+        def refuse(code: int, msg: str) -> list[dict[str, Any]]:
+            return [config_result(r, code, msg) for r in resources]
+
+        return await self._decide(lambda image: op(image, resources, validate_only), forward, refuse)
+
+    # ------------------------------------------------------------------ brokers
+    async def register_broker(self, request: dict[str, Any]) -> dict[str, Any]:
+        async def forward(conn: BrokerConnection) -> dict[str, Any] | None:
+            resp: dict[str, Any] = await conn.request(ApiKey.BROKER_REGISTRATION, request)
+            return None if resp["error_code"] == NotControllerError.code else resp
+
+        def local(image: MetadataImage) -> ControllerResult[dict[str, Any]]:
+            now = self.clock.now_ms()
+            result = self.controller.register_broker(
+                image,
+                request,
+                self._next_offset(),
+                cluster_id_ok=request.get("cluster_id") == image.cluster_id,
+                is_alive=lambda b: self.heartbeats.is_alive(b, now),
+            )
+            if result.response["error_code"] == 0:
+                self.heartbeats.touch(request["broker_id"], now)
+            return result
+
+        return await self._decide(local, forward, _error_body)
+
+    async def broker_heartbeat(self, request: dict[str, Any]) -> dict[str, Any]:
+        async def forward(conn: BrokerConnection) -> dict[str, Any] | None:
+            resp: dict[str, Any] = await conn.request(ApiKey.BROKER_HEARTBEAT, request)
+            return None if resp["error_code"] == NotControllerError.code else resp
+
+        def local(image: MetadataImage) -> ControllerResult[dict[str, Any]]:
+            result = self.controller.broker_heartbeat(image, request, self._next_offset())
+            if result.response["error_code"] == 0:
+                self.heartbeats.touch(request["broker_id"], self.clock.now_ms())
+            return result
+
+        def refuse(code: int, msg: str) -> dict[str, Any]:
+            body = _error_body(code, msg)
+            body.update(is_caught_up=False, is_fenced=True, should_shut_down=False)
+            return body
+
+        return await self._decide(local, forward, refuse)
+
+    async def fence_expired_brokers(self) -> None:
+        """On the active controller: fence every live broker whose session has expired."""
+        if not self.active:
+            return
+        now = self.clock.now_ms()
+        image = self._root._speculative
+        assert image is not None
+        expired = self.heartbeats.expired(now, [b.id for b in image.live_brokers()])
+        if not expired:
+            return
+        log.warning("fencing broker(s) %s: no heartbeat within the session timeout", expired)
+        with contextlib.suppress(KafkaError):
+            await self._run(lambda image: self.controller.fence_brokers(image, expired))
+
+    async def allocate_producer_ids(self, broker_id: int, broker_epoch: int) -> tuple[int, int]:
+        async def forward(conn: BrokerConnection) -> tuple[int, int] | None:
+            resp = await conn.request(
+                ApiKey.ALLOCATE_PRODUCER_IDS, {"broker_id": broker_id, "broker_epoch": broker_epoch}
+            )
+            if resp["error_code"] == NotControllerError.code:
+                return None
+            if resp["error_code"]:
+                raise for_code(resp["error_code"])("AllocateProducerIds failed")
+            return resp["producer_id_start"], resp["producer_id_len"]
+
+        def refuse(code: int, msg: str) -> tuple[int, int]:
+            raise for_code(code)(msg)
+
+        return await self._decide(
+            lambda image: self.controller.allocate_producer_ids(image, broker_id, broker_epoch), forward, refuse
+        )
+
+    # ------------------------------------------------------------------ the broker's own changes
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def create_topic_now(
+        self, name: str, partitions: int, replication_factor: int, configs: Mapping[str, str | None]
+    ) -> dict[str, Any]:
+        """Start creating a topic the broker needs; answers LEADER_NOT_AVAILABLE (retriable) now."""
+        if name not in self._creating:
+            self._creating.add(name)
+            topic = {
+                "name": name,
+                "num_partitions": partitions,
+                "replication_factor": replication_factor,
+                "assignments": [],
+                "configs": [{"name": k, "value": v} for k, v in configs.items()],
+            }
+
+            async def create() -> None:
+                try:
+                    resp = await self.create_topics([topic], False)
+                    entry = resp["topics"][0]
+                    if entry["error_code"] and entry["error_code"] != 36:  # TOPIC_ALREADY_EXISTS
+                        log.warning("could not create topic %r: %s", name, entry["error_message"])
+                except Exception:
+                    log.exception("could not create topic %r", name)
+                finally:
+                    self._creating.discard(name)
+
+            self._spawn(create())
+        return _create_error(name, LeaderNotAvailableError.code, f"topic {name!r} is being created")
+
+    def delete_topics_now(self, requested: list[tuple[str | None, uuid.UUID]]) -> list[dict[str, Any]]:
+        raise NotControllerError("a cluster deletes topics through DeleteTopics (the topic is deleted asynchronously)")
+
+
+class ClusterProducerIdManager:
+    """Producer ids in blocks fetched from the active controller ahead of need: the next block is
+    requested when the current one is 90% used, so ``next_id`` (synchronous) normally never
+    waits. When no id is at hand it answers COORDINATOR_LOAD_IN_PROGRESS, which clients retry,
+    as Kafka's broker does while its block request is in flight."""
+
+    def __init__(self, channel: RaftControllerChannel, broker_id: int, broker_epoch: Callable[[], int]) -> None:
+        self._channel = channel
+        self._broker_id = broker_id
+        self._broker_epoch = broker_epoch
+        self._next = 0
+        self._limit = 0
+        self._size = 0
+        self._prefetched: tuple[int, int] | None = None
+        self._fetching = False
+
+    def next_id(self) -> int:
+        if self._next >= self._limit and self._prefetched is not None:
+            first, count = self._prefetched
+            self._prefetched = None
+            self._next, self._limit, self._size = first, first + count, count
+        if self._next >= self._limit:
+            self._prefetch()
+            raise CoordinatorLoadInProgressError("waiting for a block of producer ids from the controller")
+        if self._limit - self._next <= self._size // 10:
+            self._prefetch()
+        pid = self._next
+        self._next += 1
+        return pid
+
+    def _prefetch(self) -> None:
+        if self._fetching or self._prefetched is not None:
+            return
+        self._fetching = True
+
+        async def fetch() -> None:
+            try:
+                self._prefetched = await self._channel.allocate_producer_ids(self._broker_id, self._broker_epoch())
+            except Exception as e:
+                log.warning("could not allocate producer ids: %s", e)
+            finally:
+                self._fetching = False
+
+        self._channel._spawn(fetch())
+
+
+def _all_not_controller(results: list[dict[str, Any]]) -> bool:
+    return bool(results) and all(r.get("error_code") == NotControllerError.code for r in results)
+
+
+def _create_error(name: str, code: int, message: str | None) -> dict[str, Any]:
+    return {
+        "name": name,
+        "topic_id": ZERO_UUID,
+        "error_code": code,
+        "error_message": message,
+        "topic_config_error_code": 0,
+        "num_partitions": -1,
+        "replication_factor": -1,
+        "configs": [],
+    }
+
+
+def _error_body(code: int, message: str) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "error_code": code, "broker_epoch": -1}
+
+
+__all__ = ["ClusterProducerIdManager", "RaftControllerChannel"]

@@ -1,0 +1,103 @@
+"""A three-node KRaft cluster in one process (EmbeddedCluster): election, registration,
+forwarding of admin requests from any node, failover of the active controller, catch-up of a
+restarted node, and DescribeQuorum through any node."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+
+from zurau.client.admin import AdminClient, NewTopic
+from zurau.client.cluster import Cluster
+from zurau.client.config import ClientConfig
+from zurau.embedded import EmbeddedCluster
+from zurau.protocol.api_keys import ApiKey
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _client(bootstrap: str) -> ClientConfig:
+    return ClientConfig.from_props({"bootstrap.servers": bootstrap})
+
+
+async def _wait(predicate: Any, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.02)
+
+
+async def _metadata(bootstrap: str) -> dict[str, Any]:
+    cluster = Cluster(_client(bootstrap))
+    try:
+        await cluster.bootstrap()
+        conn = await cluster.any_connection()
+        return await conn.request(ApiKey.METADATA, {"topics": None, "allow_auto_topic_creation": False})
+    finally:
+        await cluster.close()
+
+
+async def test_three_nodes_elect_register_and_forward(tmp_path: Any) -> None:
+    async with EmbeddedCluster(3, data_dir=tmp_path) as c:
+        active = c.controller_id
+        assert active in (1, 2, 3)
+        # Every node lists all three brokers and names the active controller.
+        for b in c.brokers:
+            assert b is not None
+            md = await _metadata(b.bootstrap_servers)
+            assert sorted(x["node_id"] for x in md["brokers"]) == [1, 2, 3]
+            assert md["controller_id"] == active
+        # CreateTopics through a node that is not the active controller is forwarded.
+        other = next(b for b in c.brokers if b is not None and b.node_id != active)
+        async with AdminClient(_client(other.bootstrap_servers)) as admin:
+            result = await admin.create_topics([NewTopic("spread", 6, 1)])
+            assert result["spread"] is None
+        await c.wait_for_topic("spread")
+        leaders = {p.leader for p in other.image.get("spread").partitions.values()}  # type: ignore[union-attr]
+        assert leaders == {1, 2, 3}, "six partitions are striped over the three brokers"
+        # Each broker hosts exactly the partitions it leads.
+        for b in c.brokers:
+            assert b is not None
+            hosted = {p.index for p in b.replica_manager.partitions() if p.topic == "spread"}
+            expected = {i for i, p in b.image.get("spread").partitions.items() if p.leader == b.node_id}  # type: ignore[union-attr]
+            assert hosted == expected
+
+
+async def test_active_controller_failover_and_catch_up(tmp_path: Any) -> None:
+    async with EmbeddedCluster(3, data_dir=tmp_path) as c:
+        await c.create_topic_async("before", 1)
+        old = c.controller_id
+        started = time.monotonic()
+        await c.stop_node(old)
+        await _wait(lambda: c.controller_id not in (-1, old))
+        elapsed = time.monotonic() - started
+        assert elapsed < 10, f"no new active controller after {elapsed:.1f} s"
+        await c.create_topic_async("after", 1)
+        # The stopped node comes back, catches up and sees both topics.
+        await c.start_node(old)
+        await c.wait_for_topic("after")
+        assert c.node(old).image.get("before") is not None
+
+
+async def test_describe_quorum_through_any_node(tmp_path: Any) -> None:
+    async with EmbeddedCluster(3, data_dir=tmp_path) as c:
+        await c.create_topic_async("q", 1)
+        active = c.controller_id
+        for b in c.brokers:
+            assert b is not None
+            cluster = Cluster(_client(b.bootstrap_servers))
+            try:
+                await cluster.bootstrap()
+                conn = await cluster.any_connection()
+                body = {"topics": [{"topic_name": "__cluster_metadata", "partitions": [{"partition_index": 0}]}]}
+                resp = await conn.request(ApiKey.DESCRIBE_QUORUM, body)
+            finally:
+                await cluster.close()
+            part = resp["topics"][0]["partitions"][0]
+            assert part["error_code"] == 0
+            assert part["leader_id"] == active
+            assert sorted(v["replica_id"] for v in part["current_voters"]) == [1, 2, 3]
+            assert part["high_watermark"] > 0
