@@ -330,12 +330,19 @@ class Broker:
         live = image.live_brokers()
         return live[0].id if live else active
 
+    async def controlled_shutdown(self) -> bool:
+        """In a cluster: ask the active controller to fence this broker (and, with replication,
+        move its leaderships away) before it stops; bounded, since a cluster that has lost its
+        quorum cannot answer. True when the controller agreed (always on a single node)."""
+        if self.lifecycle is None:
+            return True
+        timeout = self.config.get("broker.heartbeat.interval.ms") / 1000 + 3
+        return await self.lifecycle.controlled_shutdown(timeout)
+
     async def stop(self) -> None:
         if not self.started:
             return
-        if self.lifecycle is not None:
-            # Controlled shutdown: the controller fences this broker before it goes.
-            await self.lifecycle.controlled_shutdown(timeout=self.config.get("broker.heartbeat.interval.ms") / 1000 + 3)
+        await self.controlled_shutdown()
         self.started = False
         await self._shutdown()
 

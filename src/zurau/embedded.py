@@ -375,6 +375,9 @@ class EmbeddedCluster:
             await asyncio.sleep(0.01)
 
     async def _stop_all(self) -> None:
+        # Every broker asks for its controlled shutdown while the quorum is still whole; then
+        # all stop (stopped one by one, the last ones would wait for a quorum that is gone).
+        await asyncio.gather(*(b.controlled_shutdown() for b in self.brokers if b is not None), return_exceptions=True)
         await asyncio.gather(
             *(self.stop_node(i) for i in range(1, len(self.brokers) + 1)), return_exceptions=True
         )

@@ -152,12 +152,18 @@ class BrokerLifecycleManager:
 
     async def controlled_shutdown(self, timeout: float) -> bool:
         """Ask the controller to let this broker go; True once it agreed within ``timeout``."""
-        if self.broker_epoch < 0:
+        if self.broker_epoch < 0 or self._shut_down_ok.is_set():
             return True
         self._shutting_down = True
+
+        async def ask() -> None:
+            while not self._shut_down_ok.is_set():
+                await self._beat()
+                if not self._shut_down_ok.is_set():
+                    await asyncio.sleep(0.05)
+
         try:
-            await self._beat()
-            await asyncio.wait_for(self._shut_down_ok.wait(), timeout)
+            await asyncio.wait_for(ask(), timeout)
             return True
         except TimeoutError:
             log.warning("broker %d: the controller did not confirm the controlled shutdown", self.node_id)
