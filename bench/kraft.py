@@ -1,0 +1,729 @@
+"""The KRaft metadata quorum: metadata operations, controller failover, catch-up of a new broker.
+
+    .venv/bin/python -m bench.kraft [--only ops,election,catchup] [--rounds 20] [--catchup-topics 10000]
+
+Every cluster is real processes on 127.0.0.1 (:class:`zurau.testing.cluster_process.ClusterProcesses`,
+each node ``python -m zurau.cli.main broker start`` with its data under a fresh temporary
+directory); this process is the client (Zurau's asyncio ``BrokerConnection``, so each request goes
+to exactly the node chosen). The active controller is the Raft leader, found with DescribeQuorum.
+
+* ``ops``: CreateTopics of 1-partition topics (one topic per request) on three combined nodes,
+  sent to a node that is not the active controller (it forwards the request to the controller's
+  listener) and to the active controller itself, by C workers each with its own connection and
+  one request in flight (C = ``--concurrency``, 1 and 16). A fresh cluster per case; a few
+  topics first as a warm-up. Topics/s, latency p50/p99.
+* ``election``: three combined nodes; per round, ``kill -9`` the active controller, then poll
+  every survivor with DescribeQuorum (every 15 ms) until one reports a new leader, and, at the same
+  time, send CreateTopics to a survivor until one succeeds. Then restart the killed node over its
+  data and wait until its log end offset equals the leader's high watermark before the next round.
+* ``catchup``: three dedicated controllers and three brokers; create ``--catchup-topics`` topics
+  (100 per CreateTopics request, a few requests in flight), then (a) start a brand-new broker
+  (node 7, formatted with the cluster id) and (b) kill broker 6, delete its data directory,
+  format it again with the same cluster id and start it. Each: time until it serves clients (its
+  client listener opens only once the controller has unfenced it, i.e. it has caught up to its
+  registration) and until its own Metadata lists every topic.
+
+Processes are stopped by their pids (SIGTERM, then SIGKILL), also when a measurement fails. The
+machine is shared: the report says how much CPU other processes used during each measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench._brokers import process_cpu_seconds, system_busy_seconds
+from zurau.client.connection import BrokerConnection
+from zurau.client.errors import ClientError
+from zurau.protocol.api_keys import ApiKey
+from zurau.testing.broker_process import HOST, free_port
+from zurau.testing.cluster_process import ClusterProcesses, NodeProcess
+
+SECTIONS = ("ops", "election", "catchup")
+NOT_CONTROLLER = 41
+POLL_S = 0.015  # DescribeQuorum / CreateTopics retry interval while waiting for a new leader
+ROUND_LIMIT_S = 60.0  # per election round: a failover slower than this fails the round
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def pct(values: list[float], q: float) -> float:
+    """The q-quantile (0..1) by nearest rank."""
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
+
+
+class Noise:
+    """CPU used by processes other than this one and the cluster's nodes over a stretch of time."""
+
+    def __init__(self, pids: Callable[[], Iterable[int]]) -> None:
+        self.pids = pids
+        self._t0 = 0.0
+        self._busy0 = 0.0
+        self._ours0: dict[int, float] = {}
+
+    def _ours(self) -> dict[int, float]:
+        out = {os.getpid(): process_cpu_seconds(os.getpid())}
+        for pid in self.pids():
+            try:
+                out[pid] = process_cpu_seconds(pid)
+            except OSError:
+                pass
+        return out
+
+    def start(self) -> None:
+        self._t0, self._busy0, self._ours0 = time.monotonic(), system_busy_seconds(), self._ours()
+
+    def stop(self) -> Cpu:
+        """Cores used on average since :meth:`start`."""
+        wall = max(1e-6, time.monotonic() - self._t0)
+        busy = system_busy_seconds() - self._busy0
+        ours = self._ours()
+        me = os.getpid()
+        cluster = sum(v - self._ours0.get(pid, 0.0) for pid, v in ours.items() if pid != me)
+        client = ours[me] - self._ours0.get(me, 0.0)
+        return Cpu(cluster / wall, client / wall, max(0.0, busy - cluster - client) / wall)
+
+
+@dataclass(frozen=True)
+class Cpu:
+    """Cores used on average: by the cluster's processes, by this one (the client), by others."""
+
+    cluster: float
+    client: float
+    others: float
+
+
+def cluster_pids(cluster: ClusterProcesses, extra: Iterable[NodeProcess] = ()) -> list[int]:
+    nodes = [*cluster.nodes.values(), *extra]
+    return [n.proc.pid for n in nodes if n.proc is not None and n.proc.poll() is None]
+
+
+async def connect(port: int, timeout: float = 5.0) -> BrokerConnection:
+    return await BrokerConnection(HOST, port, client_id="bench-kraft", request_timeout=30.0).connect(timeout)
+
+
+@dataclass
+class Quorum:
+    leader: int
+    epoch: int
+    high_watermark: int
+    voters: dict[int, int]  # voter id -> log end offset
+
+
+async def describe_quorum(conn: BrokerConnection, timeout: float = 2.0) -> Quorum | None:
+    """The quorum as the leader reports it, or None if the node cannot say (no leader known)."""
+    body = {"topics": [{"topic_name": "__cluster_metadata", "partitions": [{"partition_index": 0}]}]}
+    resp = await conn.request(ApiKey.DESCRIBE_QUORUM, body, timeout=timeout)
+    if resp["error_code"] or not resp["topics"]:
+        return None
+    part = resp["topics"][0]["partitions"][0]
+    if part["error_code"] or part["leader_id"] < 0:
+        return None
+    voters = {v["replica_id"]: v["log_end_offset"] for v in part["current_voters"]}
+    return Quorum(part["leader_id"], part["leader_epoch"], part["high_watermark"], voters)
+
+
+async def quorum_of(cluster: ClusterProcesses, timeout: float = 30.0) -> Quorum:
+    """Ask the running nodes until one names a leader."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for node in cluster.nodes.values():
+            if not node.running:
+                continue
+            try:
+                conn = await connect(node.port)
+            except ClientError:
+                continue
+            try:
+                q = await describe_quorum(conn)
+            except ClientError:
+                q = None
+            finally:
+                await conn.close()
+            if q is not None:
+                return q
+        await asyncio.sleep(0.05)
+    raise TimeoutError(f"no node named a quorum leader within {timeout:.0f} s")
+
+
+async def create_topics(
+    conn: BrokerConnection, names: list[str], replication_factor: int, timeout: float = 30.0
+) -> dict[str, int]:
+    """CreateTopics of 1-partition topics; the error code per topic."""
+    body = {
+        "topics": [
+            {"name": n, "num_partitions": 1, "replication_factor": replication_factor, "assignments": [], "configs": []}
+            for n in names
+        ],
+        "timeout_ms": int(timeout * 1000),
+        "validate_only": False,
+    }
+    resp = await conn.request(ApiKey.CREATE_TOPICS, body, timeout=timeout + 5)
+    return {t["name"]: t["error_code"] for t in resp["topics"]}
+
+
+async def metadata_topic_count(conn: BrokerConnection, timeout: float = 30.0) -> tuple[int, set[int]]:
+    """(topics listed, broker ids listed) in one Metadata request for all topics."""
+    version = conn.version(ApiKey.METADATA, 12, min_version=1)
+    resp = await conn.request(
+        ApiKey.METADATA, {"topics": None, "allow_auto_topic_creation": False}, version=version, timeout=timeout
+    )
+    names = {t["name"] for t in resp["topics"] if not t["error_code"] and not t.get("is_internal")}
+    return len(names), {b["node_id"] for b in resp["brokers"]}
+
+
+def log_tail(node: NodeProcess, lines: int = 15) -> str:
+    return "\n".join(node.log_text().splitlines()[-lines:])
+
+
+def fmt_ms(seconds: float) -> str:
+    ms = seconds * 1000
+    return f"{ms:,.0f}" if ms >= 100 else f"{ms:.1f}"
+
+
+@dataclass
+class Report:
+    sections: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def table(self, title: str, header: list[str], rows: list[list[str]]) -> None:
+        out = [f"### {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        out += ["| " + " | ".join(r) + " |" for r in rows]
+        self.sections.append("\n".join(out) + "\n")
+
+
+def say(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+# ----------------------------------------------------------------------------- 1. metadata ops
+
+
+@dataclass
+class OpsResult:
+    route: str
+    concurrency: int
+    topics: int
+    seconds: float
+    latencies: list[float]
+    errors: int
+    other_cpu: float
+    cluster_cpu: float
+    leader_changed: bool
+
+
+async def run_creates(
+    port: int, prefix: str, count: int, concurrency: int, rf: int, limit_s: float
+) -> tuple[int, float, list[float], int]:
+    """``count`` CreateTopics (one topic each) by ``concurrency`` workers, one connection each:
+    (topics created, wall seconds, latencies, errors)."""
+    conns = [await connect(port) for _ in range(concurrency)]
+    latencies: list[float] = []
+    errors = 0
+    next_i = 0
+    deadline = time.monotonic() + limit_s
+
+    async def worker(conn: BrokerConnection) -> None:
+        nonlocal next_i, errors
+        while next_i < count and time.monotonic() < deadline:
+            name = f"{prefix}-{next_i:06d}"
+            next_i += 1
+            t0 = time.perf_counter()
+            codes = await create_topics(conn, [name], rf)
+            dt = time.perf_counter() - t0
+            if codes.get(name) == 0:
+                latencies.append(dt)
+            else:
+                errors += 1
+
+    t0 = time.perf_counter()
+    try:
+        await asyncio.gather(*(worker(c) for c in conns))
+    finally:
+        wall = time.perf_counter() - t0
+        await asyncio.gather(*(c.close() for c in conns), return_exceptions=True)
+    return len(latencies), wall, latencies, errors
+
+
+async def ops_case(
+    workdir: Path, route: str, concurrency: int, topics: int, rf: int, limit_s: float
+) -> OpsResult:
+    root = Path(tempfile.mkdtemp(prefix=f"ops-{route}-{concurrency}-", dir=workdir))
+    cluster = ClusterProcesses(root, controllers=3)
+    try:
+        await asyncio.to_thread(cluster.start)
+        q = await quorum_of(cluster)
+        target = q.leader if route == "active controller" else min(i for i in cluster.nodes if i != q.leader)
+        port = cluster.nodes[target].port
+        await run_creates(port, "warmup", 20, min(concurrency, 4), rf, limit_s)
+        noise = Noise(lambda: cluster_pids(cluster))
+        noise.start()
+        n, wall, lat, errors = await run_creates(port, "t", topics, concurrency, rf, limit_s)
+        other, ours = noise.stop()
+        after = await quorum_of(cluster)
+        return OpsResult(route, concurrency, n, wall, lat, errors, other, ours, after.leader != q.leader)
+    finally:
+        await asyncio.to_thread(stop_cluster, cluster)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+async def section_ops(args: argparse.Namespace, workdir: Path, report: Report) -> None:
+    results: list[OpsResult] = []
+    for c in args.concurrency:
+        for route in ("forwarded", "active controller"):
+            say(f"ops: {args.ops_topics} topics, {c} in flight, via {route}")
+            r = await ops_case(workdir, route, c, args.ops_topics, args.replication_factor, args.ops_limit)
+            say(
+                f"ops: {r.topics} topics in {r.seconds:.1f} s = {r.topics / r.seconds:.0f}/s, "
+                f"p50 {fmt_ms(pct(r.latencies, 0.5))} ms p99 {fmt_ms(pct(r.latencies, 0.99))} ms, "
+                f"errors {r.errors}, others {r.other_cpu:.0%} of a core"
+            )
+            results.append(r)
+    rows = []
+    for r in results:
+        rows.append(
+            [
+                "via a follower (forwarded)" if r.route == "forwarded" else "to the active controller",
+                str(r.concurrency),
+                f"{r.topics:,}",
+                f"{r.topics / r.seconds:,.0f}",
+                fmt_ms(pct(r.latencies, 0.5)),
+                fmt_ms(pct(r.latencies, 0.99)),
+                fmt_ms(max(r.latencies)),
+                f"{r.cluster_cpu:.2f}",
+                f"{r.client_cpu:.2f}",
+                f"{r.other_cpu:.2f}",
+            ]
+        )
+        if r.errors:
+            report.notes.append(f"ops {r.route} x{r.concurrency}: {r.errors} CreateTopics answered with an error")
+        if r.leader_changed:
+            report.notes.append(f"ops {r.route} x{r.concurrency}: the active controller changed during the run")
+    report.table(
+        f"Metadata operations: CreateTopics, 1 partition, replication factor {args.replication_factor}, "
+        "one topic per request, 3 combined nodes",
+        [
+            "Sent",
+            "In flight",
+            "Topics",
+            "Topics/s",
+            "p50 ms",
+            "p99 ms",
+            "max ms",
+            "Cluster CPU (cores)",
+            "Client CPU (cores)",
+            "Others' CPU (cores)",
+        ],
+        rows,
+    )
+
+
+# ----------------------------------------------------------------------------- 2. election
+
+
+@dataclass
+class Round:
+    killed: int
+    new_leader: int
+    leader_s: float
+    create_s: float
+    restart_serving_s: float
+    caught_up_s: float
+    other_cpu: float
+
+
+async def wait_new_leader(ports: dict[int, int], old_leader: int, old_epoch: int, t0: float) -> tuple[int, float]:
+    """Poll every node in ``ports`` with DescribeQuorum until one reports a leader other than
+    ``old_leader`` in a later epoch: (that leader, seconds since t0)."""
+    found: asyncio.Future[tuple[int, float]] = asyncio.get_running_loop().create_future()
+
+    async def poll(port: int) -> None:
+        conn: BrokerConnection | None = None
+        while not found.done():
+            try:
+                if conn is None or not conn.connected:
+                    conn = await connect(port, timeout=1.0)
+                q = await describe_quorum(conn, timeout=1.0)
+                if q is not None and q.leader != old_leader and q.epoch > old_epoch and not found.done():
+                    found.set_result((q.leader, time.perf_counter() - t0))
+                    break
+            except ClientError:
+                pass
+            await asyncio.sleep(POLL_S)
+        if conn is not None:
+            await conn.close()
+
+    tasks = [asyncio.create_task(poll(p)) for p in ports.values()]
+    try:
+        return await asyncio.wait_for(asyncio.shield(found), ROUND_LIMIT_S)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def wait_create_ok(port: int, prefix: str, rf: int, t0: float) -> float:
+    """Send CreateTopics of fresh names to ``port`` until one succeeds: seconds since t0."""
+    i = 0
+    conn: BrokerConnection | None = None
+    deadline = t0 + ROUND_LIMIT_S
+    try:
+        while time.perf_counter() < deadline:
+            name = f"{prefix}-{i}"
+            i += 1
+            try:
+                if conn is None or not conn.connected:
+                    conn = await connect(port, timeout=1.0)
+                codes = await create_topics(conn, [name], rf, timeout=max(1.0, deadline - time.perf_counter()))
+                if codes.get(name) == 0:
+                    return time.perf_counter() - t0
+            except ClientError:
+                pass
+            await asyncio.sleep(POLL_S)
+    finally:
+        if conn is not None:
+            await conn.close()
+    raise TimeoutError(f"no CreateTopics succeeded within {ROUND_LIMIT_S:.0f} s of the kill")
+
+
+async def wait_caught_up(cluster: ClusterProcesses, node_id: int, timeout: float = 60.0) -> None:
+    """Until the leader reports ``node_id``'s log end offset at (or past) the high watermark."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        q = await quorum_of(cluster)
+        if q.voters.get(node_id, -1) >= q.high_watermark:
+            return
+        await asyncio.sleep(0.05)
+    raise TimeoutError(f"node {node_id} did not catch up within {timeout:.0f} s")
+
+
+async def section_election(args: argparse.Namespace, workdir: Path, report: Report) -> None:
+    root = Path(tempfile.mkdtemp(prefix="election-", dir=workdir))
+    cluster = ClusterProcesses(root, controllers=3)
+    rounds: list[Round] = []
+    try:
+        await asyncio.to_thread(cluster.start)
+        await quorum_of(cluster)
+        conn = await connect(cluster.nodes[1].port)
+        await create_topics(conn, ["election-warmup"], args.replication_factor)
+        await conn.close()
+        for rnd in range(args.rounds):
+            q = await quorum_of(cluster)
+            leader = q.leader
+            survivors = {i: n.port for i, n in cluster.nodes.items() if i != leader}
+            noise = Noise(lambda: cluster_pids(cluster))
+            noise.start()
+            t0 = time.perf_counter()
+            cluster.kill(leader)
+            create_port = survivors[min(survivors)]
+            create_task = asyncio.create_task(
+                wait_create_ok(create_port, f"election-{rnd}", args.replication_factor, t0)
+            )
+            try:
+                new_leader, leader_s = await wait_new_leader(survivors, leader, q.epoch, t0)
+                create_s = await create_task
+            except BaseException:
+                create_task.cancel()
+                tails = "\n".join(f"node {i}:\n{log_tail(cluster.nodes[i])}" for i in survivors)
+                say(f"election round {rnd}: failed; the survivors' logs end with\n{tails}")
+                raise
+            other, _ours = noise.stop()
+            t1 = time.perf_counter()
+            node = cluster.nodes[leader]
+            node.launch()
+            await asyncio.to_thread(node.wait_ready, 60.0)
+            serving = time.perf_counter() - t1
+            await wait_caught_up(cluster, leader)
+            caught_up = time.perf_counter() - t1
+            r = Round(leader, new_leader, leader_s, create_s, serving, caught_up, other)
+            rounds.append(r)
+            say(
+                f"election round {rnd + 1}/{args.rounds}: killed {leader} (epoch {q.epoch}); new leader {new_leader} "
+                f"after {leader_s * 1000:.0f} ms, CreateTopics ok after {create_s * 1000:.0f} ms; restarted node "
+                f"serving after {serving:.1f} s, caught up after {caught_up:.1f} s; others {other:.0%} of a core"
+            )
+    finally:
+        await asyncio.to_thread(stop_cluster, cluster)
+        shutil.rmtree(root, ignore_errors=True)
+
+    def row(name: str, values: list[float]) -> list[str]:
+        return [
+            name,
+            fmt_ms(statistics.median(values)),
+            fmt_ms(pct(values, 0.9)),
+            fmt_ms(max(values)),
+            fmt_ms(min(values)),
+        ]
+
+    report.table(
+        f"Controller failover: kill -9 of the active controller, 3 combined nodes, {len(rounds)} rounds "
+        "(ms from the kill)",
+        ["Until", "median", "p90", "worst", "best"],
+        [
+            row("a survivor's DescribeQuorum names a new leader", [r.leader_s for r in rounds]),
+            row("a CreateTopics sent to a survivor succeeds", [r.create_s for r in rounds]),
+            row("restarted node serves clients (from its restart)", [r.restart_serving_s for r in rounds]),
+            row("restarted node caught up with the leader (from its restart)", [r.caught_up_s for r in rounds]),
+        ],
+    )
+    others = [r.other_cpu for r in rounds]
+    report.notes.append(
+        f"election: other processes used {statistics.median(others):.0%} of a core (median over rounds; "
+        f"max {max(others):.0%}) between each kill and the first successful CreateTopics"
+    )
+
+
+# ----------------------------------------------------------------------------- 3. catch-up
+
+
+def stop_cluster(cluster: ClusterProcesses, extra: Iterable[NodeProcess] = ()) -> None:
+    """SIGTERM by pid, SIGKILL after a grace period; the extra nodes first."""
+    for node in extra:
+        if node.running:
+            node.stop(20.0)
+        node.kill()
+    try:
+        cluster.stop()
+    finally:
+        cluster.kill_all()
+
+
+def format_node(cluster: ClusterProcesses, config: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "zurau.cli.main", "storage", "format", "--cluster-id", cluster.cluster_id,
+         "--config", str(config)],
+        check=True,
+        capture_output=True,
+    )
+
+
+def new_broker_node(cluster: ClusterProcesses, template_id: int, node_id: int) -> NodeProcess:
+    """A broker that was never part of the cluster: the template broker's properties with a new
+    node id, port and data directory, formatted with the cluster id."""
+    template = cluster.nodes[template_id]
+    port = free_port()
+    data = cluster.root / f"node-{node_id}"
+    props: list[str] = []
+    for line in template.config_path.read_text().splitlines():
+        key = line.split("=", 1)[0]
+        if key == "node.id":
+            line = f"node.id={node_id}"
+        elif key in ("listeners", "advertised.listeners"):
+            line = f"{key}=PLAINTEXT://{HOST}:{port}"
+        elif key == "log.dirs":
+            line = f"log.dirs={data}"
+        props.append(line)
+    config = cluster.root / f"node-{node_id}.properties"
+    config.write_text("\n".join(props) + "\n")
+    format_node(cluster, config)
+    return NodeProcess(node_id, config, port, None, cluster.root / f"node-{node_id}.log")
+
+
+@dataclass
+class CatchUp:
+    case: str
+    serving_s: float
+    all_topics_s: float
+    topics_at_serving: int
+
+
+async def time_catch_up(node: NodeProcess, topics: int, limit_s: float) -> CatchUp:
+    t0 = time.perf_counter()
+    node.launch()
+    await asyncio.to_thread(node.wait_ready, limit_s)
+    serving = time.perf_counter() - t0
+    conn = await connect(node.port)
+    try:
+        first = -1
+        while True:
+            n, _brokers = await metadata_topic_count(conn)
+            if first < 0:
+                first = n
+            if n >= topics:
+                return CatchUp("", serving, time.perf_counter() - t0, first)
+            if time.perf_counter() - t0 > limit_s:
+                raise TimeoutError(f"node {node.node_id} lists {n} of {topics} topics after {limit_s:.0f} s")
+            await asyncio.sleep(0.05)
+    finally:
+        await conn.close()
+
+
+async def section_catchup(args: argparse.Namespace, workdir: Path, report: Report) -> None:
+    root = Path(tempfile.mkdtemp(prefix="catchup-", dir=workdir))
+    cluster = ClusterProcesses(root, controllers=3, brokers=3)
+    extra: list[NodeProcess] = []
+    results: list[CatchUp] = []
+    total = args.catchup_topics
+    try:
+        await asyncio.to_thread(cluster.start)
+        q = await quorum_of(cluster)
+        say(f"catchup: creating {total:,} topics, {args.batch} per request, {args.batch_in_flight} in flight")
+        port = cluster.nodes[cluster.broker_ids[0]].port
+        conns = [await connect(port) for _ in range(args.batch_in_flight)]
+        batches = [[f"c-{i:06d}" for i in range(s, min(total, s + args.batch))] for s in range(0, total, args.batch)]
+        queue = list(reversed(batches))
+        failed = 0
+        noise = Noise(lambda: cluster_pids(cluster))
+        noise.start()
+        t0 = time.perf_counter()
+
+        async def worker(conn: BrokerConnection) -> None:
+            nonlocal failed
+            while queue:
+                batch = queue.pop()
+                codes = await create_topics(conn, batch, args.replication_factor, timeout=120.0)
+                failed += sum(1 for c in codes.values() if c)
+
+        await asyncio.gather(*(worker(c) for c in conns))
+        create_s = time.perf_counter() - t0
+        other, ours = noise.stop()
+        for c in conns:
+            await c.close()
+        q = await quorum_of(cluster)
+        meta_dir = root / f"node-{q.leader}" / "__cluster_metadata-0"
+        meta_bytes = sum(f.stat().st_size for f in meta_dir.glob("*.log")) if meta_dir.is_dir() else 0
+        say(
+            f"catchup: {total - failed:,} topics in {create_s:.1f} s ({(total - failed) / create_s:.0f}/s), "
+            f"metadata log {q.high_watermark:,} records, {meta_bytes / 1e6:.1f} MB; "
+            f"others {other:.0%} of a core"
+        )
+        if failed:
+            report.notes.append(f"catchup: {failed} of {total} topics were not created")
+        # Every broker must list them all first (the measurement compares with a caught-up broker).
+        for b in cluster.broker_ids:
+            c = await connect(cluster.nodes[b].port)
+            try:
+                deadline = time.monotonic() + 120
+                while (await metadata_topic_count(c))[0] < total - failed and time.monotonic() < deadline:
+                    await asyncio.sleep(0.1)
+            finally:
+                await c.close()
+
+        say("catchup: (a) a new broker, node 7")
+        node7 = new_broker_node(cluster, cluster.broker_ids[-1], 7)
+        extra.append(node7)
+        r = await time_catch_up(node7, total - failed, args.catchup_limit)
+        r.case = "new broker (never in the cluster)"
+        results.append(r)
+        say(f"catchup: serving after {r.serving_s:.2f} s, all topics after {r.all_topics_s:.2f} s")
+
+        wiped_id = cluster.broker_ids[-1]
+        say(f"catchup: (b) broker {wiped_id} killed, its data deleted and formatted again")
+        node = cluster.nodes[wiped_id]
+        node.kill()
+        shutil.rmtree(root / f"node-{wiped_id}")
+        format_node(cluster, node.config_path)
+        r = await time_catch_up(node, total - failed, args.catchup_limit)
+        r.case = f"broker {wiped_id} restarted with an empty data directory"
+        results.append(r)
+        say(f"catchup: serving after {r.serving_s:.2f} s, all topics after {r.all_topics_s:.2f} s")
+    finally:
+        await asyncio.to_thread(stop_cluster, cluster, extra)
+        shutil.rmtree(root, ignore_errors=True)
+
+    report.table(
+        f"Catch-up of a broker: {total - failed:,} topics (1 partition, replication factor "
+        f"{args.replication_factor}) on 3 dedicated controllers + 3 brokers",
+        ["Case", "serves clients after", "Metadata lists every topic after", "topics listed at first Metadata"],
+        [[r.case, f"{r.serving_s:.2f} s", f"{r.all_topics_s:.2f} s", f"{r.topics_at_serving:,}"] for r in results],
+    )
+    report.table(
+        "Creating those topics (via broker 4, forwarded; "
+        f"{args.batch} topics per CreateTopics, {args.batch_in_flight} requests in flight)",
+        ["Topics", "seconds", "topics/s", "metadata log records", "metadata log MB", "Cluster CPU", "Others' CPU"],
+        [
+            [
+                f"{total - failed:,}",
+                f"{create_s:.1f}",
+                f"{(total - failed) / create_s:,.0f}",
+                f"{q.high_watermark:,}",
+                f"{meta_bytes / 1e6:.1f}",
+                f"{ours:.2f} cores",
+                f"{other:.2f} cores",
+            ]
+        ],
+    )
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def environment() -> str:
+    cpu = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (
+        f"Machine: {os.cpu_count()} cores ({cpu}), Linux {platform.release()}, Python {platform.python_version()}; "
+        f"run {time.strftime('%Y-%m-%d %H:%M')}."
+    )
+
+
+async def amain(args: argparse.Namespace, sections: list[str]) -> Report:
+    report = Report()
+    runners: dict[str, Callable[[argparse.Namespace, Path, Report], Awaitable[None]]] = {
+        "ops": section_ops,
+        "election": section_election,
+        "catchup": section_catchup,
+    }
+    with tempfile.TemporaryDirectory(prefix="zurau-bench-kraft-") as tmp:
+        for s in SECTIONS:
+            if s in sections:
+                await runners[s](args, Path(tmp), report)
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.kraft", description=__doc__.split("\n")[0])
+    ap.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated subset of {','.join(SECTIONS)}")
+    ap.add_argument("--ops-topics", type=int, default=500, help="topics per metadata-ops case")
+    ap.add_argument("--ops-limit", type=float, default=120.0, help="seconds per metadata-ops case at most")
+    ap.add_argument(
+        "--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 16], help="in-flight requests"
+    )
+    ap.add_argument("--replication-factor", type=int, default=1, help="of every topic created")
+    ap.add_argument("--rounds", type=int, default=20, help="controller kills")
+    ap.add_argument("--catchup-topics", type=int, default=10_000)
+    ap.add_argument("--batch", type=int, default=100, help="topics per CreateTopics in the catch-up setup")
+    ap.add_argument("--batch-in-flight", type=int, default=4)
+    ap.add_argument("--catchup-limit", type=float, default=300.0, help="seconds a broker may take to catch up")
+    args = ap.parse_args(argv)
+    sections = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = set(sections) - set(SECTIONS)
+    if unknown:
+        ap.error(f"unknown sections: {', '.join(sorted(unknown))}")
+    t0 = time.monotonic()
+    report = asyncio.run(amain(args, sections))
+    cmd = " ".join([".venv/bin/python -m bench.kraft", *(argv if argv is not None else sys.argv[1:])])
+    print()
+    print(f"Command: `{cmd}` ({(time.monotonic() - t0) / 60:.1f} min).  ")
+    print(environment())
+    print()
+    for s in report.sections:
+        print(s)
+    if report.notes:
+        print("Notes from this run:\n")
+        print("\n".join(f"- {n}" for n in report.notes))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
