@@ -166,7 +166,13 @@ async def create_topics(
     """CreateTopics of 1-partition topics; the error code per topic."""
     body = {
         "topics": [
-            {"name": n, "num_partitions": 1, "replication_factor": replication_factor, "assignments": [], "configs": []}
+            {
+                "name": n,
+                "num_partitions": 1,
+                "replication_factor": replication_factor,
+                "assignments": [],
+                "configs": [],
+            }
             for n in names
         ],
         "timeout_ms": int(timeout * 1000),
@@ -180,7 +186,10 @@ async def metadata_topic_count(conn: BrokerConnection, timeout: float = 30.0) ->
     """(topics listed, broker ids listed) in one Metadata request for all topics."""
     version = conn.version(ApiKey.METADATA, 12, min_version=1)
     resp = await conn.request(
-        ApiKey.METADATA, {"topics": None, "allow_auto_topic_creation": False}, version=version, timeout=timeout
+        ApiKey.METADATA,
+        {"topics": None, "allow_auto_topic_creation": False},
+        version=version,
+        timeout=timeout,
     )
     names = {t["name"] for t in resp["topics"] if not t["error_code"] and not t.get("is_internal")}
     return len(names), {b["node_id"] for b in resp["brokers"]}
@@ -221,8 +230,7 @@ class OpsResult:
     seconds: float
     latencies: list[float]
     errors: int
-    other_cpu: float
-    cluster_cpu: float
+    cpu: Cpu
     leader_changed: bool
 
 
@@ -273,9 +281,9 @@ async def ops_case(
         noise = Noise(lambda: cluster_pids(cluster))
         noise.start()
         n, wall, lat, errors = await run_creates(port, "t", topics, concurrency, rf, limit_s)
-        other, ours = noise.stop()
+        cpu = noise.stop()
         after = await quorum_of(cluster)
-        return OpsResult(route, concurrency, n, wall, lat, errors, other, ours, after.leader != q.leader)
+        return OpsResult(route, concurrency, n, wall, lat, errors, cpu, after.leader != q.leader)
     finally:
         await asyncio.to_thread(stop_cluster, cluster)
         shutil.rmtree(root, ignore_errors=True)
@@ -290,7 +298,7 @@ async def section_ops(args: argparse.Namespace, workdir: Path, report: Report) -
             say(
                 f"ops: {r.topics} topics in {r.seconds:.1f} s = {r.topics / r.seconds:.0f}/s, "
                 f"p50 {fmt_ms(pct(r.latencies, 0.5))} ms p99 {fmt_ms(pct(r.latencies, 0.99))} ms, "
-                f"errors {r.errors}, others {r.other_cpu:.0%} of a core"
+                f"errors {r.errors}, others {r.cpu.others:.2f} cores"
             )
             results.append(r)
     rows = []
@@ -304,15 +312,19 @@ async def section_ops(args: argparse.Namespace, workdir: Path, report: Report) -
                 fmt_ms(pct(r.latencies, 0.5)),
                 fmt_ms(pct(r.latencies, 0.99)),
                 fmt_ms(max(r.latencies)),
-                f"{r.cluster_cpu:.2f}",
-                f"{r.client_cpu:.2f}",
-                f"{r.other_cpu:.2f}",
+                f"{r.cpu.cluster:.2f}",
+                f"{r.cpu.client:.2f}",
+                f"{r.cpu.others:.2f}",
             ]
         )
         if r.errors:
-            report.notes.append(f"ops {r.route} x{r.concurrency}: {r.errors} CreateTopics answered with an error")
+            report.notes.append(
+                f"ops {r.route} x{r.concurrency}: {r.errors} CreateTopics answered with an error"
+            )
         if r.leader_changed:
-            report.notes.append(f"ops {r.route} x{r.concurrency}: the active controller changed during the run")
+            report.notes.append(
+                f"ops {r.route} x{r.concurrency}: the active controller changed during the run"
+            )
     report.table(
         f"Metadata operations: CreateTopics, 1 partition, replication factor {args.replication_factor}, "
         "one topic per request, 3 combined nodes",
@@ -346,7 +358,9 @@ class Round:
     other_cpu: float
 
 
-async def wait_new_leader(ports: dict[int, int], old_leader: int, old_epoch: int, t0: float) -> tuple[int, float]:
+async def wait_new_leader(
+    ports: dict[int, int], old_leader: int, old_epoch: int, t0: float
+) -> tuple[int, float]:
     """Poll every node in ``ports`` with DescribeQuorum until one reports a leader other than
     ``old_leader`` in a later epoch: (that leader, seconds since t0)."""
     found: asyncio.Future[tuple[int, float]] = asyncio.get_running_loop().create_future()
@@ -388,7 +402,9 @@ async def wait_create_ok(port: int, prefix: str, rf: int, t0: float) -> float:
             try:
                 if conn is None or not conn.connected:
                     conn = await connect(port, timeout=1.0)
-                codes = await create_topics(conn, [name], rf, timeout=max(1.0, deadline - time.perf_counter()))
+                codes = await create_topics(
+                    conn, [name], rf, timeout=max(1.0, deadline - time.perf_counter())
+                )
                 if codes.get(name) == 0:
                     return time.perf_counter() - t0
             except ClientError:
@@ -441,7 +457,7 @@ async def section_election(args: argparse.Namespace, workdir: Path, report: Repo
                 tails = "\n".join(f"node {i}:\n{log_tail(cluster.nodes[i])}" for i in survivors)
                 say(f"election round {rnd}: failed; the survivors' logs end with\n{tails}")
                 raise
-            other, _ours = noise.stop()
+            other = noise.stop().others
             t1 = time.perf_counter()
             node = cluster.nodes[leader]
             node.launch()
@@ -477,7 +493,9 @@ async def section_election(args: argparse.Namespace, workdir: Path, report: Repo
             row("a survivor's DescribeQuorum names a new leader", [r.leader_s for r in rounds]),
             row("a CreateTopics sent to a survivor succeeds", [r.create_s for r in rounds]),
             row("restarted node serves clients (from its restart)", [r.restart_serving_s for r in rounds]),
-            row("restarted node caught up with the leader (from its restart)", [r.caught_up_s for r in rounds]),
+            row(
+                "restarted node caught up with the leader (from its restart)", [r.caught_up_s for r in rounds]
+            ),
         ],
     )
     others = [r.other_cpu for r in rounds]
@@ -504,8 +522,17 @@ def stop_cluster(cluster: ClusterProcesses, extra: Iterable[NodeProcess] = ()) -
 
 def format_node(cluster: ClusterProcesses, config: Path) -> None:
     subprocess.run(
-        [sys.executable, "-m", "zurau.cli.main", "storage", "format", "--cluster-id", cluster.cluster_id,
-         "--config", str(config)],
+        [
+            sys.executable,
+            "-m",
+            "zurau.cli.main",
+            "storage",
+            "format",
+            "--cluster-id",
+            cluster.cluster_id,
+            "--config",
+            str(config),
+        ],
         check=True,
         capture_output=True,
     )
@@ -574,7 +601,9 @@ async def section_catchup(args: argparse.Namespace, workdir: Path, report: Repor
         say(f"catchup: creating {total:,} topics, {args.batch} per request, {args.batch_in_flight} in flight")
         port = cluster.nodes[cluster.broker_ids[0]].port
         conns = [await connect(port) for _ in range(args.batch_in_flight)]
-        batches = [[f"c-{i:06d}" for i in range(s, min(total, s + args.batch))] for s in range(0, total, args.batch)]
+        batches = [
+            [f"c-{i:06d}" for i in range(s, min(total, s + args.batch))] for s in range(0, total, args.batch)
+        ]
         queue = list(reversed(batches))
         failed = 0
         noise = Noise(lambda: cluster_pids(cluster))
@@ -590,7 +619,7 @@ async def section_catchup(args: argparse.Namespace, workdir: Path, report: Repor
 
         await asyncio.gather(*(worker(c) for c in conns))
         create_s = time.perf_counter() - t0
-        other, ours = noise.stop()
+        cpu = noise.stop()
         for c in conns:
             await c.close()
         q = await quorum_of(cluster)
@@ -599,7 +628,7 @@ async def section_catchup(args: argparse.Namespace, workdir: Path, report: Repor
         say(
             f"catchup: {total - failed:,} topics in {create_s:.1f} s ({(total - failed) / create_s:.0f}/s), "
             f"metadata log {q.high_watermark:,} records, {meta_bytes / 1e6:.1f} MB; "
-            f"others {other:.0%} of a core"
+            f"others {cpu.others:.2f} cores"
         )
         if failed:
             report.notes.append(f"catchup: {failed} of {total} topics were not created")
@@ -638,13 +667,30 @@ async def section_catchup(args: argparse.Namespace, workdir: Path, report: Repor
     report.table(
         f"Catch-up of a broker: {total - failed:,} topics (1 partition, replication factor "
         f"{args.replication_factor}) on 3 dedicated controllers + 3 brokers",
-        ["Case", "serves clients after", "Metadata lists every topic after", "topics listed at first Metadata"],
-        [[r.case, f"{r.serving_s:.2f} s", f"{r.all_topics_s:.2f} s", f"{r.topics_at_serving:,}"] for r in results],
+        [
+            "Case",
+            "serves clients after",
+            "Metadata lists every topic after",
+            "topics listed at first Metadata",
+        ],
+        [
+            [r.case, f"{r.serving_s:.2f} s", f"{r.all_topics_s:.2f} s", f"{r.topics_at_serving:,}"]
+            for r in results
+        ],
     )
     report.table(
         "Creating those topics (via broker 4, forwarded; "
         f"{args.batch} topics per CreateTopics, {args.batch_in_flight} requests in flight)",
-        ["Topics", "seconds", "topics/s", "metadata log records", "metadata log MB", "Cluster CPU", "Others' CPU"],
+        [
+            "Topics",
+            "seconds",
+            "topics/s",
+            "metadata log records",
+            "metadata log MB",
+            "Cluster CPU",
+            "Client CPU",
+            "Others' CPU",
+        ],
         [
             [
                 f"{total - failed:,}",
@@ -652,8 +698,9 @@ async def section_catchup(args: argparse.Namespace, workdir: Path, report: Repor
                 f"{(total - failed) / create_s:,.0f}",
                 f"{q.high_watermark:,}",
                 f"{meta_bytes / 1e6:.1f}",
-                f"{ours:.2f} cores",
-                f"{other:.2f} cores",
+                f"{cpu.cluster:.2f} cores",
+                f"{cpu.client:.2f} cores",
+                f"{cpu.others:.2f} cores",
             ]
         ],
     )
@@ -693,18 +740,25 @@ async def amain(args: argparse.Namespace, sections: list[str]) -> Report:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.kraft", description=__doc__.split("\n")[0])
-    ap.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated subset of {','.join(SECTIONS)}")
+    ap.add_argument(
+        "--only", default=",".join(SECTIONS), help=f"comma-separated subset of {','.join(SECTIONS)}"
+    )
     ap.add_argument("--ops-topics", type=int, default=500, help="topics per metadata-ops case")
     ap.add_argument("--ops-limit", type=float, default=120.0, help="seconds per metadata-ops case at most")
     ap.add_argument(
-        "--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 16], help="in-flight requests"
+        "--concurrency",
+        type=lambda s: [int(x) for x in s.split(",")],
+        default=[1, 16],
+        help="in-flight requests",
     )
     ap.add_argument("--replication-factor", type=int, default=1, help="of every topic created")
     ap.add_argument("--rounds", type=int, default=20, help="controller kills")
     ap.add_argument("--catchup-topics", type=int, default=10_000)
     ap.add_argument("--batch", type=int, default=100, help="topics per CreateTopics in the catch-up setup")
     ap.add_argument("--batch-in-flight", type=int, default=4)
-    ap.add_argument("--catchup-limit", type=float, default=300.0, help="seconds a broker may take to catch up")
+    ap.add_argument(
+        "--catchup-limit", type=float, default=300.0, help="seconds a broker may take to catch up"
+    )
     args = ap.parse_args(argv)
     sections = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = set(sections) - set(SECTIONS)
