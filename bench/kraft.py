@@ -367,19 +367,21 @@ async def wait_new_leader(
 
     async def poll(port: int) -> None:
         conn: BrokerConnection | None = None
-        while not found.done():
-            try:
-                if conn is None or not conn.connected:
-                    conn = await connect(port, timeout=1.0)
-                q = await describe_quorum(conn, timeout=1.0)
-                if q is not None and q.leader != old_leader and q.epoch > old_epoch and not found.done():
-                    found.set_result((q.leader, time.perf_counter() - t0))
-                    break
-            except ClientError:
-                pass
-            await asyncio.sleep(POLL_S)
-        if conn is not None:
-            await conn.close()
+        try:
+            while not found.done():
+                try:
+                    if conn is None or not conn.connected:
+                        conn = await connect(port, timeout=1.0)
+                    q = await describe_quorum(conn, timeout=1.0)
+                    if q is not None and q.leader != old_leader and q.epoch > old_epoch and not found.done():
+                        found.set_result((q.leader, time.perf_counter() - t0))
+                        break
+                except ClientError:
+                    pass
+                await asyncio.sleep(POLL_S)
+        finally:
+            if conn is not None:
+                await conn.close()
 
     tasks = [asyncio.create_task(poll(p)) for p in ports.values()]
     try:
