@@ -568,6 +568,30 @@ class CatchUp:
     serving_s: float
     all_topics_s: float
     topics_at_serving: int
+    dirs_at_serving: int = 0
+    dirs_at_end: int = 0
+
+
+async def wait_unlisted(port: int, node_id: int, limit_s: float) -> None:
+    """Until the broker at ``port`` no longer lists broker ``node_id`` in Metadata (fenced)."""
+    conn = await connect(port)
+    try:
+        deadline = time.monotonic() + limit_s
+        while node_id in (await metadata_topic_count(conn))[1]:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"broker {node_id} still listed {limit_s:.0f} s after its kill")
+            await asyncio.sleep(0.05)
+    finally:
+        await conn.close()
+
+
+def partition_dirs(node: NodeProcess) -> int:
+    """Partition directories in the node's log dir (the metadata log's excluded)."""
+    data = node.config_path.parent / f"node-{node.node_id}"
+    try:
+        return sum(1 for p in data.iterdir() if p.is_dir() and not p.name.startswith("__cluster_metadata"))
+    except OSError:
+        return 0
 
 
 async def time_catch_up(node: NodeProcess, topics: int, limit_s: float) -> CatchUp:
@@ -575,6 +599,7 @@ async def time_catch_up(node: NodeProcess, topics: int, limit_s: float) -> Catch
     node.launch()
     await asyncio.to_thread(node.wait_ready, limit_s)
     serving = time.perf_counter() - t0
+    dirs = partition_dirs(node)
     conn = await connect(node.port)
     try:
         first = -1
@@ -583,7 +608,9 @@ async def time_catch_up(node: NodeProcess, topics: int, limit_s: float) -> Catch
             if first < 0:
                 first = n
             if n >= topics:
-                return CatchUp("", serving, time.perf_counter() - t0, first)
+                done = time.perf_counter() - t0
+                await asyncio.sleep(1.0)
+                return CatchUp("", serving, done, first, dirs, partition_dirs(node))
             if time.perf_counter() - t0 > limit_s:
                 raise TimeoutError(f"node {node.node_id} lists {n} of {topics} topics after {limit_s:.0f} s")
             await asyncio.sleep(0.05)
@@ -652,16 +679,26 @@ async def section_catchup(args: argparse.Namespace, workdir: Path, report: Repor
         results.append(r)
         say(f"catchup: serving after {r.serving_s:.2f} s, all topics after {r.all_topics_s:.2f} s")
 
-        wiped_id = cluster.broker_ids[-1]
-        say(f"catchup: (b) broker {wiped_id} killed, its data deleted and formatted again")
-        node = cluster.nodes[wiped_id]
-        node.kill()
-        shutil.rmtree(root / f"node-{wiped_id}")
-        format_node(cluster, node.config_path)
-        r = await time_catch_up(node, total - failed, args.catchup_limit)
-        r.case = f"broker {wiped_id} restarted with an empty data directory"
-        results.append(r)
-        say(f"catchup: serving after {r.serving_s:.2f} s, all topics after {r.all_topics_s:.2f} s")
+        observer = cluster.nodes[cluster.broker_ids[0]].port
+        for wiped_id, wait_fenced in ((cluster.broker_ids[-1], False), (cluster.broker_ids[-2], True)):
+            when = "once the controller has fenced it" if wait_fenced else "at once"
+            say(f"catchup: broker {wiped_id} killed, its data deleted and formatted again, restarted {when}")
+            node = cluster.nodes[wiped_id]
+            t_kill = time.perf_counter()
+            node.kill()
+            shutil.rmtree(root / f"node-{wiped_id}")
+            format_node(cluster, node.config_path)
+            fenced_s = None
+            if wait_fenced:
+                await wait_unlisted(observer, wiped_id, args.catchup_limit)
+                fenced_s = time.perf_counter() - t_kill
+                say(f"catchup: broker {wiped_id} fenced {fenced_s:.2f} s after the kill")
+            r = await time_catch_up(node, total - failed, args.catchup_limit)
+            r.case = f"broker {wiped_id} with an empty data directory, restarted {when}"
+            if fenced_s is not None:
+                r.case += f" ({fenced_s:.1f} s after the kill)"
+            results.append(r)
+            say(f"catchup: serving after {r.serving_s:.2f} s, all topics after {r.all_topics_s:.2f} s")
     finally:
         await asyncio.to_thread(stop_cluster, cluster, extra)
         shutil.rmtree(root, ignore_errors=True)
@@ -674,9 +711,16 @@ async def section_catchup(args: argparse.Namespace, workdir: Path, report: Repor
             "serves clients after",
             "Metadata lists every topic after",
             "topics listed at first Metadata",
+            "its partition dirs at serving / 1 s later",
         ],
         [
-            [r.case, f"{r.serving_s:.2f} s", f"{r.all_topics_s:.2f} s", f"{r.topics_at_serving:,}"]
+            [
+                r.case,
+                f"{r.serving_s:.2f} s",
+                f"{r.all_topics_s:.2f} s",
+                f"{r.topics_at_serving:,}",
+                f"{r.dirs_at_serving:,} / {r.dirs_at_end:,}",
+            ]
             for r in results
         ],
     )

@@ -408,9 +408,13 @@ class KafkaPythonAdmin(AdminOps):
 class AiokafkaAdmin(AdminOps):
     def __init__(self, bootstrap: str, node_id: int) -> None:
         self.loop = asyncio.new_event_loop()
-        self.admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-        self.loop.run_until_complete(self.admin.start())
-        admin = self.admin
+
+        async def start() -> AIOKafkaAdminClient:  # aiokafka binds to the running loop
+            admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+            await admin.start()
+            return admin
+
+        self.admin = admin = self.run(start())
 
         # Pin "the controller" to the bootstrap broker (see the module docstring).
         async def pinned(request: Any) -> Any:
@@ -634,46 +638,54 @@ def test_produce_consume_six_partitions_over_three_leaders(cluster: ClusterProce
 # --------------------------------------------------------------------------------------------
 
 
-def group_round_confluent(bootstrap: str, topic: str, group: str, want: int) -> tuple[Counter[int], dict[int, int]]:
-    """Subscribe, read ``want`` records, commit synchronously, leave; per-partition counts of what
-    was read (by first offset) and the offsets committed."""
+class GroupRound:
+    """What one member read before it committed and left: records and first offset per partition,
+    and the offsets the group then had committed."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[int] = Counter()
+        self.first: dict[int, int] = {}
+        self.committed: dict[int, int | None] = {}
+
+    def saw(self, partition: int, offset: int, n: int = 1) -> None:
+        self.counts[partition] += n
+        self.first.setdefault(partition, offset)
+
+
+def group_round_confluent(bootstrap: str, topic: str, group: str, want: int) -> GroupRound:
+    """Subscribe, read ``want`` records, commit synchronously, leave."""
+    r = GroupRound()
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
                   "auto.offset.reset": "earliest"})
     try:
         c.subscribe([topic])
-        seen: Counter[int] = Counter()
-        firsts: dict[int, int] = {}
         deadline = time.monotonic() + 40
-        while sum(seen.values()) < want and time.monotonic() < deadline:
+        while r.counts.total() < want and time.monotonic() < deadline:
             for m in c.consume(1000, 0.5):
                 if m.error() is None:
-                    seen[m.partition()] += 1
-                    firsts.setdefault(m.partition(), m.offset())
+                    r.saw(m.partition(), m.offset())
         c.commit(asynchronous=False)
-        committed = {tp.partition: tp.offset for tp in c.committed([TopicPartition(topic, p) for p in range(PARTITIONS)], 15)}
-        seen["first"] = 0
-        return Counter({**seen, **{f"first{p}": o for p, o in firsts.items()}}), committed
+        tps = c.committed([TopicPartition(topic, p) for p in range(PARTITIONS)], 15)
+        r.committed = {tp.partition: tp.offset for tp in tps}
+        return r
     finally:
         c.close()
 
 
-def group_round_kafka_python(bootstrap: str, topic: str, group: str, want: int) -> tuple[Counter[int], dict[int, int]]:
+def group_round_kafka_python(bootstrap: str, topic: str, group: str, want: int) -> GroupRound:
+    r = GroupRound()
     c = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
                       auto_offset_reset="earliest")
     try:
         c.subscribe([topic])
-        seen: Counter[int] = Counter()
-        firsts: dict[int, int] = {}
         deadline = time.monotonic() + 40
-        while sum(seen.values()) < want and time.monotonic() < deadline:
+        while r.counts.total() < want and time.monotonic() < deadline:
             for tp, msgs in c.poll(timeout_ms=500).items():
-                seen[tp.partition] += len(msgs)
                 if msgs:
-                    firsts.setdefault(tp.partition, msgs[0].offset)
+                    r.saw(tp.partition, msgs[0].offset, len(msgs))
         c.commit()
-        committed = {p: c.committed(KpTopicPartition(topic, p)) for p in range(PARTITIONS)}
-        seen["first"] = 0
-        return Counter({**seen, **{f"first{p}": o for p, o in firsts.items()}}), committed
+        r.committed = {p: c.committed(KpTopicPartition(topic, p)) for p in range(PARTITIONS)}
+        return r
     finally:
         c.close()
 
@@ -684,15 +696,17 @@ GROUP_ROUNDS = {"confluent-kafka": group_round_confluent, "kafka-python": group_
 @pytest.mark.parametrize("client", list(GROUP_ROUNDS))
 def test_consumer_group_commits_and_resumes(cluster: ClusterProcesses, client: str) -> None:
     half = 50
+    every = dict.fromkeys(range(PARTITIONS), half)
     topic = fresh_topic(f"grp-{client}")
     create_topic(cluster, topic)
     group = fresh_topic(f"g-{client}")
     round_ = GROUP_ROUNDS[client]
     produce_confluent(cluster.bootstrap_servers, topic, records_for("a", per_partition=half))
 
-    seen, committed = round_(cluster.bootstrap_servers, topic, group, PARTITIONS * half)
-    assert {p: seen[p] for p in range(PARTITIONS)} == {p: half for p in range(PARTITIONS)}, seen
-    assert committed == {p: half for p in range(PARTITIONS)}, committed
+    r = round_(cluster.bootstrap_servers, topic, group, PARTITIONS * half)
+    assert dict(r.counts) == every, f"first member read {dict(r.counts)}"
+    assert r.first == dict.fromkeys(range(PARTITIONS), 0), r.first
+    assert r.committed == every, r.committed
 
     # The group's coordinator: the same on every broker, and the leader of its partition of
     # __consumer_offsets (Utils.abs(groupId.hashCode) % partitions, as in Kafka).
@@ -705,16 +719,17 @@ def test_consumer_group_commits_and_resumes(cluster: ClusterProcesses, client: s
     assert len(coords) == 1, coords
     ((coordinator, coordinator_addr),) = coords
     assert coordinator_addr == addr(cluster, coordinator)
-    offsets_leaders = leaders(node_metadata(cluster.bootstrap_servers.split(",")[0]), "__consumer_offsets")
+    offsets_leaders = leaders(node_metadata(addr(cluster, cluster.broker_ids[0])), "__consumer_offsets")
     assert offsets_leaders is not None
-    assert coordinator == offsets_leaders[java_hash_abs(group) % len(offsets_leaders)], (coordinator, offsets_leaders)
+    partition = java_hash_abs(group) % len(offsets_leaders)
+    assert coordinator == offsets_leaders[partition], (group, partition, coordinator, offsets_leaders)
 
     # More records; a new member of the group resumes at the committed offsets.
     produce_confluent(cluster.bootstrap_servers, topic, records_for("b", per_partition=half))
-    seen, committed = round_(cluster.bootstrap_servers, topic, group, PARTITIONS * half)
-    assert {p: seen[p] for p in range(PARTITIONS)} == {p: half for p in range(PARTITIONS)}, seen
-    assert {p: seen[f"first{p}"] for p in range(PARTITIONS)} == {p: half for p in range(PARTITIONS)}, seen
-    assert committed == {p: 2 * half for p in range(PARTITIONS)}, committed
+    r = round_(cluster.bootstrap_servers, topic, group, PARTITIONS * half)
+    assert dict(r.counts) == every, f"second member read {dict(r.counts)}"
+    assert r.first == every, f"second member started at {r.first}, not at the committed offsets"
+    assert r.committed == dict.fromkeys(range(PARTITIONS), 2 * half), r.committed
 
 
 # --------------------------------------------------------------------------------------------

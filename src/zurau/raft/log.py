@@ -58,6 +58,42 @@ class RaftLog(Protocol):
 
     def flush(self) -> None: ...
 
+    # ---------------------------------------------------------------- snapshots (KIP-630)
+    # A snapshot holds the state machine's state after every entry below ``snapshot.offset``; its
+    # id is (end offset, epoch of the last entry it covers). Snapshot bytes are opaque here.
+
+    def start_offset(self) -> int:
+        """The first offset the log still holds (0 until a prefix is deleted after a snapshot)."""
+        ...
+
+    def latest_snapshot(self) -> OffsetAndEpoch | None:
+        """The id of the newest complete snapshot, or None."""
+        ...
+
+    def snapshot_size(self, snapshot: OffsetAndEpoch) -> int:
+        """Size in bytes of a stored snapshot (KeyError if there is none with that id)."""
+        ...
+
+    def read_snapshot(self, snapshot: OffsetAndEpoch, position: int, max_bytes: int) -> bytes:
+        """Up to ``max_bytes`` of the snapshot from ``position`` (KeyError if unknown)."""
+        ...
+
+    def create_snapshot(self, snapshot: OffsetAndEpoch, data: bytes) -> None:
+        """Store the state machine's snapshot of committed state at ``snapshot.offset``
+        (an entry boundary at or below the high watermark, inside the log); durable on return."""
+        ...
+
+    def install_snapshot(self, snapshot: OffsetAndEpoch, data: bytes) -> None:
+        """A follower stores a complete snapshot fetched from the leader and drops every log
+        entry: the log restarts empty at ``snapshot.offset``, its last epoch ``snapshot.epoch``.
+        Durable on return."""
+        ...
+
+    def delete_before(self, offset: int) -> None:
+        """Drop entries below ``offset`` (at most the latest snapshot's offset): the log start
+        moves up. Older snapshots than the latest may be deleted too."""
+        ...
+
 
 class InMemoryRaftLog:
     """A :class:`RaftLog` in a Python list. ``crash()`` drops the unflushed suffix, as a process
