@@ -111,6 +111,9 @@ class Broker:
         self.services: BrokerServices
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self.kraft: KRaftManager | None = None
+        # Set when the node must stop because its metadata log cannot be written.
+        self.failed = asyncio.Event()
+        self.fatal_error: BaseException | None = None
         self.lifecycle: BrokerLifecycleManager | None = None
         self._tasks: list[asyncio.Task[Any]] = []
 
@@ -285,6 +288,7 @@ class Broker:
             raise KafkaStorageError("a controller needs controller.listener.names naming one of its listeners")
         controller = QuorumController(cfg, lambda: (self.node_id,))
         self.kraft = KRaftManager(cfg, cluster_id, metadata_dir, self.clock, controller)
+        self.kraft.raft.on_fatal = self._on_fatal
         self.controller = self.kraft.channel  # type: ignore[assignment]
         channel = self.kraft.channel
         producer_ids = ClusterProducerIdManager(channel, self.node_id, lambda: self._broker_epoch())
@@ -314,6 +318,11 @@ class Broker:
         log.info("broker %d: waiting to be registered and unfenced by the active controller", self.node_id)
         await self.lifecycle.unfenced.wait()
         await self.server.start_serving()
+
+    def _on_fatal(self, error: BaseException) -> None:
+        """The metadata log cannot be written: this node must stop (``failed`` is set)."""
+        self.fatal_error = error
+        self.failed.set()
 
     def _broker_epoch(self) -> int:
         return self.lifecycle.broker_epoch if self.lifecycle is not None else -1
@@ -481,10 +490,16 @@ async def serve(config: BrokerConfig) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     try:
-        await stop.wait()
+        stopped = asyncio.create_task(stop.wait())
+        failed = asyncio.create_task(broker.failed.wait())
+        await asyncio.wait({stopped, failed}, return_when=asyncio.FIRST_COMPLETED)
+        stopped.cancel()
+        failed.cancel()
     finally:
         log.info("shutting down")
         await broker.stop()
+    if broker.fatal_error is not None:
+        raise KafkaStorageError(f"the metadata log cannot be written: {broker.fatal_error}")
 
 
 def run(config: BrokerConfig) -> None:

@@ -377,13 +377,16 @@ class ConfluentAdmin(AdminOps):
 class KafkaPythonAdmin(AdminOps):
     def __init__(self, bootstrap: str, node_id: int) -> None:
         self.admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+        # Every request to the bootstrap broker: the ones for "the controller" (CreateTopics,
+        # DeleteTopics) and the ones for any broker (DescribeConfigs, IncrementalAlterConfigs).
+        manager = self.admin._manager
+        send = manager.send
 
-        # Pin "the controller" to the bootstrap broker, retry included (see the module docstring).
-        async def pinned(timeout_ms: int = 30000) -> int:
-            return node_id
+        async def pinned(request: Any, node_id: int | None = None, **kw: Any) -> Any:
+            return await send(request, node_id=pinned_id, **kw)
 
-        self.admin._controller_id = node_id
-        self.admin._refresh_controller_id = pinned
+        pinned_id = node_id
+        manager.send = pinned
 
     def create(self, topic: str, partitions: int) -> None:
         self.admin.create_topics({topic: {"num_partitions": partitions, "replication_factor": 1}}, timeout_ms=20000)
@@ -416,11 +419,13 @@ class AiokafkaAdmin(AdminOps):
 
         self.admin = admin = self.run(start())
 
-        # Pin "the controller" to the bootstrap broker (see the module docstring).
+        # Every request to the bootstrap broker: the ones for "the controller" (CreateTopics,
+        # DeleteTopics) and the ones for a random broker (AlterConfigs, DescribeConfigs).
         async def pinned(request: Any) -> Any:
             return await admin._send_request_to_node(node_id, request)
 
         admin._send_to_controller = pinned
+        admin._client.get_random_node = lambda: node_id
 
     def run(self, coro: Any) -> Any:
         return self.loop.run_until_complete(coro)
@@ -750,14 +755,20 @@ def idempotent_through_each_broker(c: ClusterProcesses) -> None:
         want = [rec for n in c.broker_ids for rec in records_for(f"n{n}", per_partition=per)[p]]
         assert got[p] == want, f"partition {p}: {len(got[p])} records, expected {len(want)} (no duplicates)"
 
-    # Three producers, three distinct producer ids on each partition.
+    # Three producers, three distinct producer ids on every partition, each with its 30 records
+    # (DescribeProducers, sent by kafka-python to each partition's leader).
     admin = KafkaAdminClient(bootstrap_servers=c.bootstrap_servers)
     try:
-        described = admin.describe_producers([KpTopicPartition(topic, 0)])
+        described = admin.describe_producers([KpTopicPartition(topic, p) for p in range(PARTITIONS)])
     finally:
         admin.close()
-    ids = set(re.findall(r"'producer_id': (\d+)", str(described)))
-    assert len(ids) == len(c.broker_ids), described
+    ids = set()
+    for tp, state in described.items():
+        rows = sorted((s.producer_id, s.producer_epoch, s.last_sequence) for s in state.active_producers)
+        assert len(rows) == len(c.broker_ids), (tp, rows)
+        assert all(pid >= 0 and epoch == 0 and seq == per - 1 for pid, epoch, seq in rows), (tp, rows)
+        ids.add(tuple(pid for pid, _, _ in rows))
+    assert len(ids) == 1 and len(set(ids.pop())) == len(c.broker_ids), described
 
 
 def test_idempotent_producer_through_each_broker(cluster: ClusterProcesses) -> None:

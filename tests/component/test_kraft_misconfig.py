@@ -168,3 +168,30 @@ async def test_malformed_and_stale_raft_messages(tmp_path: Path) -> None:
             await conn.close()
         assert c.controller_id == leader.node_id and leader.kraft.raft.epoch == epoch  # type: ignore[union-attr]
         await c.create_topic_async("after", 1)
+
+
+async def test_a_full_disk_under_the_active_controllers_metadata_log(tmp_path: Path, caplog: Any) -> None:
+    """The active controller cannot append (ENOSPC): it leaves the quorum with a logged reason and
+    is marked failed; the others elect a new controller and the request still succeeds."""
+    import errno
+
+    caplog.set_level(logging.CRITICAL, logger="zurau.raft")
+    async with EmbeddedCluster(3, data_dir=tmp_path / "c") as c:
+        leader = c.node(c.controller_id)
+        assert leader.kraft is not None
+
+        def full(*_args: Any, **_kwargs: Any) -> Any:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        leader.kraft.log.append_as_leader = full  # type: ignore[method-assign]
+        other = next(b for b in c.brokers if b is not None and b is not leader)
+        from zurau.client.admin import AdminClient, NewTopic
+        from zurau.client.config import ClientConfig
+
+        async with AdminClient(ClientConfig.from_props({"bootstrap.servers": other.bootstrap_servers})) as admin:
+            result = await admin.create_topics([NewTopic("after-full-disk", 1, 1)])
+        assert result["after-full-disk"] is None
+        assert leader.failed.is_set() and isinstance(leader.fatal_error, OSError)
+        assert any("cannot be written" in r.getMessage() for r in caplog.records)
+        assert c.controller_id not in (-1, leader.node_id)
+        await c.stop_node(leader.node_id)

@@ -124,6 +124,9 @@ class RaftClient:
         self._conns: dict[tuple[int, str], BrokerConnection] = {}
         self._commit_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._hw_told: dict[int, int] = {}  # replica -> high watermark in our last Fetch answer
+        self._failed: OSError | None = None
+        # Called once when the metadata log cannot be written (the composition root stops the node).
+        self.on_fatal: Callable[[BaseException], None] | None = None
         self._closed = False
 
     # ------------------------------------------------------------------ lifecycle
@@ -192,9 +195,38 @@ class RaftClient:
     def _step(self, event: Tick | Received | Propose | Resign) -> Output:
         assert self.node is not None
         before = (self.log.end_offset(), self.node.high_watermark)
-        out = self.node.step(self.clock.now_ms(), event)
+        out = self._guarded_step(event)
         self._after_step(out, before)
         return out
+
+    def _guarded_step(self, event: Tick | Received | Propose | Resign) -> Output:
+        """``node.step``, where a failure to write the metadata log or ``quorum-state`` (a full
+        disk, an I/O error) is fatal to this node, as in Kafka: it stops taking part at once,
+        rather than answer from a state it could not make durable."""
+        assert self.node is not None
+        if self._failed is not None:
+            raise NotControllerError(f"node {self.node_id} stopped after a metadata log failure: {self._failed}")
+        try:
+            return self.node.step(self.clock.now_ms(), event)
+        except OSError as e:
+            self._fail(e)
+            raise NotControllerError(f"node {self.node_id} cannot write its metadata log: {e}") from None
+
+    def _fail(self, error: OSError) -> None:
+        if self._failed is not None:
+            return
+        self._failed = error
+        log.critical(
+            "raft node %d: the metadata log or quorum-state cannot be written (%s); this node leaves the quorum",
+            self.node_id,
+            error,
+        )
+        self._closed = True
+        self._wake.set()
+        self._fail_waiters(NotControllerError(f"node {self.node_id} cannot write its metadata log: {error}"))
+        self.listener.on_role_change(RoleChange(Role.UNATTACHED, self.epoch, None))
+        if self.on_fatal is not None:
+            self.on_fatal(error)
 
     def _after_step(self, out: Output, before: tuple[int, int], keep: RaftMessage | None = None) -> None:
         assert self.node is not None
@@ -286,7 +318,8 @@ class RaftClient:
                 self.cluster_id,
             )
             return
-        self._step(Received(destination, response))
+        with contextlib.suppress(NotControllerError):  # this node has failed meanwhile
+            self._step(Received(destination, response))
 
     # ------------------------------------------------------------------ inbound
     async def handle_request(self, api_key: int, version: int, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -315,7 +348,8 @@ class RaftClient:
             # Park only an answer with nothing new: no records, no divergence, and a high
             # watermark this replica has already been told (a new one commits its entries).
             while (
-                response.error_code == 0
+                response is not None
+                and response.error_code == 0
                 and not response.records
                 and response.diverging_epoch is None
                 and response.high_watermark <= self._hw_told.get(decoded.source, -1)
@@ -337,7 +371,10 @@ class RaftClient:
     def _answer(self, source: int, message: RaftRequest) -> Any:
         assert self.node is not None
         before = (self.log.end_offset(), self.node.high_watermark)
-        out = self.node.step(self.clock.now_ms(), Received(source, message))
+        try:
+            out = self._guarded_step(Received(source, message))
+        except NotControllerError:
+            return None
         reply = next(
             (s.message for s in out.sends if s.destination == source and isinstance(s.message, _RESPONSE_TYPES)),
             None,
