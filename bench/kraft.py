@@ -55,6 +55,7 @@ NOT_CONTROLLER = 41
 POLL_S = 0.015  # DescribeQuorum / CreateTopics retry interval while waiting for a new leader
 ROUND_LIMIT_S = 60.0  # per election round: a failover slower than this fails the round
 ROOT = Path(__file__).resolve().parent.parent
+KEEP = False  # --keep: leave the nodes' data directories and logs behind
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -286,7 +287,8 @@ async def ops_case(
         return OpsResult(route, concurrency, n, wall, lat, errors, cpu, after.leader != q.leader)
     finally:
         await asyncio.to_thread(stop_cluster, cluster)
-        shutil.rmtree(root, ignore_errors=True)
+        if not KEEP:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 async def section_ops(args: argparse.Namespace, workdir: Path, report: Report) -> None:
@@ -476,7 +478,8 @@ async def section_election(args: argparse.Namespace, workdir: Path, report: Repo
             )
     finally:
         await asyncio.to_thread(stop_cluster, cluster)
-        shutil.rmtree(root, ignore_errors=True)
+        if not KEEP:
+            shutil.rmtree(root, ignore_errors=True)
 
     def row(name: str, values: list[float]) -> list[str]:
         return [
@@ -644,10 +647,24 @@ async def section_catchup(args: argparse.Namespace, workdir: Path, report: Repor
             while queue:
                 batch = queue.pop()
                 codes = await create_topics(conn, batch, args.replication_factor, timeout=120.0)
-                failed += sum(1 for c in codes.values() if c)
+                for c in codes.values():
+                    if c:
+                        failed += 1
+                        failures[c] = failures.get(c, 0) + 1
+                done.append(time.perf_counter() - t0)
 
+        done: list[float] = []
+        failures: dict[int, int] = {}
         await asyncio.gather(*(worker(c) for c in conns))
         create_s = time.perf_counter() - t0
+        # Topics/s over each tenth of the run (batches in the order they finished).
+        tenth = max(1, len(done) // 10)
+        marks = [0.0, *done]
+        chunk_rates = [
+            tenth * args.batch / max(1e-6, marks[min(len(done), i + tenth)] - marks[i])
+            for i in range(0, len(done) - tenth + 1, tenth)
+        ]
+        say("catchup: topics/s per tenth of the creation: " + ", ".join(f"{r:.0f}" for r in chunk_rates))
         cpu = noise.stop()
         for c in conns:
             await c.close()
@@ -660,7 +677,9 @@ async def section_catchup(args: argparse.Namespace, workdir: Path, report: Repor
             f"others {cpu.others:.2f} cores"
         )
         if failed:
-            report.notes.append(f"catchup: {failed} of {total} topics were not created")
+            report.notes.append(
+                f"catchup: {failed} of {total} topics were not created (error codes: {failures})"
+            )
         # Every broker must list them all first (the measurement compares with a caught-up broker).
         for b in cluster.broker_ids:
             c = await connect(cluster.nodes[b].port)
@@ -701,7 +720,8 @@ async def section_catchup(args: argparse.Namespace, workdir: Path, report: Repor
             say(f"catchup: serving after {r.serving_s:.2f} s, all topics after {r.all_topics_s:.2f} s")
     finally:
         await asyncio.to_thread(stop_cluster, cluster, extra)
-        shutil.rmtree(root, ignore_errors=True)
+        if not KEEP:
+            shutil.rmtree(root, ignore_errors=True)
 
     report.table(
         f"Catch-up of a broker: {total - failed:,} topics (1 partition, replication factor "
@@ -777,6 +797,13 @@ async def amain(args: argparse.Namespace, sections: list[str]) -> Report:
         "election": section_election,
         "catchup": section_catchup,
     }
+    if args.keep:
+        workdir = Path(tempfile.mkdtemp(prefix="zurau-bench-kraft-"))
+        say(f"keeping every node's data and log under {workdir}")
+        for s in SECTIONS:
+            if s in sections:
+                await runners[s](args, workdir, report)
+        return report
     with tempfile.TemporaryDirectory(prefix="zurau-bench-kraft-") as tmp:
         for s in SECTIONS:
             if s in sections:
@@ -805,7 +832,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--catchup-limit", type=float, default=300.0, help="seconds a broker may take to catch up"
     )
+    ap.add_argument("--keep", action="store_true", help="keep the nodes' data and logs (under /tmp)")
     args = ap.parse_args(argv)
+    global KEEP
+    KEEP = args.keep
     sections = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = set(sections) - set(SECTIONS)
     if unknown:

@@ -8,13 +8,28 @@ A run alternates *chaos* periods (faults on) and *quiet* periods (every node up,
 and lossless). After every node step :class:`InvariantChecker` verifies the safety properties;
 after each quiet period starts, a leader must be elected and a new append committed on every voter
 within ``liveness_bound_ms`` (liveness).
+
+Each node runs a :class:`StateMachine` -- the (offset, payload) of every committed data entry, with
+a digest chained over them -- fed by the node's ``Output.committed`` and ``Output.snapshot_loaded``
+the way the real shell feeds the controller. During chaos the simulated shells take snapshots
+(KIP-630): a random node snapshots its state machine at a random offset between its latest
+snapshot and its high watermark, and usually deletes the log prefix below it, so that nodes that
+fall behind (crashed, partitioned) must fetch and install the leader's snapshot. Shells go on
+snapshotting in quiet periods, so the leader's log start also moves while followers catch up. A restarted node's
+state machine is rebuilt from its latest snapshot, as the shell does before it starts the node.
+Snapshot chunks are kept small so that a snapshot crosses the network in many FetchSnapshot
+round trips (and meets the same losses, duplicates and delays as every other message).
 """
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
+import hashlib
 import heapq
 import itertools
 import random
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -32,7 +47,7 @@ from zurau.raft import (
     Role,
     Tick,
 )
-from zurau.raft.messages import RaftMessage
+from zurau.raft.messages import OffsetAndEpoch, RaftMessage
 
 
 class InvariantViolation(AssertionError):
@@ -54,10 +69,80 @@ class SimLog(InMemoryRaftLog):
         super().truncate_to(offset)
         self.dirty_from = min(self.dirty_from, offset)
 
+    def _restart_at(self, snapshot: OffsetAndEpoch) -> None:
+        super()._restart_at(snapshot)
+        self.dirty_from = min(self.dirty_from, snapshot.offset)
+
+    def base_epoch(self) -> int:
+        """The epoch of the entry just below the log start (0 for a log starting at 0)."""
+        return self.end_offset_for_epoch(-1).epoch
+
+
+def _chain(digest: bytes, offset: int, payload: bytes) -> bytes:
+    return hashlib.blake2b(digest + offset.to_bytes(8, "big") + payload, digest_size=16).digest()
+
+
+EMPTY_DIGEST = bytes(16)
+_HEADER = struct.Struct(">QI")  # (offset, count) of a snapshot; (offset, length) of an item
+
+
+@dataclass
+class StateMachine:
+    """The simulated controller: the (offset, payload) of every applied data entry (control entries
+    change nothing), a digest chained over them, and ``applied``, the offset of the next entry to
+    apply. Its snapshot at offset ``s`` is the items below ``s``, serialised; loading a snapshot
+    recomputes the digest from the items, so a snapshot damaged in transit shows."""
+
+    applied: int = 0
+    items: list[tuple[int, bytes]] = field(default_factory=list)
+    digest: bytes = EMPTY_DIGEST
+
+    def apply(self, e: Entry, node_id: int) -> None:
+        if e.offset != self.applied:
+            raise InvariantViolation(
+                f"node {node_id} committed {e}, but its state machine expects offset {self.applied}"
+            )
+        if not e.control:
+            self.items.append((e.offset, e.payload))
+            self.digest = _chain(self.digest, e.offset, e.payload)
+        self.applied += 1
+
+    def snapshot(self, offset: int) -> bytes:
+        """The state after every entry below ``offset`` (at most ``applied``), serialised."""
+        assert offset <= self.applied
+        items = self.items[: bisect.bisect_left(self.items, (offset, b""))]
+        out = bytearray(_HEADER.pack(offset, len(items)))
+        for o, payload in items:
+            out += _HEADER.pack(o, len(payload))
+            out += payload
+        return bytes(out)
+
+    @classmethod
+    def load(cls, data: bytes, what: str) -> StateMachine:
+        try:
+            offset, count = _HEADER.unpack_from(data, 0)
+            pos = _HEADER.size
+            sm = cls(applied=offset)
+            for _ in range(count):
+                o, n = _HEADER.unpack_from(data, pos)
+                pos += _HEADER.size
+                payload = bytes(data[pos : pos + n])
+                if len(payload) != n or o >= offset or (sm.items and o <= sm.items[-1][0]):
+                    raise ValueError(f"bad item at {pos}")
+                pos += n
+                sm.items.append((o, payload))
+                sm.digest = _chain(sm.digest, o, payload)
+            if pos != len(data):
+                raise ValueError(f"{len(data) - pos} bytes left over")
+        except (struct.error, ValueError) as exc:
+            raise InvariantViolation(f"{what} is not a state machine snapshot: {exc}") from None
+        return sm
+
 
 # Kafka's defaults, and a tight profile whose timeouts are close to the network's delays, so that
 # elections overlap and split votes, duplicate candidacies and stale messages are common.
-KAFKA_DEFAULTS = RaftConfig()
+# Both with small snapshot chunks, so that a snapshot takes many FetchSnapshot round trips.
+KAFKA_DEFAULTS = dataclasses.replace(RaftConfig(), snapshot_chunk_bytes=512)
 TIGHT = RaftConfig(
     election_timeout_ms=60,
     fetch_timeout_ms=120,
@@ -65,6 +150,7 @@ TIGHT = RaftConfig(
     request_timeout_ms=40,
     fetch_idle_backoff_ms=15,
     retry_backoff_ms=20,
+    snapshot_chunk_bytes=97,
 )
 
 
@@ -80,6 +166,10 @@ class SimParams:
     long_delay: float = 0.05
     append_every_ms: tuple[int, int] = (20, 200)
     fault_every_ms: tuple[int, int] = (100, 600)
+    # A random running node's shell snapshots this often (None: never) and then deletes the log
+    # prefix below the snapshot with this probability.
+    snapshot_every_ms: tuple[int, int] | None = (100, 700)
+    delete_prefix: float = 0.8
 
 
 @dataclass
@@ -90,6 +180,8 @@ class SimNode:
     raft: RaftNode | None = None
     restarts: int = 0
     last_hw: int = 0
+    sm: StateMachine = field(default_factory=StateMachine)
+    snapshots_installed: int = 0
 
 
 class InvariantChecker:
@@ -100,9 +192,16 @@ class InvariantChecker:
       history of every committed (offset, epoch, payload) is kept and every later report must match;
     * committed entries are never lost: a node that becomes leader in epoch E holds every entry
       committed in an epoch before E (Raft's leader completeness; a leader of an older epoch
-      can still be elected late, from delayed votes, but can commit nothing), and no node
+      can still be elected late, from delayed votes, but can commit nothing) -- compared entry by
+      entry from its log start on, and through its state machine below it -- and no node
       truncates below what it reported committed;
-    * a node's high watermark never goes back while it runs (in particular the leader's);
+    * state machines: every node's state machine (its latest snapshot, or the snapshot it
+      installed, plus the committed entries applied since) has applied exactly the node's
+      committed prefix, and equals the fold of the committed history up to there; a snapshot, when
+      taken or installed, holds exactly that fold at its offset, and its epoch is that of the
+      committed entry below its offset; a node's log never starts above its committed offset;
+    * a node's high watermark never goes back while it runs (in particular the leader's) and never
+      passes the end of the committed history;
     * log matching: the same (offset, epoch) on any two logs means the same payload and the same
       previous epoch (hence, inductively, the same prefix).
     """
@@ -112,7 +211,30 @@ class InvariantChecker:
         self.history: list[Entry] = []
         # The lowest epoch in which each history entry was seen committed (the reporter's epoch).
         self.commit_epochs: list[int] = []
+        # folds[k]: the state machine digest after the first k committed entries.
+        self.folds: list[bytes] = [EMPTY_DIGEST]
         self.registry: dict[tuple[int, int], tuple[bytes, bool, int]] = {}
+
+    def _commit(self, e: Entry, epoch: int) -> None:
+        self.history.append(e)
+        self.commit_epochs.append(epoch)
+        last = self.folds[-1]
+        self.folds.append(last if e.control else _chain(last, e.offset, e.payload))
+
+    def check_snapshot(self, node_id: int, snapshot: OffsetAndEpoch, data: bytes, what: str) -> None:
+        """A snapshot taken or installed by ``node_id`` holds the committed fold at its offset."""
+        if snapshot.offset > len(self.history):
+            self.fail(f"node {node_id} {what} snapshot {snapshot} beyond the committed history")
+        if snapshot.offset > 0 and self.history[snapshot.offset - 1].epoch != snapshot.epoch:
+            self.fail(
+                f"node {node_id} {what} snapshot {snapshot}, but committed {self.history[snapshot.offset - 1]}"
+            )
+        sm = StateMachine.load(data, f"snapshot {snapshot} {what} by node {node_id}")
+        if sm.applied != snapshot.offset or sm.digest != self.folds[snapshot.offset]:
+            self.fail(
+                f"node {node_id} {what} snapshot {snapshot} holding the state at {sm.applied}, "
+                "not the committed state at its offset"
+            )
 
     def fail(self, msg: str) -> None:
         raise InvariantViolation(msg)
@@ -126,8 +248,11 @@ class InvariantChecker:
                 other = self.leaders.setdefault(change.epoch, sim.node_id)
                 if other != sim.node_id:
                     self.fail(f"two leaders in epoch {change.epoch}: {other} and {sim.node_id}")
-                for e, committed_in in zip(self.history, self.commit_epochs, strict=True):
-                    if committed_in >= change.epoch:
+                # Below its log start the leader's state machine stands for the entries (checked
+                # against the committed fold below, after every step).
+                for o in range(log.start_offset(), len(self.history)):
+                    e = self.history[o]
+                    if self.commit_epochs[o] >= change.epoch:
                         continue
                     if e.offset >= log.end_offset() or log.entry(e.offset) != e:
                         self.fail(f"new leader {sim.node_id} (epoch {change.epoch}) lacks committed {e}")
@@ -137,15 +262,31 @@ class InvariantChecker:
                     self.fail(f"node {sim.node_id} committed {e}, but {self.history[e.offset]} was committed")
                 self.commit_epochs[e.offset] = min(self.commit_epochs[e.offset], raft.epoch)
             elif e.offset == len(self.history):
-                self.history.append(e)
-                self.commit_epochs.append(raft.epoch)
+                self._commit(e, raft.epoch)
             else:
                 self.fail(f"node {sim.node_id} committed {e} past the committed history's end")
+        if out.snapshot_loaded is not None:
+            self.check_snapshot(sim.node_id, *out.snapshot_loaded, "installed")
+        # The state machine: exactly the committed prefix, and equal to its fold.
+        sm = sim.sm
+        if sm.applied != raft._committed_upto:
+            self.fail(
+                f"node {sim.node_id}'s state machine applied up to {sm.applied}, "
+                f"but the node counts up to {raft._committed_upto} committed"
+            )
+        if sm.applied > len(self.history) or sm.digest != self.folds[sm.applied]:
+            self.fail(
+                f"node {sim.node_id}'s state machine at offset {sm.applied} differs from the committed "
+                "history's fold"
+            )
+        start = log.start_offset()
+        if start > raft._committed_upto:
+            self.fail(f"node {sim.node_id}'s log starts at {start}, above its committed {raft._committed_upto}")
         # Log matching over what changed in this node's log.
         end = log.end_offset()
-        for o in range(log.dirty_from, end):
+        for o in range(max(log.dirty_from, start), end):
             e = log.entry(o)
-            prev_epoch = log.entry(o - 1).epoch if o else 0
+            prev_epoch = log.entry(o - 1).epoch if o > start else log.base_epoch()
             value = (e.payload, e.control, prev_epoch)
             seen = self.registry.setdefault((o, e.epoch), value)
             if seen != value:
@@ -161,13 +302,21 @@ class InvariantChecker:
             self.fail(
                 f"node {sim.node_id} high watermark went back from {sim.last_hw} to {raft.high_watermark}"
             )
+        if raft.high_watermark > len(self.history):
+            self.fail(
+                f"node {sim.node_id} high watermark {raft.high_watermark} is beyond everything committed "
+                f"({len(self.history)} entries)"
+            )
         sim.last_hw = raft.high_watermark
 
     def check_all_hold_history(self, nodes: list[SimNode], upto: int) -> None:
-        """Every node holds the committed history below ``upto`` (an offset all have committed)."""
+        """Every node holds the committed history below ``upto`` (an offset all have committed):
+        in its log from its log start on, in its state machine below it."""
         for n in nodes:
             log = n.log
-            for e in self.history[:upto]:
+            if n.sm.applied < upto:
+                self.fail(f"node {n.node_id} applied only {n.sm.applied} of {upto} committed entries")
+            for e in self.history[log.start_offset() : upto]:
                 if e.offset >= log.end_offset() or log.entry(e.offset) != e:
                     self.fail(f"node {n.node_id} lacks committed {e} after the quiet period")
 
@@ -199,6 +348,7 @@ class Simulation:
         self.checker = InvariantChecker()
         self.appends = 0
         self.steps = 0
+        self.snapshots_taken = 0
         self.trace: list[str] = []
         for n in self.nodes.values():
             self._start(n)
@@ -206,10 +356,18 @@ class Simulation:
     # ---------------------------------------------------------------- nodes
 
     def _start(self, n: SimNode) -> None:
+        # As the shell does: restore the state machine from the latest snapshot, then start the node.
+        latest = n.log.latest_snapshot()
+        if latest is None:
+            n.sm = StateMachine()
+        else:
+            data = n.log.read_snapshot(latest, 0, n.log.snapshot_size(latest))
+            n.sm = StateMachine.load(data, f"node {n.node_id}'s snapshot {latest}")
         rng = random.Random(self.rng.getrandbits(64))
         n.raft = self.node_factory(n.node_id, self.voters, n.log, n.store, rng, self.now, self.config)
         n.last_hw = 0
         n.log.dirty_from = 0
+        self.checker.after_step(n, Output())
 
     def crash(self, n: SimNode, clean: bool) -> None:
         if clean:
@@ -226,6 +384,13 @@ class Simulation:
 
     def _apply(self, n: SimNode, out: Output) -> None:
         self.steps += 1
+        if out.snapshot_loaded is not None:
+            snapshot, data = out.snapshot_loaded
+            n.sm = StateMachine.load(data, f"snapshot {snapshot} installed by node {n.node_id}")
+            n.snapshots_installed += 1
+            self.trace.append(f"{self.now}: node {n.node_id} installed snapshot {snapshot}")
+        for e in out.committed:
+            n.sm.apply(e, n.node_id)
         self.checker.after_step(n, out)
         for ob in out.sends:
             self._send(n.node_id, ob.destination, ob.message)
@@ -265,6 +430,33 @@ class Simulation:
         self.appends += 1
         payload = f"s{self.seed}-a{self.appends}".encode()
         self._step(n, Propose((payload,)))
+
+    def take_snapshot(self) -> None:
+        """A random running node's shell snapshots its state machine at a random offset between its
+        latest snapshot (exclusive) and its high watermark, and usually deletes the log below."""
+        up = [n for n in self.nodes.values() if n.raft is not None]
+        if not up:
+            return
+        n = self.rng.choice(up)
+        assert n.raft is not None
+        log = n.log
+        latest = log.latest_snapshot()
+        lo = max(log.start_offset(), latest.offset + 1 if latest is not None else 1)
+        hi = min(n.raft.high_watermark, n.sm.applied)
+        if lo > hi:
+            return
+        offset = self.rng.randint(lo, hi)
+        epoch = log.entry(offset - 1).epoch if offset > log.start_offset() else log.base_epoch()
+        snapshot = OffsetAndEpoch(offset, epoch)
+        data = n.sm.snapshot(offset)
+        self.checker.check_snapshot(n.node_id, snapshot, data, "took")
+        log.create_snapshot(snapshot, data)
+        self.snapshots_taken += 1
+        self.trace.append(f"{self.now}: node {n.node_id} snapshot {snapshot}")
+        if self.rng.random() < self.params.delete_prefix:
+            cut = self.rng.choice([offset, offset, self.rng.randint(log.start_offset(), offset)])
+            log.delete_before(cut)
+            self.trace.append(f"{self.now}: node {n.node_id} deletes below {cut}")
 
     def random_fault(self) -> None:
         nodes = list(self.nodes.values())
@@ -341,8 +533,10 @@ class Simulation:
         t_end = self.now + duration_ms
         next_append = self.now
         next_fault = self.now + self.rng.randint(*self.params.fault_every_ms)
+        snapshot_every = self.params.snapshot_every_ms
+        next_snapshot = t_end if snapshot_every is None else self.now + self.rng.randint(*snapshot_every)
         while self.now < t_end:
-            t_next = min(next_append, next_fault, t_end)
+            t_next = min(next_append, next_fault, next_snapshot, t_end)
             self._run_until(t_next)
             if self.now >= next_append:
                 self.client_append()
@@ -350,6 +544,9 @@ class Simulation:
             if self.now >= next_fault:
                 self.random_fault()
                 next_fault = self.now + self.rng.randint(*self.params.fault_every_ms)
+            if snapshot_every is not None and self.now >= next_snapshot:
+                self.take_snapshot()
+                next_snapshot = self.now + self.rng.randint(*snapshot_every)
 
     def quiet(self) -> int:
         """Heal everything; return how long it took until a fresh append is committed on every
@@ -365,17 +562,22 @@ class Simulation:
         retry_at = [start]
         voters = [self.nodes[v] for v in self.voters]
 
+        def holds(n: SimNode, e: Entry) -> bool:
+            """``e`` is committed on ``n``: in its log, or below its log start (then in its state
+            machine, which the checker compares with the committed history after every step)."""
+            raft = n.raft
+            assert raft is not None
+            if raft.high_watermark <= e.offset:
+                return False
+            if e.offset < n.log.start_offset():
+                return True
+            return n.log.end_offset() > e.offset and n.log.entry(e.offset) == e
+
         def done() -> bool:
             e = marker["entry"]
             if e is not None:
                 for n in voters:
-                    raft = n.raft
-                    assert raft is not None
-                    if (
-                        raft.high_watermark <= e.offset
-                        or n.log.end_offset() <= e.offset
-                        or n.log.entry(e.offset) != e
-                    ):
+                    if not holds(n, e):
                         break
                 else:
                     return True
@@ -392,8 +594,13 @@ class Simulation:
                 retry_at[0] = self.now + 1000
             return False
 
+        snapshot_every = self.params.snapshot_every_ms
+        next_snapshot = deadline if snapshot_every is None else start + self.rng.randint(*snapshot_every)
         while self.now < deadline:
-            if self._run_until(min(deadline, self.now + 10), done):
+            if self.now >= next_snapshot and snapshot_every is not None:
+                self.take_snapshot()
+                next_snapshot = self.now + self.rng.randint(*snapshot_every)
+            if self._run_until(min(deadline, self.now + 10, next_snapshot), done):
                 e = marker["entry"]
                 assert e is not None
                 self.checker.check_all_hold_history(voters, e.offset + 1)

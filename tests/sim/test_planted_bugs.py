@@ -2,7 +2,9 @@
 
 Each variant is a subclass of the real ``RaftNode`` defined here, in the tests, overriding one
 rule; ``src`` has no switch for any of them. Each test asserts that the simulation finds a
-violation within a bounded number of seeds.
+violation within a bounded number of seeds. Two of them break snapshot transfer (KIP-630); the
+checker catches those through the state machines (a node's state must be the fold of the committed
+history up to its committed offset).
 """
 
 from __future__ import annotations
@@ -10,7 +12,13 @@ from __future__ import annotations
 import pytest
 
 from tests.sim.harness import InvariantViolation, SimParams, run_seed
-from zurau.raft.messages import FetchRequest, VoteRequest
+from zurau.raft.messages import (
+    NONE,
+    FetchRequest,
+    FetchSnapshotResponse,
+    OffsetAndEpoch,
+    VoteRequest,
+)
 from zurau.raft.node import Output, RaftNode, Role
 
 
@@ -58,6 +66,35 @@ class AckBeforeFlush(RaftNode):
             self.log.flush = flush  # type: ignore[method-assign]
 
 
+class InstallSnapshotOneTooFar(RaftNode):
+    """Snapshots (KIP-630): a follower records the snapshot it installs as ending one entry later
+    than it does, so it counts an entry committed that its state machine never saw and fetches on
+    from past it."""
+
+    def _install_snapshot(self, now: int, snapshot_id: OffsetAndEpoch, data: bytes, out: Output) -> None:
+        wrong = OffsetAndEpoch(snapshot_id.offset + 1, snapshot_id.epoch)
+        super()._install_snapshot(now, wrong, data, out)
+
+
+class AcceptStaleSnapshotChunks(RaftNode):
+    """Snapshots (KIP-630): a follower appends every chunk of the snapshot it is fetching, whatever
+    position the chunk starts at -- a duplicated, resent or late chunk lands twice."""
+
+    def _on_fetch_snapshot_response(self, now: int, resp: FetchSnapshotResponse, out: Output) -> None:
+        fetch = self._snapshot_fetch
+        if fetch is not None and resp.error_code == NONE and resp.snapshot_id == fetch.snapshot_id:
+            resp = FetchSnapshotResponse(
+                resp.error_code,
+                resp.leader_id,
+                resp.leader_epoch,
+                resp.snapshot_id,
+                resp.size,
+                len(fetch.data),  # pretend it continues what we have
+                resp.data,
+            )
+        super()._on_fetch_snapshot_response(now, resp, out)
+
+
 def _first_violation(node_cls: type[RaftNode], params: SimParams, max_seeds: int) -> tuple[int, str]:
     for seed in range(max_seeds):
         try:
@@ -75,8 +112,17 @@ def _first_violation(node_cls: type[RaftNode], params: SimParams, max_seeds: int
         (HighWatermarkWithoutMajority, 20, "lacks committed"),
         (VoteForStaleLog, 20, "lacks committed"),
         (AckBeforeFlush, 100, "lacks committed"),
+        (InstallSnapshotOneTooFar, 20, "not the committed state at its offset"),
+        (AcceptStaleSnapshotChunks, 200, "is not a state machine snapshot"),
     ],
-    ids=["double_vote", "hw_without_majority", "vote_for_stale_log", "ack_before_flush"],
+    ids=[
+        "double_vote",
+        "hw_without_majority",
+        "vote_for_stale_log",
+        "ack_before_flush",
+        "install_snapshot_one_too_far",
+        "accept_stale_snapshot_chunks",
+    ],
 )
 def test_checker_finds_planted_bug(
     node_cls: type[RaftNode], max_seeds: int, expected: str, voters: int

@@ -39,6 +39,7 @@ HANDLER_MODULES = (
     "begin_quorum_epoch",
     "end_quorum_epoch",
     "describe_quorum",
+    "fetch_snapshot",
     "broker_registration",
     "broker_heartbeat",
     "allocate_producer_ids",

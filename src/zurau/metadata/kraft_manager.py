@@ -73,6 +73,7 @@ class KRaftManager:
                 image=MetadataImage(cluster_id),
                 clock=clock,
                 session_timeout_ms=cfg.get("broker.session.timeout.ms"),
+                snapshot_bytes=cfg.get("metadata.log.max.record.bytes.between.snapshots"),
             )
             self.raft = RaftClient(
                 node_id=self.node_id,

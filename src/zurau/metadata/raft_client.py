@@ -62,6 +62,7 @@ from zurau.raft.messages import (
     EndQuorumEpochResponse,
     FetchRequest,
     FetchResponse,
+    OffsetAndEpoch,
     RaftMessage,
     RaftRequest,
     VoteResponse,
@@ -86,6 +87,10 @@ class RaftListener(Protocol):
         ...
 
     def on_role_change(self, change: RoleChange) -> None: ...
+
+    def on_snapshot(self, snapshot: OffsetAndEpoch, data: bytes) -> None:
+        """Replace the state with a snapshot's (at start, or one fetched from the leader)."""
+        ...
 
 
 class RaftClient:
@@ -131,6 +136,11 @@ class RaftClient:
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
+        # The state machine starts from the newest snapshot; the node then commits from its end.
+        snapshot = self.log.latest_snapshot()
+        if snapshot is not None:
+            size = self.log.snapshot_size(snapshot)
+            self.listener.on_snapshot(snapshot, self.log.read_snapshot(snapshot, 0, size))
         self.node = RaftNode(
             self.node_id, self.voter_endpoints, self.log, self.store, self._rng, self.clock.now_ms(), self.config
         )
@@ -241,6 +251,9 @@ class RaftClient:
             if change.role is not Role.LEADER:
                 self._fail_waiters(NotControllerError(f"node {self.node_id} is no longer the active controller"))
             self.listener.on_role_change(change)
+        if out.snapshot_loaded is not None:
+            log.info("raft node %d installed snapshot %s from the leader", self.node_id, out.snapshot_loaded[0])
+            self.listener.on_snapshot(*out.snapshot_loaded)
         if out.committed:
             self.listener.on_commit(out.committed)
         if (self.log.end_offset(), self.node.high_watermark) != before:

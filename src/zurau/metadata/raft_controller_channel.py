@@ -59,7 +59,7 @@ from zurau.protocol.errors import (
     for_code,
 )
 from zurau.protocol.primitives import DecodeError
-from zurau.raft import Entry, Role, RoleChange
+from zurau.raft import Entry, OffsetAndEpoch, Role, RoleChange
 from zurau.types import ZERO_UUID
 
 log = logging.getLogger("zurau.controller")
@@ -83,6 +83,7 @@ class RaftControllerChannel:
         clock: Clock,
         session_timeout_ms: int,
         forwarding: bool = True,
+        snapshot_bytes: int = 20 * 1024 * 1024,
     ) -> None:
         self.node_id = node_id
         self.controller = controller
@@ -102,6 +103,12 @@ class RaftControllerChannel:
         self._conns: dict[int, BrokerConnection] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._creating: set[str] = set()
+        # Snapshots: bytes of metadata applied since the last one, and the epoch of the last
+        # applied entry (the snapshot id's epoch).
+        self.snapshot_bytes = snapshot_bytes
+        self._bytes_since_snapshot = 0
+        self._applied_epoch = 0
+        self._snapshotting = False
 
     # ------------------------------------------------------------------ views
     @property
@@ -147,10 +154,65 @@ class RaftControllerChannel:
                 batch, self._batch = self._batch, []
                 self._apply(batch)
         self._maybe_activate()
+        self._maybe_snapshot()
+
+    def on_snapshot(self, snapshot: OffsetAndEpoch, data: bytes) -> None:
+        """Replace the image by a snapshot's (the newest one at start, or one fetched from the
+        leader because this node fell behind the leader's log start)."""
+        from zurau.metadata.snapshot import image_from_snapshot
+
+        old = self._image
+        self._image = image_from_snapshot(old.cluster_id, data, snapshot.offset - 1)
+        self._batch = []
+        self._applied_epoch = snapshot.epoch
+        self._bytes_since_snapshot = 0
+        log.info("metadata image loaded from snapshot %d-%d", snapshot.offset, snapshot.epoch)
+        for listener in self._listeners:
+            try:
+                listener(old, self._image)
+            except Exception:
+                log.exception("metadata listener failed on snapshot %s", snapshot)
+
+    def _maybe_snapshot(self) -> None:
+        """Snapshot the committed image once enough metadata has been applied since the last one
+        (``metadata.log.max.record.bytes.between.snapshots``), then drop the log before it."""
+        if self._snapshotting or self.raft is None or self._bytes_since_snapshot < self.snapshot_bytes:
+            return
+        self._snapshotting = True
+        self._spawn(self._snapshot())
+
+    async def _snapshot(self) -> None:
+        from zurau.metadata.snapshot import encode_snapshot
+
+        assert self.raft is not None
+        raft = self.raft
+        try:
+            image = self._image
+            snapshot = OffsetAndEpoch(image.offset + 1, self._applied_epoch)
+            latest = raft.log.latest_snapshot()
+            if image.offset < 0 or (latest is not None and latest.offset >= snapshot.offset):
+                return
+            self._bytes_since_snapshot = 0
+            loop = asyncio.get_running_loop()
+            data = await loop.run_in_executor(None, encode_snapshot, image, self.clock.now_ms())
+            await loop.run_in_executor(None, raft.log.create_snapshot, snapshot, data)
+            raft.log.delete_before(snapshot.offset)
+            log.info(
+                "metadata snapshot %d-%d written (%d bytes); log before it deleted",
+                snapshot.offset,
+                snapshot.epoch,
+                len(data),
+            )
+        except Exception:
+            log.exception("taking a metadata snapshot failed")
+        finally:
+            self._snapshotting = False
 
     def _apply(self, batch: list[Entry]) -> None:
         if batch[0].control:
             return
+        self._applied_epoch = batch[-1].epoch
+        self._bytes_since_snapshot += sum(len(e.payload) for e in batch)
         try:
             records = [decode_record(e.payload) for e in batch]
         except DecodeError as e:

@@ -1,5 +1,6 @@
 """The messages Raft nodes exchange, as plain frozen dataclasses named after Kafka's KRaft APIs
-(KIP-595 with KIP-996 pre-vote): Vote, BeginQuorumEpoch, EndQuorumEpoch and Fetch.
+(KIP-595 with KIP-996 pre-vote, KIP-630 snapshots): Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch
+and FetchSnapshot.
 
 Only the fields the quorum protocol needs are here; the wire encoding in Kafka's request/response
 formats is a separate, later step (the shell will translate). Every response carries the
@@ -7,6 +8,12 @@ responder's view of the quorum (``leader_id``, ``leader_epoch``) so that a node 
 of a newer epoch from any answer, as in Kafka.
 
 ``leader_id`` is ``NO_LEADER`` (-1) when the responder knows no leader in ``leader_epoch``.
+
+A successful FetchResponse says exactly one of three things: here are entries continuing your log
+(``records``, possibly none), your log leaves mine at ``diverging_epoch`` (truncate), or what you
+need is no longer in my log: fetch snapshot ``snapshot_id`` (KIP-630). A snapshot is then pulled
+in chunks with FetchSnapshot; each chunk names the snapshot id and the byte position it starts at,
+so that a late, duplicated or foreign chunk is recognised and dropped.
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ NOT_LEADER_OR_FOLLOWER = errors.NotLeaderOrFollowerError.code
 FENCED_LEADER_EPOCH = errors.FencedLeaderEpochError.code
 UNKNOWN_LEADER_EPOCH = errors.UnknownLeaderEpochError.code
 INCONSISTENT_VOTER_SET = errors.InconsistentVoterSetError.code
+SNAPSHOT_NOT_FOUND = errors.SnapshotNotFoundError.code
+POSITION_OUT_OF_RANGE = errors.PositionOutOfRangeError.code
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,10 +128,12 @@ class FetchRequest:
 @dataclass(frozen=True, slots=True)
 class FetchResponse:
     """The leader's answer. Exactly one of these holds when ``error_code`` is NONE: ``records``
-    (possibly empty) continue the follower's log from ``fetch_offset``, or ``diverging_epoch`` gives
+    (possibly empty) continue the follower's log from ``fetch_offset``; or ``diverging_epoch`` gives
     the (epoch, end offset) where the follower's log leaves the leader's and the follower must
-    truncate. ``fetch_offset``/``last_fetched_epoch`` echo the request so that a late or duplicated
-    response is recognised."""
+    truncate; or ``snapshot_id`` names the leader's latest snapshot, which the follower must fetch
+    (FetchSnapshot) because its position lies below the leader's log start or cannot be checked
+    against what the leader still holds. ``fetch_offset``/``last_fetched_epoch`` echo the request
+    so that a late or duplicated response is recognised."""
 
     error_code: int
     leader_id: int
@@ -132,8 +143,42 @@ class FetchResponse:
     last_fetched_epoch: int
     records: tuple[Entry, ...] = field(default=())
     diverging_epoch: OffsetAndEpoch | None = None
+    snapshot_id: OffsetAndEpoch | None = None
 
 
-RaftRequest = VoteRequest | BeginQuorumEpochRequest | EndQuorumEpochRequest | FetchRequest
-RaftResponse = VoteResponse | BeginQuorumEpochResponse | EndQuorumEpochResponse | FetchResponse
+@dataclass(frozen=True, slots=True)
+class FetchSnapshotRequest:
+    """A follower asks the leader for up to ``max_bytes`` of snapshot ``snapshot_id`` from byte
+    ``position`` on (KIP-630). ``replica_epoch`` is the epoch the follower believes current, checked
+    as for Fetch."""
+
+    replica_id: int
+    replica_epoch: int
+    snapshot_id: OffsetAndEpoch
+    position: int
+    max_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class FetchSnapshotResponse:
+    """One chunk: ``data`` is the snapshot's bytes from ``position`` on, ``size`` the snapshot's total
+    size. On an error (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH,
+    SNAPSHOT_NOT_FOUND, POSITION_OUT_OF_RANGE) ``data`` is empty and ``size`` meaningless;
+    ``snapshot_id`` and ``position`` echo the request."""
+
+    error_code: int
+    leader_id: int
+    leader_epoch: int
+    snapshot_id: OffsetAndEpoch
+    size: int
+    position: int
+    data: bytes = b""
+
+
+RaftRequest = (
+    VoteRequest | BeginQuorumEpochRequest | EndQuorumEpochRequest | FetchRequest | FetchSnapshotRequest
+)
+RaftResponse = (
+    VoteResponse | BeginQuorumEpochResponse | EndQuorumEpochResponse | FetchResponse | FetchSnapshotResponse
+)
 RaftMessage = RaftRequest | RaftResponse

@@ -42,6 +42,38 @@ Safety invariants this module keeps (the simulation checks them from outside):
   leader-change control entry that the leader writes on election is committed, so an entry of the
   leader's own epoch is committed first. The high watermark never moves back. Followers learn it
   from Fetch responses (clamped to their own log end). Committed means below the high watermark.
+
+Snapshots (KIP-630). The shell snapshots the state machine and deletes log prefixes itself, between
+steps, through the :class:`~zurau.raft.log.RaftLog` (``create_snapshot`` at an offset no higher
+than the node's high watermark, ``delete_before`` at most up to the latest snapshot); the node only
+reads the log start and the latest snapshot when it needs them, so the start may move at any time.
+
+* **Start.** A node starts with everything below its latest snapshot (else below the log start)
+  counted as committed and applied: the shell loads that snapshot into the state machine before it
+  constructs the node, and ``Output.committed`` only ever carries entries from there on. The high
+  watermark starts there too.
+* **Leader.** A Fetch whose position the leader cannot check against its log -- an offset below its
+  log start, a last fetched epoch below the epoch at the start (the *base epoch*), or an offset
+  equal to the start with another epoch -- is answered with the latest snapshot's id instead of
+  entries or a diverging epoch; it does not count as an acknowledgement. FetchSnapshot requests are
+  checked like Fetch (role, epoch) and answered with one chunk of the named snapshot
+  (SNAPSHOT_NOT_FOUND for an id it does not hold, POSITION_OUT_OF_RANGE for a position outside
+  it). Both keep the check-quorum timer of a voter alive, as a Fetch does.
+* **Follower.** Told to fetch a snapshot, a follower stops fetching entries and pulls the snapshot
+  chunk by chunk (request timeouts resend the same chunk; a chunk for another snapshot, another
+  position, another leader or epoch is dropped; SNAPSHOT_NOT_FOUND, POSITION_OUT_OF_RANGE or a
+  changed size sends it back to Fetch, which names the leader's current snapshot). A complete
+  snapshot is installed (``log.install_snapshot``: the log restarts empty at its offset), counted
+  committed and applied (``Output.snapshot_loaded``), the high watermark raised to at least its
+  offset, and fetching resumes from the new log end. A partial snapshot is forgotten whenever the
+  node changes role, leader or epoch. A diverging epoch whose truncation point would fall below the
+  follower's own log start (or whose epoch lies below the follower's base epoch) is not applied;
+  the follower then fetches from offset 0, which any leader whose log starts above 0 answers with
+  its snapshot. (This cannot happen while the quorum is safe: everything below a log start is
+  committed, and committed entries never diverge.)
+* A follower never truncates below its log start, and its committed offset never exceeds its
+  high watermark; installing a snapshot is the only way entries below ``_committed_upto`` leave
+  the log.
 """
 
 from __future__ import annotations
@@ -59,6 +91,8 @@ from zurau.raft.messages import (
     NO_LEADER,
     NONE,
     NOT_LEADER_OR_FOLLOWER,
+    POSITION_OUT_OF_RANGE,
+    SNAPSHOT_NOT_FOUND,
     UNKNOWN_LEADER_EPOCH,
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
@@ -67,6 +101,8 @@ from zurau.raft.messages import (
     Entry,
     FetchRequest,
     FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
     OffsetAndEpoch,
     RaftMessage,
     VoteRequest,
@@ -97,6 +133,9 @@ class RaftConfig:
     fetch_idle_backoff_ms: int = 100
     retry_backoff_ms: int = 100  # resending BeginQuorumEpoch / EndQuorumEpoch to unanswered voters
     max_fetch_entries: int = 64
+    # FetchSnapshot's max_bytes: a follower asks for at most this much of a snapshot at a time, and
+    # a leader sends at most this much in one chunk.
+    snapshot_chunk_bytes: int = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,10 +180,15 @@ class RoleChange:
 
 @dataclass(slots=True)
 class Output:
+    """What one step produced. ``committed`` entries continue the state machine in offset order.
+    ``snapshot_loaded`` is a snapshot the follower fetched and installed: its (end offset, epoch)
+    and bytes, which replace the state machine's state (apply it before ``committed``)."""
+
     sends: list[Outbound] = field(default_factory=list)
     committed: list[Entry] = field(default_factory=list)
     role_changes: list[RoleChange] = field(default_factory=list)
     appended: list[Entry] = field(default_factory=list)
+    snapshot_loaded: tuple[OffsetAndEpoch, bytes] | None = None
 
 
 OBSERVER_SESSION_TIMEOUT_MS = 300_000
@@ -175,6 +219,15 @@ class QuorumInfo:
     high_watermark: int
     voters: list[ReplicaInfo]
     observers: list[ReplicaInfo]
+
+
+@dataclass(slots=True)
+class _SnapshotFetch:
+    """A snapshot being pulled from the leader: the bytes so far, and its size once known."""
+
+    snapshot_id: OffsetAndEpoch
+    data: bytearray = field(default_factory=bytearray)
+    size: int | None = None
 
 
 class NotLeaderError(Exception):
@@ -216,8 +269,19 @@ class RaftNode:
         self.epoch = 0
         self.leader_id: int | None = None
         self.voted_id: int | None = None
-        self.high_watermark = 0
-        self._committed_upto = 0
+        # Everything below the latest snapshot (else below the log start) is committed and already
+        # in the state machine the shell restored (see the module docstring).
+        snapshot = log.latest_snapshot()
+        self._committed_upto = snapshot.offset if snapshot is not None else log.start_offset()
+        if self._committed_upto > log.end_offset():
+            raise ValueError(
+                f"the log ends at {log.end_offset()}, below its latest snapshot {snapshot}: "
+                "it should have restarted at the snapshot when it was opened"
+            )
+        self.high_watermark = self._committed_upto
+        # Follower: the snapshot being fetched, and whether the next Fetch must ask for one.
+        self._snapshot_fetch: _SnapshotFetch | None = None
+        self._snapshot_wanted = False
 
         # Timers (absolute ms); None when not armed.
         self._election_deadline: int | None = None
@@ -347,6 +411,8 @@ class RaftNode:
     def _set_role(self, role: Role, out: Output) -> None:
         self.role = role
         self._reset_timers()
+        self._snapshot_fetch = None
+        self._snapshot_wanted = False
         out.role_changes.append(RoleChange(role, self.epoch, self.leader_id))
 
     def _random_election_timeout(self) -> int:
@@ -499,26 +565,51 @@ class RaftNode:
             elif role is Role.RESIGNED and self._next_resend_at is not None and now >= self._next_resend_at:
                 self._send_end_quorum(now, out)
 
+    def _fetch_position(self) -> tuple[int, int]:
+        """(fetch offset, last fetched epoch) of our next Fetch: our log end, or (0, 0) -- the
+        position of a replica that holds nothing -- when our log cannot be reconciled and we need
+        the leader's snapshot."""
+        if self._snapshot_wanted:
+            return 0, 0
+        return self.log.end_offset(), self.log.last_fetched_epoch()
+
     def _fetch_request(self) -> FetchRequest:
         # The fetch offset acknowledges our log up to it, so that prefix must be durable (a former
         # leader may still hold entries it never flushed).
         if self.log.flushed_offset() < self.log.end_offset():
             self.log.flush()
+        offset, epoch = self._fetch_position()
         return FetchRequest(
             replica_id=self.node_id,
             replica_epoch=self.epoch,
-            fetch_offset=self.log.end_offset(),
-            last_fetched_epoch=self.log.last_fetched_epoch(),
+            fetch_offset=offset,
+            last_fetched_epoch=epoch,
+        )
+
+    def _fetch_snapshot_request(self, fetch: _SnapshotFetch) -> FetchSnapshotRequest:
+        return FetchSnapshotRequest(
+            replica_id=self.node_id,
+            replica_epoch=self.epoch,
+            snapshot_id=fetch.snapshot_id,
+            position=len(fetch.data),
+            max_bytes=self.config.snapshot_chunk_bytes,
         )
 
     def _maybe_send_fetch(self, now: int, out: Output) -> None:
+        """Send the next Fetch -- or, while a snapshot is being fetched, the next FetchSnapshot --
+        when it is due (resending after a request timeout)."""
         assert self.leader_id is not None
         if self._fetch_sent_at is not None:
             if now < self._fetch_sent_at + self.config.request_timeout_ms:
                 return
         elif self._next_fetch_at is None or now < self._next_fetch_at:
             return
-        out.sends.append(Outbound(self.leader_id, self._fetch_request()))
+        request: FetchRequest | FetchSnapshotRequest
+        if self._snapshot_fetch is not None:
+            request = self._fetch_snapshot_request(self._snapshot_fetch)
+        else:
+            request = self._fetch_request()
+        out.sends.append(Outbound(self.leader_id, request))
         self._fetch_sent_at = now
         self._next_fetch_at = None
 
@@ -553,6 +644,10 @@ class RaftNode:
             self._on_fetch_request(now, source, msg, out)
         elif isinstance(msg, FetchResponse):
             self._on_fetch_response(now, msg, out)
+        elif isinstance(msg, FetchSnapshotRequest):
+            self._on_fetch_snapshot_request(now, source, msg, out)
+        elif isinstance(msg, FetchSnapshotResponse):
+            self._on_fetch_snapshot_response(now, msg, out)
         elif isinstance(msg, BeginQuorumEpochRequest):
             self._maybe_transition(now, msg.leader_id, msg.leader_epoch, out)
             if self.role is Role.FOLLOWER and (self.leader_id, self.epoch) == (
@@ -677,6 +772,27 @@ class RaftNode:
 
     # ------------------------------------------------------------------ replication
 
+    def _log_base(self) -> OffsetAndEpoch:
+        """(log start offset, base epoch): what the log answers for an epoch below all of its own
+        (see :mod:`zurau.raft.log`); (0, 0) for a log starting at 0."""
+        return self.log.end_offset_for_epoch(-1)
+
+    def _needs_snapshot(self, fetch_offset: int, last_fetched_epoch: int) -> bool:
+        """Whether a fetcher at (fetch_offset, last_fetched_epoch) must get our snapshot: its
+        position lies below our log start, or cannot be checked against the entries we still hold
+        (its last epoch is older than the entry just below our start, or it sits exactly at our
+        start with another epoch than that entry's), so that any truncation point we could name
+        would fall below our start."""
+        start = self.log.start_offset()
+        if start == 0:
+            return False
+        if fetch_offset < start:
+            return True
+        base = self._log_base()
+        return last_fetched_epoch < base.epoch or (
+            fetch_offset == start and last_fetched_epoch != base.epoch
+        )
+
     def _validate_fetch(self, req: FetchRequest) -> OffsetAndEpoch | None:
         """None if (fetch offset, last fetched epoch) lies on our log, else the diverging epoch."""
         if req.fetch_offset == 0 and req.last_fetched_epoch == 0:
@@ -706,6 +822,20 @@ class RaftNode:
         if req.replica_epoch > self.epoch:
             out.sends.append(Outbound(source, error(UNKNOWN_LEADER_EPOCH)))
             return
+        snapshot = self.log.latest_snapshot()
+        if snapshot is not None and self._needs_snapshot(req.fetch_offset, req.last_fetched_epoch):
+            self._note_voter_contact(now, source)
+            resp = FetchResponse(
+                NONE,
+                self.node_id,
+                self.epoch,
+                self.high_watermark,
+                req.fetch_offset,
+                req.last_fetched_epoch,
+                snapshot_id=snapshot,
+            )
+            out.sends.append(Outbound(source, resp))
+            return
         diverging = self._validate_fetch(req)
         if diverging is not None:
             resp = FetchResponse(
@@ -722,11 +852,7 @@ class RaftNode:
         self._track_fetch(now, source, req.fetch_offset)
         if source in self.voters:
             self._replica_end[source] = req.fetch_offset
-            self._acked.add(source)
-            self._fetched_voters.add(source)
-            if len(self._fetched_voters) >= self.majority:
-                self._fetched_voters = {self.node_id}
-                self._check_quorum_deadline = now + self.config.fetch_timeout_ms * 3 // 2
+            self._note_voter_contact(now, source)
             self._maybe_advance_high_watermark(out)
         records = tuple(self.log.read(req.fetch_offset, self.config.max_fetch_entries))
         resp = FetchResponse(
@@ -739,6 +865,48 @@ class RaftNode:
             records,
         )
         out.sends.append(Outbound(source, resp))
+
+    def _note_voter_contact(self, now: int, source: int) -> None:
+        """A voter fetched from us (entries or a snapshot): it follows this epoch (no need to resend
+        BeginQuorumEpoch) and counts towards check quorum."""
+        if source not in self.voters:
+            return
+        self._acked.add(source)
+        self._fetched_voters.add(source)
+        if len(self._fetched_voters) >= self.majority:
+            self._fetched_voters = {self.node_id}
+            self._check_quorum_deadline = now + self.config.fetch_timeout_ms * 3 // 2
+
+    def _on_fetch_snapshot_request(
+        self, now: int, source: int, req: FetchSnapshotRequest, out: Output
+    ) -> None:
+        def reply(code: int, size: int = -1, data: bytes = b"") -> None:
+            resp = FetchSnapshotResponse(
+                code, self._leader_or_none(), self.epoch, req.snapshot_id, size, req.position, data
+            )
+            out.sends.append(Outbound(source, resp))
+
+        if self.role is not Role.LEADER:
+            reply(NOT_LEADER_OR_FOLLOWER)
+            return
+        if req.replica_epoch < self.epoch:
+            reply(FENCED_LEADER_EPOCH)
+            return
+        if req.replica_epoch > self.epoch:
+            reply(UNKNOWN_LEADER_EPOCH)
+            return
+        try:
+            size = self.log.snapshot_size(req.snapshot_id)
+        except KeyError:
+            reply(SNAPSHOT_NOT_FOUND)
+            return
+        # Position == size is only a valid request for an empty snapshot (whose one chunk is empty).
+        if req.position < 0 or req.position > size or (req.position == size and size > 0):
+            reply(POSITION_OUT_OF_RANGE, size)
+            return
+        self._note_voter_contact(now, source)
+        max_bytes = max(0, min(req.max_bytes, self.config.snapshot_chunk_bytes))
+        reply(NONE, size, bytes(self.log.read_snapshot(req.snapshot_id, req.position, max_bytes)))
 
     def _track_fetch(self, now: int, replica: int, fetch_offset: int) -> None:
         """Record an accepted fetch for DescribeQuorum (last fetch, last caught up)."""
@@ -767,16 +935,29 @@ class RaftNode:
             return
         if self.role is not Role.FOLLOWER or resp.leader_id != self.leader_id:
             return
-        if (
-            resp.fetch_offset != self.log.end_offset()
-            or resp.last_fetched_epoch != self.log.last_fetched_epoch()
-        ):
+        if self._snapshot_fetch is not None:
+            return  # we stopped fetching entries: a late answer to an earlier Fetch
+        if (resp.fetch_offset, resp.last_fetched_epoch) != self._fetch_position():
             return  # late or duplicated answer to an earlier fetch
         self._fetch_sent_at = None
         self._fetch_deadline = now + self.config.fetch_timeout_ms
         self._last_leader_contact = now
-        if resp.diverging_epoch is not None:
-            self.log.truncate_to(self._truncation_offset(resp.diverging_epoch))
+        if resp.snapshot_id is not None:
+            self._snapshot_wanted = False
+            self._snapshot_fetch = _SnapshotFetch(resp.snapshot_id)
+            self._next_fetch_at = now
+        elif self._snapshot_wanted:
+            # We asked from nothing for the leader's snapshot and got entries or a divergence
+            # instead (the leader holds its whole log): nothing we can use; ask again later.
+            self._next_fetch_at = now + self.config.fetch_idle_backoff_ms
+        elif resp.diverging_epoch is not None:
+            truncate_to = self._truncation_offset(resp.diverging_epoch)
+            base = self._log_base()
+            if base.offset > 0 and (resp.diverging_epoch.epoch < base.epoch or truncate_to < base.offset):
+                # The logs part below our start: only the leader's snapshot can reconcile them.
+                self._snapshot_wanted = True
+            else:
+                self.log.truncate_to(truncate_to)
             self._next_fetch_at = now
         else:
             if resp.records:
@@ -789,6 +970,57 @@ class RaftNode:
             if new_hw > self.high_watermark:
                 self.high_watermark = new_hw
             self._emit_committed(out)
+        self._maybe_send_fetch(now, out)
+
+    def _on_fetch_snapshot_response(self, now: int, resp: FetchSnapshotResponse, out: Output) -> None:
+        self._maybe_transition(now, resp.leader_id, resp.leader_epoch, out)
+        fetch = self._snapshot_fetch
+        if fetch is None or self.role is not Role.FOLLOWER:
+            return
+        if resp.leader_epoch != self.epoch or resp.leader_id != self.leader_id:
+            return
+        if resp.snapshot_id != fetch.snapshot_id or resp.position != len(fetch.data):
+            return  # late, duplicated or for another snapshot
+        if resp.error_code != NONE:
+            if resp.error_code in (SNAPSHOT_NOT_FOUND, POSITION_OUT_OF_RANGE):
+                self._abandon_snapshot_fetch(now, out)
+            return
+        if resp.size < 0 or (fetch.size is not None and resp.size != fetch.size):
+            self._abandon_snapshot_fetch(now, out)
+            return
+        fetch.size = resp.size
+        self._fetch_sent_at = None
+        self._fetch_deadline = now + self.config.fetch_timeout_ms
+        self._last_leader_contact = now
+        fetch.data += resp.data
+        if len(fetch.data) > fetch.size:
+            self._abandon_snapshot_fetch(now, out)
+        elif len(fetch.data) == fetch.size:
+            self._install_snapshot(now, fetch.snapshot_id, bytes(fetch.data), out)
+        else:
+            self._next_fetch_at = now if resp.data else now + self.config.fetch_idle_backoff_ms
+            self._maybe_send_fetch(now, out)
+
+    def _abandon_snapshot_fetch(self, now: int, out: Output) -> None:
+        """Back to Fetch, whose answer names the leader's current snapshot if we still need one."""
+        self._snapshot_fetch = None
+        self._fetch_sent_at = None
+        self._next_fetch_at = now + self.config.fetch_idle_backoff_ms
+
+    def _install_snapshot(self, now: int, snapshot_id: OffsetAndEpoch, data: bytes, out: Output) -> None:
+        self._snapshot_fetch = None
+        latest = self.log.latest_snapshot()
+        if latest is not None and (snapshot_id.offset, snapshot_id.epoch) < (latest.offset, latest.epoch):
+            # Older than one we hold: the log cannot go back to it; fetch again.
+            self._abandon_snapshot_fetch(now, out)
+            return
+        self.log.install_snapshot(snapshot_id, data)
+        self._committed_upto = snapshot_id.offset
+        if self.high_watermark < snapshot_id.offset:
+            self.high_watermark = snapshot_id.offset
+        out.snapshot_loaded = (snapshot_id, data)
+        self._fetch_sent_at = None
+        self._next_fetch_at = now
         self._maybe_send_fetch(now, out)
 
     def _truncation_offset(self, diverging: OffsetAndEpoch) -> int:

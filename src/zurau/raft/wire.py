@@ -1,7 +1,7 @@
 """Translation between the Raft core's message dataclasses (:mod:`zurau.raft.messages`) and the
-bodies of Kafka's own KRaft APIs -- Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch and
-DescribeQuorum -- so that quorum members talk the APIs, versions and field layout Kafka's
-controllers use (KIP-595, KIP-853 dynamic-quorum fields, KIP-996 pre-vote).
+bodies of Kafka's own KRaft APIs -- Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch, FetchSnapshot
+and DescribeQuorum -- so that quorum members talk the APIs, versions and field layout Kafka's
+controllers use (KIP-595, KIP-630 snapshots, KIP-853 dynamic-quorum fields, KIP-996 pre-vote).
 
 A body is the plain ``dict`` that :mod:`zurau.protocol.codec` encodes and decodes. This module does
 no I/O and keeps no state: the shell frames and sends what it builds, and hands back what it decodes.
@@ -10,7 +10,7 @@ Invariants:
 
 * Every request and response concerns exactly one partition: ``__cluster_metadata`` partition 0,
   named by topic id (``METADATA_TOPIC_ID``, Kafka's ``Uuid(0, 1)``) where Fetch uses ids (v13+),
-  by name elsewhere. A request of any other shape -- not exactly one topic and one partition, a
+  by name elsewhere (FetchSnapshot names it in ``name``). A request of any other shape -- not exactly one topic and one partition, a
   wrong topic name or id, a partition other than 0, a negative sender id, a negative fetch offset,
   a Fetch older than v12 (which cannot carry the last fetched epoch) -- raises
   :class:`~zurau.protocol.errors.InvalidRequestError`; so does a response of a wrong shape.
@@ -18,12 +18,17 @@ Invariants:
   any version the schema supports (the codec drops the fields a version lacks) and survives the
   codec's strict mode. What a version cannot express is lost on purpose: pre-vote below Vote v2.
 * What a wire response does not echo comes from the request it answers: Fetch's fetch offset and
-  last fetched epoch, Vote's pre-vote flag (:func:`response_from_wire`).
+  last fetched epoch, Vote's pre-vote flag, and for a top-level FetchSnapshot error its snapshot id
+  and position (:func:`response_from_wire`).
 * A top-level error code (e.g. INCONSISTENT_CLUSTER_ID) becomes a response with that error code,
   leader ``NO_LEADER`` and epoch -1, which the node ignores as far as elections go; partition-level
   errors carry the responder's leader and epoch as usual.
 * Fetch responses carry the entries as Kafka v2 record batches (:mod:`zurau.raft.batches`); batch
-  boundaries follow ``Entry.last_in_batch``. A missing diverging epoch is ``{-1, -1}`` on the wire.
+  boundaries follow ``Entry.last_in_batch``. A missing diverging epoch or snapshot id is
+  ``{-1, -1}`` on the wire; one with only half of it set is refused.
+* FetchSnapshot chunks travel in ``unaligned_records`` as opaque bytes (not parsed as batches);
+  snapshot ids, positions and sizes pass through unchecked -- the leader answers an unknown id or a
+  bad position with SNAPSHOT_NOT_FOUND / POSITION_OUT_OF_RANGE itself.
 * Checking the cluster id is the caller's job: :attr:`DecodedRequest.cluster_id` is what the peer
   sent (None when it sent none), :meth:`DecodedRequest.cluster_id_matches` applies Kafka's rule.
 """
@@ -49,6 +54,8 @@ from zurau.raft.messages import (
     EndQuorumEpochResponse,
     FetchRequest,
     FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
     OffsetAndEpoch,
     RaftRequest,
     RaftResponse,
@@ -66,6 +73,7 @@ VOTE_VERSION = 2  # v2: pre_vote (KIP-996)
 BEGIN_QUORUM_EPOCH_VERSION = 1
 END_QUORUM_EPOCH_VERSION = 1
 FETCH_VERSION = 18  # topic ids from v13, replica_state from v15
+FETCH_SNAPSHOT_VERSION = 1  # v1: tagged replica directory id and leader endpoints (KIP-853)
 DESCRIBE_QUORUM_VERSION = 2
 
 MIN_FETCH_VERSION = 12
@@ -78,25 +86,34 @@ INCONSISTENT_CLUSTER_ID = errors.InconsistentClusterIdError.code
 
 NO_EPOCH = -1
 _NO_DIVERGENCE = {"epoch": -1, "end_offset": -1}
+_NO_SNAPSHOT = {"end_offset": -1, "epoch": -1}
 
 Listener = tuple[str, str, int]
 """A named listener endpoint: (listener name, host, port)."""
 
 _NO_LISTENERS: Mapping[int, Sequence[Listener]] = MappingProxyType({})
 
-RAFT_API_KEYS = (ApiKey.VOTE, ApiKey.BEGIN_QUORUM_EPOCH, ApiKey.END_QUORUM_EPOCH, ApiKey.FETCH)
+RAFT_API_KEYS = (
+    ApiKey.VOTE,
+    ApiKey.BEGIN_QUORUM_EPOCH,
+    ApiKey.END_QUORUM_EPOCH,
+    ApiKey.FETCH,
+    ApiKey.FETCH_SNAPSHOT,
+)
 
 _API_OF_REQUEST: dict[type, ApiKey] = {
     VoteRequest: ApiKey.VOTE,
     BeginQuorumEpochRequest: ApiKey.BEGIN_QUORUM_EPOCH,
     EndQuorumEpochRequest: ApiKey.END_QUORUM_EPOCH,
     FetchRequest: ApiKey.FETCH,
+    FetchSnapshotRequest: ApiKey.FETCH_SNAPSHOT,
 }
 _API_OF_RESPONSE: dict[type, ApiKey] = {
     VoteResponse: ApiKey.VOTE,
     BeginQuorumEpochResponse: ApiKey.BEGIN_QUORUM_EPOCH,
     EndQuorumEpochResponse: ApiKey.END_QUORUM_EPOCH,
     FetchResponse: ApiKey.FETCH,
+    FetchSnapshotResponse: ApiKey.FETCH_SNAPSHOT,
 }
 
 
@@ -169,6 +186,20 @@ def _only_partition(
     if partition[index_key] != METADATA_PARTITION:
         raise _invalid(f"{what}: partition {partition[index_key]} is not {METADATA_PARTITION}")
     return partition
+
+
+def _snapshot_id_to_wire(snapshot: OffsetAndEpoch) -> dict[str, Any]:
+    return {"end_offset": snapshot.offset, "epoch": snapshot.epoch}
+
+
+def _snapshot_id_from_wire(wire: Mapping[str, Any], what: str) -> OffsetAndEpoch | None:
+    """A Fetch response's snapshot id: None for {-1, -1}; a half-set one is malformed."""
+    end_offset, epoch = wire["end_offset"], wire["epoch"]
+    if end_offset == -1 and epoch == -1:
+        return None
+    if end_offset < 0 or epoch < 0:
+        raise _invalid(f"{what}: snapshot id with end offset {end_offset} and epoch {epoch}")
+    return OffsetAndEpoch(end_offset, epoch)
 
 
 def _check_fetch_version(version: int) -> None:
@@ -252,6 +283,20 @@ def request_to_wire(
             "topics": [_fetch_topic(partition)],
         }
         return ApiKey.FETCH, FETCH_VERSION, body
+    if isinstance(msg, FetchSnapshotRequest):
+        partition = {
+            "partition": METADATA_PARTITION,
+            "current_leader_epoch": msg.replica_epoch,
+            "snapshot_id": _snapshot_id_to_wire(msg.snapshot_id),
+            "position": msg.position,
+        }
+        body = {
+            "cluster_id": cluster_id,
+            "replica_id": msg.replica_id,
+            "max_bytes": msg.max_bytes,
+            "topics": [{"name": METADATA_TOPIC, "partitions": [partition]}],
+        }
+        return ApiKey.FETCH_SNAPSHOT, FETCH_SNAPSHOT_VERSION, body
     raise TypeError(f"not a Raft request: {msg!r}")
 
 
@@ -295,6 +340,17 @@ def request_from_wire(api_key: int, version: int, body: Mapping[str, Any]) -> De
             last_fetched_epoch=p["last_fetched_epoch"],
         )
         return _decoded(what, body["cluster_id"], replica, fetch, max_wait_ms=body["max_wait_ms"])
+    if api_key == ApiKey.FETCH_SNAPSHOT:
+        p = _only_partition(body["topics"], what, name_key="name", index_key="partition")
+        snapshot_id = p["snapshot_id"]
+        fetch_snapshot = FetchSnapshotRequest(
+            replica_id=body["replica_id"],
+            replica_epoch=p["current_leader_epoch"],
+            snapshot_id=OffsetAndEpoch(snapshot_id["end_offset"], snapshot_id["epoch"]),
+            position=p["position"],
+            max_bytes=body["max_bytes"],
+        )
+        return _decoded(what, body["cluster_id"], fetch_snapshot.replica_id, fetch_snapshot)
     raise ValueError(f"{_api_name(api_key)} is not a Raft request API")
 
 
@@ -343,6 +399,21 @@ def response_to_wire(api_key: int, version: int, msg: RaftResponse) -> dict[str,
             "leader_epoch": msg.leader_epoch,
         }
         return {"error_code": NONE, "topics": [_topic(partition)]}
+    if isinstance(msg, FetchSnapshotResponse):
+        partition = {
+            "index": METADATA_PARTITION,
+            "error_code": msg.error_code,
+            "snapshot_id": _snapshot_id_to_wire(msg.snapshot_id),
+            "current_leader": {"leader_id": msg.leader_id, "leader_epoch": msg.leader_epoch},
+            "size": msg.size,
+            "position": msg.position,
+            "unaligned_records": msg.data,
+        }
+        return {
+            "throttle_time_ms": 0,
+            "error_code": NONE,
+            "topics": [{"name": METADATA_TOPIC, "partitions": [partition]}],
+        }
     assert isinstance(msg, FetchResponse)
     if version < MIN_FETCH_VERSION:
         raise ValueError(f"Fetch v{version} cannot carry a Raft fetch response")
@@ -357,6 +428,9 @@ def response_to_wire(api_key: int, version: int, msg: RaftResponse) -> dict[str,
             else {"epoch": diverging.epoch, "end_offset": diverging.offset}
         ),
         "current_leader": {"leader_id": msg.leader_id, "leader_epoch": msg.leader_epoch},
+        "snapshot_id": (
+            dict(_NO_SNAPSHOT) if msg.snapshot_id is None else _snapshot_id_to_wire(msg.snapshot_id)
+        ),
         "records": encode_entries(msg.records) if msg.records else b"",
     }
     return {
@@ -374,6 +448,8 @@ def error_response(api_key: int, version: int, error_code: int) -> dict[str, Any
         return {"error_code": error_code, "topics": []}
     if api_key == ApiKey.DESCRIBE_QUORUM:
         return {"error_code": error_code, "error_message": None, "topics": [], "nodes": []}
+    if api_key == ApiKey.FETCH_SNAPSHOT:
+        return {"throttle_time_ms": 0, "error_code": error_code, "topics": []}
     if api_key == ApiKey.FETCH:
         body: dict[str, Any] = {
             "throttle_time_ms": 0,
@@ -416,6 +492,24 @@ def response_from_wire(
             return EndQuorumEpochResponse(top_error, NO_LEADER, NO_EPOCH)
         p = _only_partition(body["topics"], what)
         return EndQuorumEpochResponse(p["error_code"], p["leader_id"], p["leader_epoch"])
+    if isinstance(request, FetchSnapshotRequest):
+        if top_error != NONE:
+            return FetchSnapshotResponse(
+                top_error, NO_LEADER, NO_EPOCH, request.snapshot_id, -1, request.position
+            )
+        p = _only_partition(body["topics"], what, name_key="name", index_key="index")
+        leader = p["current_leader"]
+        snapshot_id = p["snapshot_id"]
+        data = p["unaligned_records"]
+        return FetchSnapshotResponse(
+            error_code=p["error_code"],
+            leader_id=leader["leader_id"],
+            leader_epoch=leader["leader_epoch"],
+            snapshot_id=OffsetAndEpoch(snapshot_id["end_offset"], snapshot_id["epoch"]),
+            size=p["size"],
+            position=p["position"],
+            data=bytes(data) if data is not None else b"",
+        )
     assert isinstance(request, FetchRequest)
     if top_error != NONE:
         return FetchResponse(
@@ -430,6 +524,7 @@ def response_from_wire(
         if diverging_wire["end_offset"] < 0:
             raise _invalid(f"{what}: diverging epoch {diverging_wire['epoch']} without an end offset")
         diverging = OffsetAndEpoch(diverging_wire["end_offset"], diverging_wire["epoch"])
+    snapshot_id = _snapshot_id_from_wire(p["snapshot_id"], what)
     records = p["records"]
     entries = tuple(decode_entries(records)) if records else ()
     return FetchResponse(
@@ -441,6 +536,7 @@ def response_from_wire(
         last_fetched_epoch=request.last_fetched_epoch,
         records=entries,
         diverging_epoch=diverging,
+        snapshot_id=snapshot_id,
     )
 
 
@@ -515,6 +611,7 @@ __all__ = [
     "DEFAULT_FETCH_MAX_WAIT_MS",
     "DESCRIBE_QUORUM_VERSION",
     "END_QUORUM_EPOCH_VERSION",
+    "FETCH_SNAPSHOT_VERSION",
     "FETCH_VERSION",
     "INCONSISTENT_CLUSTER_ID",
     "METADATA_PARTITION",
