@@ -1,6 +1,6 @@
 """The KRaft metadata quorum: metadata operations, controller failover, catch-up of a new broker.
 
-    .venv/bin/python -m bench.kraft [--only ops,election,catchup] [--rounds 20] [--catchup-topics 10000]
+    .venv/bin/python -m bench.kraft [--only ops,election,catchup] [--rounds 20] [--catchup-topics 2000,5000,10000]
 
 Every cluster is real processes on 127.0.0.1 (:class:`zurau.testing.cluster_process.ClusterProcesses`,
 each node ``python -m zurau.cli.main broker start`` with its data under a fresh temporary
@@ -10,18 +10,21 @@ to exactly the node chosen). The active controller is the Raft leader, found wit
 * ``ops``: CreateTopics of 1-partition topics (one topic per request) on three combined nodes,
   sent to a node that is not the active controller (it forwards the request to the controller's
   listener) and to the active controller itself, by C workers each with its own connection and
-  one request in flight (C = ``--concurrency``, 1 and 16). A fresh cluster per case; a few
-  topics first as a warm-up. Topics/s, latency p50/p99.
+  one request in flight (C = ``--concurrency``, 1 and 16); on a fresh cluster, and on one that
+  already has ``--ops-existing`` topics (5,000). A few topics first as a warm-up. Topics/s,
+  latency p50/p99, leader elections during the run.
 * ``election``: three combined nodes; per round, ``kill -9`` the active controller, then poll
   every survivor with DescribeQuorum (every 15 ms) until one reports a new leader, and, at the same
   time, send CreateTopics to a survivor until one succeeds. Then restart the killed node over its
   data and wait until its log end offset equals the leader's high watermark before the next round.
-* ``catchup``: three dedicated controllers and three brokers; create ``--catchup-topics`` topics
-  (100 per CreateTopics request, a few requests in flight), then (a) start a brand-new broker
-  (node 7, formatted with the cluster id) and (b) kill broker 6, delete its data directory,
-  format it again with the same cluster id and start it. Each: time until it serves clients (its
-  client listener opens only once the controller has unfenced it, i.e. it has caught up to its
-  registration) and until its own Metadata lists every topic.
+* ``catchup``: three dedicated controllers and three brokers, per ``--catchup-topics`` count
+  (2,000, 5,000, 10,000; a fresh cluster each): create the topics (100 per CreateTopics, 4 in
+  flight, through broker 4), then (a) start a brand-new broker (node 7, formatted with the
+  cluster id), (b) kill broker 6, delete its data directory, format it again with the same
+  cluster id and start it at once, (c) the same with broker 5 but started only once the
+  controller has fenced it. Each: time until it serves clients (its client listener opens only
+  once the controller has unfenced it, i.e. it has caught up to its registration) and until its
+  own Metadata lists every topic.
 
 Processes are stopped by their pids (SIGTERM, then SIGKILL), also when a measurement fails. The
 machine is shared: the report says how much CPU other processes used during each measurement.
@@ -34,6 +37,7 @@ import asyncio
 import os
 import platform
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -232,7 +236,8 @@ class OpsResult:
     latencies: list[float]
     errors: int
     cpu: Cpu
-    leader_changed: bool
+    elections: int  # leader epochs that began during the run
+    existing: int = 0  # topics that existed before the run
 
 
 async def run_creates(
@@ -269,12 +274,18 @@ async def run_creates(
 
 
 async def ops_case(
-    workdir: Path, route: str, concurrency: int, topics: int, rf: int, limit_s: float
+    workdir: Path, route: str, concurrency: int, topics: int, rf: int, limit_s: float, existing: int
 ) -> OpsResult:
-    root = Path(tempfile.mkdtemp(prefix=f"ops-{route}-{concurrency}-", dir=workdir))
+    root = Path(tempfile.mkdtemp(prefix=f"ops-{route.split()[0]}-{concurrency}-", dir=workdir))
     cluster = ClusterProcesses(root, controllers=3)
     try:
         await asyncio.to_thread(cluster.start)
+        if existing:
+            q = await quorum_of(cluster)
+            port = cluster.nodes[min(i for i in cluster.nodes if i != q.leader)].port
+            made = await bulk_create(port, [f"pre-{i:06d}" for i in range(existing)], 100, 4, rf)
+            if made.failures:
+                raise RuntimeError(f"preloading {existing} topics failed: {made.failures}")
         q = await quorum_of(cluster)
         target = q.leader if route == "active controller" else min(i for i in cluster.nodes if i != q.leader)
         port = cluster.nodes[target].port
@@ -284,7 +295,7 @@ async def ops_case(
         n, wall, lat, errors = await run_creates(port, "t", topics, concurrency, rf, limit_s)
         cpu = noise.stop()
         after = await quorum_of(cluster)
-        return OpsResult(route, concurrency, n, wall, lat, errors, cpu, after.leader != q.leader)
+        return OpsResult(route, concurrency, n, wall, lat, errors, cpu, after.epoch - q.epoch, existing)
     finally:
         await asyncio.to_thread(stop_cluster, cluster)
         if not KEEP:
@@ -293,20 +304,26 @@ async def ops_case(
 
 async def section_ops(args: argparse.Namespace, workdir: Path, report: Report) -> None:
     results: list[OpsResult] = []
-    for c in args.concurrency:
-        for route in ("forwarded", "active controller"):
-            say(f"ops: {args.ops_topics} topics, {c} in flight, via {route}")
-            r = await ops_case(workdir, route, c, args.ops_topics, args.replication_factor, args.ops_limit)
-            say(
-                f"ops: {r.topics} topics in {r.seconds:.1f} s = {r.topics / r.seconds:.0f}/s, "
-                f"p50 {fmt_ms(pct(r.latencies, 0.5))} ms p99 {fmt_ms(pct(r.latencies, 0.99))} ms, "
-                f"errors {r.errors}, others {r.cpu.others:.2f} cores"
-            )
-            results.append(r)
+    for existing in args.ops_existing:
+        for c in args.concurrency:
+            for route in ("forwarded", "active controller"):
+                say(
+                    f"ops: {args.ops_topics} topics, {c} in flight, via {route}, {existing:,} topics existing"
+                )
+                r = await ops_case(
+                    workdir, route, c, args.ops_topics, args.replication_factor, args.ops_limit, existing
+                )
+                say(
+                    f"ops: {r.topics} topics in {r.seconds:.1f} s = {r.topics / r.seconds:.0f}/s, "
+                    f"p50 {fmt_ms(pct(r.latencies, 0.5))} ms p99 {fmt_ms(pct(r.latencies, 0.99))} ms, "
+                    f"errors {r.errors}, elections {r.elections}, others {r.cpu.others:.2f} cores"
+                )
+                results.append(r)
     rows = []
     for r in results:
         rows.append(
             [
+                f"{r.existing:,}",
                 "via a follower (forwarded)" if r.route == "forwarded" else "to the active controller",
                 str(r.concurrency),
                 f"{r.topics:,}",
@@ -323,14 +340,16 @@ async def section_ops(args: argparse.Namespace, workdir: Path, report: Report) -
             report.notes.append(
                 f"ops {r.route} x{r.concurrency}: {r.errors} CreateTopics answered with an error"
             )
-        if r.leader_changed:
+        if r.elections:
             report.notes.append(
-                f"ops {r.route} x{r.concurrency}: the active controller changed during the run"
+                f"ops {r.route} x{r.concurrency}, {r.existing:,} existing: {r.elections} leader election(s) "
+                "during the run"
             )
     report.table(
         f"Metadata operations: CreateTopics, 1 partition, replication factor {args.replication_factor}, "
         "one topic per request, 3 combined nodes",
         [
+            "Topics before",
             "Sent",
             "In flight",
             "Topics",
@@ -353,6 +372,7 @@ async def section_ops(args: argparse.Namespace, workdir: Path, report: Report) -
 class Round:
     killed: int
     new_leader: int
+    epochs: int  # epochs the election took (1: the first candidate won)
     leader_s: float
     create_s: float
     restart_serving_s: float
@@ -362,10 +382,10 @@ class Round:
 
 async def wait_new_leader(
     ports: dict[int, int], old_leader: int, old_epoch: int, t0: float
-) -> tuple[int, float]:
+) -> tuple[int, int, float]:
     """Poll every node in ``ports`` with DescribeQuorum until one reports a leader other than
-    ``old_leader`` in a later epoch: (that leader, seconds since t0)."""
-    found: asyncio.Future[tuple[int, float]] = asyncio.get_running_loop().create_future()
+    ``old_leader`` in a later epoch: (that leader, its epoch, seconds since t0)."""
+    found: asyncio.Future[tuple[int, int, float]] = asyncio.get_running_loop().create_future()
 
     async def poll(port: int) -> None:
         conn: BrokerConnection | None = None
@@ -376,7 +396,7 @@ async def wait_new_leader(
                         conn = await connect(port, timeout=1.0)
                     q = await describe_quorum(conn, timeout=1.0)
                     if q is not None and q.leader != old_leader and q.epoch > old_epoch and not found.done():
-                        found.set_result((q.leader, time.perf_counter() - t0))
+                        found.set_result((q.leader, q.epoch, time.perf_counter() - t0))
                         break
                 except ClientError:
                     pass
@@ -454,7 +474,7 @@ async def section_election(args: argparse.Namespace, workdir: Path, report: Repo
                 wait_create_ok(create_port, f"election-{rnd}", args.replication_factor, t0)
             )
             try:
-                new_leader, leader_s = await wait_new_leader(survivors, leader, q.epoch, t0)
+                new_leader, new_epoch, leader_s = await wait_new_leader(survivors, leader, q.epoch, t0)
                 create_s = await create_task
             except BaseException:
                 create_task.cancel()
@@ -469,10 +489,11 @@ async def section_election(args: argparse.Namespace, workdir: Path, report: Repo
             serving = time.perf_counter() - t1
             await wait_caught_up(cluster, leader)
             caught_up = time.perf_counter() - t1
-            r = Round(leader, new_leader, leader_s, create_s, serving, caught_up, other)
+            r = Round(leader, new_leader, new_epoch - q.epoch, leader_s, create_s, serving, caught_up, other)
             rounds.append(r)
             say(
                 f"election round {rnd + 1}/{args.rounds}: killed {leader} (epoch {q.epoch}); new leader {new_leader} "
+                f"in epoch {new_epoch} "
                 f"after {leader_s * 1000:.0f} ms, CreateTopics ok after {create_s * 1000:.0f} ms; restarted node "
                 f"serving after {serving:.1f} s, caught up after {caught_up:.1f} s; others {other:.0%} of a core"
             )
@@ -503,6 +524,13 @@ async def section_election(args: argparse.Namespace, workdir: Path, report: Repo
             ),
         ],
     )
+    split = [r for r in rounds if r.epochs > 1]
+    if split:
+        report.notes.append(
+            f"election: {len(split)} of {len(rounds)} rounds needed more than one election (no candidate won the "
+            "first epoch); their times to a new leader: "
+            + ", ".join(f"{r.leader_s * 1000:,.0f} ms" for r in split)
+        )
     others = [r.other_cpu for r in rounds]
     report.notes.append(
         f"election: other processes used {statistics.median(others):.0%} of a core (median over rounds; "
@@ -621,86 +649,106 @@ async def time_catch_up(node: NodeProcess, topics: int, limit_s: float) -> Catch
         await conn.close()
 
 
-async def section_catchup(args: argparse.Namespace, workdir: Path, report: Report) -> None:
-    root = Path(tempfile.mkdtemp(prefix="catchup-", dir=workdir))
+@dataclass
+class Creation:
+    """Topics created in bulk: how many, how fast, what failed."""
+
+    created: int
+    seconds: float
+    failures: dict[int, int]  # error code -> topics
+    tenths: list[float]  # topics/s over each tenth of the batches, in the order they finished
+
+
+async def bulk_create(port: int, names: list[str], batch: int, in_flight: int, rf: int) -> Creation:
+    """CreateTopics of ``names``, ``batch`` per request, ``in_flight`` requests at a time (one
+    connection each), all to the node at ``port``."""
+    conns = [await connect(port) for _ in range(in_flight)]
+    queue = [names[i : i + batch] for i in range(0, len(names), batch)][::-1]
+    done: list[float] = []
+    failures: dict[int, int] = {}
+    t0 = time.perf_counter()
+
+    async def worker(conn: BrokerConnection) -> None:
+        while queue:
+            codes = await create_topics(conn, queue.pop(), rf, timeout=120.0)
+            for c in codes.values():
+                if c:
+                    failures[c] = failures.get(c, 0) + 1
+            done.append(time.perf_counter() - t0)
+
+    try:
+        await asyncio.gather(*(worker(c) for c in conns))
+    finally:
+        await asyncio.gather(*(c.close() for c in conns), return_exceptions=True)
+    seconds = time.perf_counter() - t0
+    tenth = max(5, len(done) // 10)
+    marks = [0.0, *done]
+    tenths = [
+        tenth * batch / max(1e-6, marks[min(len(done), i + tenth)] - marks[i])
+        for i in range(0, len(done) - tenth + 1, tenth)
+    ]
+    return Creation(len(names) - sum(failures.values()), seconds, failures, tenths)
+
+
+@dataclass
+class CatchUpRun:
+    topics: int
+    creation: Creation
+    cpu: Cpu
+    elections: int  # leader epochs that began during the creation
+    records: int
+    log_mb: float
+    results: list[CatchUp]
+
+
+async def catchup_case(args: argparse.Namespace, workdir: Path, total: int) -> CatchUpRun:
+    root = Path(tempfile.mkdtemp(prefix=f"catchup-{total}-", dir=workdir))
     cluster = ClusterProcesses(root, controllers=3, brokers=3)
     extra: list[NodeProcess] = []
     results: list[CatchUp] = []
-    total = args.catchup_topics
     try:
         await asyncio.to_thread(cluster.start)
-        q = await quorum_of(cluster)
+        q0 = await quorum_of(cluster)
         say(f"catchup: creating {total:,} topics, {args.batch} per request, {args.batch_in_flight} in flight")
         port = cluster.nodes[cluster.broker_ids[0]].port
-        conns = [await connect(port) for _ in range(args.batch_in_flight)]
-        batches = [
-            [f"c-{i:06d}" for i in range(s, min(total, s + args.batch))] for s in range(0, total, args.batch)
-        ]
-        queue = list(reversed(batches))
-        failed = 0
         noise = Noise(lambda: cluster_pids(cluster))
         noise.start()
-        t0 = time.perf_counter()
-
-        async def worker(conn: BrokerConnection) -> None:
-            nonlocal failed
-            while queue:
-                batch = queue.pop()
-                codes = await create_topics(conn, batch, args.replication_factor, timeout=120.0)
-                for c in codes.values():
-                    if c:
-                        failed += 1
-                        failures[c] = failures.get(c, 0) + 1
-                done.append(time.perf_counter() - t0)
-
-        done: list[float] = []
-        failures: dict[int, int] = {}
-        await asyncio.gather(*(worker(c) for c in conns))
-        create_s = time.perf_counter() - t0
-        # Topics/s over each tenth of the run (batches in the order they finished).
-        tenth = max(1, len(done) // 10)
-        marks = [0.0, *done]
-        chunk_rates = [
-            tenth * args.batch / max(1e-6, marks[min(len(done), i + tenth)] - marks[i])
-            for i in range(0, len(done) - tenth + 1, tenth)
-        ]
-        say("catchup: topics/s per tenth of the creation: " + ", ".join(f"{r:.0f}" for r in chunk_rates))
+        names = [f"c-{i:06d}" for i in range(total)]
+        creation = await bulk_create(port, names, args.batch, args.batch_in_flight, args.replication_factor)
         cpu = noise.stop()
-        for c in conns:
-            await c.close()
         q = await quorum_of(cluster)
         meta_dir = root / f"node-{q.leader}" / "__cluster_metadata-0"
         meta_bytes = sum(f.stat().st_size for f in meta_dir.glob("*.log")) if meta_dir.is_dir() else 0
         say(
-            f"catchup: {total - failed:,} topics in {create_s:.1f} s ({(total - failed) / create_s:.0f}/s), "
-            f"metadata log {q.high_watermark:,} records, {meta_bytes / 1e6:.1f} MB; "
-            f"others {cpu.others:.2f} cores"
+            f"catchup: {creation.created:,} topics in {creation.seconds:.1f} s "
+            f"({creation.created / creation.seconds:.0f}/s; per tenth: "
+            + ", ".join(f"{r:.0f}" for r in creation.tenths)
+            + f"), failures {creation.failures}, leader epoch {q0.epoch} -> {q.epoch}, "
+            f"metadata log {q.high_watermark:,} records, {meta_bytes / 1e6:.1f} MB; others {cpu.others:.2f} cores"
         )
-        if failed:
-            report.notes.append(
-                f"catchup: {failed} of {total} topics were not created (error codes: {failures})"
-            )
-        # Every broker must list them all first (the measurement compares with a caught-up broker).
+        listed = creation.created  # topics answered with success (a retried batch may have made more)
+        # Every broker must list them all first (a new broker is compared with caught-up ones).
         for b in cluster.broker_ids:
             c = await connect(cluster.nodes[b].port)
             try:
                 deadline = time.monotonic() + 120
-                while (await metadata_topic_count(c))[0] < total - failed and time.monotonic() < deadline:
+                while (n := (await metadata_topic_count(c))[0]) < listed and time.monotonic() < deadline:
                     await asyncio.sleep(0.1)
+                listed = n
             finally:
                 await c.close()
 
         say("catchup: (a) a new broker, node 7")
         node7 = new_broker_node(cluster, cluster.broker_ids[-1], 7)
         extra.append(node7)
-        r = await time_catch_up(node7, total - failed, args.catchup_limit)
-        r.case = "new broker (never in the cluster)"
+        r = await time_catch_up(node7, listed, args.catchup_limit)
+        r.case = "new broker (node 7, never in the cluster)"
         results.append(r)
         say(f"catchup: serving after {r.serving_s:.2f} s, all topics after {r.all_topics_s:.2f} s")
 
         observer = cluster.nodes[cluster.broker_ids[0]].port
         for wiped_id, wait_fenced in ((cluster.broker_ids[-1], False), (cluster.broker_ids[-2], True)):
-            when = "once the controller has fenced it" if wait_fenced else "at once"
+            when = "after the controller fenced it" if wait_fenced else "at once"
             say(f"catchup: broker {wiped_id} killed, its data deleted and formatted again, restarted {when}")
             node = cluster.nodes[wiped_id]
             t_kill = time.perf_counter()
@@ -712,64 +760,86 @@ async def section_catchup(args: argparse.Namespace, workdir: Path, report: Repor
                 await wait_unlisted(observer, wiped_id, args.catchup_limit)
                 fenced_s = time.perf_counter() - t_kill
                 say(f"catchup: broker {wiped_id} fenced {fenced_s:.2f} s after the kill")
-            r = await time_catch_up(node, total - failed, args.catchup_limit)
-            r.case = f"broker {wiped_id} with an empty data directory, restarted {when}"
+            r = await time_catch_up(node, listed, args.catchup_limit)
+            r.case = f"broker {wiped_id}: killed, data dir deleted and formatted, restarted {when}"
             if fenced_s is not None:
                 r.case += f" ({fenced_s:.1f} s after the kill)"
             results.append(r)
             say(f"catchup: serving after {r.serving_s:.2f} s, all topics after {r.all_topics_s:.2f} s")
+        return CatchUpRun(
+            total, creation, cpu, q.epoch - q0.epoch, q.high_watermark, meta_bytes / 1e6, results
+        )
     finally:
         await asyncio.to_thread(stop_cluster, cluster, extra)
         if not KEEP:
             shutil.rmtree(root, ignore_errors=True)
 
+
+async def section_catchup(args: argparse.Namespace, workdir: Path, report: Report) -> None:
+    runs = [await catchup_case(args, workdir, total) for total in args.catchup_topics]
+    rows = []
+    for run in runs:
+        for r in run.results:
+            rows.append(
+                [
+                    f"{run.creation.created:,}",
+                    r.case,
+                    f"{r.serving_s:.2f} s",
+                    f"{r.all_topics_s:.2f} s",
+                    f"{r.topics_at_serving:,}",
+                    f"{r.dirs_at_serving:,}",
+                ]
+            )
     report.table(
-        f"Catch-up of a broker: {total - failed:,} topics (1 partition, replication factor "
-        f"{args.replication_factor}) on 3 dedicated controllers + 3 brokers",
+        f"Catch-up of a broker (1-partition topics, replication factor {args.replication_factor}; "
+        "3 dedicated controllers + 3 brokers; seconds from the process start)",
         [
+            "Topics",
             "Case",
-            "serves clients after",
-            "Metadata lists every topic after",
-            "topics listed at first Metadata",
-            "its partition dirs at serving / 1 s later",
+            "serves clients",
+            "its Metadata lists every topic",
+            "topics in its first Metadata",
+            "partition dirs it had created when serving",
         ],
-        [
-            [
-                r.case,
-                f"{r.serving_s:.2f} s",
-                f"{r.all_topics_s:.2f} s",
-                f"{r.topics_at_serving:,}",
-                f"{r.dirs_at_serving:,} / {r.dirs_at_end:,}",
-            ]
-            for r in results
-        ],
+        rows,
     )
     report.table(
-        "Creating those topics (via broker 4, forwarded; "
-        f"{args.batch} topics per CreateTopics, {args.batch_in_flight} requests in flight)",
+        f"Creating those topics (sent to broker 4, which forwards; {args.batch} topics per CreateTopics, "
+        f"{args.batch_in_flight} requests in flight)",
         [
             "Topics",
             "seconds",
             "topics/s",
+            "topics/s, first / last tenth",
+            "leader elections meanwhile",
             "metadata log records",
             "metadata log MB",
             "Cluster CPU",
-            "Client CPU",
             "Others' CPU",
         ],
         [
             [
-                f"{total - failed:,}",
-                f"{create_s:.1f}",
-                f"{(total - failed) / create_s:,.0f}",
-                f"{q.high_watermark:,}",
-                f"{meta_bytes / 1e6:.1f}",
-                f"{cpu.cluster:.2f} cores",
-                f"{cpu.client:.2f} cores",
-                f"{cpu.others:.2f} cores",
+                f"{run.creation.created:,}",
+                f"{run.creation.seconds:.1f}",
+                f"{run.creation.created / run.creation.seconds:,.0f}",
+                f"{run.creation.tenths[0]:,.0f} / {run.creation.tenths[-1]:,.0f}"
+                if run.creation.tenths
+                else "-",
+                str(run.elections),
+                f"{run.records:,}",
+                f"{run.log_mb:.1f}",
+                f"{run.cpu.cluster:.2f} cores",
+                f"{run.cpu.others:.2f} cores",
             ]
+            for run in runs
         ],
     )
+    for run in runs:
+        if run.creation.failures:
+            report.notes.append(
+                f"catchup {run.topics:,}: {sum(run.creation.failures.values())} topics answered with an error "
+                f"(error code: topics {run.creation.failures})"
+            )
 
 
 # ----------------------------------------------------------------------------- main
@@ -791,6 +861,10 @@ def environment() -> str:
 
 
 async def amain(args: argparse.Namespace, sections: list[str]) -> Report:
+    # SIGTERM cancels the run like Ctrl-C does, so every cluster is still stopped by its pids.
+    main_task = asyncio.current_task()
+    assert main_task is not None
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, main_task.cancel)
     report = Report()
     runners: dict[str, Callable[[argparse.Namespace, Path, Report], Awaitable[None]]] = {
         "ops": section_ops,
@@ -824,9 +898,20 @@ def main(argv: list[str] | None = None) -> int:
         default=[1, 16],
         help="in-flight requests",
     )
+    ap.add_argument(
+        "--ops-existing",
+        type=lambda v: [int(x) for x in v.split(",")],
+        default=[0, 5_000],
+        help="topics created (100 per request) before each metadata-ops case",
+    )
     ap.add_argument("--replication-factor", type=int, default=1, help="of every topic created")
     ap.add_argument("--rounds", type=int, default=20, help="controller kills")
-    ap.add_argument("--catchup-topics", type=int, default=10_000)
+    ap.add_argument(
+        "--catchup-topics",
+        type=lambda v: [int(x) for x in v.split(",")],
+        default=[2_000, 5_000, 10_000],
+        help="topic counts, a fresh cluster each",
+    )
     ap.add_argument("--batch", type=int, default=100, help="topics per CreateTopics in the catch-up setup")
     ap.add_argument("--batch-in-flight", type=int, default=4)
     ap.add_argument(
@@ -842,7 +927,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown sections: {', '.join(sorted(unknown))}")
     t0 = time.monotonic()
     report = asyncio.run(amain(args, sections))
-    cmd = " ".join([".venv/bin/python -m bench.kraft", *(argv if argv is not None else sys.argv[1:])])
+    shown = [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--keep"]
+    cmd = " ".join([".venv/bin/python -m bench.kraft", *shown])
     print()
     print(f"Command: `{cmd}` ({(time.monotonic() - t0) / 60:.1f} min).  ")
     print(environment())

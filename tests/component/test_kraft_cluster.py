@@ -101,3 +101,30 @@ async def test_describe_quorum_through_any_node(tmp_path: Any) -> None:
             assert part["leader_id"] == active
             assert sorted(v["replica_id"] for v in part["current_voters"]) == [1, 2, 3]
             assert part["high_watermark"] > 0
+
+
+async def test_snapshots_bound_the_log_and_catch_up_a_node_that_fell_behind(tmp_path: Any) -> None:
+    """With small snapshot thresholds the active controller snapshots its image and deletes the log
+    before it; a node stopped meanwhile comes back below the leader's log start, fetches the
+    snapshot (FetchSnapshot) and ends with the same topics; a node restarted loads its own newest
+    snapshot."""
+    async with EmbeddedCluster(
+        3, data_dir=tmp_path, **{"metadata.log.max.record.bytes.between.snapshots": "2000"}
+    ) as c:
+        active = c.controller_id
+        behind = next(b.node_id for b in c.brokers if b is not None and b.node_id != active)
+        await c.create_topic_async("first", 1)
+        await c.stop_node(behind)
+        for i in range(40):
+            await c.create_topic_async(f"t{i}", 1)
+        leader = c.node(active)
+        assert leader.kraft is not None
+        await _wait(lambda: leader.kraft.log.start_offset() > 0)  # type: ignore[union-attr]
+        assert leader.kraft.log.latest_snapshot() is not None
+        await c.start_node(behind)
+        await c.wait_for_topic("t39")
+        node = c.node(behind)
+        assert node.kraft is not None and node.kraft.log.latest_snapshot() is not None
+        names = {f"t{i}" for i in range(40)} | {"first"}
+        assert names <= set(node.image.names())
+        assert node.image.brokers.keys() == leader.image.brokers.keys()

@@ -180,8 +180,10 @@ class SimNode:
     raft: RaftNode | None = None
     restarts: int = 0
     last_hw: int = 0
+    last_applied: int = 0
     sm: StateMachine = field(default_factory=StateMachine)
     snapshots_installed: int = 0
+    chunked_installs: int = 0  # installed snapshots larger than one FetchSnapshot chunk
 
 
 class InvariantChecker:
@@ -197,9 +199,10 @@ class InvariantChecker:
       truncates below what it reported committed;
     * state machines: every node's state machine (its latest snapshot, or the snapshot it
       installed, plus the committed entries applied since) has applied exactly the node's
-      committed prefix, and equals the fold of the committed history up to there; a snapshot, when
-      taken or installed, holds exactly that fold at its offset, and its epoch is that of the
-      committed entry below its offset; a node's log never starts above its committed offset;
+      committed prefix, and equals the fold of the committed history up to there; it never moves
+      back while the node runs (a snapshot is only installed ahead of it); a snapshot, when taken
+      or installed, holds exactly that fold at its offset, and its epoch is that of the committed
+      entry below its offset; a node's log never starts above its committed offset;
     * a node's high watermark never goes back while it runs (in particular the leader's) and never
       passes the end of the committed history;
     * log matching: the same (offset, epoch) on any two logs means the same payload and the same
@@ -279,9 +282,14 @@ class InvariantChecker:
                 f"node {sim.node_id}'s state machine at offset {sm.applied} differs from the committed "
                 "history's fold"
             )
+        if sm.applied < sim.last_applied:
+            self.fail(f"node {sim.node_id}'s state machine went back from {sim.last_applied} to {sm.applied}")
+        sim.last_applied = sm.applied
         start = log.start_offset()
         if start > raft._committed_upto:
-            self.fail(f"node {sim.node_id}'s log starts at {start}, above its committed {raft._committed_upto}")
+            self.fail(
+                f"node {sim.node_id}'s log starts at {start}, above its committed {raft._committed_upto}"
+            )
         # Log matching over what changed in this node's log.
         end = log.end_offset()
         for o in range(max(log.dirty_from, start), end):
@@ -366,6 +374,7 @@ class Simulation:
         rng = random.Random(self.rng.getrandbits(64))
         n.raft = self.node_factory(n.node_id, self.voters, n.log, n.store, rng, self.now, self.config)
         n.last_hw = 0
+        n.last_applied = 0
         n.log.dirty_from = 0
         self.checker.after_step(n, Output())
 
@@ -388,6 +397,7 @@ class Simulation:
             snapshot, data = out.snapshot_loaded
             n.sm = StateMachine.load(data, f"snapshot {snapshot} installed by node {n.node_id}")
             n.snapshots_installed += 1
+            n.chunked_installs += len(data) > self.config.snapshot_chunk_bytes
             self.trace.append(f"{self.now}: node {n.node_id} installed snapshot {snapshot}")
         for e in out.committed:
             n.sm.apply(e, n.node_id)

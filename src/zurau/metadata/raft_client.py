@@ -62,6 +62,7 @@ from zurau.raft.messages import (
     EndQuorumEpochResponse,
     FetchRequest,
     FetchResponse,
+    FetchSnapshotResponse,
     OffsetAndEpoch,
     RaftMessage,
     RaftRequest,
@@ -78,7 +79,13 @@ from zurau.raft.wire import (
 
 log = logging.getLogger("zurau.raft")
 
-_RESPONSE_TYPES = (VoteResponse, BeginQuorumEpochResponse, EndQuorumEpochResponse, FetchResponse)
+_RESPONSE_TYPES = (
+    VoteResponse,
+    BeginQuorumEpochResponse,
+    EndQuorumEpochResponse,
+    FetchResponse,
+    FetchSnapshotResponse,
+)
 
 
 class RaftListener(Protocol):

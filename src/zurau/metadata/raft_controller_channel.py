@@ -195,7 +195,12 @@ class RaftControllerChannel:
             self._bytes_since_snapshot = 0
             loop = asyncio.get_running_loop()
             data = await loop.run_in_executor(None, encode_snapshot, image, self.clock.now_ms())
-            await loop.run_in_executor(None, raft.log.create_snapshot, snapshot, data)
+            latest = raft.log.latest_snapshot()
+            if raft.log.start_offset() > snapshot.offset or (latest is not None and latest.offset >= snapshot.offset):
+                return  # a snapshot from the leader was installed meanwhile
+            # On the loop thread: the log is not shared with other threads (the file write and
+            # its fsync take milliseconds, once per snapshot).
+            raft.log.create_snapshot(snapshot, data)
             raft.log.delete_before(snapshot.offset)
             log.info(
                 "metadata snapshot %d-%d written (%d bytes); log before it deleted",

@@ -182,3 +182,13 @@ RaftResponse = (
     VoteResponse | BeginQuorumEpochResponse | EndQuorumEpochResponse | FetchResponse | FetchSnapshotResponse
 )
 RaftMessage = RaftRequest | RaftResponse
+
+RESPONSE_TYPES: tuple[type, ...] = (
+    VoteResponse,
+    BeginQuorumEpochResponse,
+    EndQuorumEpochResponse,
+    FetchResponse,
+    FetchSnapshotResponse,
+)
+"""Every response class (for ``isinstance``): a node answers each request it receives with exactly
+one of these, addressed to the requester."""

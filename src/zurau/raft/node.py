@@ -71,9 +71,11 @@ reads the log start and the latest snapshot when it needs them, so the start may
   the follower then fetches from offset 0, which any leader whose log starts above 0 answers with
   its snapshot. (This cannot happen while the quorum is safe: everything below a log start is
   committed, and committed entries never diverge.)
-* A follower never truncates below its log start, and its committed offset never exceeds its
-  high watermark; installing a snapshot is the only way entries below ``_committed_upto`` leave
-  the log.
+* **Invariants** (the simulation checks them): a node never truncates its log below its log start
+  or below its committed offset; the state machine the shell keeps from ``Output`` (the snapshot it
+  started from or was handed, plus the committed entries since) is at every step the fold of the
+  committed log prefix below the node's committed offset, which never moves back while the node
+  runs; the high watermark never moves back either, and never passes what a majority committed.
 """
 
 from __future__ import annotations
@@ -789,9 +791,7 @@ class RaftNode:
         if fetch_offset < start:
             return True
         base = self._log_base()
-        return last_fetched_epoch < base.epoch or (
-            fetch_offset == start and last_fetched_epoch != base.epoch
-        )
+        return last_fetched_epoch < base.epoch or (fetch_offset == start and last_fetched_epoch != base.epoch)
 
     def _validate_fetch(self, req: FetchRequest) -> OffsetAndEpoch | None:
         """None if (fetch offset, last fetched epoch) lies on our log, else the diverging epoch."""
