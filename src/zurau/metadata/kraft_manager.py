@@ -74,6 +74,7 @@ class KRaftManager:
                 clock=clock,
                 session_timeout_ms=cfg.get("broker.session.timeout.ms"),
                 snapshot_bytes=cfg.get("metadata.log.max.record.bytes.between.snapshots"),
+                snapshot_interval_ms=cfg.get("metadata.log.max.snapshot.interval.ms"),
             )
             self.raft = RaftClient(
                 node_id=self.node_id,

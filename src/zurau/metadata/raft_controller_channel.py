@@ -84,6 +84,7 @@ class RaftControllerChannel:
         session_timeout_ms: int,
         forwarding: bool = True,
         snapshot_bytes: int = 20 * 1024 * 1024,
+        snapshot_interval_ms: int = 3_600_000,
     ) -> None:
         self.node_id = node_id
         self.controller = controller
@@ -106,6 +107,8 @@ class RaftControllerChannel:
         # Snapshots: bytes of metadata applied since the last one, and the epoch of the last
         # applied entry (the snapshot id's epoch).
         self.snapshot_bytes = snapshot_bytes
+        self.snapshot_interval_ms = snapshot_interval_ms
+        self._last_snapshot_ms: int | None = None
         self._bytes_since_snapshot = 0
         self._applied_epoch = 0
         self._snapshotting = False
@@ -175,9 +178,18 @@ class RaftControllerChannel:
 
     def _maybe_snapshot(self) -> None:
         """Snapshot the committed image once enough metadata has been applied since the last one
-        (``metadata.log.max.record.bytes.between.snapshots``), then drop the log before it."""
-        if self._snapshotting or self.raft is None or self._bytes_since_snapshot < self.snapshot_bytes:
+        (``metadata.log.max.record.bytes.between.snapshots``), or some was applied and the last
+        snapshot is older than ``metadata.log.max.snapshot.interval.ms`` (0: never by time);
+        then drop the log before it."""
+        if self._snapshotting or self.raft is None or self._bytes_since_snapshot == 0:
             return
+        now = self.clock.now_ms()
+        if self._last_snapshot_ms is None:
+            self._last_snapshot_ms = now
+        by_time = 0 < self.snapshot_interval_ms <= now - self._last_snapshot_ms
+        if self._bytes_since_snapshot < self.snapshot_bytes and not by_time:
+            return
+        self._last_snapshot_ms = now
         self._snapshotting = True
         self._spawn(self._snapshot())
 
