@@ -27,7 +27,7 @@ import contextlib
 import shutil
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -97,48 +97,13 @@ class EmbeddedBroker:
         """Start on a background thread with its own event loop; returns once it listens."""
         if self._thread is not None or self._async_running:
             raise RuntimeError("this EmbeddedBroker is already running")
-        from zurau.app import new_event_loop
-
-        loop = new_event_loop()
-        started = threading.Event()
-        error: list[BaseException] = []
-
-        async def serve() -> None:
-            self._stop_event = asyncio.Event()
-            try:
-                await self.broker.start()
-            except BaseException as e:  # reported to the starting thread
-                error.append(e)
-                started.set()
-                await self._stop_broker()
-                return
-            started.set()
-            try:
-                await self._stop_event.wait()
-            finally:
-                await self._stop_broker()
-
-        def run() -> None:
-            asyncio.set_event_loop(loop)
-            try:
-                loop.run_until_complete(serve())
-                _cancel_remaining(loop)
-                loop.run_until_complete(loop.shutdown_asyncgens())
-                loop.run_until_complete(loop.shutdown_default_executor())
-            finally:
-                asyncio.set_event_loop(None)
-                loop.close()
-
-        self._loop = loop
-        self._thread = threading.Thread(target=run, name="zurau-embedded-broker", daemon=True)
-        self._thread.start()
-        started.wait()
-        if error:
-            self._thread.join()
-            self._thread = None
-            self._loop = None
+        try:
+            self._loop, self._thread, self._stop_event = _run_in_thread(
+                "zurau-embedded-broker", self.broker.start, self._stop_broker
+            )
+        except BaseException:
             self._cleanup_dir()
-            raise error[0]
+            raise
         return self
 
     def stop(self) -> None:
@@ -234,6 +199,54 @@ class EmbeddedBroker:
     def _cleanup_dir(self) -> None:
         if self._own_dir:
             shutil.rmtree(self.data_dir, ignore_errors=True)
+
+
+def _run_in_thread(
+    name: str, start: Callable[[], Awaitable[None]], stop: Callable[[], Awaitable[None]]
+) -> tuple[asyncio.AbstractEventLoop, threading.Thread, asyncio.Event]:
+    """Run ``start()`` on a new event loop (uvloop) in a daemon thread; return once it finished
+    (re-raising its error after ``stop()`` ran and the thread ended). Setting the returned event
+    (thread-safely) runs ``stop()`` and ends the loop: leftover tasks cancelled, async generators
+    and the default executor shut down, the loop closed."""
+    from zurau.app import new_event_loop
+
+    loop = new_event_loop()
+    started = threading.Event()
+    error: list[BaseException] = []
+    stop_event = asyncio.Event()
+
+    async def serve() -> None:
+        try:
+            await start()
+        except BaseException as e:  # reported to the starting thread
+            error.append(e)
+            started.set()
+            await stop()
+            return
+        started.set()
+        try:
+            await stop_event.wait()
+        finally:
+            await stop()
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(serve())
+            _cancel_remaining(loop)
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    started.wait()
+    if error:
+        thread.join()
+        raise error[0]
+    return loop, thread, stop_event
 
 
 def _cancel_remaining(loop: asyncio.AbstractEventLoop) -> None:
@@ -421,47 +434,17 @@ class EmbeddedCluster:
 
     # ------------------------------------------------------------------ sync
     def start(self) -> EmbeddedCluster:
-        from zurau.app import new_event_loop
-
-        loop = new_event_loop()
-        started = threading.Event()
-        error: list[BaseException] = []
-
-        async def serve() -> None:
-            self._stop_event = asyncio.Event()
-            try:
-                await self._start_all()
-            except BaseException as e:
-                error.append(e)
-                started.set()
-                return
-            started.set()
-            try:
-                await self._stop_event.wait()
-            finally:
-                await self._stop_all()
-
-        def run() -> None:
-            asyncio.set_event_loop(loop)
-            try:
-                loop.run_until_complete(serve())
-                _cancel_remaining(loop)
-                loop.run_until_complete(loop.shutdown_asyncgens())
-                loop.run_until_complete(loop.shutdown_default_executor())
-            finally:
-                asyncio.set_event_loop(None)
-                loop.close()
-
-        self._loop = loop
-        self._thread = threading.Thread(target=run, name="zurau-embedded-cluster", daemon=True)
-        self._thread.start()
-        started.wait()
-        if error:
-            self._thread.join()
-            self._thread = None
-            self._loop = None
+        """Start every node on a background thread with its own event loop; returns once every
+        node serves clients and sees every other as a live broker."""
+        if self._thread is not None:
+            raise RuntimeError("this EmbeddedCluster is already running")
+        try:
+            self._loop, self._thread, self._stop_event = _run_in_thread(
+                "zurau-embedded-cluster", self._start_all, self._stop_all
+            )
+        except BaseException:
             self._cleanup_dir()
-            raise error[0]
+            raise
         return self
 
     def stop(self) -> None:

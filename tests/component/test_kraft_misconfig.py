@@ -30,6 +30,8 @@ from zurau.protocol.errors import (
     FencedLeaderEpochError,
     InconsistentVoterSetError,
     InvalidRequestError,
+    UnknownTopicIdError,
+    UnknownTopicOrPartitionError,
 )
 from zurau.raft.messages import BeginQuorumEpochRequest, VoteRequest
 from zurau.raft.wire import METADATA_TOPIC_ID, request_to_wire
@@ -153,16 +155,24 @@ async def test_malformed_and_stale_raft_messages(tmp_path: Path) -> None:
             api, version, body = request_to_wire(BeginQuorumEpochRequest(2, epoch - 1), c.cluster_id)
             resp = await conn.request(api, body, version=version)
             assert resp["topics"][0]["partitions"][0]["error_code"] == FencedLeaderEpochError.code
-            # A Fetch of the metadata log with a negative replica id.
+            # A replica's Fetch of a metadata partition that does not exist.
             fetch = {
-                "replica_id": -1,
+                "replica_id": 2,
                 "max_wait_ms": 0,
                 "min_bytes": 1,
-                "topics": [{"topic_id": METADATA_TOPIC_ID, "partitions": [{"partition": 0, "fetch_offset": 0}]}],
+                "topics": [{"topic_id": METADATA_TOPIC_ID, "partitions": [{"partition": 5, "fetch_offset": 0}]}],
             }
             resp = await conn.request(ApiKey.FETCH, fetch, version=13)
-            assert resp["error_code"] == InvalidRequestError.code or (
-                resp["responses"] and resp["responses"][0]["partitions"][0]["error_code"] == InvalidRequestError.code
+            refused = (InvalidRequestError.code, UnknownTopicIdError.code, UnknownTopicOrPartitionError.code)
+            assert resp["error_code"] in refused or resp["responses"][0]["partitions"][0]["error_code"] in refused
+            # A consumer's Fetch of the metadata log: not a topic clients may read.
+            fetch["replica_id"] = -1
+            fetch["topics"][0]["partitions"][0]["partition"] = 0
+            resp = await conn.request(ApiKey.FETCH, fetch, version=13)
+            assert resp["error_code"] == 0
+            assert resp["responses"][0]["partitions"][0]["error_code"] in (
+                UnknownTopicIdError.code,
+                UnknownTopicOrPartitionError.code,
             )
         finally:
             await conn.close()

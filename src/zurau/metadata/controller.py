@@ -319,9 +319,9 @@ class QuorumController:
             try:
                 results.append(self._create_topic(pending, t, validate_only))
             except Exception as e:
-                results.append(_create_error(name, *error_of(e)))
+                results.append(create_topic_error(name, *error_of(e)))
         for name in sorted(dups):
-            results.append(_create_error(name, InvalidRequestError.code, "Duplicate topic name."))
+            results.append(create_topic_error(name, InvalidRequestError.code, "Duplicate topic name."))
         return ControllerResult(pending.records, {"throttle_time_ms": 0, "topics": results})
 
     def _create_topic(self, pending: _Pending, topic: dict[str, Any], validate_only: bool) -> dict[str, Any]:
@@ -853,7 +853,7 @@ def _heartbeat_error(code: int) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- response helpers
-def _create_error(name: str, code: int, message: str | None) -> dict[str, Any]:
+def create_topic_error(name: str, code: int, message: str | None) -> dict[str, Any]:
     return {
         "name": name,
         "topic_id": ZERO_UUID,

@@ -45,7 +45,7 @@ from zurau.client.connection import BrokerConnection
 from zurau.client.errors import ClientError
 from zurau.clock import Clock
 from zurau.metadata.broker_heartbeat_manager import BrokerHeartbeatManager
-from zurau.metadata.controller import ControllerResult, QuorumController, config_result
+from zurau.metadata.controller import ControllerResult, QuorumController, config_result, create_topic_error
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.raft_client import RaftClient
 from zurau.metadata.records import decode_record, encode_record
@@ -60,7 +60,6 @@ from zurau.protocol.errors import (
 )
 from zurau.protocol.primitives import DecodeError
 from zurau.raft import Entry, OffsetAndEpoch, Role, RoleChange
-from zurau.types import ZERO_UUID
 
 log = logging.getLogger("zurau.controller")
 
@@ -359,7 +358,7 @@ class RaftControllerChannel:
             return None if _all_not_controller(resp["topics"]) else resp
 
         def refuse(code: int, msg: str) -> dict[str, Any]:
-            return {"throttle_time_ms": 0, "topics": [_create_error(t["name"], code, msg) for t in topics]}
+            return {"throttle_time_ms": 0, "topics": [create_topic_error(t["name"], code, msg) for t in topics]}
 
         return await self._decide(
             lambda image: self.controller.create_topics(image, topics, validate_only), forward, refuse
@@ -529,7 +528,7 @@ class RaftControllerChannel:
                     self._creating.discard(name)
 
             self._spawn(create())
-        return _create_error(name, LeaderNotAvailableError.code, f"topic {name!r} is being created")
+        return create_topic_error(name, LeaderNotAvailableError.code, f"topic {name!r} is being created")
 
     def delete_topics_now(self, requested: list[tuple[str | None, uuid.UUID]]) -> list[dict[str, Any]]:
         raise NotControllerError("a cluster deletes topics through DeleteTopics (the topic is deleted asynchronously)")
@@ -583,19 +582,6 @@ class ClusterProducerIdManager:
 
 def _all_not_controller(results: list[dict[str, Any]]) -> bool:
     return bool(results) and all(r.get("error_code") == NotControllerError.code for r in results)
-
-
-def _create_error(name: str, code: int, message: str | None) -> dict[str, Any]:
-    return {
-        "name": name,
-        "topic_id": ZERO_UUID,
-        "error_code": code,
-        "error_message": message,
-        "topic_config_error_code": 0,
-        "num_partitions": -1,
-        "replication_factor": -1,
-        "configs": [],
-    }
 
 
 def _error_body(code: int, message: str) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import uuid
 from typing import Any
 
 from zurau.broker.request_context import RequestContext
-from zurau.metadata.image import TopicImage
+from zurau.metadata.image import MetadataImage, TopicImage
 from zurau.protocol.errors import (
     KafkaError,
     UnknownServerError,
@@ -54,3 +54,11 @@ def check_leader_epoch(current_leader_epoch: int, leader_epoch: int) -> None:
 
 
 Response = dict[str, Any]
+
+
+def controller_id(ctx: RequestContext, image: MetadataImage) -> int:
+    """The active controller's id; this node's on a single node that knows no controller."""
+    cid = ctx.services.controller_id()
+    if cid == -1 and not image.brokers:
+        return ctx.node_id
+    return cid

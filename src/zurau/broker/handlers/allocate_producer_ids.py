@@ -8,15 +8,13 @@ from typing import Any
 from zurau.broker.handlers._common import error_of
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.errors import NotControllerError
 
 API_KEY = ApiKey.ALLOCATE_PRODUCER_IDS
 
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     quorum = ctx.services.quorum
-    if quorum is None:
-        return _answer(NotControllerError.code)
+    assert quorum is not None, "every node has a quorum service (a single node is its own)"
     try:
         first, count = await quorum.allocate_producer_ids(
             req["broker_id"], req["broker_epoch"], forward=not ctx.on_controller_listener

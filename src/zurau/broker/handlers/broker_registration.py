@@ -8,13 +8,11 @@ from typing import Any
 
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.errors import NotControllerError
 
 API_KEY = ApiKey.BROKER_REGISTRATION
 
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     quorum = ctx.services.quorum
-    if quorum is None:
-        return {"throttle_time_ms": 0, "error_code": NotControllerError.code, "broker_epoch": -1}
+    assert quorum is not None, "every node has a quorum service (a single node is its own)"
     return await quorum.register_broker(req, forward=not ctx.on_controller_listener)

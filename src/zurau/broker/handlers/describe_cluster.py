@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from zurau.broker.handlers._common import controller_id
 from zurau.broker.request_context import RequestContext
 from zurau.metadata.image import MetadataImage
 from zurau.protocol.api_keys import ApiKey
@@ -69,7 +70,7 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         "error_message": None,
         "endpoint_type": ENDPOINT_BROKERS,
         "cluster_id": image.cluster_id,
-        "controller_id": _controller_id(ctx, image),
+        "controller_id": controller_id(ctx, image),
         "brokers": _brokers(ctx, image, include_fenced),
         "cluster_authorized_operations": (
             CLUSTER_OPERATIONS if req.get("include_cluster_authorized_operations") else UNSET_OPERATIONS
@@ -91,13 +92,6 @@ def _brokers(ctx: RequestContext, image: MetadataImage, include_fenced: bool) ->
             )
     return out
 
-
-def _controller_id(ctx: RequestContext, image: MetadataImage) -> int:
-    """The active controller's id; this node's on a single node that knows no controller."""
-    cid = ctx.services.controller_id()
-    if cid == -1 and not image.brokers:
-        return ctx.node_id
-    return cid
 
 
 def _rack(ctx: RequestContext) -> str | None:

@@ -126,7 +126,7 @@ def _is_metadata_fetch(req: dict[str, Any]) -> bool:
 
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    if ctx.services.quorum is not None and _is_metadata_fetch(req):
+    if _is_metadata_fetch(req) and _replica_id(req) >= 0:  # a consumer gets UNKNOWN_TOPIC_OR_PARTITION
         return await to_raft(ctx, API_KEY, req)
     session_id = req.get("session_id", 0)
     session_epoch = req.get("session_epoch", -1)

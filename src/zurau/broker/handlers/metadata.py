@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zurau.broker.handlers._common import ZERO_UUID, error_of
+from zurau.broker.handlers._common import ZERO_UUID, controller_id, error_of
 from zurau.broker.request_context import RequestContext
 from zurau.metadata.image import MetadataImage, PartitionRegistration, TopicImage
 from zurau.metadata.topic_names import validate_topic_name
@@ -124,7 +124,7 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         "throttle_time_ms": 0,
         "brokers": _brokers(ctx, image),
         "cluster_id": image.cluster_id,
-        "controller_id": _controller_id(ctx, image),
+        "controller_id": controller_id(ctx, image),
         "topics": topics_out,
         "cluster_authorized_operations": UNSET_OPERATIONS,
         "error_code": 0,
@@ -142,10 +142,3 @@ def _brokers(ctx: RequestContext, image: MetadataImage) -> list[dict[str, Any]]:
             out.append({"node_id": b.id, "host": address[0], "port": address[1], "rack": b.rack})
     return out
 
-
-def _controller_id(ctx: RequestContext, image: MetadataImage) -> int:
-    """The active controller's id; this node's on a single node that knows no controller."""
-    cid = ctx.services.controller_id()
-    if cid == -1 and not image.brokers:
-        return ctx.node_id
-    return cid
