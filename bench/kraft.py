@@ -55,10 +55,8 @@ from zurau.testing.broker_process import HOST, free_port
 from zurau.testing.cluster_process import ClusterProcesses, NodeProcess
 
 SECTIONS = ("ops", "election", "catchup")
-NOT_CONTROLLER = 41
 POLL_S = 0.015  # DescribeQuorum / CreateTopics retry interval while waiting for a new leader
 ROUND_LIMIT_S = 60.0  # per election round: a failover slower than this fails the round
-ROOT = Path(__file__).resolve().parent.parent
 KEEP = False  # --keep: leave the nodes' data directories and logs behind
 
 
@@ -66,8 +64,10 @@ KEEP = False  # --keep: leave the nodes' data directories and logs behind
 
 
 def pct(values: list[float], q: float) -> float:
-    """The q-quantile (0..1) by nearest rank."""
+    """The q-quantile (0..1) by nearest rank (NaN for no values)."""
     s = sorted(values)
+    if not s:
+        return float("nan")
     return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
 
 
@@ -314,7 +314,7 @@ async def section_ops(args: argparse.Namespace, workdir: Path, report: Report) -
                     workdir, route, c, args.ops_topics, args.replication_factor, args.ops_limit, existing
                 )
                 say(
-                    f"ops: {r.topics} topics in {r.seconds:.1f} s = {r.topics / r.seconds:.0f}/s, "
+                    f"ops: {r.topics} topics in {r.seconds:.1f} s = {r.topics / max(r.seconds, 1e-6):.0f}/s, "
                     f"p50 {fmt_ms(pct(r.latencies, 0.5))} ms p99 {fmt_ms(pct(r.latencies, 0.99))} ms, "
                     f"errors {r.errors}, elections {r.elections}, others {r.cpu.others:.2f} cores"
                 )
@@ -327,10 +327,10 @@ async def section_ops(args: argparse.Namespace, workdir: Path, report: Report) -
                 "via a follower (forwarded)" if r.route == "forwarded" else "to the active controller",
                 str(r.concurrency),
                 f"{r.topics:,}",
-                f"{r.topics / r.seconds:,.0f}",
+                f"{r.topics / max(r.seconds, 1e-6):,.0f}",
                 fmt_ms(pct(r.latencies, 0.5)),
                 fmt_ms(pct(r.latencies, 0.99)),
-                fmt_ms(max(r.latencies)),
+                fmt_ms(pct(r.latencies, 1.0)),
                 f"{r.cpu.cluster:.2f}",
                 f"{r.cpu.client:.2f}",
                 f"{r.cpu.others:.2f}",
@@ -503,6 +503,9 @@ async def section_election(args: argparse.Namespace, workdir: Path, report: Repo
         await asyncio.to_thread(stop_cluster, cluster)
         if not KEEP:
             shutil.rmtree(root, ignore_errors=True)
+
+    if not rounds:
+        return
 
     def row(name: str, values: list[float]) -> list[str]:
         return [

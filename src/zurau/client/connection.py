@@ -28,7 +28,8 @@ import contextlib
 import functools
 import importlib.metadata
 import logging
-from typing import Any
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, TypeVar
 
 from zurau.client.errors import (
     BrokerUnreachableError,
@@ -60,6 +61,8 @@ _FIRST_API_VERSIONS_VERSION = 3
 MAX_RESPONSE_SIZE = 1 << 30  # sanity bound on an answer's size prefix
 _READ_BYTES = 256 * 1024  # the most one socket read hands to the frame decoder
 
+
+K = TypeVar("K", bound=Hashable)
 
 class BrokerConnection:
     """A connection to ``host:port``; ``node_id`` is -1 until metadata names the broker."""
@@ -273,3 +276,51 @@ class BrokerConnection:
                 fut.set_exception(
                     ConnectionLostError(f"connection to {self.address} lost during {name}: {reason}")
                 )
+
+
+class ConnectionCache(Generic[K]):
+    """Connections by key (a node id, or a node and a purpose), opened on demand.
+
+    Invariants: at most one connection per key is open or being opened -- concurrent callers for
+    one key share a single attempt; a connection is handed out only once it has connected and
+    negotiated API versions; a connection found closed is replaced. ``close()`` closes them all.
+    """
+
+    def __init__(self, factory: Callable[[K], BrokerConnection], connect_timeout: float) -> None:
+        self._factory = factory
+        self._timeout = connect_timeout
+        self._conns: dict[K, BrokerConnection] = {}
+        self._opening: dict[K, asyncio.Future[BrokerConnection]] = {}
+
+    async def get(self, key: K) -> BrokerConnection:
+        conn = self._conns.get(key)
+        if conn is not None and conn.connected:
+            return conn
+        pending = self._opening.get(key)
+        if pending is None:
+            pending = asyncio.ensure_future(self._open(key))
+            self._opening[key] = pending
+            pending.add_done_callback(lambda _f: self._opening.pop(key, None))
+        return await asyncio.shield(pending)
+
+    async def _open(self, key: K) -> BrokerConnection:
+        stale = self._conns.pop(key, None)
+        if stale is not None:
+            await stale.close()
+        conn = self._factory(key)
+        await conn.connect(timeout=self._timeout)
+        self._conns[key] = conn
+        return conn
+
+    async def drop(self, key: K) -> None:
+        """Close and forget the connection of ``key`` (after a failure on it)."""
+        conn = self._conns.pop(key, None)
+        if conn is not None:
+            await conn.close()
+
+    async def close(self) -> None:
+        for pending in list(self._opening.values()):
+            pending.cancel()
+        for conn in list(self._conns.values()):
+            await conn.close()
+        self._conns.clear()

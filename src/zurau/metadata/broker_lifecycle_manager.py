@@ -95,6 +95,7 @@ class BrokerLifecycleManager:
 
     async def _run(self) -> None:
         backoff = 0.05
+        duplicate_reported = False
         while self.broker_epoch < 0:
             try:
                 resp = await self._register(self.registration_request())
@@ -108,12 +109,17 @@ class BrokerLifecycleManager:
             if resp is not None:
                 code = resp["error_code"]
                 if code == DuplicateBrokerRegistrationError.code:
-                    log.error(
-                        "broker %d: another live broker is registered with node.id %d; is a second process "
-                        "running with the same node.id? Retrying until its session expires",
-                        self.node_id,
-                        self.node_id,
-                    )
+                    # Expected for a session after a kill -9 (the old one has to expire first);
+                    # a second process with this node.id never gets past it. Said once, loudly.
+                    if not duplicate_reported:
+                        duplicate_reported = True
+                        log.error(
+                            "broker %d: another live broker is registered with node.id %d (a previous run "
+                            "whose session has not expired yet, or a second process with the same node.id); "
+                            "retrying until that session expires",
+                            self.node_id,
+                            self.node_id,
+                        )
                 else:
                     log.info("broker %d: registration refused with error %d; retrying", self.node_id, code)
             await asyncio.sleep(backoff)

@@ -43,7 +43,7 @@ from zurau.config import (
     format_value,
     resolve_topic_config,
 )
-from zurau.metadata.image import INTERNAL_TOPICS, BrokerRegistration, MetadataImage, TopicImage
+from zurau.metadata.image import INTERNAL_TOPICS, BrokerRegistration, MetadataDelta, MetadataImage, TopicImage
 from zurau.metadata.records import (
     BROKER_RESOURCE,
     CONTROLLED_SHUTDOWN_ENTER,
@@ -119,14 +119,22 @@ class ControllerResult(Generic[T]):
 
 @dataclass
 class _Pending:
-    """Records produced so far by one request, and the image they lead to (for later items)."""
+    """Records produced so far by one request, and the image they lead to (for later items).
+    The image is a view over one working copy (:class:`MetadataDelta`), not a new image per
+    item: a request's cost grows with its own size, not with the number of topics."""
 
     image: MetadataImage
     records: list[MetadataRecord] = field(default_factory=list)
+    _delta: MetadataDelta | None = None
 
     def add(self, records: list[MetadataRecord]) -> None:
+        if not records:
+            return
         self.records.extend(records)
-        self.image = self.image.apply(records)
+        if self._delta is None:
+            self._delta = MetadataDelta(self.image)
+        self._delta.replay(records)
+        self.image = self._delta.image()
 
 
 def error_of(exc: BaseException) -> tuple[int, str]:

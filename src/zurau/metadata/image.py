@@ -183,6 +183,25 @@ class MetadataImage:
         return delta.build(self.offset if last_offset is None else last_offset)
 
 
+class MetadataDelta:
+    """A working copy for one controller request: records replay into it, copying each of the
+    base image's maps at most once, so a request of ``k`` topics costs O(k) map updates instead
+    of ``k`` copies of every map. :meth:`image` is a view that shares the working maps: it is
+    valid for reading until the next :meth:`replay` and must never be published (the channel
+    applies the request's records to its own images)."""
+
+    def __init__(self, base: MetadataImage) -> None:
+        self._delta = _Delta(base)
+        self._offset = base.offset
+
+    def replay(self, records: Iterable[MetadataRecord]) -> None:
+        for r in records:
+            self._delta.replay(r)
+
+    def image(self) -> MetadataImage:
+        return self._delta.build(self._offset)
+
+
 class _Delta:
     """Copy-on-write changes to an image, built into a new image once (cheap for big batches)."""
 

@@ -33,7 +33,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from zurau.client.connection import BrokerConnection
+from zurau.client.connection import BrokerConnection, ConnectionCache
 from zurau.client.errors import ClientError
 from zurau.clock import Clock
 from zurau.protocol.api_keys import ApiKey
@@ -133,7 +133,10 @@ class RaftClient:
         self._moved = asyncio.Event()
         self._timer: asyncio.Task[None] | None = None
         self._sends: set[asyncio.Task[None]] = set()
-        self._conns: dict[tuple[int, str], BrokerConnection] = {}
+        # Per peer: one connection for Fetch (the leader may park it) and one for the rest.
+        self._conns: ConnectionCache[tuple[int, str]] = ConnectionCache(
+            self._new_connection, self.config.request_timeout_ms / 1000
+        )
         self._commit_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._hw_told: dict[int, int] = {}  # replica -> high watermark in our last Fetch answer
         self._failed: OSError | None = None
@@ -179,9 +182,7 @@ class RaftClient:
             t.cancel()
         if self._sends:
             await asyncio.gather(*self._sends, return_exceptions=True)
-        for conn in self._conns.values():
-            await conn.close()
-        self._conns.clear()
+        await self._conns.close()
         self._fail_waiters(NotControllerError("the controller is shutting down"))
 
     # ------------------------------------------------------------------ views
@@ -295,23 +296,15 @@ class RaftClient:
         self._sends.add(task)
         task.add_done_callback(self._sends.discard)
 
-    async def _connection(self, destination: int, kind: str) -> BrokerConnection:
-        conn = self._conns.get((destination, kind))
-        if conn is not None and conn.connected:
-            return conn
-        if conn is not None:
-            await conn.close()
-        host, port = self.voter_endpoints[destination]
-        conn = BrokerConnection(
+    def _new_connection(self, key: tuple[int, str]) -> BrokerConnection:
+        host, port = self.voter_endpoints[key[0]]
+        return BrokerConnection(
             host,
             port,
             client_id=f"zurau-raft-{self.node_id}",
             request_timeout=self.config.request_timeout_ms / 1000,
-            node_id=destination,
+            node_id=key[0],
         )
-        self._conns[(destination, kind)] = conn
-        await conn.connect(timeout=self.config.request_timeout_ms / 1000)
-        return conn
 
     async def _deliver(self, destination: int, message: RaftRequest) -> None:
         kind = "fetch" if isinstance(message, FetchRequest) else "quorum"
@@ -319,14 +312,12 @@ class RaftClient:
             api_key, version, body = request_to_wire(
                 message, self.cluster_id, fetch_max_wait_ms=self.fetch_max_wait_ms, destination=destination
             )
-            conn = await self._connection(destination, kind)
+            conn = await self._conns.get((destination, kind))
             wire = await conn.request(api_key, body, version=version)
             response = response_from_wire(api_key, version, wire, message)
         except (KafkaError, ClientError, OSError) as e:
             log.debug("raft node %d: %s to %d failed: %s", self.node_id, type(message).__name__, destination, e)
-            stale = self._conns.pop((destination, kind), None)
-            if stale is not None:
-                await stale.close()
+            await self._conns.drop((destination, kind))
             return
         if self._closed:
             return

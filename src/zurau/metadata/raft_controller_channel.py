@@ -41,7 +41,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from zurau.client.connection import BrokerConnection
+from zurau.client.connection import BrokerConnection, ConnectionCache
 from zurau.client.errors import ClientError
 from zurau.clock import Clock
 from zurau.metadata.broker_heartbeat_manager import BrokerHeartbeatManager
@@ -100,7 +100,7 @@ class RaftControllerChannel:
         self._active = False
         self._speculative: MetadataImage | None = None
         self.heartbeats = BrokerHeartbeatManager(session_timeout_ms)
-        self._conns: dict[int, BrokerConnection] = {}
+        self._conns: ConnectionCache[int] = ConnectionCache(self._new_connection, 5.0)
         self._background: set[asyncio.Task[Any]] = set()
         self._creating: set[str] = set()
         # Snapshots: bytes of metadata applied since the last one, and the epoch of the last
@@ -324,31 +324,24 @@ class RaftControllerChannel:
                 return refuse(RequestTimedOutError.code, f"no active controller answered within {FORWARD_TIMEOUT_S:.0f} s: {last_error}")
             await asyncio.sleep(_RETRY_BACKOFF_S)
 
+    def _new_connection(self, leader: int) -> BrokerConnection:
+        raft = self._root.raft
+        assert raft is not None
+        host, port = raft.voter_endpoints[leader]
+        return BrokerConnection(host, port, client_id=f"zurau-forward-{self.node_id}", node_id=leader)
+
     async def _connection(self, leader: int) -> BrokerConnection:
-        root = self._root
-        conn = root._conns.get(leader)
-        if conn is not None and conn.connected:
-            return conn
-        assert root.raft is not None
-        host, port = root.raft.voter_endpoints[leader]
-        conn = BrokerConnection(host, port, client_id=f"zurau-forward-{self.node_id}", node_id=leader)
-        root._conns[leader] = conn
-        await conn.connect(timeout=5.0)
-        return conn
+        return await self._root._conns.get(leader)
 
     async def _drop_connection(self, leader: int) -> None:
-        conn = self._root._conns.pop(leader, None)
-        if conn is not None:
-            await conn.close()
+        await self._root._conns.drop(leader)
 
     async def close(self) -> None:
         for t in list(self._background):
             t.cancel()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
-        for conn in self._conns.values():
-            await conn.close()
-        self._conns.clear()
+        await self._conns.close()
 
     # ------------------------------------------------------------------ admin requests
     async def create_topics(self, topics: list[dict[str, Any]], validate_only: bool) -> dict[str, Any]:
