@@ -103,3 +103,19 @@ def test_cluster_start_runs_three_nodes_and_stops_them(tmp_path: Path) -> None:
     finally:
         os.kill(proc.pid, signal.SIGTERM)
         proc.wait(60)
+
+
+def test_metadata_quorum_describe_on_a_single_node() -> None:
+    """A single node is its own one-voter quorum: it leads, with its log end as high watermark."""
+    from zurau import EmbeddedBroker
+
+    with EmbeddedBroker() as b:
+        b.create_topic("one")
+        out = _cli("metadata-quorum", "describe", "--status", "--bootstrap-server", b.bootstrap_servers)
+        assert out.returncode == 0, out.stderr
+        lines = {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in out.stdout.splitlines())}
+        assert lines["LeaderId"] == str(b.broker.node_id)
+        assert int(lines["HighWatermark"]) > 0
+        assert lines["CurrentObservers"] == "[]"
+        out = _cli("metadata-quorum", "describe", "--bootstrap-server", b.bootstrap_servers)
+        assert out.returncode != 0 and "exactly one of --status and --replication" in out.stderr
