@@ -63,6 +63,8 @@ class MetadataPublisher:
         """Make this node match ``new`` (``blocking``: replay coordinator partitions fully now,
         as at start-up before the broker listens)."""
         loads: dict[str, list[int]] = {}
+        if new.topics_by_id is old.topics_by_id:
+            return  # no topic changed (broker registrations, producer ids, broker configs)
         for tid, t in old.topics_by_id.items():
             if tid not in new.topics_by_id:
                 self._removed(t)

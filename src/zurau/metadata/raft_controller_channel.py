@@ -48,7 +48,7 @@ from zurau.metadata.broker_heartbeat_manager import BrokerHeartbeatManager
 from zurau.metadata.controller import ControllerResult, QuorumController, config_result, create_topic_error
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.raft_client import RaftClient
-from zurau.metadata.records import decode_record, encode_record
+from zurau.metadata.records import MetadataRecord, decode_record, encode_record
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     CoordinatorLoadInProgressError,
@@ -150,11 +150,27 @@ class RaftControllerChannel:
 
     # ------------------------------------------------------------------ RaftListener
     def on_commit(self, entries: list[Entry]) -> None:
+        """Apply every batch completed by ``entries`` as one step: the image moves once and the
+        listeners hear one (old, new) for all of them (a catching-up node gets many batches at a
+        time; applying them one by one would copy the image per batch)."""
+        records: list[MetadataRecord] = []
+        last_offset = -1
         for e in entries:
             self._batch.append(e)
             if e.last_in_batch:
                 batch, self._batch = self._batch, []
-                self._apply(batch)
+                if batch[0].control:
+                    continue
+                records.extend(self._decode(batch))
+                last_offset = batch[-1].offset
+        if records:
+            old = self._image
+            self._image = old.apply(records, last_offset)
+            for listener in self._listeners:
+                try:
+                    listener(old, self._image)
+                except Exception:
+                    log.exception("metadata listener failed at offset %d", last_offset)
         self._maybe_activate()
         self._maybe_snapshot()
 
@@ -224,24 +240,15 @@ class RaftControllerChannel:
         finally:
             self._snapshotting = False
 
-    def _apply(self, batch: list[Entry]) -> None:
-        if batch[0].control:
-            return
+    def _decode(self, batch: list[Entry]) -> list[MetadataRecord]:
         self._applied_epoch = batch[-1].epoch
         self._bytes_since_snapshot += sum(len(e.payload) for e in batch)
         try:
-            records = [decode_record(e.payload) for e in batch]
+            return [decode_record(e.payload) for e in batch]
         except DecodeError as e:
             # A record this version cannot read: skipping it would diverge from the other nodes.
             log.critical("metadata batch at offset %d is unreadable: %s", batch[0].offset, e)
             raise
-        old = self._image
-        self._image = old.apply(records, batch[-1].offset)
-        for listener in self._listeners:
-            try:
-                listener(old, self._image)
-            except Exception:
-                log.exception("metadata listener failed at offset %d", batch[-1].offset)
 
     def on_role_change(self, change: RoleChange) -> None:
         if change.role is Role.LEADER:
