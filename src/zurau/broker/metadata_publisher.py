@@ -65,10 +65,17 @@ class MetadataPublisher:
         loads: dict[str, list[int]] = {}
         if new.topics_by_id is old.topics_by_id:
             return  # no topic changed (broker registrations, producer ids, broker configs)
-        for tid, t in old.topics_by_id.items():
-            if tid not in new.topics_by_id:
-                self._removed(t)
-        for tid, t in new.topics_by_id.items():
+        # Built from ``old`` directly: only the topics it touched (no walk over every topic).
+        touched = new.topics_changed_since(old)
+        ids = set(old.topics_by_id) | set(new.topics_by_id) if touched is None else touched
+        for tid in ids:
+            t_old = old.topics_by_id.get(tid)
+            if t_old is not None and tid not in new.topics_by_id:
+                self._removed(t_old)
+        for tid in ids:
+            t = new.topics_by_id.get(tid)
+            if t is None:
+                continue
             before = old.topics_by_id.get(tid)
             if before is None:
                 self._partitions(t, list(t.partitions), loads)

@@ -23,9 +23,13 @@ and read it without locks.
 from __future__ import annotations
 
 import uuid
+import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import Any
+
+from immutables import Map, MapMutation
 
 from zurau.metadata.records import (
     CONTROLLED_SHUTDOWN_ENTER,
@@ -133,18 +137,29 @@ class TopicImage:
         return len(p0.replicas) if p0 is not None else 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class MetadataImage:
     cluster_id: str
-    topics_by_name: Mapping[str, TopicImage] = field(default_factory=dict)
-    topics_by_id: Mapping[uuid.UUID, TopicImage] = field(default_factory=dict)
+    # Persistent (HAMT) maps: an image built from another shares all untouched entries, so
+    # applying a batch costs O(changes x log topics), not a copy of every topic.
+    topics_by_name: Mapping[str, TopicImage] = field(default_factory=Map)
+    topics_by_id: Mapping[uuid.UUID, TopicImage] = field(default_factory=Map)
     broker_configs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     features: Mapping[str, int] = field(default_factory=dict)
     next_producer_id: int = 0
     offset: int = -1
     brokers: Mapping[int, BrokerRegistration] = field(default_factory=dict)
+    # What changed from the image this one was built from (not part of its value).
+    _parent: weakref.ReferenceType[MetadataImage] | None = field(default=None, compare=False, repr=False)
+    _touched: frozenset[uuid.UUID] = field(default=frozenset(), compare=False, repr=False)
 
     # ------------------------------------------------------------------ queries
+    def topics_changed_since(self, old: MetadataImage) -> frozenset[uuid.UUID] | None:
+        """Ids of the topics created, changed or removed since ``old`` when this image was built
+        from ``old`` directly; None when it was not (compare the images then)."""
+        parent = self._parent() if self._parent is not None else None
+        return self._touched if parent is old else None
+
     def get(self, name: str) -> TopicImage | None:
         return self.topics_by_name.get(name)
 
@@ -202,13 +217,19 @@ class MetadataDelta:
         return self._delta.build(self._offset)
 
 
+def _mutation(m: Mapping[Any, Any]) -> MapMutation[Any, Any]:
+    """A mutable successor of ``m`` (a persistent map; a plain mapping is converted once)."""
+    return (m if isinstance(m, Map) else Map(m)).mutate()
+
+
 class _Delta:
     """Copy-on-write changes to an image, built into a new image once (cheap for big batches)."""
 
     def __init__(self, base: MetadataImage) -> None:
         self.base = base
-        self.by_name: dict[str, TopicImage] | None = None
-        self.by_id: dict[uuid.UUID, TopicImage] | None = None
+        self.by_name: MapMutation[str, TopicImage] | None = None
+        self.by_id: MapMutation[uuid.UUID, TopicImage] | None = None
+        self.touched: set[uuid.UUID] = set()  # topics created or removed
         # topic id -> partitions / configs being changed (copied lazily per topic)
         self.partitions: dict[uuid.UUID, dict[int, PartitionRegistration]] = {}
         self.configs: dict[uuid.UUID, dict[str, str]] = {}
@@ -243,10 +264,10 @@ class _Delta:
             log_dirs=log_dirs or reg.log_dirs,
         )
 
-    def _topics(self) -> tuple[dict[str, TopicImage], dict[uuid.UUID, TopicImage]]:
+    def _topics(self) -> tuple[MapMutation[str, TopicImage], MapMutation[uuid.UUID, TopicImage]]:
         if self.by_name is None or self.by_id is None:
-            self.by_name = dict(self.base.topics_by_name)
-            self.by_id = dict(self.base.topics_by_id)
+            self.by_name = _mutation(self.base.topics_by_name)
+            self.by_id = _mutation(self.base.topics_by_id)
         return self.by_name, self.by_id
 
     def _topic(self, topic_id: uuid.UUID, what: str) -> TopicImage:
@@ -266,6 +287,7 @@ class _Delta:
             by_id[r.topic_id] = t
             self.partitions[r.topic_id] = {}
             self.configs[r.topic_id] = {}
+            self.touched.add(r.topic_id)
         elif isinstance(r, PartitionRecord):
             t = self._topic(r.topic_id, "PartitionRecord")
             parts = self.partitions.setdefault(r.topic_id, dict(t.partitions))
@@ -295,6 +317,7 @@ class _Delta:
             del by_name[removed.name]
             self.partitions.pop(r.topic_id, None)
             self.configs.pop(r.topic_id, None)
+            self.touched.add(r.topic_id)
         elif isinstance(r, ProducerIdsRecord):
             if r.next_producer_id < self.next_producer_id:
                 raise ValueError(
@@ -333,12 +356,13 @@ class _Delta:
             raise ValueError(f"cannot apply {r!r}")
 
     def build(self, offset: int) -> MetadataImage:
-        by_name, by_id = (self.base.topics_by_name, self.base.topics_by_id)
+        by_name: Mapping[str, TopicImage] = self.base.topics_by_name
+        by_id: Mapping[uuid.UUID, TopicImage] = self.base.topics_by_id
         if self.by_name is not None and self.by_id is not None:
-            by_name, by_id = self.by_name, self.by_id
+            work_name, work_id = self.by_name, self.by_id
             changed = set(self.partitions) | set(self.configs)
             for tid in changed:
-                t = by_id.get(tid)
+                t = work_id.get(tid)
                 if t is None:
                     continue
                 nt = replace(
@@ -346,17 +370,23 @@ class _Delta:
                     partitions=MappingProxyType(self.partitions[tid]) if tid in self.partitions else t.partitions,
                     configs=MappingProxyType(self.configs[tid]) if tid in self.configs else t.configs,
                 )
-                by_id[tid] = nt
-                by_name[nt.name] = nt
+                work_id[tid] = nt
+                work_name[nt.name] = nt
+            # Freeze the working maps; keep mutable successors (a MetadataDelta builds again).
+            frozen_name, frozen_id = work_name.finish(), work_id.finish()
+            self.by_name, self.by_id = frozen_name.mutate(), frozen_id.mutate()
+            by_name, by_id = frozen_name, frozen_id
         elif self.partitions or self.configs:  # pragma: no cover - _topic() always copies first
             raise AssertionError("partition or config change without a topic copy")
         return MetadataImage(
             cluster_id=self.base.cluster_id,
-            topics_by_name=MappingProxyType(by_name) if by_name is not self.base.topics_by_name else by_name,
-            topics_by_id=MappingProxyType(by_id) if by_id is not self.base.topics_by_id else by_id,
+            topics_by_name=by_name,
+            topics_by_id=by_id,
             broker_configs=self.broker_configs if self.broker_configs is not None else self.base.broker_configs,
             features=self.features if self.features is not None else self.base.features,
             next_producer_id=self.next_producer_id,
             offset=offset,
             brokers=MappingProxyType(self.brokers) if self.brokers is not None else self.base.brokers,
+            _parent=weakref.ref(self.base),
+            _touched=frozenset(self.touched | set(self.partitions) | set(self.configs)),
         )
