@@ -40,7 +40,7 @@ from zurau.metadata.controller import QuorumController
 from zurau.metadata.image import MetadataImage, TopicImage
 from zurau.metadata.kraft_manager import KRaftManager
 from zurau.metadata.local_controller import LocalControllerChannel
-from zurau.metadata.metadata_log import MetadataLog, ensure_meta_properties, find_cluster_id, open_metadata
+from zurau.metadata.metadata_log import MetadataLog, formatted_cluster_id, open_metadata
 from zurau.metadata.producer_id_manager import ProducerIdManager
 from zurau.metadata.raft_controller_channel import ClusterProducerIdManager
 from zurau.protocol.errors import (
@@ -264,16 +264,7 @@ class Broker:
         broker, register, catch up, get unfenced, then open the client listeners."""
         cfg = self.config
         metadata_dir = cfg.metadata_log_dir
-        cluster_id = find_cluster_id([*cfg.log_dirs, metadata_dir])
-        if cluster_id is None:
-            raise KafkaStorageError(
-                f"No meta.properties found in {sorted({str(d) for d in (*cfg.log_dirs, metadata_dir)})}: a node of a "
-                "multi-node cluster must be formatted first, with the same cluster id on every node "
-                "(zurau storage random-uuid; zurau storage format --cluster-id ID --config FILE)"
-            )
-        if cfg.cluster_id and cfg.cluster_id != cluster_id:
-            raise KafkaStorageError(f"cluster.id {cfg.cluster_id!r} does not match {cluster_id!r} stored on disk")
-        ensure_meta_properties(sorted({*cfg.log_dirs, metadata_dir}), cluster_id, self.node_id)
+        cluster_id = formatted_cluster_id(cfg.log_dirs, metadata_dir, self.node_id, cfg.cluster_id)
         voters = cfg.controller_quorum_voters
         if cfg.is_controller and self.node_id not in {v.node_id for v in voters}:
             raise KafkaStorageError(

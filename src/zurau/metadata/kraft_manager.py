@@ -136,24 +136,18 @@ class KRaftManager:
     async def describe_quorum(self, version: int, body: dict[str, Any]) -> dict[str, Any]:
         if self.raft.is_leader and self.raft.node is not None:
             info = self.raft.node.quorum_info(self.clock.now_ms())
-            endpoints = {v: [("CONTROLLER", h, p)] for v, (h, p) in self.voters.items()}
             names = self.config.controller_listener_names
-            if names:
-                endpoints = {v: [(names[0], h, p)] for v, (h, p) in self.voters.items()}
+            listener = names[0] if names else "CONTROLLER"
+            endpoints = {v: [(listener, h, p)] for v, (h, p) in self.voters.items()}
             return describe_quorum_response(version, info, leader_endpoints=endpoints)
         leader = self.raft.leader_id
         if leader is not None and leader != self.node_id and leader in self.voters:
-            host, port = self.voters[leader]
-            from zurau.client.connection import BrokerConnection
-
-            conn = BrokerConnection(host, port, client_id=f"zurau-forward-{self.node_id}")
-            try:
-                await conn.connect(timeout=5.0)
+            try:  # over the channel's cached connection to the leader's controller listener
+                conn = await self.channel.connection_to(leader)
                 return await conn.request(ApiKey.DESCRIBE_QUORUM, body, version=version)
             except (KafkaError, ClientError, OSError) as e:
                 log.info("DescribeQuorum forwarded to node %d failed: %s", leader, e)
-            finally:
-                await conn.close()
+                await self.channel.drop_connection(leader)
         return describe_quorum_response(version, None)
 
     async def register_broker(self, body: dict[str, Any], forward: bool) -> dict[str, Any]:

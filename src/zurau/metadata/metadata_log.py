@@ -227,14 +227,31 @@ def retire_legacy(legacy_dir: Path) -> None:
         fsync_dir(legacy_dir)
 
 
+def formatted_cluster_id(
+    log_dirs: Sequence[Path], metadata_dir: Path, node_id: int, configured_cluster_id: str | None
+) -> str:
+    """A cluster node's start: its directories must have been formatted (``meta.properties``,
+    one cluster id); fills in ``meta.properties`` where a directory lacks it and returns the id."""
+    dirs = sorted({*log_dirs, metadata_dir})
+    cluster_id = find_cluster_id(dirs)
+    if cluster_id is None:
+        raise KafkaStorageError(
+            f"No meta.properties found in {[str(d) for d in dirs]}: a node of a multi-node cluster must be "
+            "formatted first, with the same cluster id on every node "
+            "(zurau storage random-uuid; zurau storage format --cluster-id ID --config FILE)"
+        )
+    if configured_cluster_id and configured_cluster_id != cluster_id:
+        raise KafkaStorageError(f"cluster.id {configured_cluster_id!r} does not match {cluster_id!r} stored on disk")
+    ensure_meta_properties(dirs, cluster_id, node_id)
+    return cluster_id
+
+
 def open_metadata(
     log_dirs: Sequence[Path],
     metadata_dir: Path,
     node_id: int,
     configured_cluster_id: str | None,
     now_ms: int,
-    *,
-    require_formatted: bool = False,
 ) -> tuple[MetadataLog, MetadataImage]:
     """Open (formatting or migrating on first start) the metadata log and replay it into an image.
 
@@ -246,12 +263,6 @@ def open_metadata(
     legacy_dir = log_dirs[0] / LEGACY_DIR
     stored_id = find_cluster_id([*log_dirs, metadata_dir])
     legacy_id, legacy = legacy_records(legacy_dir, node_id)
-    if require_formatted and stored_id is None and legacy_id is None:
-        raise KafkaStorageError(
-            f"No meta.properties found in {sorted({str(d) for d in (*log_dirs, metadata_dir)})}: a node of a "
-            "multi-node cluster must be formatted first, with the same cluster id on every node "
-            "(zurau storage random-uuid; zurau storage format --cluster-id ID --config FILE)"
-        )
     cluster_id = stored_id or legacy_id or configured_cluster_id or new_cluster_id()
     if configured_cluster_id and configured_cluster_id != cluster_id:
         raise KafkaStorageError(f"cluster.id {configured_cluster_id!r} does not match {cluster_id!r} stored on disk")

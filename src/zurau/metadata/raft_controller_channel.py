@@ -318,13 +318,13 @@ class RaftControllerChannel:
                 leader = self.controller_id()
                 if leader >= 0 and leader != self.node_id:
                     try:
-                        answer = await forward(await self._connection(leader))
+                        answer = await forward(await self.connection_to(leader))
                         if answer is not None:
                             return answer
                         last_error = f"node {leader} is no longer the active controller"
                     except (KafkaError, ClientError, OSError) as e:
                         last_error = f"forwarding to node {leader} failed: {e}"
-                        await self._drop_connection(leader)
+                        await self.drop_connection(leader)
             else:
                 return refuse(NotControllerError.code, f"node {self.node_id} is not the active controller")
             if loop.time() >= deadline:
@@ -337,10 +337,10 @@ class RaftControllerChannel:
         host, port = raft.voter_endpoints[leader]
         return BrokerConnection(host, port, client_id=f"zurau-forward-{self.node_id}", node_id=leader)
 
-    async def _connection(self, leader: int) -> BrokerConnection:
+    async def connection_to(self, leader: int) -> BrokerConnection:
         return await self._root._conns.get(leader)
 
-    async def _drop_connection(self, leader: int) -> None:
+    async def drop_connection(self, leader: int) -> None:
         await self._root._conns.drop(leader)
 
     async def close(self) -> None:

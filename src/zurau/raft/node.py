@@ -84,6 +84,7 @@ import enum
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from zurau.raft.batches import encode_leader_change
 from zurau.raft.log import RaftLog
@@ -813,6 +814,13 @@ class RaftNode:
                 req.last_fetched_epoch,
             )
 
+        def answer(**what: Any) -> None:
+            """A leader's answer: records, a diverging epoch or a snapshot id (``what``)."""
+            resp = FetchResponse(
+                NONE, self.node_id, self.epoch, self.high_watermark, req.fetch_offset, req.last_fetched_epoch, **what
+            )
+            out.sends.append(Outbound(source, resp))
+
         if self.role is not Role.LEADER:
             out.sends.append(Outbound(source, error(NOT_LEADER_OR_FOLLOWER)))
             return
@@ -825,46 +833,18 @@ class RaftNode:
         snapshot = self.log.latest_snapshot()
         if snapshot is not None and self._needs_snapshot(req.fetch_offset, req.last_fetched_epoch):
             self._note_voter_contact(now, source)
-            resp = FetchResponse(
-                NONE,
-                self.node_id,
-                self.epoch,
-                self.high_watermark,
-                req.fetch_offset,
-                req.last_fetched_epoch,
-                snapshot_id=snapshot,
-            )
-            out.sends.append(Outbound(source, resp))
+            answer(snapshot_id=snapshot)
             return
         diverging = self._validate_fetch(req)
         if diverging is not None:
-            resp = FetchResponse(
-                NONE,
-                self.node_id,
-                self.epoch,
-                self.high_watermark,
-                req.fetch_offset,
-                req.last_fetched_epoch,
-                diverging_epoch=diverging,
-            )
-            out.sends.append(Outbound(source, resp))
+            answer(diverging_epoch=diverging)
             return
         self._track_fetch(now, source, req.fetch_offset)
         if source in self.voters:
             self._replica_end[source] = req.fetch_offset
             self._note_voter_contact(now, source)
             self._maybe_advance_high_watermark(out)
-        records = tuple(self.log.read(req.fetch_offset, self.config.max_fetch_entries))
-        resp = FetchResponse(
-            NONE,
-            self.node_id,
-            self.epoch,
-            self.high_watermark,
-            req.fetch_offset,
-            req.last_fetched_epoch,
-            records,
-        )
-        out.sends.append(Outbound(source, resp))
+        answer(records=tuple(self.log.read(req.fetch_offset, self.config.max_fetch_entries)))
 
     def _note_voter_contact(self, now: int, source: int) -> None:
         """A voter fetched from us (entries or a snapshot): it follows this epoch (no need to resend

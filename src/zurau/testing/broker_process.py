@@ -97,7 +97,9 @@ class ServerProcess(abc.ABC):
         """The process's environment (None: this process's)."""
         return None
 
-    def start(self) -> Self:
+    def launch(self) -> None:
+        """Start the process without waiting for its port (the nodes of a cluster wait for each
+        other, so they are all launched before any is waited for)."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
@@ -107,12 +109,19 @@ class ServerProcess(abc.ABC):
                 env=self.env(),
                 start_new_session=self.new_session,
             )
+
+    def wait_ready(self, timeout: float) -> None:
+        """Until the port accepts connections; the error names the end of the server's log."""
         try:
-            wait_for_port(self.port, self.start_timeout, self.proc)
+            wait_for_port(self.port, timeout, self.proc)
         except (RuntimeError, TimeoutError) as e:
-            self.kill()
             tail = "\n".join(self.log_text().splitlines()[-LOG_TAIL_LINES:])
             raise type(e)(f"{e}; the end of {self.log_path}:\n{tail}") from None
+
+    def start(self) -> Self:
+        self.launch()
+        try:
+            self.wait_ready(self.start_timeout)
         except BaseException:
             self.kill()
             raise

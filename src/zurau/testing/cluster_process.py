@@ -22,7 +22,7 @@ import uuid
 from pathlib import Path
 from typing import Self
 
-from zurau.testing.broker_process import HOST, ServerProcess, free_port, wait_for_port
+from zurau.testing.broker_process import HOST, ServerProcess, free_port
 
 
 def random_cluster_id() -> str:
@@ -41,19 +41,6 @@ class NodeProcess(ServerProcess):
 
     def command(self) -> list[str]:
         return [sys.executable, "-m", "zurau.cli.main", "broker", "start", "--config", str(self.config_path)]
-
-    def launch(self) -> None:
-        """Start the process without waiting for its port (a cluster's nodes wait for each other)."""
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT)
-
-    def wait_ready(self, timeout: float) -> None:
-        try:
-            wait_for_port(self.port, timeout, self.proc)
-        except (RuntimeError, TimeoutError) as e:
-            tail = "\n".join(self.log_text().splitlines()[-40:])
-            raise type(e)(f"node {self.node_id}: {e}; the end of {self.log_path}:\n{tail}") from None
 
     @property
     def running(self) -> bool:
