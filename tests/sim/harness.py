@@ -19,6 +19,14 @@ snapshotting in quiet periods, so the leader's log start also moves while follow
 state machine is rebuilt from its latest snapshot, as the shell does before it starts the node.
 Snapshot chunks are kept small so that a snapshot crosses the network in many FetchSnapshot
 round trips (and meets the same losses, duplicates and delays as every other message).
+
+Dynamic quorums (KIP-853, ``SimParams.dynamic``): the first ``voters`` nodes are bootstrapped as
+the voter set (as ``--initial-controllers`` does), the others start with none and find the leader
+through the bootstrap servers (the initial voters); during chaos the client asks the leader to add
+an observer or remove a voter (the leader included). Snapshots then carry the voter set in a leading
+control batch, as Kafka's checkpoints do. The checker adds: voter sets in the committed history
+differ by one voter at a time, and a leader appends a new voter set only once the previous one is
+committed. Liveness then requires every node (voter or not) to hold the marker entry.
 """
 
 from __future__ import annotations
@@ -30,9 +38,13 @@ import heapq
 import itertools
 import random
 import struct
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from zurau.protocol.records.batch import CONTROL_MASK, iter_batches, peek_size
+from zurau.protocol.records.builder import NewRecord, build_batch
+from zurau.protocol.records.control import control_key
 from zurau.raft import (
     Entry,
     InMemoryQuorumStateStore,
@@ -47,7 +59,9 @@ from zurau.raft import (
     Role,
     Tick,
 )
-from zurau.raft.messages import OffsetAndEpoch, RaftMessage
+from zurau.raft.messages import KRAFT_VOTERS, NONE, OffsetAndEpoch, RaftMessage
+from zurau.raft.node import AddVoter, RemoveVoter
+from zurau.raft.voter_set import Endpoint, ReplicaKey, Voter, VoterSet
 
 
 class InvariantViolation(AssertionError):
@@ -119,6 +133,7 @@ class StateMachine:
 
     @classmethod
     def load(cls, data: bytes, what: str) -> StateMachine:
+        data = strip_control_batches(data)
         try:
             offset, count = _HEADER.unpack_from(data, 0)
             pos = _HEADER.size
@@ -137,6 +152,33 @@ class StateMachine:
         except (struct.error, ValueError) as exc:
             raise InvariantViolation(f"{what} is not a state machine snapshot: {exc}") from None
         return sm
+
+
+def voters_prefix(voters: VoterSet) -> bytes:
+    """A control batch holding ``voters`` (a VotersRecord): what a dynamic quorum's snapshot
+    starts with; nothing while the node knows no voter set there (an observer's log before the
+    first VotersRecord it fetched)."""
+    if not voters:
+        return b""
+    record = NewRecord(control_key(KRAFT_VOTERS), voters.encode(), (), -1)
+    return build_batch([record], base_offset=0, is_control=True, partition_leader_epoch=0)
+
+
+def strip_control_batches(data: bytes) -> bytes:
+    """``data`` without the whole control batches it starts with."""
+    pos = 0
+    while pos < len(data):
+        size = peek_size(data, pos)
+        if size is None or pos + size > len(data):
+            break
+        try:
+            (_, h), *_ = list(iter_batches(data[pos : pos + size]))
+        except Exception:  # not a batch: the state machine's own bytes
+            break
+        if not h.attributes & CONTROL_MASK:
+            break
+        pos += size
+    return data[pos:]
 
 
 # Kafka's defaults, and a tight profile whose timeouts are close to the network's delays, so that
@@ -170,11 +212,16 @@ class SimParams:
     # prefix below the snapshot with this probability.
     snapshot_every_ms: tuple[int, int] | None = (100, 700)
     delete_prefix: float = 0.8
+    # KIP-853: voters in the log, bootstrapped from the first ``voters`` nodes, and a voter change
+    # (add an observer / remove a voter) asked of the leader this often during chaos.
+    dynamic: bool = False
+    voter_change_every_ms: tuple[int, int] = (300, 1500)
 
 
 @dataclass
 class SimNode:
     node_id: int
+    directory_id: uuid.UUID = uuid.UUID(int=0)
     log: SimLog = field(default_factory=SimLog)
     store: InMemoryQuorumStateStore = field(default_factory=InMemoryQuorumStateStore)
     raft: RaftNode | None = None
@@ -259,6 +306,8 @@ class InvariantChecker:
                         continue
                     if e.offset >= log.end_offset() or log.entry(e.offset) != e:
                         self.fail(f"new leader {sim.node_id} (epoch {change.epoch}) lacks committed {e}")
+        if raft.dynamic:
+            self._check_voter_changes(sim)
         for e in out.committed:
             if e.offset < len(self.history):
                 if self.history[e.offset] != e:
@@ -317,6 +366,33 @@ class InvariantChecker:
             )
         sim.last_hw = raft.high_watermark
 
+    def _check_voter_changes(self, sim: SimNode) -> None:
+        """KIP-853's one-change-at-a-time rule, on what this node's log gained in this step: a
+        VotersRecord written by a leader in its own epoch follows a committed voter set, and differs
+        from it by exactly one voter (or only in endpoints)."""
+        raft = sim.raft
+        assert raft is not None
+        if raft.role is not Role.LEADER:
+            return
+        log = sim.log
+        start = max(log.dirty_from, log.start_offset())
+        for o in range(start, log.end_offset()):
+            e = log.entry(o)
+            if not (e.control and e.control_type == KRAFT_VOTERS and e.epoch == raft.epoch):
+                continue
+            history = [(at, v) for at, v in raft._voter_history if at < o]
+            if not history:
+                continue  # the bootstrap set, written at the start of the epoch
+            previous_at, previous = history[-1]
+            if previous_at >= raft.high_watermark:
+                self.fail(
+                    f"leader {sim.node_id} wrote voter set at {o} while the one at {previous_at} is "
+                    f"uncommitted (high watermark {raft.high_watermark})"
+                )
+            new = VoterSet.decode(e.payload)
+            if len(previous.ids ^ new.ids) > 1:
+                self.fail(f"leader {sim.node_id} changed voters {previous!r} -> {new!r} in one step")
+
     def check_all_hold_history(self, nodes: list[SimNode], upto: int) -> None:
         """Every node holds the committed history below ``upto`` (an offset all have committed):
         in its log from its log start on, in its state machine below it."""
@@ -348,7 +424,11 @@ class Simulation:
         self.now = 0
         self.voters = list(range(1, self.params.voters + 1))
         ids = self.voters + [100 + i for i in range(self.params.observers)]
-        self.nodes = {i: SimNode(i) for i in ids}
+        # Directory ids from their own generator, so that static runs replay as they always did.
+        directories = random.Random(seed * 7919 + 1)
+        self.nodes = {i: SimNode(i, uuid.UUID(int=directories.getrandbits(128))) for i in ids}
+        self.voter_changes = 0
+        self.voter_changes_done = 0
         self.queue: list[tuple[int, int, int, int, RaftMessage]] = []
         self._seq = itertools.count()
         self.blocked: set[tuple[int, int]] = set()
@@ -372,11 +452,59 @@ class Simulation:
             data = n.log.read_snapshot(latest, 0, n.log.snapshot_size(latest))
             n.sm = StateMachine.load(data, f"node {n.node_id}'s snapshot {latest}")
         rng = random.Random(self.rng.getrandbits(64))
-        n.raft = self.node_factory(n.node_id, self.voters, n.log, n.store, rng, self.now, self.config)
+        if self.params.dynamic:
+            bootstrap = VoterSet(self._voter(i) for i in self.voters) if n.node_id in self.voters else VoterSet()
+            n.raft = self.node_factory(
+                n.node_id,
+                bootstrap,
+                n.log,
+                n.store,
+                rng,
+                self.now,
+                self.config,
+                directory_id=n.directory_id,
+                bootstrap=tuple(self.voters),
+            )
+        else:
+            n.raft = self.node_factory(n.node_id, self.voters, n.log, n.store, rng, self.now, self.config)
         n.last_hw = 0
         n.last_applied = 0
         n.log.dirty_from = 0
         self.checker.after_step(n, Output())
+
+    def _voter(self, node_id: int) -> Voter:
+        return Voter(
+            ReplicaKey(node_id, self.nodes[node_id].directory_id), (Endpoint("CONTROLLER", "sim", node_id),)
+        )
+
+    def change_voters(self) -> None:
+        """Ask a leader to add an observer or remove a voter (maybe itself), keeping two voters."""
+        leaders = self.leaders()
+        if not leaders:
+            return
+        n = self.rng.choice(leaders)
+        assert n.raft is not None
+        voters = n.raft.voter_set
+        others = [i for i in self.nodes if i not in voters]
+        self.voter_changes += 1
+        if others and (len(voters) <= 2 or self.rng.random() < 0.5):
+            target = self.rng.choice(others)
+            out = self._step(n, AddVoter(self.voter_changes, self._voter(target)))
+            self.trace.append(f"{self.now}: ask {n.node_id} to add voter {target}")
+        elif len(voters) > 2:
+            target = self.rng.choice(sorted(voters))
+            key = ReplicaKey(target, self.nodes[target].directory_id)
+            out = self._step(n, RemoveVoter(self.voter_changes, key))
+            self.trace.append(f"{self.now}: ask {n.node_id} to remove voter {target}")
+        else:
+            return
+        self._note_voter_changes(out)
+
+    def _note_voter_changes(self, out: Output) -> None:
+        for r in out.voter_changes:
+            if r.error_code == NONE:
+                self.voter_changes_done += 1
+                self.trace.append(f"{self.now}: voter change {r.request_id} committed")
 
     def crash(self, n: SimNode, clean: bool) -> None:
         if clean:
@@ -402,6 +530,7 @@ class Simulation:
         for e in out.committed:
             n.sm.apply(e, n.node_id)
         self.checker.after_step(n, out)
+        self._note_voter_changes(out)
         for ob in out.sends:
             self._send(n.node_id, ob.destination, ob.message)
 
@@ -459,6 +588,8 @@ class Simulation:
         epoch = log.entry(offset - 1).epoch if offset > log.start_offset() else log.base_epoch()
         snapshot = OffsetAndEpoch(offset, epoch)
         data = n.sm.snapshot(offset)
+        if self.params.dynamic:
+            data = voters_prefix(n.raft.voters_at(offset)) + data
         self.checker.check_snapshot(n.node_id, snapshot, data, "took")
         log.create_snapshot(snapshot, data)
         self.snapshots_taken += 1
@@ -545,9 +676,14 @@ class Simulation:
         next_fault = self.now + self.rng.randint(*self.params.fault_every_ms)
         snapshot_every = self.params.snapshot_every_ms
         next_snapshot = t_end if snapshot_every is None else self.now + self.rng.randint(*snapshot_every)
+        change_every = self.params.voter_change_every_ms
+        next_change = self.now + self.rng.randint(*change_every) if self.params.dynamic else t_end
         while self.now < t_end:
-            t_next = min(next_append, next_fault, next_snapshot, t_end)
+            t_next = min(next_append, next_fault, next_snapshot, next_change, t_end)
             self._run_until(t_next)
+            if self.params.dynamic and self.now >= next_change:
+                self.change_voters()
+                next_change = self.now + self.rng.randint(*change_every)
             if self.now >= next_append:
                 self.client_append()
                 next_append = self.now + self.rng.randint(*self.params.append_every_ms)
@@ -570,7 +706,8 @@ class Simulation:
         deadline = start + self.params.liveness_bound_ms
         marker: dict[str, Entry | None] = {"entry": None}
         retry_at = [start]
-        voters = [self.nodes[v] for v in self.voters]
+        # A dynamic quorum's voters move: there every node, voter or observer, must catch up.
+        voters = list(self.nodes.values()) if self.params.dynamic else [self.nodes[v] for v in self.voters]
 
         def holds(n: SimNode, e: Entry) -> bool:
             """``e`` is committed on ``n``: in its log, or below its log start (then in its state

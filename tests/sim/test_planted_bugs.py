@@ -170,3 +170,28 @@ def test_current_epoch_rule_bug_is_caught_by_the_directed_scenario() -> None:
     # scenario (the same as tests/unit/test_raft_node.py's high-watermark test) stands for it.
     assert _old_epoch_high_watermark(RaftNode) == 0
     assert _old_epoch_high_watermark(HighWatermarkWithoutCurrentEpoch) == 3
+
+
+class ConcurrentVoterChanges(RaftNode):
+    """KIP-853: starts a voter change while the previous one is still uncommitted."""
+
+    def _voter_change_refused(self) -> tuple[int, str] | None:
+        refused = super()._voter_change_refused()
+        if refused is not None and "not committed yet" in refused[1]:
+            self._pending_change = None
+            return None
+        return refused
+
+
+@pytest.mark.parametrize(
+    ("node_cls", "max_seeds", "expected"),
+    [
+        (ConcurrentVoterChanges, 100, "uncommitted"),
+    ],
+    ids=["concurrent_voter_changes"],
+)
+def test_checker_finds_planted_voter_change_bug(node_cls: type[RaftNode], max_seeds: int, expected: str) -> None:
+    params = SimParams(voters=3, observers=2, dynamic=True)
+    seed, message = _first_violation(node_cls, params, max_seeds)
+    assert f"seed {seed}" in message
+    assert expected in message, message

@@ -90,7 +90,7 @@ from zurau.protocol.errors import KafkaStorageError
 from zurau.protocol.primitives import DecodeError
 from zurau.protocol.records.batch import BatchHeader, iter_batches
 from zurau.raft.batches import encode_entries, iter_entry_batches, split_batches
-from zurau.raft.messages import Entry, OffsetAndEpoch
+from zurau.raft.messages import LEADER_CHANGE, Entry, OffsetAndEpoch
 from zurau.storage.checkpoint import fsync_dir, read_offsets_checkpoint, write_offsets_checkpoint
 from zurau.storage.log_config import LogConfig
 from zurau.storage.partition_log import PartitionLog
@@ -356,7 +356,9 @@ class KRaftLog:
 
     # ------------------------------------------------------------------ appends
 
-    def append_as_leader(self, epoch: int, payloads: Sequence[bytes], control: bool = False) -> list[Entry]:
+    def append_as_leader(
+        self, epoch: int, payloads: Sequence[bytes], control: bool = False, control_types: Sequence[int] = ()
+    ) -> list[Entry]:
         """Append ``payloads`` as ONE batch in ``epoch`` at the log end; returns the new entries."""
         if not payloads:
             return []
@@ -365,7 +367,10 @@ class KRaftLog:
             raise ValueError(f"entry epoch {epoch} below the log's last epoch {last}")
         base = self.end_offset()
         n = len(payloads)
-        entries = [Entry(base + i, epoch, p, control, i == n - 1) for i, p in enumerate(payloads)]
+        entries = [
+            Entry(base + i, epoch, p, control, i == n - 1, control_types[i] if control_types else LEADER_CHANGE)
+            for i, p in enumerate(payloads)
+        ]
         self._write([entries])
         return list(entries)  # the cache keeps ``entries``: hand out a copy
 

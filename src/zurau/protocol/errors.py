@@ -137,6 +137,9 @@ UnknownSubscriptionIdError = _define("UnknownSubscriptionIdError", 117)
 TelemetryTooLargeError = _define("TelemetryTooLargeError", 118)
 InvalidRegistrationError = _define("InvalidRegistrationError", 119)
 TransactionAbortableError = _define("TransactionAbortableError", 120)
+InvalidVoterKeyError = _define("InvalidVoterKeyError", 125)
+DuplicateVoterError = _define("DuplicateVoterError", 126)
+VoterNotFoundError = _define("VoterNotFoundError", 127)
 InvalidRegularExpressionError = _define("InvalidRegularExpressionError", 128)
 
 

@@ -11,9 +11,10 @@ Fetch responses. The mapping between :class:`~zurau.raft.messages.Entry` objects
   and the same ``control`` flag, else :func:`encode_entries` raises ValueError.
 * **Data records** have a null key and ``value = payload``.
 * **Control batches** (attribute bit 0x20) carry control entries: each record's key is Kafka's
-  control record key, ``int16 version (0) + int16 type``, with type 2 (LEADER_CHANGE) on encode,
-  and ``value = payload`` (for a leader-change entry, :func:`encode_leader_change` bytes).
-  Decoding accepts any control type and yields ``control=True`` entries.
+  control record key, ``int16 version (0) + int16 type``, the type being the entry's
+  ``control_type`` (LEADER_CHANGE 2, KRAFT_VERSION 5, KRAFT_VOTERS 6), and ``value = payload``
+  (for a leader-change entry, :func:`encode_leader_change` bytes). Decoding accepts any control
+  type and yields ``control=True`` entries with that ``control_type``.
 * **Decoding** verifies each batch's CRC-32C, that its record offsets are dense
   (``base_offset + i``), that it has a leader epoch (>= 0) and that records have a value; the last
   record of a batch gets ``last_in_batch=True``, the others False. Corrupt or truncated input
@@ -48,7 +49,8 @@ from zurau.protocol.records.batch import CONTROL_MASK, iter_batches, peek_size
 from zurau.protocol.records.builder import NO_TIMESTAMP, NewRecord, build_batch
 from zurau.protocol.records.control import control_key, parse_control_key
 from zurau.protocol.records.record import decode_batch_records
-from zurau.raft.messages import Entry
+from zurau.raft.messages import KRAFT_VOTERS, LEADER_CHANGE, Entry
+from zurau.raft.voter_set import VoterSet
 
 __all__ = [
     "LEADER_CHANGE",
@@ -58,13 +60,11 @@ __all__ = [
     "encode_entries",
     "encode_leader_change",
     "iter_entry_batches",
+    "snapshot_voters",
     "split_batches",
 ]
 
-LEADER_CHANGE = 2  # Kafka's ControlRecordType.LEADER_CHANGE
 LEADER_CHANGE_VERSION = 0
-
-_LEADER_CHANGE_KEY = control_key(LEADER_CHANGE)
 
 
 # ---------------------------------------------------------------------- entries <-> batches
@@ -102,9 +102,11 @@ def _encode_batch(group: list[Entry], timestamp_ms: int) -> bytes:
             )
     if first.epoch < 0 or first.offset < 0:
         raise ValueError(f"entry at offset {first.offset} has a negative offset or epoch {first.epoch}")
-    key = _LEADER_CHANGE_KEY if first.control else None
     return build_batch(
-        [NewRecord(key, e.payload, (), timestamp_ms) for e in group],
+        [
+            NewRecord(control_key(e.control_type) if e.control else None, e.payload, (), timestamp_ms)
+            for e in group
+        ],
         base_offset=first.offset,
         partition_leader_epoch=first.epoch,
         is_control=first.control,
@@ -143,12 +145,13 @@ def iter_entry_batches(data: bytes | bytearray | memoryview) -> Iterator[list[En
                 raise DecodeError(f"{where}: record {i} has offset {r.offset}, not {h.base_offset + i}")
             if r.value is None:
                 raise DecodeError(f"{where}: record at offset {r.offset} has a null value")
+            control_type = LEADER_CHANGE
             if control:
                 try:
-                    parse_control_key(r.key)
+                    control_type = parse_control_key(r.key)
                 except KafkaError as e:
                     raise DecodeError(f"{where}: {e}") from None
-            out.append(Entry(r.offset, h.partition_leader_epoch, r.value, control, i == last))
+            out.append(Entry(r.offset, h.partition_leader_epoch, r.value, control, i == last, control_type))
         end = pos + h.size
         yield out
     if end < n:
@@ -216,3 +219,37 @@ def decode_leader_change(data: bytes | bytearray | memoryview) -> tuple[int, lis
     if pos != len(buf):
         raise DecodeError(f"LeaderChangeMessage has {len(buf) - pos} trailing bytes")
     return leader_id, voters, granting
+
+
+# ---------------------------------------------------------------------- snapshots' voter set
+
+
+def snapshot_voters(data: bytes | bytearray | memoryview) -> VoterSet | None:
+    """The voter set a snapshot carries: the last ``VotersRecord`` in the control batches it starts
+    with (Kafka's checkpoints write ``SnapshotHeader``, ``KRaftVersionRecord`` and ``VotersRecord``
+    first), or None if it carries none (a static quorum's snapshot). Scanning stops at the first
+    batch that is not a whole control batch, so the snapshot's own content after them is opaque.
+    DecodeError if a VotersRecord in them is malformed."""
+    mv = memoryview(data).cast("B") if isinstance(data, memoryview) else memoryview(data)
+    voters: VoterSet | None = None
+    pos = 0
+    while pos < len(mv):
+        size = peek_size(mv, pos)
+        if size is None or pos + size > len(mv):
+            break
+        try:
+            (_, h), *_ = list(iter_batches(mv[pos : pos + size]))
+            if not h.attributes & CONTROL_MASK:
+                break
+            records = decode_batch_records(mv[pos : pos + size])
+        except (KafkaError, DecodeError, ValueError):
+            break
+        for r in records:
+            try:
+                kind = parse_control_key(r.key)
+            except KafkaError:
+                return voters
+            if kind == KRAFT_VOTERS and r.value is not None:
+                voters = VoterSet.decode(r.value)
+        pos += size
+    return voters

@@ -35,7 +35,7 @@ import bisect
 from collections.abc import Sequence
 from typing import Protocol
 
-from zurau.raft.messages import Entry, OffsetAndEpoch
+from zurau.raft.messages import LEADER_CHANGE, Entry, OffsetAndEpoch
 
 
 class RaftLog(Protocol):
@@ -58,8 +58,11 @@ class RaftLog(Protocol):
 
     def entry(self, offset: int) -> Entry: ...
 
-    def append_as_leader(self, epoch: int, payloads: Sequence[bytes], control: bool = False) -> list[Entry]:
-        """Append ``payloads`` in ``epoch``, assigning the next offsets; returns the new entries."""
+    def append_as_leader(
+        self, epoch: int, payloads: Sequence[bytes], control: bool = False, control_types: Sequence[int] = ()
+    ) -> list[Entry]:
+        """Append ``payloads`` in ``epoch``, assigning the next offsets, as one batch; returns the new
+        entries. ``control_types`` gives each control entry's type (LEADER_CHANGE when empty)."""
         ...
 
     def append_as_follower(self, entries: Sequence[Entry]) -> None:
@@ -186,11 +189,14 @@ class InMemoryRaftLog:
             self._epoch_starts.append(entry.offset)
         self._entries.append(entry)
 
-    def append_as_leader(self, epoch: int, payloads: Sequence[bytes], control: bool = False) -> list[Entry]:
+    def append_as_leader(
+        self, epoch: int, payloads: Sequence[bytes], control: bool = False, control_types: Sequence[int] = ()
+    ) -> list[Entry]:
         out = []
         last = len(payloads) - 1
         for i, payload in enumerate(payloads):
-            e = Entry(self.end_offset(), epoch, payload, control, i == last)
+            kind = control_types[i] if control_types else LEADER_CHANGE
+            e = Entry(self.end_offset(), epoch, payload, control, i == last, kind)
             self._push(e)
             out.append(e)
         return out

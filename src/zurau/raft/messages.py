@@ -18,11 +18,13 @@ so that a late, duplicated or foreign chunk is recognised and dropped.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 
 from zurau.protocol import errors
 
 NO_LEADER = -1
+NO_DIRECTORY = uuid.UUID(int=0)
 
 NONE = errors.NONE
 NOT_LEADER_OR_FOLLOWER = errors.NotLeaderOrFollowerError.code
@@ -31,6 +33,16 @@ UNKNOWN_LEADER_EPOCH = errors.UnknownLeaderEpochError.code
 INCONSISTENT_VOTER_SET = errors.InconsistentVoterSetError.code
 SNAPSHOT_NOT_FOUND = errors.SnapshotNotFoundError.code
 POSITION_OUT_OF_RANGE = errors.PositionOutOfRangeError.code
+REQUEST_TIMED_OUT = errors.RequestTimedOutError.code
+UNSUPPORTED_VERSION = errors.UnsupportedVersionError.code
+INVALID_REQUEST = errors.InvalidRequestError.code
+DUPLICATE_VOTER = errors.DuplicateVoterError.code
+VOTER_NOT_FOUND = errors.VoterNotFoundError.code
+
+# Kafka's control record types that Raft writes in the metadata log.
+LEADER_CHANGE = 2
+KRAFT_VERSION = 5
+KRAFT_VOTERS = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,13 +52,15 @@ class Entry:
     the state machine above skips, like Kafka's control batches. Entries appended by one
     ``append_as_leader`` call form one batch (one Kafka record batch on disk and on the wire);
     ``last_in_batch`` marks the batch's last entry, so that the state machine applies a batch
-    whole, never half of it."""
+    whole, never half of it. ``control_type`` says which control record a control entry is
+    (``LEADER_CHANGE``, ``KRAFT_VERSION``, ``KRAFT_VOTERS``); data entries ignore it."""
 
     offset: int
     epoch: int
     payload: bytes
     control: bool = False
     last_in_batch: bool = True
+    control_type: int = LEADER_CHANGE
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +137,9 @@ class FetchRequest:
     replica_epoch: int
     fetch_offset: int
     last_fetched_epoch: int
+    # The directory id of the fetcher's metadata log (Fetch v17+, KIP-853); the leader checks it
+    # when the fetcher is to be added as a voter.
+    replica_directory_id: uuid.UUID = NO_DIRECTORY
 
 
 @dataclass(frozen=True, slots=True)

@@ -82,21 +82,30 @@ from __future__ import annotations
 
 import enum
 import random
-from collections.abc import Iterable
+import uuid
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from zurau.raft.batches import encode_leader_change
+from zurau.raft.batches import encode_leader_change, snapshot_voters
 from zurau.raft.log import RaftLog
 from zurau.raft.messages import (
+    DUPLICATE_VOTER,
     FENCED_LEADER_EPOCH,
     INCONSISTENT_VOTER_SET,
+    INVALID_REQUEST,
+    KRAFT_VERSION,
+    KRAFT_VOTERS,
+    NO_DIRECTORY,
     NO_LEADER,
     NONE,
     NOT_LEADER_OR_FOLLOWER,
     POSITION_OUT_OF_RANGE,
+    REQUEST_TIMED_OUT,
     SNAPSHOT_NOT_FOUND,
     UNKNOWN_LEADER_EPOCH,
+    UNSUPPORTED_VERSION,
+    VOTER_NOT_FOUND,
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
     EndQuorumEpochRequest,
@@ -112,6 +121,7 @@ from zurau.raft.messages import (
     VoteResponse,
 )
 from zurau.raft.quorum_state import ElectionState, QuorumStateStore
+from zurau.raft.voter_set import KRAFT_VERSION_1, ReplicaKey, Voter, VoterSet, encode_kraft_version
 
 
 class Role(enum.Enum):
@@ -165,7 +175,45 @@ class Resign:
     """Graceful shutdown of a leader: give up the epoch and send EndQuorumEpoch."""
 
 
-Event = Tick | Received | Propose | Resign
+@dataclass(frozen=True, slots=True)
+class AddVoter:
+    """AddRaftVoter (KIP-853) at the leader: add ``voter``, an observer that is fetching and caught
+    up. ``request_id`` comes back in :attr:`Output.voter_changes` when the change is committed or
+    refused."""
+
+    request_id: int
+    voter: Voter
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveVoter:
+    """RemoveRaftVoter (KIP-853) at the leader: remove the voter ``key`` (id and directory id)."""
+
+    request_id: int
+    key: ReplicaKey
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateVoter:
+    """UpdateRaftVoter (KIP-853) at the leader: a voter's new endpoints and kraft.version range,
+    sent by that voter while it believes ``current_epoch`` is the leader's epoch."""
+
+    request_id: int
+    voter: Voter
+    current_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class VoterChangeResult:
+    """The answer to an :class:`AddVoter` / :class:`RemoveVoter` / :class:`UpdateVoter`: NONE once
+    the new voter set is committed, else the error (with a message for the admin)."""
+
+    request_id: int
+    error_code: int
+    message: str | None = None
+
+
+Event = Tick | Received | Propose | Resign | AddVoter | RemoveVoter | UpdateVoter
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,12 +240,16 @@ class Output:
     role_changes: list[RoleChange] = field(default_factory=list)
     appended: list[Entry] = field(default_factory=list)
     snapshot_loaded: tuple[OffsetAndEpoch, bytes] | None = None
+    voter_changes: list[VoterChangeResult] = field(default_factory=list)
 
 
 OBSERVER_SESSION_TIMEOUT_MS = 300_000
 """An observer that has not fetched for this long drops out of :meth:`RaftNode.quorum_info`."""
 
 UNKNOWN = -1
+
+SNAPSHOT_VOTERS_SCAN_BYTES = 1 << 16
+"""How much of a snapshot's start is read for its voter set (its leading control batches)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,21 +304,37 @@ class RaftNode:
     def __init__(
         self,
         node_id: int,
-        voters: Iterable[int],
+        voters: Iterable[int] | VoterSet,
         log: RaftLog,
         store: QuorumStateStore,
         rng: random.Random,
         now_ms: int,
         config: RaftConfig | None = None,
+        *,
+        directory_id: uuid.UUID = NO_DIRECTORY,
+        bootstrap: Sequence[int] = (),
     ) -> None:
+        """``voters`` is a static voter set (node ids, ``controller.quorum.voters``) or, for a
+        dynamic quorum (KIP-853), the bootstrap :class:`VoterSet` (``--standalone`` /
+        ``--initial-controllers``; empty for a node that joins later), which the voter sets found in
+        the latest snapshot and the log override. ``bootstrap`` are the ids (negative, as Kafka's)
+        under which the shell knows ``controller.quorum.bootstrap.servers``: an observer that knows
+        no leader asks them. ``directory_id`` is this node's metadata directory id."""
         self.node_id = node_id
-        self.voters = frozenset(voters)
+        self.directory_id = directory_id
+        self.bootstrap_ids = tuple(bootstrap)
+        self.dynamic = isinstance(voters, VoterSet)
+        self.kraft_version = KRAFT_VERSION_1 if self.dynamic else 0
         self.log = log
         self.store = store
         self.rng = rng
         self.config = config or RaftConfig()
-        self.is_voter = node_id in self.voters
-        self.majority = len(self.voters) // 2 + 1
+        self._load_voters(voters if isinstance(voters, VoterSet) else VoterSet.of_ids(voters))
+        # The voter change in flight (leader only): (request id, offset of its VotersRecord, the
+        # voter it removes or None); answered once the high watermark passes the offset.
+        self._pending_change: tuple[int, int, ReplicaKey | None] | None = None
+        self._resign_at: int | None = None  # a leader that removed itself resigns then
+        self._last_now = now_ms  # the time of the step in progress
 
         self.role = Role.UNATTACHED
         self.epoch = 0
@@ -308,6 +376,7 @@ class RaftNode:
         self._observer_end: dict[int, int] = {}
         self._caught_up_ms: dict[int, int] = {}
         self._leader_end_at_fetch: dict[int, int] = {}
+        self._fetcher_directory: dict[int, uuid.UUID] = {}
         self._successors: tuple[int, ...] = ()
         # When we last heard from our leader directly (a successful Fetch or BeginQuorumEpoch).
         self._last_leader_contact: int | None = None
@@ -330,10 +399,216 @@ class RaftNode:
         if self.voters == {node_id}:
             self._election_deadline = now_ms
 
+    # ------------------------------------------------------------------ voter set (KIP-853)
+
+    def _load_voters(self, bootstrap: VoterSet) -> None:
+        """The voter set history: the bootstrap set, overridden by the latest snapshot's, then
+        every VotersRecord in the log from that snapshot on (committed entries below it cannot be
+        truncated, so nothing older is needed)."""
+        log = self.log
+        self._base_voters = bootstrap
+        # Whether the base set is in the replicated history (a snapshot past offset 0), or only in
+        # this node's bootstrap configuration -- then a leader writes it to the log first.
+        self._base_in_log = False
+        self._voter_history: list[tuple[int, VoterSet]] = []
+        if not self.dynamic:
+            return
+        scan_from = log.start_offset()
+        snapshot = log.latest_snapshot()
+        if snapshot is not None:
+            scan_from = max(scan_from, snapshot.offset)
+            found = snapshot_voters(log.read_snapshot(snapshot, 0, SNAPSHOT_VOTERS_SCAN_BYTES))
+            if found is not None:
+                self._base_voters = found
+                self._base_in_log = snapshot.offset > 0
+        end = log.end_offset()
+        while scan_from < end:
+            entries = log.read(scan_from, 4096)
+            if not entries:
+                break
+            self._scan_voters(entries)
+            scan_from = entries[-1].offset + 1
+
+    def _scan_voters(self, entries: Sequence[Entry]) -> bool:
+        """Note the VotersRecords among newly appended ``entries``; True if any."""
+        if not self.dynamic:
+            return False
+        found = False
+        for e in entries:
+            if e.control and e.control_type == KRAFT_VOTERS:
+                self._voter_history.append((e.offset, VoterSet.decode(e.payload)))
+                found = True
+        return found
+
+    def _truncate(self, offset: int) -> None:
+        self.log.truncate_to(offset)
+        history = self._voter_history
+        while history and history[-1][0] >= offset:
+            history.pop()
+
+    @property
+    def voter_set(self) -> VoterSet:
+        """The effective voter set: the last one in the log, committed or not (Kafka's rule)."""
+        history = self._voter_history
+        return history[-1][1] if history else self._base_voters
+
+    @property
+    def voters(self) -> frozenset[int]:
+        return self.voter_set.ids
+
+    @property
+    def majority(self) -> int:
+        return self.voter_set.majority
+
+    @property
+    def is_voter(self) -> bool:
+        return self.voter_set.is_voter(ReplicaKey(self.node_id, self.directory_id))
+
+    def voters_at(self, offset: int) -> VoterSet:
+        """The voter set in effect for a snapshot at ``offset`` (every entry below it applied):
+        what the shell writes into that snapshot. ``offset`` must not lie below the latest
+        snapshot."""
+        found = self._base_voters
+        for at, voters in self._voter_history:
+            if at >= offset:
+                break
+            found = voters
+        return found
+
+    def _voters_changed(self, now: int, out: Output) -> None:
+        """The effective voter set changed (append, truncation or snapshot)."""
+        if self.role is Role.LEADER:
+            voters = self.voters
+            for v in voters:
+                if v != self.node_id and v not in self._replica_end:
+                    self._replica_end[v] = self._observer_end.pop(v, 0)
+            for v in list(self._replica_end):
+                if v not in voters:
+                    self._replica_end.pop(v)
+            self._fetched_voters &= voters
+            self._maybe_advance_high_watermark(out)
+        elif not self.is_voter and self.role in (Role.PROSPECTIVE, Role.CANDIDATE):
+            self._enter_unattached(now, out)
+        elif self.role is Role.UNATTACHED and self.is_voter != (self._election_deadline is not None):
+            self._enter_unattached(now, out)  # re-arm: an election timer for voters, fetching otherwise
+
+    def _voter_change_refused(self) -> tuple[int, str] | None:
+        """Why the leader cannot start a voter change now, or None."""
+        if self.role is not Role.LEADER:
+            return NOT_LEADER_OR_FOLLOWER, f"node {self.node_id} is not the leader"
+        if not self.dynamic:
+            return UNSUPPORTED_VERSION, (
+                "the quorum's voters are static (controller.quorum.voters, kraft.version 0); a dynamic "
+                "quorum is configured with controller.quorum.bootstrap.servers and formatted with "
+                "--standalone or --initial-controllers"
+            )
+        if self.high_watermark <= self._epoch_start_offset:
+            return REQUEST_TIMED_OUT, "the leader has not committed an offset in its epoch yet; retry"
+        if self._pending_change is not None or (
+            self._voter_history and self._voter_history[-1][0] >= self.high_watermark
+        ):
+            return REQUEST_TIMED_OUT, "another voter change is not committed yet; retry"
+        return None
+
+    def _append_voters(
+        self, now: int, voters: VoterSet, request_id: int, removed: ReplicaKey | None, out: Output
+    ) -> None:
+        (entry,) = self.log.append_as_leader(
+            self.epoch, [voters.encode()], control=True, control_types=(KRAFT_VOTERS,)
+        )
+        self._voter_history.append((entry.offset, voters))
+        self._pending_change = (request_id, entry.offset, removed)
+        if self._flush_at is None:
+            self._flush_at = now + self.config.append_linger_ms
+        self._voters_changed(now, out)
+
+    def _on_add_voter(self, now: int, ev: AddVoter, out: Output) -> None:
+        def refuse(code: int, message: str) -> None:
+            out.voter_changes.append(VoterChangeResult(ev.request_id, code, message))
+
+        refused = self._voter_change_refused()
+        if refused is not None:
+            refuse(*refused)
+            return
+        key = ev.voter.key
+        if key.node_id in self.voters:
+            refuse(DUPLICATE_VOTER, f"node {key.node_id} is already a voter")
+            return
+        if key.directory_id == NO_DIRECTORY:
+            refuse(INVALID_REQUEST, f"voter {key.node_id} needs its metadata directory id")
+            return
+        if not ev.voter.endpoints:
+            refuse(INVALID_REQUEST, f"voter {key} needs at least one listener endpoint")
+            return
+        fetched = self._last_fetch_ms.get(key.node_id)
+        if fetched is None or key.node_id not in self._observer_end or now - fetched > self.config.fetch_timeout_ms:
+            refuse(REQUEST_TIMED_OUT, f"node {key.node_id} is not fetching from the leader as an observer")
+            return
+        directory = self._fetcher_directory.get(key.node_id, NO_DIRECTORY)
+        if directory != key.directory_id:
+            refuse(
+                INVALID_REQUEST,
+                f"node {key.node_id} fetches with metadata directory {directory}, not {key.directory_id}",
+            )
+            return
+        if self._observer_end[key.node_id] < self.high_watermark:
+            refuse(REQUEST_TIMED_OUT, f"node {key.node_id} has not caught up with the leader yet; retry")
+            return
+        self._append_voters(now, self.voter_set.with_voter(ev.voter), ev.request_id, None, out)
+
+    def _on_remove_voter(self, now: int, ev: RemoveVoter, out: Output) -> None:
+        def refuse(code: int, message: str) -> None:
+            out.voter_changes.append(VoterChangeResult(ev.request_id, code, message))
+
+        refused = self._voter_change_refused()
+        if refused is not None:
+            refuse(*refused)
+            return
+        voter = self.voter_set.get(ev.key.node_id)
+        if voter is None or not voter.key.matches(ev.key):
+            refuse(VOTER_NOT_FOUND, f"{ev.key} is not a voter (voters: {self.voter_set!r})")
+            return
+        if len(self.voter_set) == 1:
+            refuse(INVALID_REQUEST, f"{ev.key} is the only voter; a quorum cannot be empty")
+            return
+        self._append_voters(now, self.voter_set.without(ev.key.node_id), ev.request_id, voter.key, out)
+
+    def _on_update_voter(self, now: int, ev: UpdateVoter, out: Output) -> None:
+        def answer(code: int, message: str | None = None) -> None:
+            out.voter_changes.append(VoterChangeResult(ev.request_id, code, message))
+
+        if self.role is Role.LEADER and ev.current_epoch != self.epoch:
+            code = FENCED_LEADER_EPOCH if ev.current_epoch < self.epoch else UNKNOWN_LEADER_EPOCH
+            answer(code, f"the leader's epoch is {self.epoch}")
+            return
+        voter = self.voter_set.get(ev.voter.node_id)
+        if self.role is Role.LEADER and (voter is None or not voter.key.matches(ev.voter.key)):
+            answer(VOTER_NOT_FOUND, f"{ev.voter.key} is not a voter")
+            return
+        if self.role is Role.LEADER and voter is not None and self.voter_set.updated(ev.voter) == self.voter_set:
+            answer(NONE)  # nothing changes
+            return
+        refused = self._voter_change_refused()
+        if refused is not None:
+            answer(*refused)
+            return
+        self._append_voters(now, self.voter_set.updated(ev.voter), ev.request_id, None, out)
+
+    def _complete_voter_change(self, now: int, out: Output) -> None:
+        pending = self._pending_change
+        if pending is None or self.high_watermark <= pending[1]:
+            return
+        self._pending_change = None
+        request_id, _, removed = pending
+        out.voter_changes.append(VoterChangeResult(request_id, NONE))
+        if removed is not None and removed.node_id == self.node_id:
+            self._resign_at = now  # no longer a voter: hand leadership on (next tick)
+
     # ------------------------------------------------------------------ public API
 
     def step(self, now_ms: int, event: Event) -> Output:
         out = Output()
+        self._last_now = now_ms
         if isinstance(event, Tick):
             self._on_tick(now_ms, out)
         elif isinstance(event, Received):
@@ -347,6 +622,12 @@ class RaftNode:
         elif isinstance(event, Resign):
             if self.role is Role.LEADER:
                 self._enter_resigned(now_ms, out, notify=True)
+        elif isinstance(event, AddVoter):
+            self._on_add_voter(now_ms, event, out)
+        elif isinstance(event, RemoveVoter):
+            self._on_remove_voter(now_ms, event, out)
+        elif isinstance(event, UpdateVoter):
+            self._on_update_voter(now_ms, event, out)
         return out
 
     def next_deadline_ms(self) -> int | None:
@@ -358,12 +639,15 @@ class RaftNode:
             self._check_quorum_deadline,
             self._next_resend_at,
             self._flush_at,
+            self._resign_at,
         ]
         live = [t for t in timers if t is not None]
         return min(live) if live else None
 
     def election_state(self) -> ElectionState:
-        return ElectionState(self.epoch, self.voted_id, self.leader_id, self.voters)
+        # A dynamic quorum's voters live in the log; the quorum state names none (data version 1).
+        voters = frozenset() if self.dynamic else self.voters
+        return ElectionState(self.epoch, self.voted_id, self.leader_id, voters)
 
     def quorum_info(self, now_ms: int) -> QuorumInfo | None:
         """What DescribeQuorum reports, or None unless this node is the leader."""
@@ -407,11 +691,18 @@ class RaftNode:
         self._check_quorum_deadline = None
         self._next_resend_at = None
         self._flush_at = None
+        self._resign_at = None
         self._granted = set()
         self._rejected = set()
         self._acked = set()
 
     def _set_role(self, role: Role, out: Output) -> None:
+        if self._pending_change is not None and role is not Role.LEADER:
+            request_id = self._pending_change[0]
+            self._pending_change = None
+            out.voter_changes.append(
+                VoterChangeResult(request_id, NOT_LEADER_OR_FOLLOWER, "the leader lost its leadership")
+            )
         self.role = role
         self._reset_timers()
         self._snapshot_fetch = None
@@ -487,13 +778,24 @@ class RaftNode:
         self.log.append_as_leader(
             self.epoch, [leader_change_payload(self.node_id, self.voters, granting)], control=True
         )
+        if self.dynamic and not self._voter_history and not self._base_in_log:
+            # The voter set came from this node's bootstrap checkpoint: write it to the log, where
+            # observers that never had that checkpoint learn it (KIP-853).
+            entries = self.log.append_as_leader(
+                self.epoch,
+                [encode_kraft_version(self.kraft_version), self._base_voters.encode()],
+                control=True,
+                control_types=(KRAFT_VERSION, KRAFT_VOTERS),
+            )
+            self._voter_history.append((entries[-1].offset, self._base_voters))
         self._flush_at = now + self.config.append_linger_ms
         self._replica_end = {v: 0 for v in self.voters if v != self.node_id}
         self._last_fetch_ms = {}
         self._observer_end = {}
         self._caught_up_ms = {}
         self._leader_end_at_fetch = {}
-        self._fetched_voters = {self.node_id}
+        self._fetched_voters = {self.node_id} & self.voters
+        self._fetcher_directory = {}
         if self.majority > 1:
             self._check_quorum_deadline = now + self.config.fetch_timeout_ms * 3 // 2
         self._acked = {self.node_id}
@@ -539,6 +841,9 @@ class RaftNode:
                 self._flush_at = None
                 self.log.flush()
                 self._maybe_advance_high_watermark(out)
+            if self._resign_at is not None and now >= self._resign_at:
+                self._enter_resigned(now, out, notify=True)
+                return
             if self._check_quorum_deadline is not None and now >= self._check_quorum_deadline:
                 # Check quorum: no majority fetched within 1.5 x fetch timeout; stop leading.
                 self._enter_resigned(now, out, notify=True)
@@ -555,16 +860,25 @@ class RaftNode:
             self._maybe_send_fetch(now, out)
         elif role is Role.UNATTACHED:
             if self.is_voter:
-                if self._election_deadline is not None and now >= self._election_deadline:
+                if self._election_deadline is None:
+                    self._enter_unattached(now, out)  # became a voter: arm the election timer
+                elif now >= self._election_deadline:
                     self._enter_prospective(now, out)
+            elif self._election_deadline is not None:
+                self._enter_unattached(now, out)  # no longer a voter: look for the leader instead
             elif self._next_fetch_at is not None and now >= self._next_fetch_at:
-                voters = sorted(self.voters)
-                target = voters[self.rng.randrange(len(voters))]
-                out.sends.append(Outbound(target, self._fetch_request()))
+                # An observer looks for the leader: ask a voter or a bootstrap server.
+                targets = [*sorted(self.voters - {self.node_id}), *self.bootstrap_ids]
+                if targets:
+                    target = targets[self.rng.randrange(len(targets))]
+                    out.sends.append(Outbound(target, self._fetch_request()))
                 self._next_fetch_at = now + self.config.request_timeout_ms
         elif role in (Role.PROSPECTIVE, Role.CANDIDATE, Role.RESIGNED):
             if self._election_deadline is not None and now >= self._election_deadline:
-                self._enter_prospective(now, out)
+                if self.is_voter:
+                    self._enter_prospective(now, out)
+                else:
+                    self._enter_unattached(now, out)  # removed from the voters: observe
             elif role is Role.RESIGNED and self._next_resend_at is not None and now >= self._next_resend_at:
                 self._send_end_quorum(now, out)
 
@@ -587,6 +901,7 @@ class RaftNode:
             replica_epoch=self.epoch,
             fetch_offset=offset,
             last_fetched_epoch=epoch,
+            replica_directory_id=self.directory_id,
         )
 
     def _fetch_snapshot_request(self, fetch: _SnapshotFetch) -> FetchSnapshotRequest:
@@ -698,7 +1013,12 @@ class RaftNode:
                 )
             )
 
-        if not self.is_voter or req.candidate_id not in self.voters:
+        # A static quorum refuses candidates outside its voter set, and votes only as a voter. A
+        # dynamic one (KIP-853) votes whatever its own log says of the voter set: either side may
+        # not have replicated the latest change yet (a voter just added must be able to vote for
+        # the candidate that needs it, or neither could ever win); the candidate counts votes
+        # against its own voter set, and the up-to-date check stands in the way of stale logs.
+        if not self.dynamic and (not self.is_voter or req.candidate_id not in self.voters):
             reply(False, INCONSISTENT_VOTER_SET)
             return
         up_to_date = self._log_is_up_to_date(req.last_offset_epoch, req.last_offset)
@@ -840,6 +1160,7 @@ class RaftNode:
             answer(diverging_epoch=diverging)
             return
         self._track_fetch(now, source, req.fetch_offset)
+        self._fetcher_directory[source] = req.replica_directory_id
         if source in self.voters:
             self._replica_end[source] = req.fetch_offset
             self._note_voter_contact(now, source)
@@ -937,12 +1258,17 @@ class RaftNode:
                 # The logs part below our start: only the leader's snapshot can reconcile them.
                 self._snapshot_wanted = True
             else:
-                self.log.truncate_to(truncate_to)
+                before = self.voter_set
+                self._truncate(truncate_to)
+                if self.voter_set != before:
+                    self._voters_changed(now, out)
             self._next_fetch_at = now
         else:
             if resp.records:
                 self.log.append_as_follower(resp.records)
                 self.log.flush()  # what we fetch next acknowledges it: it must be durable
+                if self._scan_voters(resp.records):
+                    self._voters_changed(now, out)
                 self._next_fetch_at = now
             else:
                 self._next_fetch_at = now + self.config.fetch_idle_backoff_ms
@@ -995,6 +1321,12 @@ class RaftNode:
             self._abandon_snapshot_fetch(now, out)
             return
         self.log.install_snapshot(snapshot_id, data)
+        if self.dynamic:
+            found = snapshot_voters(data)
+            if found is not None:
+                self._base_voters = found
+                self._base_in_log = True
+            self._voter_history = []
         self._committed_upto = snapshot_id.offset
         if self.high_watermark < snapshot_id.offset:
             self.high_watermark = snapshot_id.offset
@@ -1013,8 +1345,12 @@ class RaftNode:
         return local.offset
 
     def _majority_offset(self) -> int:
-        ends = [self.log.flushed_offset()]
-        ends.extend(self._replica_end.get(v, 0) for v in self.voters if v != self.node_id)
+        """The largest offset durable on a majority of the effective voter set (a leader that is
+        removing itself does not count its own log)."""
+        voters = self.voters
+        ends = [self._replica_end.get(v, 0) for v in voters if v != self.node_id]
+        if self.node_id in voters:
+            ends.append(self.log.flushed_offset())
         ends.sort(reverse=True)
         return ends[self.majority - 1]
 
@@ -1023,6 +1359,8 @@ class RaftNode:
         if candidate > self._epoch_start_offset and candidate > self.high_watermark:
             self.high_watermark = candidate
             self._emit_committed(out)
+            if self._pending_change is not None:
+                self._complete_voter_change(self._last_now, out)
 
     def _emit_committed(self, out: Output) -> None:
         upto = min(self.high_watermark, self.log.end_offset())
