@@ -49,6 +49,7 @@ from zurau.protocol.errors import (
     KafkaStorageError,
     NotControllerError,
     UnknownTopicOrPartitionError,
+    UnsupportedVersionError,
     for_code,
 )
 from zurau.raft import QuorumInfo, ReplicaInfo
@@ -189,7 +190,7 @@ class Broker:
         """True for a node of a multi-node cluster: a quorum of several controllers, or a node
         that is not itself a controller (it follows the quorum named in its config)."""
         cfg = self.config
-        return len(cfg.controller_quorum_voters) > 1 or not cfg.is_controller
+        return len(cfg.controller_quorum_voters) > 1 or not cfg.is_controller or cfg.dynamic_quorum
 
     async def _start(self) -> None:
         cfg = self.config
@@ -266,7 +267,7 @@ class Broker:
         metadata_dir = cfg.metadata_log_dir
         cluster_id = formatted_cluster_id(cfg.log_dirs, metadata_dir, self.node_id, cfg.cluster_id)
         voters = cfg.controller_quorum_voters
-        if cfg.is_controller and self.node_id not in {v.node_id for v in voters}:
+        if cfg.is_controller and not cfg.dynamic_quorum and self.node_id not in {v.node_id for v in voters}:
             raise KafkaStorageError(
                 f"node.id {self.node_id} has the controller role but is not in controller.quorum.voters "
                 f"({', '.join(f'{v.node_id}@{v.host}:{v.port}' for v in voters)})"
@@ -446,6 +447,15 @@ class SingleNodeQuorum:
         info = QuorumInfo(b.node_id, 0, end, [me], [])
         name, host, port, _proto = b.endpoints()[0]
         return describe_quorum_response(version, info, leader_endpoints={b.node_id: [(name, host, port)]})
+
+    async def change_voters(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "throttle_time_ms": 0,
+            "error_code": UnsupportedVersionError.code,
+            "error_message": "a single node's quorum is static; voters change only in a dynamic quorum "
+            "(controller.quorum.bootstrap.servers, formatted with --standalone or --initial-controllers)",
+            "current_leader": {"leader_id": self._broker.node_id, "leader_epoch": 0, "host": "", "port": -1},
+        }
 
     async def register_broker(self, body: dict[str, Any], forward: bool) -> dict[str, Any]:
         return {"throttle_time_ms": 0, "error_code": NotControllerError.code, "broker_epoch": -1}

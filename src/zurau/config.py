@@ -1640,6 +1640,29 @@ class BrokerConfig:
         return list(self._voters)
 
     @property
+    def controller_quorum_bootstrap_servers(self) -> list[tuple[str, int]]:
+        """Parsed ``controller.quorum.bootstrap.servers``: (host, port) pairs."""
+        out = []
+        for item in self._values["controller.quorum.bootstrap.servers"]:
+            host, sep, port = str(item).strip().rpartition(":")
+            if not sep or not host or not port.isdigit():
+                raise ConfigError(
+                    f"Invalid value {item} for configuration controller.quorum.bootstrap.servers: "
+                    "entries must be of the form host:port",
+                    name="controller.quorum.bootstrap.servers",
+                    value=str(item),
+                    reason="entries must be of the form host:port",
+                )
+            out.append((host.strip("[]"), int(port)))
+        return out
+
+    @property
+    def dynamic_quorum(self) -> bool:
+        """A dynamic controller quorum (KIP-853): voters in the metadata log, found through
+        ``controller.quorum.bootstrap.servers`` (``controller.quorum.voters`` unset)."""
+        return not self._voters and bool(self._values["controller.quorum.bootstrap.servers"])
+
+    @property
     def log_dirs(self) -> list[Path]:
         """``log.dirs`` (or ``log.dir`` when unset), split on commas, as paths (not resolved)."""
         raw = self._values["log.dirs"]

@@ -1,4 +1,5 @@
-"""``zurau metadata-quorum describe --status | --replication``: kafka-metadata-quorum.sh.
+"""``zurau metadata-quorum describe --status | --replication``, ``add-controller`` and
+``remove-controller``: kafka-metadata-quorum.sh.
 
 Sends DescribeQuorum to any broker or controller of the cluster (a node that is not the quorum's
 leader asks the leader) and prints Kafka's layout::
@@ -14,6 +15,10 @@ leader asks the leader) and prints Kafka's layout::
 
 and for ``--replication`` one row per replica: NodeId, LogEndOffset, Lag, LastFetchTimestamp,
 LastCaughtUpTimestamp, Status (Leader, Follower or Observer).
+
+``add-controller --command-config controller.properties`` adds that (formatted, running) controller
+to a dynamic quorum's voters; ``remove-controller --controller-id N --controller-directory-id D``
+removes one (KIP-853). Both retry while the quorum has no leader or another change is in flight.
 """
 
 from __future__ import annotations
@@ -136,3 +141,104 @@ def describe(
             ["NodeId", "LogEndOffset", "Lag", "LastFetchTimestamp", "LastCaughtUpTimestamp", "Status"],
             replication_rows(resp),
         )
+
+
+async def _change_voters(cfg: Any, api_key: int, body: dict[str, Any]) -> None:
+    """Send AddRaftVoter / RemoveRaftVoter to any node (it reaches the leader); retries while no
+    leader is known or another change is in flight."""
+    import asyncio
+
+    from zurau.client.cluster import Cluster
+    from zurau.protocol.errors import NotLeaderOrFollowerError, RequestTimedOutError, for_code
+
+    cluster, _owned = Cluster.of(cfg)
+    try:
+        await cluster.bootstrap()
+        conn = await cluster.any_connection()
+        for attempt in range(20):
+            resp = await conn.request(api_key, body, version=0)
+            code = resp["error_code"]
+            if code in (NotLeaderOrFollowerError.code, RequestTimedOutError.code) and attempt < 19:
+                await asyncio.sleep(0.5)
+                continue
+            if code:
+                raise for_code(code)(resp.get("error_message") or "the voter change failed")
+            return
+    finally:
+        await cluster.close()
+
+
+def _controller_identity(config: Path) -> tuple[int, Any, list[dict[str, Any]]]:
+    """(node id, directory id, controller listeners) of the controller ``config`` describes: the
+    directory id from its formatted ``metadata.log.dir``."""
+    from zurau.config import BrokerConfig, ConfigError
+    from zurau.metadata.metadata_log import directory_id
+    from zurau.protocol.errors import KafkaError
+
+    try:
+        server = BrokerConfig.from_file(config)
+        dir_id = directory_id(server.metadata_log_dir)
+    except (ConfigError, KafkaError, OSError) as e:
+        raise typer.BadParameter(f"{config}: {e}") from None
+    names = set(server.controller_listener_names)
+    listeners = [
+        {"name": li.name, "host": li.host or "localhost", "port": li.port}
+        for li in server.listeners
+        if li.name.upper() in names
+    ]
+    if not server.is_controller or not listeners:
+        raise typer.BadParameter(f"{config} does not describe a controller (process.roles, controller.listener.names)")
+    return server.node_id, dir_id, listeners
+
+
+@app.command("add-controller")
+def add_controller(
+    command_config: Path = typer.Option(..., "--command-config", help="the new controller's server.properties"),
+    bootstrap_server: str | None = BootstrapOption,
+    bootstrap_controller: str | None = typer.Option(None, "--bootstrap-controller", help="host:port of a controller"),
+) -> None:
+    """Add the controller that --command-config describes (formatted, running, caught up as an
+    observer) to a dynamic quorum's voters (AddRaftVoter, KIP-853)."""
+    from zurau.protocol.api_keys import ApiKey
+
+    node_id, dir_id, listeners = _controller_identity(command_config)
+    cfg = client_config(bootstrap_controller or bootstrap_server, None)
+    body = {
+        "cluster_id": None,
+        "timeout_ms": 30_000,
+        "voter_id": node_id,
+        "voter_directory_id": dir_id,
+        "listeners": listeners,
+        "ack_when_committed": True,
+    }
+    run(lambda: _change_voters(cfg, ApiKey.ADD_RAFT_VOTER, body))
+    typer.echo(f"Added controller {node_id} with directory id {_kafka_uuid(dir_id)} and endpoints: "
+               + ", ".join(f"{li['name']}://{li['host']}:{li['port']}" for li in listeners))
+
+
+@app.command("remove-controller")
+def remove_controller(
+    controller_id: int = typer.Option(..., "--controller-id", help="the voter's node id"),
+    controller_directory_id: str = typer.Option(..., "--controller-directory-id", help="the voter's directory id"),
+    bootstrap_server: str | None = BootstrapOption,
+    bootstrap_controller: str | None = typer.Option(None, "--bootstrap-controller", help="host:port of a controller"),
+    command_config: Path | None = CommandConfigOption,
+) -> None:
+    """Remove a controller from a dynamic quorum's voters (RemoveRaftVoter, KIP-853)."""
+    from zurau.metadata.metadata_log import parse_kafka_uuid
+    from zurau.protocol.api_keys import ApiKey
+
+    try:
+        dir_id = parse_kafka_uuid(controller_directory_id)
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
+    cfg = client_config(bootstrap_controller or bootstrap_server, command_config)
+    body = {"cluster_id": None, "voter_id": controller_id, "voter_directory_id": dir_id}
+    run(lambda: _change_voters(cfg, ApiKey.REMOVE_RAFT_VOTER, body))
+    typer.echo(f"Removed controller {controller_id} with directory id {controller_directory_id}")
+
+
+def _kafka_uuid(u: Any) -> str:
+    from zurau.metadata.metadata_log import kafka_uuid
+
+    return kafka_uuid(u)

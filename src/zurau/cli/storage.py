@@ -5,9 +5,14 @@
   ``meta.properties`` (cluster id, node id) into every ``log.dirs`` directory and the
   ``metadata.log.dir``. A directory already formatted for the same cluster and node is left as it
   is with ``--ignore-formatted``, otherwise refused; one formatted for another cluster or node is
-  always refused. A static quorum (``controller.quorum.voters``) needs no further flag; a dynamic
-  one (``controller.quorum.bootstrap.servers``) takes ``--standalone`` or
-  ``--initial-controllers``, which Zurau does not support yet and says so.
+  always refused. Each directory gets its own ``directory.id``. A static quorum
+  (``controller.quorum.voters``) needs no further flag. A dynamic one
+  (``controller.quorum.bootstrap.servers``, KIP-853) formats its controllers with ``--standalone``
+  (this controller is the whole quorum), ``--initial-controllers
+  "1@host:port:DIRID,2@host:port:DIRID,..."`` (the first voters, with the directory ids their
+  metadata directories get) or ``--no-initial-controllers`` (a controller to add later with
+  ``zurau metadata-quorum add-controller``); its brokers need no flag. The first two write the
+  bootstrap checkpoint ``00000000000000000000-0000000000.checkpoint`` holding the voter set.
 
 A broker whose configuration names several controllers refuses to start on unformatted
 directories (format them first, with one cluster id for every node); with no configuration, or
@@ -16,12 +21,18 @@ one naming only this node, the broker formats itself on first start.
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from zurau.cli.common import CommandError, parse_kv
 from zurau.cli.output import print_error
+
+if TYPE_CHECKING:
+    from zurau.config import BrokerConfig
+    from zurau.raft.voter_set import Endpoint, VoterSet
 
 app = typer.Typer(help="Format log directories (like kafka-storage.sh).", no_args_is_help=True)
 
@@ -46,11 +57,17 @@ def format_(
     override: list[str] = typer.Option([], "--override", "-o", help="key=value, overriding the file"),
     ignore_formatted: bool = typer.Option(False, "--ignore-formatted", "-g", help="skip formatted directories"),
     standalone: bool = typer.Option(False, "--standalone", "-s", help="dynamic quorum: this node alone"),
-    initial_controllers: str | None = typer.Option(None, "--initial-controllers", "-I", help="dynamic quorum voters"),
+    initial_controllers: str | None = typer.Option(
+        None, "--initial-controllers", "-I", help="dynamic quorum voters: id@host:port:directory-id,..."
+    ),
+    no_initial_controllers: bool = typer.Option(
+        False, "--no-initial-controllers", "-N", help="dynamic quorum: a controller that joins later"
+    ),
 ) -> None:
     """Write meta.properties into every log directory of this node."""
     from zurau.config import BrokerConfig, ConfigError, load_properties
     from zurau.metadata.metadata_log import MetaProperties, format_dirs, valid_cluster_id
+    from zurau.raft.voter_set import ReplicaKey, Voter, VoterSet
 
     if not config.exists():
         _fail(f"config file {config} does not exist")
@@ -63,17 +80,42 @@ def format_(
         return
     if not valid_cluster_id(cluster_id):
         _fail(f"Cluster ID string {cluster_id} does not appear to be a valid UUID (use zurau storage random-uuid)")
-    dynamic = not cfg.controller_quorum_voters and bool(cfg.get("controller.quorum.bootstrap.servers"))
-    if standalone or initial_controllers:
-        if not dynamic:
-            _fail("--standalone and --initial-controllers are for dynamic quorums "
-                  "(controller.quorum.bootstrap.servers); this config names static controller.quorum.voters")
-        _fail("dynamic controller quorums (KIP-853) are not supported by Zurau yet; use controller.quorum.voters")
-    if dynamic:
-        _fail("a dynamic quorum needs --standalone or --initial-controllers")
+    dynamic = cfg.dynamic_quorum
+    flags = sum([standalone, initial_controllers is not None, no_initial_controllers])
+    if flags and not dynamic:
+        _fail("--standalone, --initial-controllers and --no-initial-controllers are for dynamic quorums "
+              "(controller.quorum.bootstrap.servers); this config has no dynamic quorum")
+    if flags > 1:
+        _fail("give only one of --standalone, --initial-controllers and --no-initial-controllers")
+    if dynamic and cfg.is_controller and not flags:
+        _fail("a controller of a dynamic quorum is formatted with --standalone, --initial-controllers "
+              "or --no-initial-controllers")
+    if flags and not cfg.is_controller:
+        _fail("--standalone, --initial-controllers and --no-initial-controllers format controllers; "
+              "this node has no controller role")
+    metadata_dir_id = uuid.uuid4()
+    voters = None
+    try:
+        if standalone:
+            voters = VoterSet([Voter(ReplicaKey(cfg.node_id, metadata_dir_id), controller_endpoints(cfg))])
+        elif initial_controllers is not None:
+            voters = parse_initial_controllers(initial_controllers, cfg.controller_listener_names[:1] or ["CONTROLLER"])
+            if cfg.node_id not in voters:
+                _fail(f"--initial-controllers does not name this node (node.id {cfg.node_id})")
+            metadata_dir_id = voters[cfg.node_id].key.directory_id
+    except ValueError as e:
+        _fail(str(e))
+        return
     dirs = sorted({*cfg.log_dirs, cfg.metadata_log_dir})
     try:
-        written = format_dirs(dirs, MetaProperties(cluster_id, cfg.node_id), ignore_formatted=ignore_formatted)
+        written = format_dirs(
+            dirs,
+            MetaProperties(cluster_id, cfg.node_id),
+            ignore_formatted=ignore_formatted,
+            directory_ids={cfg.metadata_log_dir: metadata_dir_id},
+        )
+        if voters is not None and cfg.metadata_log_dir in written:
+            write_bootstrap_checkpoint(cfg.metadata_log_dir, cluster_id, voters)
     except OSError as e:
         _fail(f"cannot format: {e}")
         return
@@ -82,3 +124,58 @@ def format_(
         return
     for d in dirs:
         typer.echo(f"{'Formatting' if d in written else 'Skipping already formatted'} {d} with cluster.id {cluster_id}")
+
+
+def controller_endpoints(cfg: BrokerConfig) -> tuple[Endpoint, ...]:
+    """This controller's endpoints: its listeners named in ``controller.listener.names`` (an
+    empty host -- every interface -- is advertised as ``localhost``)."""
+    from zurau.raft.voter_set import Endpoint
+
+    names = set(cfg.controller_listener_names)
+    found = tuple(
+        Endpoint(li.name.upper(), li.host or "localhost", li.port) for li in cfg.listeners if li.name.upper() in names
+    )
+    if not found:
+        raise ValueError("a controller needs listeners named in controller.listener.names")
+    return found
+
+
+def parse_initial_controllers(text: str, listener: list[str]) -> VoterSet:
+    """``--initial-controllers``: ``id@host:port:directory-id`` entries, comma separated (Kafka's
+    form), each on the controller listener ``listener[0]``."""
+    from zurau.metadata.metadata_log import parse_kafka_uuid
+    from zurau.raft.voter_set import Endpoint, ReplicaKey, Voter, VoterSet
+
+    voters = []
+    for item in (x.strip() for x in text.split(",")):
+        if not item:
+            continue
+        node, sep, rest = item.partition("@")
+        address, sep2, dir_text = rest.rpartition(":")
+        host, sep3, port = address.rpartition(":")
+        if not (sep and sep2 and sep3 and node.isdigit() and port.isdigit() and host):
+            raise ValueError(f"--initial-controllers entry {item!r} is not of the form id@host:port:directory-id")
+        voters.append(
+            Voter(ReplicaKey(int(node), parse_kafka_uuid(dir_text)), (Endpoint(listener[0], host.strip("[]"), int(port)),))
+        )
+    if not voters:
+        raise ValueError("--initial-controllers names no controller")
+    return VoterSet(voters)
+
+
+def write_bootstrap_checkpoint(metadata_dir: Path, cluster_id: str, voters: VoterSet) -> None:
+    """The dynamic quorum's bootstrap checkpoint (snapshot 0-0: header, KRaftVersionRecord,
+    VotersRecord, footer) in the metadata log directory."""
+    import time
+
+    from zurau.metadata.image import MetadataImage
+    from zurau.metadata.kraft_log import KRaftLog
+    from zurau.metadata.snapshot import encode_snapshot
+    from zurau.raft.messages import OffsetAndEpoch
+
+    now = int(time.time() * 1000)
+    log = KRaftLog(metadata_dir, lambda: now)
+    try:
+        log.create_snapshot(OffsetAndEpoch(0, 0), encode_snapshot(MetadataImage(cluster_id), now, voters))
+    finally:
+        log.close()

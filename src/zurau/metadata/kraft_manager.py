@@ -3,8 +3,12 @@ the ``quorum-state`` file, runs the :class:`~zurau.metadata.raft_client.RaftClie
 :class:`~zurau.metadata.raft_controller_channel.RaftControllerChannel` as its state machine, and
 serves the quorum APIs (the broker's :class:`~zurau.broker.interfaces.QuorumService`).
 
-Voters come from ``controller.quorum.voters`` (``id@host:port``, the voters' controller listeners);
-a node in that list is a voter, any other node an observer that only fetches. On-disk state lives
+Voters come from ``controller.quorum.voters`` (``id@host:port``, the voters' controller listeners;
+a static quorum): a node in that list is a voter, any other node an observer that only fetches. A
+dynamic quorum (KIP-853; ``controller.quorum.bootstrap.servers``) keeps its voters in the log,
+bootstrapped by ``zurau storage format --standalone`` / ``--initial-controllers`` and changed with
+AddRaftVoter / RemoveRaftVoter (``zurau metadata-quorum add-controller`` / ``remove-controller``),
+which any node accepts and passes to the leader. On-disk state lives
 in ``<metadata.log.dir>/__cluster_metadata-0``: the log's segments and the ``quorum-state`` file.
 """
 
@@ -22,12 +26,16 @@ from zurau.config import BrokerConfig
 from zurau.metadata.controller import QuorumController
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.kraft_log import KRaftLog
+from zurau.metadata.metadata_log import directory_id
 from zurau.metadata.quorum_state_file import QUORUM_STATE_FILE, FileQuorumStateStore
 from zurau.metadata.raft_client import RaftClient
 from zurau.metadata.raft_controller_channel import RaftControllerChannel
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.errors import KafkaError
+from zurau.protocol.errors import InconsistentClusterIdError, KafkaError, NotLeaderOrFollowerError
 from zurau.raft import RaftConfig
+from zurau.raft.messages import NO_DIRECTORY
+from zurau.raft.node import AddVoter, RemoveVoter, UpdateVoter
+from zurau.raft.voter_set import Endpoint, ReplicaKey, Voter
 from zurau.raft.wire import describe_quorum_response
 
 log = logging.getLogger("zurau.raft")
@@ -64,6 +72,9 @@ class KRaftManager:
         self.cluster_id = cluster_id
         self.clock = clock
         self.voters = {v.node_id: (v.host, v.port) for v in cfg.controller_quorum_voters}
+        self.dynamic = cfg.dynamic_quorum
+        names = cfg.controller_listener_names
+        self.controller_listener = names[0] if names else "CONTROLLER"
         self.log = KRaftLog(metadata_dir, clock.now_ms)
         try:
             self.store = FileQuorumStateStore(self.log_dir / QUORUM_STATE_FILE)
@@ -85,6 +96,10 @@ class KRaftManager:
                 clock=clock,
                 listener=self.channel,
                 config=raft_config(cfg),
+                dynamic=self.dynamic,
+                bootstrap_servers=cfg.controller_quorum_bootstrap_servers,
+                directory_id=directory_id(metadata_dir) if self.dynamic else NO_DIRECTORY,
+                controller_listener=self.controller_listener,
             )
         except BaseException:
             self.log.close()
@@ -98,11 +113,12 @@ class KRaftManager:
 
     @property
     def is_voter(self) -> bool:
-        return self.node_id in self.voters
+        node = self.raft.node
+        return node.is_voter if node is not None else self.node_id in self.voters
 
     def start(self) -> None:
         self.raft.start()
-        if self.is_voter:
+        if self.config.is_controller:  # (a dynamic quorum's voters change: every controller runs it)
             self._tasks.append(asyncio.get_running_loop().create_task(self._fence_loop()))
 
     async def close(self) -> None:
@@ -134,14 +150,25 @@ class KRaftManager:
         return await self.raft.handle_request(api_key, version, body)
 
     async def describe_quorum(self, version: int, body: dict[str, Any]) -> dict[str, Any]:
-        if self.raft.is_leader and self.raft.node is not None:
-            info = self.raft.node.quorum_info(self.clock.now_ms())
-            names = self.config.controller_listener_names
-            listener = names[0] if names else "CONTROLLER"
-            endpoints = {v: [(listener, h, p)] for v, (h, p) in self.voters.items()}
-            return describe_quorum_response(version, info, leader_endpoints=endpoints)
+        node = self.raft.node
+        if self.raft.is_leader and node is not None:
+            info = node.quorum_info(self.clock.now_ms())
+            listener = self.controller_listener
+            endpoints: dict[int, list[tuple[str, str, int]]] = {}
+            for v in node.voter_set.values():
+                if v.endpoints:
+                    endpoints[v.node_id] = [(e.name, e.host, e.port) for e in v.endpoints]
+                elif (address := self.raft.address_of(v.node_id)) is not None:
+                    endpoints[v.node_id] = [(listener, *address)]
+            body = describe_quorum_response(version, info, leader_endpoints=endpoints)
+            if version >= 2:  # the voters' directory ids (KIP-853)
+                for r in body["topics"][0]["partitions"][0]["current_voters"]:
+                    voter = node.voter_set.get(r["replica_id"])
+                    if voter is not None:
+                        r["replica_directory_id"] = voter.key.directory_id
+            return body
         leader = self.raft.leader_id
-        if leader is not None and leader != self.node_id and leader in self.voters:
+        if leader is not None and leader != self.node_id and self.raft.address_of(leader) is not None:
             try:  # over the channel's cached connection to the leader's controller listener
                 conn = await self.channel.connection_to(leader)
                 return await conn.request(ApiKey.DESCRIBE_QUORUM, body, version=version)
@@ -149,6 +176,66 @@ class KRaftManager:
                 log.info("DescribeQuorum forwarded to node %d failed: %s", leader, e)
                 await self.channel.drop_connection(leader)
         return describe_quorum_response(version, None)
+
+    async def change_voters(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        """AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter: the leader makes the change and answers
+        once it is committed; any other node passes the request to the leader."""
+
+        def answer(code: int, message: str | None = None) -> dict[str, Any]:
+            return {"throttle_time_ms": 0, "error_code": code, "error_message": message}
+
+        cluster_id = body.get("cluster_id")
+        if cluster_id is not None and cluster_id != self.cluster_id:
+            return answer(InconsistentClusterIdError.code, f"this is cluster {self.cluster_id}, not {cluster_id}")
+        node = self.raft.node
+        if node is None:
+            return answer(NotLeaderOrFollowerError.code, "the quorum is not running on this node")
+        if not self.raft.is_leader:
+            leader = self.raft.leader_id
+            if leader is None or leader == self.node_id or self.raft.address_of(leader) is None:
+                return answer(NotLeaderOrFollowerError.code, "no quorum leader is known; retry")
+            try:
+                conn = await self.channel.connection_to(leader)
+                timeout = body.get("timeout_ms", 30_000) / 1000 + 5
+                return await asyncio.wait_for(conn.request(api_key, body, version=version), timeout)
+            except (KafkaError, ClientError, OSError, TimeoutError) as e:
+                await self.channel.drop_connection(leader)
+                return answer(NotLeaderOrFollowerError.code, f"passing the request to leader {leader} failed: {e}")
+        listeners = tuple(Endpoint(x["name"], x["host"], x["port"]) for x in body.get("listeners") or ())
+        key = ReplicaKey(body["voter_id"], body["voter_directory_id"])
+        timeout_s = max(1, body.get("timeout_ms", 30_000)) / 1000
+        if api_key == ApiKey.ADD_RAFT_VOTER:
+            voter = Voter(key, listeners)
+            result = await self.raft.change_voters(lambda rid: AddVoter(rid, voter), timeout_s)
+        elif api_key == ApiKey.REMOVE_RAFT_VOTER:
+            result = await self.raft.change_voters(lambda rid: RemoveVoter(rid, key), timeout_s)
+        else:
+            feature = body.get("k_raft_version_feature") or {}
+            voter = Voter(
+                key,
+                listeners,
+                feature.get("min_supported_version", 0),
+                feature.get("max_supported_version", 1),
+            )
+            epoch = body.get("current_leader_epoch", -1)
+            result = await self.raft.change_voters(lambda rid: UpdateVoter(rid, voter, epoch), timeout_s)
+            leader = self.raft.leader_id
+            address = self.raft.address_of(leader) if leader is not None else None
+            return {
+                "throttle_time_ms": 0,
+                "error_code": result.error_code,
+                "current_leader": {
+                    "leader_id": -1 if leader is None else leader,
+                    "leader_epoch": self.raft.epoch,
+                    "host": address[0] if address else "",
+                    "port": address[1] if address else -1,
+                },
+            }
+        if result.error_code:
+            log.info("%s refused: %s", ApiKey(api_key).name, result.message)
+        else:
+            log.info("%s committed: voters now %s", ApiKey(api_key).name, node.voter_set)
+        return answer(result.error_code, result.message)
 
     async def register_broker(self, body: dict[str, Any], forward: bool) -> dict[str, Any]:
         channel = self.channel if forward else self.channel.without_forwarding()

@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from zurau.metadata.image import MetadataImage
@@ -98,13 +98,41 @@ class MetadataLog:
 
 
 # ---------------------------------------------------------------------- meta.properties
+def kafka_uuid(u: uuid.UUID) -> str:
+    """Kafka's text form of a Uuid: 16 bytes in URL-safe base64 without padding."""
+    import base64
+
+    return base64.urlsafe_b64encode(u.bytes).decode().rstrip("=")
+
+
+def parse_kafka_uuid(text: str) -> uuid.UUID:
+    """The inverse of :func:`kafka_uuid`; ValueError if ``text`` is not one."""
+    import base64
+    import binascii
+
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        raise ValueError(f"{text!r} is not a Kafka Uuid (22 characters of URL-safe base64)") from None
+    if len(raw) != 16 or len(text) != 22:
+        raise ValueError(f"{text!r} is not a Kafka Uuid (22 characters of URL-safe base64)")
+    return uuid.UUID(bytes=raw)
+
+
 @dataclass(frozen=True)
 class MetaProperties:
+    """``meta.properties`` (version 1): the cluster and node a log directory belongs to, and the
+    directory's own id (``directory.id``, KIP-858/KIP-853; None in files written before it)."""
+
     cluster_id: str
     node_id: int
+    directory_id: str | None = field(default=None, compare=False)
 
     def render(self) -> bytes:
-        return f"#\nversion=1\ncluster.id={self.cluster_id}\nnode.id={self.node_id}\n".encode()
+        text = f"#\nversion=1\ncluster.id={self.cluster_id}\nnode.id={self.node_id}\n"
+        if self.directory_id is not None:
+            text += f"directory.id={self.directory_id}\n"
+        return text.encode()
 
     @classmethod
     def read(cls, path: Path) -> MetaProperties | None:
@@ -118,9 +146,26 @@ class MetaProperties:
             k, v = line.split("=", 1)
             props[k.strip()] = v.strip()
         try:
-            return cls(props["cluster.id"], int(props["node.id"]))
+            return cls(props["cluster.id"], int(props["node.id"]), props.get("directory.id"))
         except (KeyError, ValueError):
             raise KafkaStorageError(f"{path} lacks a valid cluster.id and node.id") from None
+
+
+def directory_id(log_dir: Path) -> uuid.UUID:
+    """The ``directory.id`` of a formatted directory, given one (and written into
+    ``meta.properties``) if its file predates directory ids."""
+    path = log_dir / META_PROPERTIES
+    found = MetaProperties.read(path)
+    if found is None:
+        raise KafkaStorageError(f"{log_dir} is not formatted (no {META_PROPERTIES})")
+    if found.directory_id is None:
+        found = MetaProperties(found.cluster_id, found.node_id, kafka_uuid(uuid.uuid4()))
+        atomic_write(path, found.render())
+    assert found.directory_id is not None
+    try:
+        return parse_kafka_uuid(found.directory_id)
+    except ValueError as e:
+        raise KafkaStorageError(f"{path}: directory.id {e}") from None
 
 
 def ensure_meta_properties(log_dirs: Sequence[Path], cluster_id: str, node_id: int) -> None:
@@ -129,7 +174,7 @@ def ensure_meta_properties(log_dirs: Sequence[Path], cluster_id: str, node_id: i
         path = d / META_PROPERTIES
         found = MetaProperties.read(path)
         if found is None:
-            atomic_write(path, MetaProperties(cluster_id, node_id).render())
+            atomic_write(path, MetaProperties(cluster_id, node_id, kafka_uuid(uuid.uuid4())).render())
             continue
         if found.cluster_id != cluster_id:
             raise KafkaStorageError(
@@ -152,10 +197,17 @@ def valid_cluster_id(cluster_id: str) -> bool:
         return False
 
 
-def format_dirs(dirs: Sequence[Path], meta: MetaProperties, *, ignore_formatted: bool) -> list[Path]:
-    """``zurau storage format``: write ``meta.properties`` into each directory; returns those
-    written. A directory formatted for another cluster or node, or (without
-    ``ignore_formatted``) formatted at all, raises ValueError and nothing is written."""
+def format_dirs(
+    dirs: Sequence[Path],
+    meta: MetaProperties,
+    *,
+    ignore_formatted: bool,
+    directory_ids: Mapping[Path, uuid.UUID] | None = None,
+) -> list[Path]:
+    """``zurau storage format``: write ``meta.properties`` into each directory, each with its own
+    new ``directory.id`` (or the one ``directory_ids`` gives it); returns those written. A
+    directory formatted for another cluster or node, or (without ``ignore_formatted``) formatted
+    at all, raises ValueError and nothing is written."""
     todo = []
     for d in dirs:
         found = MetaProperties.read(d / META_PROPERTIES) if d.exists() else None
@@ -169,7 +221,9 @@ def format_dirs(dirs: Sequence[Path], meta: MetaProperties, *, ignore_formatted:
             raise ValueError(f"Log directory {d} is already formatted. Use --ignore-formatted to ignore this directory.")
     for d in todo:
         d.mkdir(parents=True, exist_ok=True)
-        atomic_write(d / META_PROPERTIES, meta.render())
+        given = (directory_ids or {}).get(d)
+        dir_id = kafka_uuid(given if given is not None else uuid.uuid4())
+        atomic_write(d / META_PROPERTIES, MetaProperties(meta.cluster_id, meta.node_id, dir_id).render())
     return todo
 
 

@@ -19,6 +19,15 @@ What it owns:
   step that committed them; :meth:`wait_committed` resolves when the high watermark passes an
   offset and fails with :class:`NotControllerError` when this node stops leading first.
 
+* **Addresses.** A static quorum's voters are reached at their ``controller.quorum.voters``
+  address. A dynamic quorum's (KIP-853) at the endpoint their VotersRecord names for the
+  controller listener; ``controller.quorum.bootstrap.servers`` are known to the node under the
+  negative ids -2, -3, ... (as Kafka's bootstrap nodes), which an observer asks for the leader; a
+  leader endpoint named in a response's ``NodeEndpoints`` is remembered, and a node's own answers
+  name the leader's endpoint where the API version carries them.
+* **Voter changes.** :meth:`change_voters` steps the leader with an AddVoter / RemoveVoter /
+  UpdateVoter and waits for its result (committed or refused), up to a timeout.
+
 Invariant: the node is only ever stepped from the event-loop thread, one input at a time.
 Persistent state (the log, ``quorum-state``) is written by the node inside ``step`` before any
 message that depends on it leaves, because sends only start after ``step`` returns.
@@ -28,8 +37,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import random
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -58,6 +69,8 @@ from zurau.raft import (
     Tick,
 )
 from zurau.raft.messages import (
+    NO_DIRECTORY,
+    REQUEST_TIMED_OUT,
     BeginQuorumEpochResponse,
     EndQuorumEpochResponse,
     FetchRequest,
@@ -68,7 +81,9 @@ from zurau.raft.messages import (
     RaftRequest,
     VoteResponse,
 )
+from zurau.raft.node import AddVoter, RemoveVoter, UpdateVoter, VoterChangeResult
 from zurau.raft.quorum_state import QuorumStateStore
+from zurau.raft.voter_set import VoterSet
 from zurau.raft.wire import (
     error_response,
     request_from_wire,
@@ -78,6 +93,11 @@ from zurau.raft.wire import (
 )
 
 log = logging.getLogger("zurau.raft")
+
+# Responses that carry the endpoints of the leader they name (tagged NodeEndpoints, KIP-853).
+_NAMES_LEADER_ENDPOINTS = frozenset(
+    {ApiKey.FETCH, ApiKey.VOTE, ApiKey.BEGIN_QUORUM_EPOCH, ApiKey.END_QUORUM_EPOCH, ApiKey.FETCH_SNAPSHOT}
+)
 
 _RESPONSE_TYPES = (
     VoteResponse,
@@ -116,10 +136,21 @@ class RaftClient:
         config: RaftConfig | None = None,
         fetch_max_wait_ms: int = 500,
         seed: int | None = None,
+        dynamic: bool = False,
+        bootstrap_servers: Sequence[tuple[str, int]] = (),
+        directory_id: uuid.UUID = NO_DIRECTORY,
+        controller_listener: str = "CONTROLLER",
     ) -> None:
         self.node_id = node_id
         self.cluster_id = cluster_id
         self.voter_endpoints = dict(voters)
+        self.dynamic = dynamic
+        self.bootstrap_servers = list(bootstrap_servers)
+        self.directory_id = directory_id
+        self.controller_listener = controller_listener
+        self._learned: dict[int, tuple[str, int]] = {}  # leader endpoints named in responses
+        self._request_ids = itertools.count(1)
+        self._voter_waiters: dict[int, asyncio.Future[VoterChangeResult]] = {}
         self.log = log
         self.store = store
         self.clock = clock
@@ -151,8 +182,18 @@ class RaftClient:
         if snapshot is not None:
             size = self.log.snapshot_size(snapshot)
             self.listener.on_snapshot(snapshot, self.log.read_snapshot(snapshot, 0, size))
+        # A dynamic quorum's voters come from the log (and its bootstrap checkpoint), not config.
+        voters: Any = VoterSet() if self.dynamic else self.voter_endpoints
         self.node = RaftNode(
-            self.node_id, self.voter_endpoints, self.log, self.store, self._rng, self.clock.now_ms(), self.config
+            self.node_id,
+            voters,
+            self.log,
+            self.store,
+            self._rng,
+            self.clock.now_ms(),
+            self.config,
+            directory_id=self.directory_id,
+            bootstrap=tuple(-(i + 2) for i in range(len(self.bootstrap_servers))),
         )
         self._timer = asyncio.get_running_loop().create_task(self._timer_loop(), name=f"zurau-raft-{self.node_id}")
         log.info(
@@ -160,7 +201,7 @@ class RaftClient:
             self.node_id,
             self.node.epoch,
             self.log.end_offset(),
-            sorted(self.voter_endpoints),
+            self.node.voter_set,
         )
 
     async def close(self, resign: bool = True) -> None:
@@ -209,15 +250,33 @@ class RaftClient:
     def high_watermark(self) -> int:
         return self.node.high_watermark if self.node is not None else 0
 
+    def address_of(self, node_id: int) -> tuple[str, int] | None:
+        """Where ``node_id``'s controller listener is (see the module docstring), or None."""
+        if node_id <= -2:
+            i = -node_id - 2
+            return self.bootstrap_servers[i] if i < len(self.bootstrap_servers) else None
+        static = self.voter_endpoints.get(node_id)
+        if static is not None:
+            return static
+        if self.node is not None:
+            voter = self.node.voter_set.get(node_id)
+            if voter is not None:
+                e = voter.endpoint(self.controller_listener) or voter.endpoint()
+                if e is not None:
+                    return e.host, e.port
+        return self._learned.get(node_id)
+
     # ------------------------------------------------------------------ stepping
-    def _step(self, event: Tick | Received | Propose | Resign) -> Output:
+    def _step(self, event: Tick | Received | Propose | Resign | AddVoter | RemoveVoter | UpdateVoter) -> Output:
         assert self.node is not None
         before = (self.log.end_offset(), self.node.high_watermark)
         out = self._guarded_step(event)
         self._after_step(out, before)
         return out
 
-    def _guarded_step(self, event: Tick | Received | Propose | Resign) -> Output:
+    def _guarded_step(
+        self, event: Tick | Received | Propose | Resign | AddVoter | RemoveVoter | UpdateVoter
+    ) -> Output:
         """``node.step``, where a failure to write the metadata log or ``quorum-state`` (a full
         disk, an I/O error) is fatal to this node, as in Kafka: it stops taking part at once,
         rather than answer from a state it could not make durable."""
@@ -264,6 +323,10 @@ class RaftClient:
             self.listener.on_snapshot(*out.snapshot_loaded)
         if out.committed:
             self.listener.on_commit(out.committed)
+        for result in out.voter_changes:
+            waiter = self._voter_waiters.get(result.request_id)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(result)
         if (self.log.end_offset(), self.node.high_watermark) != before:
             self._moved.set()
             self._moved = asyncio.Event()
@@ -290,14 +353,17 @@ class RaftClient:
 
     # ------------------------------------------------------------------ outbound
     def _send(self, destination: int, message: RaftMessage) -> None:
-        if self._closed or destination not in self.voter_endpoints:
+        if self._closed or self.address_of(destination) is None:
             return
         task = asyncio.get_running_loop().create_task(self._deliver(destination, message))  # type: ignore[arg-type]
         self._sends.add(task)
         task.add_done_callback(self._sends.discard)
 
     def _new_connection(self, key: tuple[int, str]) -> BrokerConnection:
-        host, port = self.voter_endpoints[key[0]]
+        address = self.address_of(key[0])
+        if address is None:
+            raise OSError(f"no address known for node {key[0]}")
+        host, port = address
         return BrokerConnection(
             host,
             port,
@@ -315,6 +381,9 @@ class RaftClient:
             conn = await self._conns.get((destination, kind))
             wire = await conn.request(api_key, body, version=version)
             response = response_from_wire(api_key, version, wire, message)
+            for e in wire.get("node_endpoints") or ():
+                if e["node_id"] >= 0 and e["node_id"] != self.node_id:
+                    self._learned[e["node_id"]] = (e["host"], e["port"])
         except (KafkaError, ClientError, OSError) as e:
             log.debug("raft node %d: %s to %d failed: %s", self.node_id, type(message).__name__, destination, e)
             await self._conns.drop((destination, kind))
@@ -377,7 +446,13 @@ class RaftClient:
             return error_response(api_key, version, NotControllerError.code)
         if isinstance(response, FetchResponse) and response.error_code == 0:
             self._hw_told[decoded.source] = response.high_watermark
-        return response_to_wire(api_key, version, response)
+        body = response_to_wire(api_key, version, response)
+        leader = getattr(response, "leader_id", -1)
+        if leader >= 0 and api_key in _NAMES_LEADER_ENDPOINTS:
+            address = self.address_of(leader)
+            if address is not None:
+                body["node_endpoints"] = [{"node_id": leader, "host": address[0], "port": address[1]}]
+        return body
 
     def _answer(self, source: int, message: RaftRequest) -> Any:
         assert self.node is not None
@@ -392,6 +467,24 @@ class RaftClient:
         )
         self._after_step(out, before, keep=reply)
         return reply
+
+    # ------------------------------------------------------------------ voter changes (KIP-853)
+    async def change_voters(
+        self, make: Callable[[int], AddVoter | RemoveVoter | UpdateVoter], timeout_s: float
+    ) -> VoterChangeResult:
+        """Step the node with the voter change ``make(request_id)`` and wait for its result: NONE
+        once the new voter set is committed, the refusal, or REQUEST_TIMED_OUT after
+        ``timeout_s`` (the change may still commit later)."""
+        request_id = next(self._request_ids)
+        fut: asyncio.Future[VoterChangeResult] = asyncio.get_running_loop().create_future()
+        self._voter_waiters[request_id] = fut
+        try:
+            self._step(make(request_id))
+            return await asyncio.wait_for(asyncio.shield(fut), timeout_s)
+        except TimeoutError:
+            return VoterChangeResult(request_id, REQUEST_TIMED_OUT, f"not committed within {timeout_s:.1f} s")
+        finally:
+            self._voter_waiters.pop(request_id, None)
 
     # ------------------------------------------------------------------ proposals
     def propose(self, payloads: Sequence[bytes]) -> int:

@@ -221,7 +221,10 @@ class RaftControllerChannel:
                 return
             self._bytes_since_snapshot = 0
             loop = asyncio.get_running_loop()
-            data = await loop.run_in_executor(None, encode_snapshot, image, self.clock.now_ms())
+            node = raft.node
+            # A dynamic quorum's snapshot carries its voter set (KIP-853), as Kafka's does.
+            voters = node.voters_at(snapshot.offset) if node is not None and node.dynamic else None
+            data = await loop.run_in_executor(None, encode_snapshot, image, self.clock.now_ms(), voters or None)
             latest = raft.log.latest_snapshot()
             if raft.log.start_offset() > snapshot.offset or (latest is not None and latest.offset >= snapshot.offset):
                 return  # a snapshot from the leader was installed meanwhile
@@ -334,7 +337,10 @@ class RaftControllerChannel:
     def _new_connection(self, leader: int) -> BrokerConnection:
         raft = self._root.raft
         assert raft is not None
-        host, port = raft.voter_endpoints[leader]
+        address = raft.address_of(leader)
+        if address is None:
+            raise OSError(f"no address known for controller {leader}")
+        host, port = address
         return BrokerConnection(host, port, client_id=f"zurau-forward-{self.node_id}", node_id=leader)
 
     async def connection_to(self, leader: int) -> BrokerConnection:

@@ -63,6 +63,8 @@ from zurau.protocol.records.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, Batc
 from zurau.protocol.records.builder import NewRecord, build_batch
 from zurau.protocol.records.control import control_key, parse_control_key
 from zurau.protocol.records.record import Record, decode_batch_records
+from zurau.raft.messages import KRAFT_VERSION, KRAFT_VOTERS
+from zurau.raft.voter_set import KRAFT_VERSION_1, VoterSet, encode_kraft_version
 
 __all__ = [
     "MAX_BATCH_BYTES",
@@ -192,16 +194,28 @@ def _data_batches(values: list[bytes], first_offset: int, timestamp_ms: int) -> 
         i = j
 
 
-def encode_snapshot(image: MetadataImage, last_contained_timestamp_ms: int) -> bytes:
-    """The ``.checkpoint`` bytes of ``image``: header, :func:`image_records` in data batches,
-    footer. ``last_contained_timestamp_ms`` is the append time of the last log record the image
-    contains (it goes into the header and is every record's timestamp)."""
+def encode_snapshot(
+    image: MetadataImage, last_contained_timestamp_ms: int, voters: VoterSet | None = None
+) -> bytes:
+    """The ``.checkpoint`` bytes of ``image``: header, then -- for a dynamic quorum -- a control
+    batch with the ``KRaftVersionRecord`` (1) and the ``VotersRecord`` of ``voters`` (as Kafka
+    writes them), :func:`image_records` in data batches, footer. ``last_contained_timestamp_ms``
+    is the append time of the last log record the image contains (it goes into the header and is
+    every record's timestamp)."""
     ts = last_contained_timestamp_ms
     values = [encode_record(r) for r in image_records(image)]
     out = bytearray(_control_batch(SNAPSHOT_HEADER, _header_value(ts), 0, ts))
-    for batch in _data_batches(values, 1, ts):
+    first = 1
+    if voters:
+        records = [
+            NewRecord(control_key(KRAFT_VERSION), encode_kraft_version(KRAFT_VERSION_1), (), ts),
+            NewRecord(control_key(KRAFT_VOTERS), voters.encode(), (), ts),
+        ]
+        out += build_batch(records, base_offset=first, is_control=True, partition_leader_epoch=0)
+        first += len(records)
+    for batch in _data_batches(values, first, ts):
         out += batch
-    out += _control_batch(SNAPSHOT_FOOTER, _footer_value(), 1 + len(values), ts)
+    out += _control_batch(SNAPSHOT_FOOTER, _footer_value(), first + len(values), ts)
     return bytes(out)
 
 

@@ -45,6 +45,7 @@ from zurau.protocol import errors
 from zurau.protocol.api_keys import ApiKey
 from zurau.raft.batches import decode_entries, encode_entries
 from zurau.raft.messages import (
+    NO_DIRECTORY,
     NO_LEADER,
     NONE,
     NOT_LEADER_OR_FOLLOWER,
@@ -272,6 +273,7 @@ def request_to_wire(
             "fetch_offset": msg.fetch_offset,
             "last_fetched_epoch": msg.last_fetched_epoch,
             "partition_max_bytes": fetch_max_bytes,
+            "replica_directory_id": msg.replica_directory_id,  # v17+ (KIP-853)
         }
         body = {
             "cluster_id": cluster_id,
@@ -338,6 +340,7 @@ def request_from_wire(api_key: int, version: int, body: Mapping[str, Any]) -> De
             replica_epoch=p["current_leader_epoch"],
             fetch_offset=p["fetch_offset"],
             last_fetched_epoch=p["last_fetched_epoch"],
+            replica_directory_id=p.get("replica_directory_id") or NO_DIRECTORY,
         )
         return _decoded(what, body["cluster_id"], replica, fetch, max_wait_ms=body["max_wait_ms"])
     if api_key == ApiKey.FETCH_SNAPSHOT:

@@ -1,0 +1,17 @@
+"""RemoveRaftVoter (KIP-853): remove a controller (id and directory id) from a dynamic quorum's
+voter set; a leader that removes itself hands leadership on once the change is committed. Handled like
+AddRaftVoter (:mod:`zurau.broker.handlers.add_raft_voter`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.handlers.add_raft_voter import change_voters
+from zurau.broker.request_context import RequestContext
+from zurau.protocol.api_keys import ApiKey
+
+API_KEY = ApiKey.REMOVE_RAFT_VOTER
+
+
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    return await change_voters(ctx, req)
