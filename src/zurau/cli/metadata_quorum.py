@@ -171,14 +171,17 @@ async def _change_voters(cfg: Any, api_key: int, body: dict[str, Any]) -> None:
 def _controller_identity(config: Path) -> tuple[int, Any, list[dict[str, Any]]]:
     """(node id, directory id, controller listeners) of the controller ``config`` describes: the
     directory id from its formatted ``metadata.log.dir``."""
-    from zurau.config import BrokerConfig, ConfigError
-    from zurau.metadata.metadata_log import directory_id
-    from zurau.protocol.errors import KafkaError
+    from zurau.config import BrokerConfig, ConfigError, load_properties
+    from zurau.types import parse_kafka_uuid
 
     try:
         server = BrokerConfig.from_file(config)
-        dir_id = directory_id(server.metadata_log_dir)
-    except (ConfigError, KafkaError, OSError) as e:
+        meta = server.metadata_log_dir / "meta.properties"
+        text = dict(load_properties(meta)).get("directory.id") if meta.exists() else None
+        if not text:
+            raise ValueError(f"{meta} has no directory.id: format the controller (and start it) first")
+        dir_id = parse_kafka_uuid(str(text))
+    except (ConfigError, ValueError, OSError) as e:
         raise typer.BadParameter(f"{config}: {e}") from None
     names = set(server.controller_listener_names)
     listeners = [
@@ -225,8 +228,8 @@ def remove_controller(
     command_config: Path | None = CommandConfigOption,
 ) -> None:
     """Remove a controller from a dynamic quorum's voters (RemoveRaftVoter, KIP-853)."""
-    from zurau.metadata.metadata_log import parse_kafka_uuid
     from zurau.protocol.api_keys import ApiKey
+    from zurau.types import parse_kafka_uuid
 
     try:
         dir_id = parse_kafka_uuid(controller_directory_id)
@@ -239,6 +242,6 @@ def remove_controller(
 
 
 def _kafka_uuid(u: Any) -> str:
-    from zurau.metadata.metadata_log import kafka_uuid
+    from zurau.types import kafka_uuid
 
     return kafka_uuid(u)

@@ -40,6 +40,7 @@ from zurau.protocol.records.record import decode_batch_records
 from zurau.storage.checkpoint import atomic_write, fsync_dir
 from zurau.storage.log_config import LogConfig
 from zurau.storage.partition_log import PartitionLog
+from zurau.types import kafka_uuid, parse_kafka_uuid
 
 log = logging.getLogger("zurau.metadata")
 
@@ -98,27 +99,6 @@ class MetadataLog:
 
 
 # ---------------------------------------------------------------------- meta.properties
-def kafka_uuid(u: uuid.UUID) -> str:
-    """Kafka's text form of a Uuid: 16 bytes in URL-safe base64 without padding."""
-    import base64
-
-    return base64.urlsafe_b64encode(u.bytes).decode().rstrip("=")
-
-
-def parse_kafka_uuid(text: str) -> uuid.UUID:
-    """The inverse of :func:`kafka_uuid`; ValueError if ``text`` is not one."""
-    import base64
-    import binascii
-
-    try:
-        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (binascii.Error, ValueError):
-        raise ValueError(f"{text!r} is not a Kafka Uuid (22 characters of URL-safe base64)") from None
-    if len(raw) != 16 or len(text) != 22:
-        raise ValueError(f"{text!r} is not a Kafka Uuid (22 characters of URL-safe base64)")
-    return uuid.UUID(bytes=raw)
-
-
 @dataclass(frozen=True)
 class MetaProperties:
     """``meta.properties`` (version 1): the cluster and node a log directory belongs to, and the

@@ -29,11 +29,16 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
-from zurau.protocol.codec import compile_struct
-from zurau.protocol.primitives import DecodeError
-from zurau.protocol.schema import INT16, INT32, STRING, UINT16, UUID, Array, Field, Struct
+from zurau.protocol.primitives import (
+    I16,
+    I32,
+    U16,
+    DecodeError,
+    read_uvarint,
+    skip_tagged_fields,
+    write_uvarint,
+)
 
 __all__ = [
     "KRAFT_VERSION_0",
@@ -102,20 +107,30 @@ class Voter:
         return None
 
 
-_ENDPOINT = Struct(Field("name", STRING), Field("host", STRING), Field("port", UINT16))
-_FEATURE = Struct(Field("min_supported_version", INT16), Field("max_supported_version", INT16))
-_VOTER = Struct(
-    Field("voter_id", INT32),
-    Field("voter_uuid", UUID),
-    Field("endpoints", Array(_ENDPOINT)),
-    Field("k_raft_version_feature", _FEATURE),
-)
-_VOTERS_DECODE, _VOTERS_ENCODE = compile_struct(
-    (Field("version", INT16), Field("voters", Array(_VOTER))), 0, True, "VotersRecord"
-)
-_KRAFT_DECODE, _KRAFT_ENCODE = compile_struct(
-    (Field("version", INT16), Field("k_raft_version", INT16)), 0, True, "KRaftVersionRecord"
-)
+# Flexible encoding by hand (this package stays free of the schema codec's I/O imports): compact
+# arrays and strings carry length + 1 as an unsigned varint, every struct ends with an empty
+# tagged-field section (a zero byte) on write and skips any tagged fields on read.
+
+
+def _write_string(out: bytearray, value: str) -> None:
+    raw = value.encode()
+    write_uvarint(out, len(raw) + 1)
+    out += raw
+
+
+def _read_string(buf: bytes, pos: int, what: str) -> tuple[str, int]:
+    n, pos = read_uvarint(buf, pos)
+    if n == 0:
+        raise DecodeError(f"VotersRecord: null {what}")
+    end = pos + n - 1
+    if end > len(buf):
+        raise DecodeError(f"VotersRecord: truncated {what}")
+    return buf[pos:end].decode(), end
+
+
+def _need(buf: bytes, pos: int, n: int) -> None:
+    if pos + n > len(buf):
+        raise DecodeError("VotersRecord is truncated")
 
 
 class VoterSet(Mapping[int, Voter]):
@@ -195,50 +210,60 @@ class VoterSet(Mapping[int, Voter]):
         """The ``VotersRecord`` v0 value; ValueError for an empty set (a record never is)."""
         if not self._voters:
             raise ValueError("an empty voter set has no VotersRecord")
-        body: dict[str, Any] = {
-            "version": 0,
-            "voters": [
-                {
-                    "voter_id": v.node_id,
-                    "voter_uuid": v.key.directory_id,
-                    "endpoints": [{"name": e.name, "host": e.host, "port": e.port} for e in v.endpoints],
-                    "k_raft_version_feature": {
-                        "min_supported_version": v.min_kraft_version,
-                        "max_supported_version": v.max_kraft_version,
-                    },
-                }
-                for v in self._voters.values()
-            ],
-        }
-        out = bytearray()
-        _VOTERS_ENCODE(out, body, [])
+        out = bytearray(I16.pack(0))
+        write_uvarint(out, len(self._voters) + 1)
+        for v in self._voters.values():
+            out += I32.pack(v.node_id)
+            out += v.key.directory_id.bytes
+            write_uvarint(out, len(v.endpoints) + 1)
+            for e in v.endpoints:
+                _write_string(out, e.name)
+                _write_string(out, e.host)
+                out += U16.pack(e.port)
+                out.append(0)
+            out += I16.pack(v.min_kraft_version)
+            out += I16.pack(v.max_kraft_version)
+            out.append(0)  # KRaftVersionFeature's tags
+            out.append(0)  # the voter's tags
+        out.append(0)  # the record's tags
         return bytes(out)
 
     @classmethod
     def decode(cls, data: bytes | bytearray | memoryview) -> VoterSet:
         """A ``VotersRecord`` value; DecodeError if malformed, empty or listing an id twice."""
-        mv = memoryview(bytes(data))
+        buf = bytes(data)
         try:
-            body, end = _VOTERS_DECODE(mv, 0)
-        except DecodeError:
-            raise
-        except (IndexError, ValueError, OverflowError) as e:
+            _need(buf, 0, 2)
+            (version,) = I16.unpack_from(buf, 0)
+            if version < 0:
+                raise DecodeError(f"VotersRecord has negative version {version}")
+            count, pos = read_uvarint(buf, 2)
+            voters = []
+            for _ in range(max(0, count - 1)):
+                _need(buf, pos, 20)
+                (node_id,) = I32.unpack_from(buf, pos)
+                directory = uuid.UUID(bytes=buf[pos + 4 : pos + 20])
+                n_endpoints, pos = read_uvarint(buf, pos + 20)
+                endpoints = []
+                for _ in range(max(0, n_endpoints - 1)):
+                    name, pos = _read_string(buf, pos, "endpoint name")
+                    host, pos = _read_string(buf, pos, "endpoint host")
+                    _need(buf, pos, 2)
+                    (port,) = U16.unpack_from(buf, pos)
+                    pos = skip_tagged_fields(buf, pos + 2)
+                    endpoints.append(Endpoint(name, host, port))
+                _need(buf, pos, 4)
+                low, high = I16.unpack_from(buf, pos)[0], I16.unpack_from(buf, pos + 2)[0]
+                pos = skip_tagged_fields(buf, pos + 4)
+                pos = skip_tagged_fields(buf, pos)
+                voters.append(Voter(ReplicaKey(node_id, directory), tuple(endpoints), low, high))
+            pos = skip_tagged_fields(buf, pos)
+        except (IndexError, ValueError, UnicodeDecodeError) as e:
+            if isinstance(e, DecodeError):
+                raise
             raise DecodeError(f"malformed VotersRecord: {e}") from None
-        if end != len(mv):
-            raise DecodeError(f"VotersRecord has {len(mv) - end} trailing bytes")
-        if body["version"] < 0:
-            raise DecodeError(f"VotersRecord has negative version {body['version']}")
-        voters = []
-        for w in body["voters"] or ():
-            feature = w["k_raft_version_feature"]
-            voters.append(
-                Voter(
-                    ReplicaKey(w["voter_id"], w["voter_uuid"]),
-                    tuple(Endpoint(e["name"], e["host"], e["port"]) for e in w["endpoints"] or ()),
-                    feature["min_supported_version"],
-                    feature["max_supported_version"],
-                )
-            )
+        if pos != len(buf):
+            raise DecodeError(f"VotersRecord has {len(buf) - pos} trailing bytes")
         if not voters:
             raise DecodeError("VotersRecord lists no voter")
         try:
@@ -249,18 +274,14 @@ class VoterSet(Mapping[int, Voter]):
 
 def encode_kraft_version(version: int) -> bytes:
     """The ``KRaftVersionRecord`` v0 value."""
-    out = bytearray()
-    _KRAFT_ENCODE(out, {"version": 0, "k_raft_version": version}, [])
-    return bytes(out)
+    return I16.pack(0) + I16.pack(version) + b"\x00"
 
 
 def decode_kraft_version(data: bytes | bytearray | memoryview) -> int:
-    mv = memoryview(bytes(data))
-    try:
-        body, end = _KRAFT_DECODE(mv, 0)
-    except (IndexError, ValueError, OverflowError) as e:
-        raise DecodeError(f"malformed KRaftVersionRecord: {e}") from None
-    if end != len(mv):
-        raise DecodeError(f"KRaftVersionRecord has {len(mv) - end} trailing bytes")
-    version: int = body["k_raft_version"]
+    buf = bytes(data)
+    if len(buf) < 5:
+        raise DecodeError("KRaftVersionRecord is truncated")
+    (version,) = I16.unpack_from(buf, 2)
+    if skip_tagged_fields(buf, 4) != len(buf):
+        raise DecodeError("KRaftVersionRecord has trailing bytes")
     return version
