@@ -744,6 +744,8 @@ BROKER_CONFIGS: dict[str, ConfigDef] = _table([
               "Upper bound of the backoff between elections."),
     ConfigDef("controller.quorum.append.linger.ms", _I, 25, None, _M,
               "How long the quorum leader batches appends before flushing them."),
+    ConfigDef("controller.quorum.auto.join.enable", _B, False, None, _M,
+              "Dynamic quorums: a controller that is not a voter adds itself (AddRaftVoter) once caught up."),
     ConfigDef("controller.quorum.request.timeout.ms", _I, 2000, None, _M,
               "Timeout of quorum requests between voters."),
     ConfigDef("controller.quorum.retry.backoff.ms", _I, 20, None, _LO,

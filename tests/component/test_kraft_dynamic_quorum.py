@@ -203,3 +203,39 @@ def test_format_refuses_wrong_flags(tmp_path: Path) -> None:
     cfg = BrokerConfig.from_file(config)
     assert kafka_uuid(directory_id(cfg.metadata_log_dir)) == dir_id
     assert (cfg.metadata_log_dir / "__cluster_metadata-0" / "00000000000000000000-0000000000.checkpoint").exists()
+
+
+async def test_auto_join_and_update_raft_voter(tmp_path: Path) -> None:
+    """Controller 1 is formatted with a stale endpoint for itself (``localhost``; it listens on
+    127.0.0.1): it corrects its entry with UpdateRaftVoter. Controller 2 has
+    ``controller.quorum.auto.join.enable``: it adds itself once it follows the leader."""
+    cluster_id = new_cluster_id()
+    ports = free_ports(2)
+    configs = [_write_config(tmp_path, i, p, ports[0]) for i, p in enumerate(ports, start=1)]
+    with configs[1].open("a") as f:
+        f.write("controller.quorum.auto.join.enable=true\n")
+    dir1 = kafka_uuid(uuid.uuid4())
+    _format(cluster_id, configs[0], "--initial-controllers", f"1@localhost:{ports[0]}:{dir1}")
+    _format(cluster_id, configs[1], "--no-initial-controllers")
+    brokers = [Broker(BrokerConfig.from_file(c)) for c in configs]
+    try:
+        await asyncio.wait_for(brokers[0].start(), 30)
+
+        async def endpoint_updated() -> bool:
+            body = {"topics": [{"topic_name": "__cluster_metadata", "partitions": [{"partition_index": 0}]}]}
+            resp = await _request(brokers[0], ApiKey.DESCRIBE_QUORUM, body, version=2)
+            hosts = {li["host"] for n in resp["nodes"] if n["node_id"] == 1 for li in n["listeners"]}
+            return hosts == {"127.0.0.1"}
+
+        await _wait(endpoint_updated, 20)
+        await asyncio.wait_for(brokers[1].start(), 30)
+
+        async def joined() -> bool:
+            return (await _quorum(brokers[0]))[1] == [1, 2]
+
+        await _wait(joined, 30)
+        await _create_topic(brokers[1], "with-two-voters")
+    finally:
+        for b in brokers:
+            if b.started:
+                await b.stop()

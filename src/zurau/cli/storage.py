@@ -129,11 +129,12 @@ def format_(
 def controller_endpoints(cfg: BrokerConfig) -> tuple[Endpoint, ...]:
     """This controller's endpoints: its listeners named in ``controller.listener.names`` (an
     empty host -- every interface -- is advertised as ``localhost``)."""
+    from zurau.metadata.kraft_manager import advertised_host
     from zurau.raft.voter_set import Endpoint
 
     names = set(cfg.controller_listener_names)
     found = tuple(
-        Endpoint(li.name.upper(), li.host or "localhost", li.port) for li in cfg.listeners if li.name.upper() in names
+        Endpoint(li.name.upper(), advertised_host(li.host), li.port) for li in cfg.listeners if li.name.upper() in names
     )
     if not found:
         raise ValueError("a controller needs listeners named in controller.listener.names")

@@ -8,7 +8,9 @@ a static quorum): a node in that list is a voter, any other node an observer tha
 dynamic quorum (KIP-853; ``controller.quorum.bootstrap.servers``) keeps its voters in the log,
 bootstrapped by ``zurau storage format --standalone`` / ``--initial-controllers`` and changed with
 AddRaftVoter / RemoveRaftVoter (``zurau metadata-quorum add-controller`` / ``remove-controller``),
-which any node accepts and passes to the leader. On-disk state lives
+which any node accepts and passes to the leader. A voter whose listeners differ from what the voter
+set records tells the leader (UpdateRaftVoter); with ``controller.quorum.auto.join.enable`` a
+controller that is not a voter adds itself once it has caught up (KIP-853's auto-join). On-disk state lives
 in ``<metadata.log.dir>/__cluster_metadata-0``: the log's segments and the ``quorum-state`` file.
 """
 
@@ -34,7 +36,7 @@ from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import InconsistentClusterIdError, KafkaError, NotLeaderOrFollowerError
 from zurau.raft import RaftConfig
 from zurau.raft.messages import NO_DIRECTORY
-from zurau.raft.node import AddVoter, RemoveVoter, UpdateVoter
+from zurau.raft.node import AddVoter, RemoveVoter, Role, UpdateVoter
 from zurau.raft.voter_set import Endpoint, ReplicaKey, Voter
 from zurau.raft.wire import describe_quorum_response
 
@@ -54,6 +56,11 @@ def raft_config(cfg: BrokerConfig) -> RaftConfig:
         fetch_idle_backoff_ms=0,
         retry_backoff_ms=max(50, cfg.get("controller.quorum.retry.backoff.ms")),
     )
+
+
+def advertised_host(host: str) -> str:
+    """A listener host as other nodes should dial it: ``localhost`` for every-interface binds."""
+    return "localhost" if host in ("", "0.0.0.0", "::", "[::]") else host
 
 
 class KRaftManager:
@@ -120,6 +127,8 @@ class KRaftManager:
         self.raft.start()
         if self.config.is_controller:  # (a dynamic quorum's voters change: every controller runs it)
             self._tasks.append(asyncio.get_running_loop().create_task(self._fence_loop()))
+            if self.dynamic:
+                self._tasks.append(asyncio.get_running_loop().create_task(self._voter_loop()))
 
     async def close(self) -> None:
         for t in self._tasks:
@@ -132,6 +141,61 @@ class KRaftManager:
         await self.channel.close()
         self.log.flush()
         self.log.close()
+
+    def own_endpoints(self) -> tuple[Endpoint, ...]:
+        """This controller's listeners named in ``controller.listener.names`` (an empty host is
+        advertised as ``localhost``)."""
+        names = set(self.config.controller_listener_names)
+        return tuple(
+            Endpoint(li.name.upper(), advertised_host(li.host), li.port)
+            for li in self.config.listeners
+            if li.name.upper() in names
+        )
+
+    async def _voter_loop(self) -> None:
+        """Keep this controller's entry in a dynamic voter set current (UpdateRaftVoter), and with
+        auto-join add it once it follows the leader and has caught up."""
+        interval = max(0.2, self.config.get("controller.quorum.election.timeout.ms") / 1000)
+        auto_join = self.config.get("controller.quorum.auto.join.enable")
+        own_dir = self.raft.directory_id
+        while True:
+            await asyncio.sleep(interval)
+            node, leader = self.raft.node, self.raft.leader_id
+            if node is None or leader is None or node.high_watermark <= 0:
+                continue
+            me = node.voter_set.get(self.node_id)
+            endpoints = self.own_endpoints()
+            body: dict[str, Any] | None = None
+            api_key: int = ApiKey.UPDATE_RAFT_VOTER
+            if me is not None and me.key.directory_id == own_dir and endpoints and me.endpoints != endpoints:
+                body = {
+                    "cluster_id": self.cluster_id,
+                    "current_leader_epoch": self.raft.epoch,
+                    "voter_id": self.node_id,
+                    "voter_directory_id": own_dir,
+                    "listeners": [{"name": e.name, "host": e.host, "port": e.port} for e in endpoints],
+                    "k_raft_version_feature": {"min_supported_version": 0, "max_supported_version": 1},
+                }
+            elif me is None and auto_join and endpoints and node.role is Role.FOLLOWER:
+                api_key = ApiKey.ADD_RAFT_VOTER
+                body = {
+                    "cluster_id": self.cluster_id,
+                    "timeout_ms": 10_000,
+                    "voter_id": self.node_id,
+                    "voter_directory_id": own_dir,
+                    "listeners": [{"name": e.name, "host": e.host, "port": e.port} for e in endpoints],
+                }
+            if body is None:
+                continue
+            try:
+                resp = await self.change_voters(api_key, 0, body)
+            except Exception:
+                log.exception("raft node %d: %s failed", self.node_id, ApiKey(api_key).name)
+                continue
+            if resp["error_code"] == 0:
+                log.info("raft node %d: %s done", self.node_id, ApiKey(api_key).name)
+            else:
+                log.debug("raft node %d: %s: error %d", self.node_id, ApiKey(api_key).name, resp["error_code"])
 
     async def _fence_loop(self) -> None:
         interval = max(0.05, self.config.get("broker.heartbeat.interval.ms") / 2000)

@@ -51,6 +51,7 @@ from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     InconsistentClusterIdError,
     InvalidRequestError,
+    InvalidVoterKeyError,
     KafkaError,
     NotControllerError,
 )
@@ -375,8 +376,14 @@ class RaftClient:
     async def _deliver(self, destination: int, message: RaftRequest) -> None:
         kind = "fetch" if isinstance(message, FetchRequest) else "quorum"
         try:
+            voter = self.node.voter_set.get(destination) if self.node is not None else None
             api_key, version, body = request_to_wire(
-                message, self.cluster_id, fetch_max_wait_ms=self.fetch_max_wait_ms, destination=destination
+                message,
+                self.cluster_id,
+                fetch_max_wait_ms=self.fetch_max_wait_ms,
+                destination=destination,
+                destination_directory=voter.key.directory_id if voter is not None else NO_DIRECTORY,
+                source_directory=self.directory_id,
             )
             conn = await self._conns.get((destination, kind))
             wire = await conn.request(api_key, body, version=version)
@@ -421,6 +428,22 @@ class RaftClient:
                 self.cluster_id,
             )
             return error_response(api_key, version, InconsistentClusterIdError.code)
+        if decoded.destination >= 0 and (
+            decoded.destination != self.node_id
+            or decoded.destination_directory not in (NO_DIRECTORY, self.directory_id)
+        ):
+            # KIP-853: the sender's voter set names another replica (say, this id before its disk
+            # was replaced): do not let it count this node's answer as that voter's.
+            log.warning(
+                "raft node %d (directory %s): refused %s from node %d addressed to voter %d (directory %s)",
+                self.node_id,
+                self.directory_id,
+                ApiKey(api_key).name,
+                decoded.source,
+                decoded.destination,
+                decoded.destination_directory,
+            )
+            return error_response(api_key, version, InvalidVoterKeyError.code)
         response = self._answer(decoded.source, decoded.message)
         if isinstance(response, FetchResponse) and decoded.max_wait_ms > 0:
             loop = asyncio.get_running_loop()

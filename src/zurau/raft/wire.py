@@ -130,6 +130,9 @@ class DecodedRequest:
     message: RaftRequest
     max_wait_ms: int = 0
     destination: int = -1
+    # The directory id the sender believes the addressed voter has (Vote/BeginQuorumEpoch v1+);
+    # NO_DIRECTORY when it does not say.
+    destination_directory: uuid.UUID = NO_DIRECTORY
 
     def cluster_id_matches(self, cluster_id: str) -> bool:
         """Kafka's rule: a request without a cluster id is accepted, else it must be ours."""
@@ -221,11 +224,15 @@ def request_to_wire(
     fetch_max_wait_ms: int = DEFAULT_FETCH_MAX_WAIT_MS,
     fetch_max_bytes: int = DEFAULT_FETCH_MAX_BYTES,
     listeners: Sequence[Listener] = (),
+    destination_directory: uuid.UUID = NO_DIRECTORY,
+    source_directory: uuid.UUID = NO_DIRECTORY,
 ) -> tuple[ApiKey, int, dict[str, Any]]:
     """(api key, version, body) of ``msg``, sent by a member of cluster ``cluster_id``.
 
-    ``destination`` is the voter addressed (Vote's and BeginQuorumEpoch's ``voter_id``);
-    ``listeners`` are the sending leader's endpoints (BeginQuorumEpoch/EndQuorumEpoch v1)."""
+    ``destination`` is the voter addressed (Vote's and BeginQuorumEpoch's ``voter_id``) and
+    ``destination_directory`` its directory id as the sender's voter set knows it (KIP-853, v1+);
+    ``source_directory`` is the candidate's own (Vote v1+); ``listeners`` are the sending leader's
+    endpoints (BeginQuorumEpoch/EndQuorumEpoch v1)."""
     partition: dict[str, Any]
     body: dict[str, Any]
     if isinstance(msg, VoteRequest):
@@ -236,6 +243,8 @@ def request_to_wire(
             "last_offset_epoch": msg.last_offset_epoch,
             "last_offset": msg.last_offset,
             "pre_vote": msg.pre_vote,
+            "replica_directory_id": source_directory,
+            "voter_directory_id": destination_directory,
         }
         body = {"cluster_id": cluster_id, "voter_id": destination, "topics": [_topic(partition)]}
         return ApiKey.VOTE, VOTE_VERSION, body
@@ -244,6 +253,7 @@ def request_to_wire(
             "partition_index": METADATA_PARTITION,
             "leader_id": msg.leader_id,
             "leader_epoch": msg.leader_epoch,
+            "voter_directory_id": destination_directory,
         }
         body = {
             "cluster_id": cluster_id,
@@ -314,11 +324,25 @@ def request_from_wire(api_key: int, version: int, body: Mapping[str, Any]) -> De
             last_offset=p["last_offset"],
             pre_vote=bool(p["pre_vote"]),
         )
-        return _decoded(what, body["cluster_id"], vote.candidate_id, vote, destination=body["voter_id"])
+        return _decoded(
+            what,
+            body["cluster_id"],
+            vote.candidate_id,
+            vote,
+            destination=body["voter_id"],
+            destination_directory=p.get("voter_directory_id") or NO_DIRECTORY,
+        )
     if api_key == ApiKey.BEGIN_QUORUM_EPOCH:
         p = _only_partition(body["topics"], what)
         begin = BeginQuorumEpochRequest(leader_id=p["leader_id"], leader_epoch=p["leader_epoch"])
-        return _decoded(what, body["cluster_id"], begin.leader_id, begin, destination=body["voter_id"])
+        return _decoded(
+            what,
+            body["cluster_id"],
+            begin.leader_id,
+            begin,
+            destination=body["voter_id"],
+            destination_directory=p.get("voter_directory_id") or NO_DIRECTORY,
+        )
     if api_key == ApiKey.END_QUORUM_EPOCH:
         p = _only_partition(body["topics"], what)
         if version >= 1:
@@ -365,10 +389,11 @@ def _decoded(
     *,
     max_wait_ms: int = 0,
     destination: int = -1,
+    destination_directory: uuid.UUID = NO_DIRECTORY,
 ) -> DecodedRequest:
     if source < 0:
         raise _invalid(f"{what}: negative replica id {source}")
-    return DecodedRequest(cluster_id, source, message, max_wait_ms, destination)
+    return DecodedRequest(cluster_id, source, message, max_wait_ms, destination, destination_directory)
 
 
 # --------------------------------------------------------------------------- responses
