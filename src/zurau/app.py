@@ -54,6 +54,9 @@ from zurau.protocol.errors import (
 )
 from zurau.raft import QuorumInfo, ReplicaInfo
 from zurau.raft.wire import describe_quorum_response, error_response
+from zurau.replication.alter_partition_manager import AlterPartitionManager, isr_maintenance
+from zurau.replication.replica_fetcher import FetcherConfig
+from zurau.replication.replica_fetcher_manager import ReplicaFetcherManager
 from zurau.replication.replica_manager import ReplicaManager
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_manager import LogManager
@@ -117,6 +120,9 @@ class Broker:
         self.fatal_error: BaseException | None = None
         self.lifecycle: BrokerLifecycleManager | None = None
         self._tasks: list[asyncio.Task[Any]] = []
+        # Replication (cluster mode): follower fetchers and the leader's ISR proposals.
+        self.fetchers: ReplicaFetcherManager | None = None
+        self.alter_partitions: AlterPartitionManager | None = None
 
     # ------------------------------------------------------------------ views
     @property
@@ -285,6 +291,7 @@ class Broker:
         channel = self.kraft.channel
         producer_ids = ClusterProducerIdManager(channel, self.node_id, lambda: self._broker_epoch())
         self._build_broker(lambda: channel.image, producer_ids.next_id)
+        self._wire_replication(lambda: channel.image, channel.alter_partition)
         publisher = MetadataPublisher(self.node_id, self.replica_manager, self.group_coordinator, self.txn_coordinator)
         channel.add_listener(publisher.publish)
         self.services = self._services(self.kraft, self._controller_id)
@@ -293,6 +300,7 @@ class Broker:
         await self.server.listen(cfg.listeners, serving=controller_names)
         self.kraft.start()
         self._tasks.append(asyncio.create_task(self._maintenance()))
+        self._tasks.append(asyncio.create_task(isr_maintenance(self.replica_manager, cfg.get("replica.lag.time.max.ms"))))
         if not cfg.is_broker:
             await self.server.start_serving()
             return
@@ -310,6 +318,50 @@ class Broker:
         log.info("broker %d: waiting to be registered and unfenced by the active controller", self.node_id)
         await self.lifecycle.unfenced.wait()
         await self.server.start_serving()
+
+    def _wire_replication(
+        self, image: Callable[[], MetadataImage], alter_partition: Callable[[dict[str, Any]], Any]
+    ) -> None:
+        """Cluster mode: followers fetch from their leaders' inter-broker listeners; leaders send
+        ISR changes (AlterPartition) to the active controller; only live brokers join an ISR."""
+        cfg = self.config
+        rm = self.replica_manager
+        listener = cfg.inter_broker_listener_name
+
+        def topic_id(name: str) -> uuid.UUID | None:
+            t = image().get(name)
+            return None if t is None else t.topic_id
+
+        def live(broker_id: int) -> bool:
+            reg = image().brokers.get(broker_id)
+            return reg is not None and reg.live
+
+        self.fetchers = ReplicaFetcherManager(
+            node_id=self.node_id,
+            logs=rm,
+            endpoint=lambda b: image().endpoint(b, listener),
+            topic_id=topic_id,
+            broker_epoch=self._broker_epoch,
+            config=FetcherConfig(
+                max_bytes=cfg.get("replica.fetch.max.bytes"),
+                response_max_bytes=cfg.get("replica.fetch.response.max.bytes"),
+                wait_max_ms=cfg.get("replica.fetch.wait.max.ms"),
+                min_bytes=cfg.get("replica.fetch.min.bytes"),
+                backoff_ms=cfg.get("replica.fetch.backoff.ms"),
+                socket_timeout_ms=cfg.get("replica.socket.timeout.ms"),
+            ),
+            num_fetchers=cfg.get("num.replica.fetchers"),
+        )
+        self.alter_partitions = AlterPartitionManager(
+            node_id=self.node_id,
+            replica_manager=rm,
+            broker_epoch=self._broker_epoch,
+            topic_id=topic_id,
+            send=alter_partition,
+        )
+        rm.fetchers = self.fetchers
+        rm.broker_live = live
+        rm.isr_change_sender = self.alter_partitions.submit
 
     def _on_fatal(self, error: BaseException) -> None:
         """The metadata log cannot be written: this node must stop (``failed`` is set)."""
@@ -355,6 +407,12 @@ class Broker:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await t
         self._tasks.clear()
+        if self.fetchers is not None:  # they write to the logs: stopped before the logs close
+            await self.fetchers.close()
+            self.fetchers = None
+        if self.alter_partitions is not None:
+            await self.alter_partitions.close()
+            self.alter_partitions = None
         if self.lifecycle is not None:
             await self.lifecycle.close()
             self.lifecycle = None

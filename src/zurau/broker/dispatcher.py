@@ -34,6 +34,7 @@ HANDLER_MODULES = (
     "describe_log_dirs",
     # replication
     "offset_for_leader_epoch",
+    "alter_partition",
     # the KRaft quorum and its controller
     "vote",
     "begin_quorum_epoch",

@@ -118,6 +118,8 @@ class ReplicaManagerService(Protocol):
         isolation_level: int = 0,
         min_one_batch: bool = True,
         current_leader_epoch: int = -1,
+        last_fetched_epoch: int = -1,
+        replica_epoch: int = -1,
     ) -> LogReadResult: ...
 
     def fetch_offset_for_timestamp(

@@ -3,13 +3,16 @@
 Given the image before and after a change, the publisher makes the broker's local state match
 the new one:
 
-* a new topic, or new partitions of one: host every partition whose replicas include this node
-  (the replica manager opens or creates its log);
+* a new topic, new partitions of one, or a changed partition (leader, leader epoch, ISR,
+  replicas): for every partition whose replicas include this node the replica manager becomes its
+  leader (the image names this node) or its follower (the replica fetchers copy it from the named
+  leader), opening or creating its log; a partition whose replicas no longer include this node
+  stops being hosted here and its log is deleted;
 * a deleted topic: stop hosting its partitions and delete their logs; the group coordinator drops
   the committed offsets of the topic;
 * changed topic configs: the live logs take the new config;
 * a partition of a coordinator's internal topic (``__consumer_offsets``,
-  ``__transaction_state``) that this node leads: the coordinator loads it (groups before
+  ``__transaction_state``) that this node comes to lead: the coordinator loads it (groups before
   transactions, whose recovery may write markers to ``__consumer_offsets``); one it stops leading
   or that goes away: the coordinator unloads it.
 
@@ -22,13 +25,34 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
-from zurau.metadata.image import MetadataImage, TopicImage
+from zurau.metadata.image import MetadataImage, PartitionRegistration, TopicImage
 
 log = logging.getLogger("zurau.metadata")
 
 
 class HostsPartitions(Protocol):
-    def host(self, topic: str, index: int) -> object: ...
+    def make_leader(
+        self,
+        topic: str,
+        index: int,
+        *,
+        leader_epoch: int,
+        replicas: list[int],
+        isr: list[int],
+        partition_epoch: int | None = None,
+    ) -> object: ...
+
+    def make_follower(
+        self,
+        topic: str,
+        index: int,
+        *,
+        leader_id: int,
+        leader_epoch: int,
+        replicas: list[int] | None = None,
+        isr: list[int] | None = None,
+        partition_epoch: int | None = None,
+    ) -> object: ...
 
     def stop_hosting(self, topic: str, index: int, delete: bool) -> None: ...
 
@@ -63,6 +87,7 @@ class MetadataPublisher:
         """Make this node match ``new`` (``blocking``: replay coordinator partitions fully now,
         as at start-up before the broker listens)."""
         loads: dict[str, list[int]] = {}
+        unloads: dict[str, list[int]] = {}
         if new.topics_by_id is old.topics_by_id:
             return  # no topic changed (broker registrations, producer ids, broker configs)
         # Built from ``old`` directly: only the topics it touched (no walk over every topic).
@@ -78,23 +103,59 @@ class MetadataPublisher:
                 continue
             before = old.topics_by_id.get(tid)
             if before is None:
-                self._partitions(t, list(t.partitions), loads)
+                self._partitions(t, None, list(t.partitions), loads, unloads)
             else:
-                if t.partitions is not before.partitions:
-                    self._partitions(t, [i for i in t.partitions if i not in before.partitions], loads)
                 if t.configs is not before.configs and dict(t.configs) != dict(before.configs):
                     self.replicas.update_config(t.name)
+                if t.partitions is not before.partitions:
+                    changed = [i for i in t.partitions if before.partitions.get(i) != t.partitions[i]]
+                    self._partitions(t, before, changed, loads, unloads)
         for topic, coordinator in self._coordinators.items():
+            for i in unloads.get(topic, ()):
+                coordinator.unload(i)
             for i in loads.get(topic, ()):
                 coordinator.load(i, blocking=blocking)
 
-    def _partitions(self, t: TopicImage, indexes: list[int], loads: dict[str, list[int]]) -> None:
+    def _partitions(
+        self,
+        t: TopicImage,
+        before: TopicImage | None,
+        indexes: list[int],
+        loads: dict[str, list[int]],
+        unloads: dict[str, list[int]],
+    ) -> None:
+        node = self.node_id
+        coordinated = t.name in self._coordinators
         for i in sorted(indexes):
             p = t.partitions[i]
-            if self.node_id in p.replicas:
-                self.replicas.host(t.name, i)
-                if p.leader == self.node_id and t.name in self._coordinators:
-                    loads.setdefault(t.name, []).append(i)
+            prev: PartitionRegistration | None = before.partitions.get(i) if before is not None else None
+            led_before = prev is not None and prev.leader == node
+            if node in p.replicas:
+                if p.leader == node:
+                    self.replicas.make_leader(
+                        t.name,
+                        i,
+                        leader_epoch=p.leader_epoch,
+                        replicas=list(p.replicas),
+                        isr=list(p.isr),
+                        partition_epoch=p.partition_epoch,
+                    )
+                    if coordinated and not led_before:
+                        loads.setdefault(t.name, []).append(i)
+                    continue
+                self.replicas.make_follower(
+                    t.name,
+                    i,
+                    leader_id=p.leader,
+                    leader_epoch=p.leader_epoch,
+                    replicas=list(p.replicas),
+                    isr=list(p.isr),
+                    partition_epoch=p.partition_epoch,
+                )
+            elif prev is not None and node in prev.replicas:
+                self.replicas.stop_hosting(t.name, i, delete=True)  # reassigned away from this node
+            if coordinated and led_before:
+                unloads.setdefault(t.name, []).append(i)
 
     def _removed(self, t: TopicImage) -> None:
         coordinator = self._coordinators.get(t.name)

@@ -13,7 +13,19 @@ Operations: CreateTopics, DeleteTopics, CreatePartitions, AlterConfigs and
 IncrementalAlterConfigs (TOPIC and BROKER resources; BROKER_LOGGER is the receiving broker's own
 business), producer-id block allocation (AllocateProducerIds), and the KRaft broker lifecycle:
 BrokerRegistration, BrokerHeartbeat, UnregisterBroker and fencing brokers whose session expired
-(sessions themselves are soft state: :mod:`zurau.metadata.broker_heartbeat_manager`).
+(sessions themselves are soft state: :mod:`zurau.metadata.broker_heartbeat_manager`); and the
+partitions' ISR and leadership (AlterPartition, leader election).
+
+ISR and leadership (Kafka's ``ReplicationControlManager`` / ``PartitionChangeBuilder``). A
+partition leader asks for ISR changes with AlterPartition, naming the leader and partition epochs
+it knows; the controller checks them and writes a ``PartitionChangeRecord``. When a broker stops
+being live (fenced, controlled shutdown, re-registered, unregistered) it leaves every ISR and each
+partition it led gets the first live ISR member, in replica order, as its new leader (leader epoch
++ 1). When no ISR member is live the partition has no leader (-1) and keeps its last ISR member,
+so that the replica with every committed record is elected when it comes back (unfenced); only
+with ``unclean.leader.election.enable`` may a live replica outside the ISR lead instead (it
+becomes the whole ISR, and committed records it lacks are lost). Invariants: the leader, when
+there is one, is in the ISR; the ISR is never empty and is a subset of the replicas.
 
 Replica placement. When the image has broker registrations, replicas go to *live* brokers only
 (unfenced, not in controlled shutdown), striped over racks as Kafka's ``StripedReplicaPlacer``
@@ -43,7 +55,14 @@ from zurau.config import (
     format_value,
     resolve_topic_config,
 )
-from zurau.metadata.image import INTERNAL_TOPICS, BrokerRegistration, MetadataDelta, MetadataImage, TopicImage
+from zurau.metadata.image import (
+    INTERNAL_TOPICS,
+    BrokerRegistration,
+    MetadataDelta,
+    MetadataImage,
+    PartitionRegistration,
+    TopicImage,
+)
 from zurau.metadata.records import (
     BROKER_RESOURCE,
     CONTROLLED_SHUTDOWN_ENTER,
@@ -51,6 +70,8 @@ from zurau.metadata.records import (
     FENCING_FENCE,
     FENCING_NONE,
     FENCING_UNFENCE,
+    NO_LEADER,
+    NO_LEADER_CHANGE,
     TOPIC_RESOURCE,
     BrokerEndpoint,
     BrokerFeature,
@@ -58,6 +79,7 @@ from zurau.metadata.records import (
     ConfigRecord,
     FenceBrokerRecord,
     MetadataRecord,
+    PartitionChangeRecord,
     PartitionRecord,
     ProducerIdsRecord,
     RegisterBrokerRecord,
@@ -69,14 +91,18 @@ from zurau.metadata.topic_names import validate_topic_name
 from zurau.protocol.errors import (
     BrokerIdNotRegisteredError,
     DuplicateBrokerRegistrationError,
+    FencedLeaderEpochError,
     InconsistentClusterIdError,
+    IneligibleReplicaError,
     InvalidConfigError,
     InvalidPartitionsError,
     InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
     InvalidRequestError,
     InvalidTopicError,
+    InvalidUpdateVersionError,
     KafkaError,
+    NotControllerError,
     StaleBrokerEpochError,
     TopicAlreadyExistsError,
     TopicAuthorizationFailedError,
@@ -662,6 +688,148 @@ class QuorumController:
             raise UnknownServerError("producer ids are exhausted")
         return ControllerResult([ProducerIdsRecord(broker_id, broker_epoch, nxt)], (first, PRODUCER_ID_BLOCK_SIZE))
 
+
+    # ------------------------------------------------------------------ ISR and leadership
+    def alter_partition(self, image: MetadataImage, request: dict[str, Any]) -> ControllerResult[dict[str, Any]]:
+        """AlterPartition from a partition leader, checked in the order Kafka's controller does.
+
+        The request's (``broker_id``, ``broker_epoch``) must be the current registration
+        (STALE_BROKER_EPOCH for the whole request). Per partition: unknown topic id
+        UNKNOWN_TOPIC_ID, unknown partition UNKNOWN_TOPIC_OR_PARTITION; a leader or partition
+        epoch newer than the image's NOT_CONTROLLER (this controller is behind, the leader should
+        look for the new one); an older leader epoch FENCED_LEADER_EPOCH; a requester that is not
+        the leader INVALID_REQUEST; an older partition epoch INVALID_UPDATE_VERSION; an ISR that is
+        not a subset of the replicas or lacks the leader INVALID_REQUEST; a member that is not
+        registered, fenced, in controlled shutdown or (v3) of another broker epoch
+        INELIGIBLE_REPLICA. A valid new ISR different from the current one is one
+        PartitionChangeRecord; the answer carries the partition as it will be once committed.
+        """
+        broker_id: int = request["broker_id"]
+        broker_epoch: int = request.get("broker_epoch", -1)
+        reg = image.brokers.get(broker_id)
+        if reg is None or (broker_epoch != -1 and reg.epoch != broker_epoch):
+            return ControllerResult(
+                [], {"throttle_time_ms": 0, "error_code": StaleBrokerEpochError.code, "topics": []}
+            )
+        records: list[MetadataRecord] = []
+        topics_out: list[dict[str, Any]] = []
+        for t in request.get("topics") or ():
+            topic = image.by_id(t["topic_id"])
+            parts_out: list[dict[str, Any]] = []
+            for pd in t.get("partitions") or ():
+                index = pd["partition_index"]
+                try:
+                    if topic is None:
+                        raise UnknownTopicIdError(f"unknown topic id {t['topic_id']}")
+                    current = topic.partitions.get(index)
+                    if current is None:
+                        raise UnknownTopicOrPartitionError(f"{topic.name} has no partition {index}")
+                    new_isr = self._check_alter_partition(image, broker_id, current, pd)
+                    after = current
+                    if new_isr != current.isr:
+                        change = PartitionChangeRecord(index, topic.topic_id, isr=new_isr)
+                        records.append(change)
+                        after = current.merge(change)
+                        log.info(
+                            "%s-%d: ISR %s -> %s at the request of leader %d",
+                            topic.name, index, list(current.isr), list(new_isr), broker_id,
+                        )
+                    parts_out.append(_alter_partition_answer(index, 0, after))
+                except KafkaError as e:
+                    parts_out.append(_alter_partition_answer(index, e.code, None))
+            topics_out.append({"topic_id": t["topic_id"], "partitions": parts_out})
+        return ControllerResult(records, {"throttle_time_ms": 0, "error_code": 0, "topics": topics_out})
+
+    @staticmethod
+    def _check_alter_partition(
+        image: MetadataImage, broker_id: int, current: PartitionRegistration, pd: dict[str, Any]
+    ) -> tuple[int, ...]:
+        """The requested ISR if the request may change ``current``; else raises its error."""
+        leader_epoch: int = pd["leader_epoch"]
+        partition_epoch: int = pd["partition_epoch"]
+        if leader_epoch > current.leader_epoch or partition_epoch > current.partition_epoch:
+            raise NotControllerError("the leader knows a newer partition state than this controller")
+        if leader_epoch < current.leader_epoch:
+            raise FencedLeaderEpochError(f"leader epoch {leader_epoch} is older than {current.leader_epoch}")
+        if broker_id != current.leader:
+            raise InvalidRequestError(f"broker {broker_id} is not the leader {current.leader}")
+        if partition_epoch < current.partition_epoch:
+            raise InvalidUpdateVersionError(
+                f"partition epoch {partition_epoch} is older than {current.partition_epoch}"
+            )
+        with_epochs = pd.get("new_isr_with_epochs")
+        if with_epochs is not None:
+            members = [(m["broker_id"], m.get("broker_epoch", -1)) for m in with_epochs]
+        else:
+            members = [(b, -1) for b in pd.get("new_isr") or ()]
+        new_isr = tuple(b for b, _e in members)
+        if len(set(new_isr)) != len(new_isr) or not set(new_isr) <= set(current.replicas):
+            raise InvalidRequestError(f"ISR {list(new_isr)} is not a subset of the replicas {list(current.replicas)}")
+        if current.leader not in new_isr:
+            raise InvalidRequestError(f"ISR {list(new_isr)} does not include the leader {current.leader}")
+        for b, epoch in members:
+            reg = image.brokers.get(b)
+            if reg is None or not reg.live or (epoch != -1 and epoch != reg.epoch):
+                raise IneligibleReplicaError(f"broker {b} is not eligible to join the ISR")
+        return new_isr
+
+    def _unclean_allowed(self, t: TopicImage) -> bool:
+        return bool(resolve_topic_config(self.config, t.configs)["unclean_leader_election_enable"])
+
+    def _leave_partitions(self, image: MetadataImage, broker_id: int) -> list[MetadataRecord]:
+        """Records that take ``broker_id`` (no longer live) out of every ISR and move each
+        leadership it held to the first live ISR member in replica order (leader epoch + 1); with
+        no such member the partition has no leader and keeps its last ISR member, unless unclean
+        election allows a live replica outside the ISR."""
+        brokers = image.brokers
+
+        def live(b: int) -> bool:
+            reg = brokers.get(b)
+            return b != broker_id and reg is not None and reg.live
+
+        records: list[MetadataRecord] = []
+        for t in image.all():
+            for index in sorted(t.partitions):
+                p = t.partitions[index]
+                if broker_id not in p.isr and p.leader != broker_id:
+                    continue
+                isr = tuple(r for r in p.isr if r != broker_id)
+                leader = NO_LEADER_CHANGE
+                if p.leader == broker_id:
+                    candidates = [r for r in p.replicas if r in isr and live(r)]
+                    if candidates:
+                        leader = candidates[0]
+                    else:
+                        outside = [r for r in p.replicas if live(r)]
+                        if outside and self._unclean_allowed(t):
+                            leader, isr = outside[0], (outside[0],)
+                            log.warning("%s-%d: unclean election of broker %d", t.name, index, leader)
+                        else:
+                            leader = NO_LEADER
+                if not isr:
+                    isr = p.isr  # the last ISR member stays, to be elected when it comes back
+                if leader == NO_LEADER_CHANGE and isr == p.isr:
+                    continue
+                records.append(
+                    PartitionChangeRecord(index, t.topic_id, isr=None if isr == p.isr else isr, leader=leader)
+                )
+        return records
+
+    def _elect_leaderless(self, image: MetadataImage, broker_id: int) -> list[MetadataRecord]:
+        """Records electing ``broker_id`` (now live) leader of each partition without a leader
+        whose ISR holds it, or, with unclean election, of which it is a replica."""
+        records: list[MetadataRecord] = []
+        for t in image.all():
+            for index in sorted(t.partitions):
+                p = t.partitions[index]
+                if p.leader != NO_LEADER or broker_id not in p.replicas:
+                    continue
+                if broker_id in p.isr:
+                    records.append(PartitionChangeRecord(index, t.topic_id, leader=broker_id))
+                elif self._unclean_allowed(t):
+                    records.append(PartitionChangeRecord(index, t.topic_id, isr=(broker_id,), leader=broker_id))
+        return records
+
     # ------------------------------------------------------------------ brokers
     def register_broker(
         self,
@@ -733,7 +901,11 @@ class QuorumController:
             log_dirs=tuple(request.get("log_dirs") or ()),
         )
         log.info("registering broker %d (incarnation %s) with broker epoch %d", broker_id, incarnation, next_offset)
-        return ControllerResult([record], _registration_response(0, next_offset))
+        records: list[MetadataRecord] = [record]
+        if existing is not None:
+            # A new incarnation starts fenced: the old one's ISR places and leaderships go.
+            records += self._leave_partitions(image.apply(records), broker_id)
+        return ControllerResult(records, _registration_response(0, next_offset))
 
     def broker_heartbeat(
         self, image: MetadataImage, request: dict[str, Any], next_offset: int
@@ -749,12 +921,15 @@ class QuorumController:
         * fenced: ``want_shut_down`` -> shut down now; caught up and not ``want_fence`` ->
           unfenced; otherwise it stays fenced;
         * unfenced: ``want_fence`` -> fenced (shut down now if it also wants to shut down);
-          ``want_shut_down`` -> controlled shutdown, which ends at once (shut down now) because
-          no partition has a replica elsewhere to move leadership to;
+          ``want_shut_down`` -> controlled shutdown, which ends at once (shut down now): the
+          same batch of records moves every leadership it held to another ISR member and takes
+          it out of every ISR;
         * in controlled shutdown: shut down now; shut down now: stays so.
 
         A state change is one BrokerRegistrationChangeRecord; "shut down now" marks the broker
-        fenced and in controlled shutdown, and answers ``should_shut_down``. ``next_offset`` is the
+        fenced and in controlled shutdown, and answers ``should_shut_down``. A broker that stops
+        being live also leaves its partitions (see :meth:`_leave_partitions`); one that becomes
+        unfenced is elected leader of the leaderless partitions whose ISR holds it. ``next_offset`` is the
         offset of this result's first record (kept for when a controlled shutdown has to wait for
         leadership to move).
         """
@@ -801,6 +976,11 @@ class QuorumController:
                 )
             log.info("broker %d: %s -> %s", broker_id, current, nxt)
             records.append(change)
+            after = image.apply(records)
+            if nxt == _UNFENCED:
+                records += self._elect_leaderless(after, broker_id)
+            elif current in (_UNFENCED, _CONTROLLED_SHUTDOWN):
+                records += self._leave_partitions(after, broker_id)
         return ControllerResult(
             records,
             {
@@ -814,13 +994,15 @@ class QuorumController:
 
     def fence_brokers(self, image: MetadataImage, broker_ids: Iterable[int]) -> ControllerResult[None]:
         """Fence brokers whose session expired: a FenceBrokerRecord for each of ``broker_ids``
-        that is registered and not fenced yet (in id order); the others are left alone."""
-        records: list[MetadataRecord] = []
+        that is registered and not fenced yet (in id order), each followed by the records that
+        take it out of its partitions' ISRs and leaderships; the others are left alone."""
+        pending = _Pending(image)
         for b in sorted(set(broker_ids)):
-            reg = image.brokers.get(b)
+            reg = pending.image.brokers.get(b)
             if reg is not None and not reg.fenced:
-                records.append(FenceBrokerRecord(b, reg.epoch))
-        return ControllerResult(records, None)
+                pending.add([FenceBrokerRecord(b, reg.epoch)])
+                pending.add(self._leave_partitions(pending.image, b))
+        return ControllerResult(pending.records, None)
 
     def unregister_broker(self, image: MetadataImage, broker_id: int) -> ControllerResult[dict[str, Any]]:
         """UnregisterBroker: an UnregisterBrokerRecord for the current registration of the id;
@@ -835,10 +1017,9 @@ class QuorumController:
                     "error_message": f"Broker ID {broker_id} is not currently registered",
                 },
             )
-        return ControllerResult(
-            [UnregisterBrokerRecord(broker_id, reg.epoch)],
-            {"throttle_time_ms": 0, "error_code": 0, "error_message": None},
-        )
+        records: list[MetadataRecord] = [UnregisterBrokerRecord(broker_id, reg.epoch)]
+        records += self._leave_partitions(image.apply(records), broker_id)
+        return ControllerResult(records, {"throttle_time_ms": 0, "error_code": 0, "error_message": None})
 
 
 # ---------------------------------------------------------------------- broker states
@@ -861,6 +1042,18 @@ def _heartbeat_error(code: int) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- response helpers
+def _alter_partition_answer(index: int, code: int, p: PartitionRegistration | None) -> dict[str, Any]:
+    return {
+        "partition_index": index,
+        "error_code": code,
+        "leader_id": p.leader if p is not None else -1,
+        "leader_epoch": p.leader_epoch if p is not None else -1,
+        "isr": list(p.isr) if p is not None else [],
+        "leader_recovery_state": 0,
+        "partition_epoch": p.partition_epoch if p is not None else -1,
+    }
+
+
 def create_topic_error(name: str, code: int, message: str | None) -> dict[str, Any]:
     return {
         "name": name,

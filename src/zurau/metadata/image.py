@@ -37,6 +37,7 @@ from zurau.metadata.records import (
     FENCING_FENCE,
     FENCING_NONE,
     FENCING_UNFENCE,
+    NO_LEADER_CHANGE,
     TOPIC_RESOURCE,
     BrokerEndpoint,
     BrokerFeature,
@@ -45,6 +46,7 @@ from zurau.metadata.records import (
     FeatureLevelRecord,
     FenceBrokerRecord,
     MetadataRecord,
+    PartitionChangeRecord,
     PartitionRecord,
     ProducerIdsRecord,
     RegisterBrokerRecord,
@@ -65,9 +67,24 @@ class PartitionRegistration:
 
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
-    leader: int
+    leader: int  # -1: no leader (every ISR member is fenced or shut down)
     leader_epoch: int = 0
     partition_epoch: int = 0
+
+    def merge(self, change: PartitionChangeRecord) -> PartitionRegistration:
+        """This partition after ``change`` (Kafka's PartitionRegistration.merge): the partition
+        epoch always goes up by one; the leader epoch goes up by one whenever the record names a
+        leader (a new one, none, or the same one again)."""
+        leader, leader_epoch = self.leader, self.leader_epoch
+        if change.leader != NO_LEADER_CHANGE:
+            leader, leader_epoch = change.leader, leader_epoch + 1
+        return PartitionRegistration(
+            self.replicas if change.replicas is None else change.replicas,
+            self.isr if change.isr is None else change.isr,
+            leader,
+            leader_epoch,
+            self.partition_epoch + 1,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,6 +311,13 @@ class _Delta:
             parts[r.partition_id] = PartitionRegistration(
                 r.replicas, r.isr, r.leader, r.leader_epoch, r.partition_epoch
             )
+        elif isinstance(r, PartitionChangeRecord):
+            t = self._topic(r.topic_id, "PartitionChangeRecord")
+            parts = self.partitions.setdefault(r.topic_id, dict(t.partitions))
+            current = parts.get(r.partition_id)
+            if current is None:
+                raise ValueError(f"PartitionChangeRecord names unknown partition {t.name}-{r.partition_id}")
+            parts[r.partition_id] = current.merge(r)
         elif isinstance(r, ConfigRecord):
             if r.resource_type == TOPIC_RESOURCE:
                 by_name, _by_id = self._topics()

@@ -502,6 +502,19 @@ class RaftControllerChannel:
             lambda image: self.controller.allocate_producer_ids(image, broker_id, broker_epoch), forward, refuse
         )
 
+    async def alter_partition(self, request: dict[str, Any]) -> dict[str, Any]:
+        """AlterPartition from a partition leader: decided by the active controller (which
+        checks the epochs and writes the ISR change), else forwarded to it."""
+
+        async def forward(conn: BrokerConnection) -> dict[str, Any] | None:
+            resp: dict[str, Any] = await conn.request(ApiKey.ALTER_PARTITION, request)
+            return None if resp["error_code"] == NotControllerError.code else resp
+
+        def refuse(code: int, msg: str) -> dict[str, Any]:
+            return {"throttle_time_ms": 0, "error_code": code, "topics": []}
+
+        return await self._decide(lambda image: self.controller.alter_partition(image, request), forward, refuse)
+
     # ------------------------------------------------------------------ the broker's own changes
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)

@@ -14,7 +14,8 @@ carry it unchanged:
   ``UnregisterBrokerRecord`` (1), ``FenceBrokerRecord`` (7), ``UnfenceBrokerRecord`` (8) and
   ``BrokerRegistrationChangeRecord`` (17, written at version 2). A broker's registration is
   identified by its id and its *broker epoch*; fence/unfence/change/unregister records name both.
-  Partition changes arrive with the replication work.
+* ``PartitionChangeRecord`` (5): a change to one partition (new ISR, new leader, new replicas);
+  every such record bumps the partition epoch, and one that names a leader bumps the leader epoch.
 
 Each record type is written at the newest version this module knows and read at any version up
 to it (fields a version lacks take their defaults); a record newer than that is refused.
@@ -66,6 +67,28 @@ class PartitionRecord:
     removing_replicas: tuple[int, ...] = ()
     adding_replicas: tuple[int, ...] = ()
     leader_recovery_state: int = 0
+
+
+# PartitionChangeRecord.leader: no leader now / the leader did not change.
+NO_LEADER, NO_LEADER_CHANGE = -1, -2
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionChangeRecord:
+    """A change to one partition. ``isr`` / ``replicas`` None: unchanged; ``leader``
+    :data:`NO_LEADER_CHANGE` (-2): unchanged, :data:`NO_LEADER` (-1): no leader, else the new
+    leader (whose epoch is then the old one + 1, even if the id is the same).
+    ``leader_recovery_state`` -1: unchanged. Replaying it always bumps the partition epoch."""
+
+    TYPE: ClassVar[int] = 5
+    partition_id: int
+    topic_id: uuid.UUID
+    isr: tuple[int, ...] | None = None
+    leader: int = NO_LEADER_CHANGE
+    replicas: tuple[int, ...] | None = None
+    removing_replicas: tuple[int, ...] | None = None
+    adding_replicas: tuple[int, ...] | None = None
+    leader_recovery_state: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +224,7 @@ class BrokerRegistrationChangeRecord:
 MetadataRecord = (
     TopicRecord
     | PartitionRecord
+    | PartitionChangeRecord
     | ConfigRecord
     | RemoveTopicRecord
     | FeatureLevelRecord
@@ -242,6 +266,16 @@ class _Layout:
 
 
 _I32S = Array(INT32)
+
+
+def _opt_list(values: tuple[int, ...] | None) -> list[int] | None:
+    return None if values is None else list(values)
+
+
+def _opt_tuple(values: list[int] | None) -> tuple[int, ...] | None:
+    return None if values is None else tuple(values)
+
+
 _UUIDS = Array(UUID)
 _ENDPOINT = Struct(
     Field("name", STRING),
@@ -302,6 +336,41 @@ _LAYOUTS: dict[int, _Layout] = {
                 d["partition_epoch"],
                 tuple(d["removing_replicas"]),
                 tuple(d["adding_replicas"]),
+                d["leader_recovery_state"],
+            ),
+        ),
+        # Kafka's v0 with its tagged fields (the ELR and directory fields of v1-v2 are not kept).
+        _Layout(
+            PartitionChangeRecord,
+            0,
+            (
+                Field("partition_id", INT32, default=-1),
+                Field("topic_id", UUID),
+                Field("isr", _I32S, nullable="0+", tag=0, tagged="0+", default=None),
+                Field("leader", INT32, tag=1, tagged="0+", default=NO_LEADER_CHANGE),
+                Field("replicas", _I32S, nullable="0+", tag=2, tagged="0+", default=None),
+                Field("removing_replicas", _I32S, nullable="0+", tag=3, tagged="0+", default=None),
+                Field("adding_replicas", _I32S, nullable="0+", tag=4, tagged="0+", default=None),
+                Field("leader_recovery_state", INT8, tag=5, tagged="0+", default=-1),
+            ),
+            lambda r: {
+                "partition_id": r.partition_id,
+                "topic_id": r.topic_id,
+                "isr": _opt_list(r.isr),
+                "leader": r.leader,
+                "replicas": _opt_list(r.replicas),
+                "removing_replicas": _opt_list(r.removing_replicas),
+                "adding_replicas": _opt_list(r.adding_replicas),
+                "leader_recovery_state": r.leader_recovery_state,
+            },
+            lambda d: PartitionChangeRecord(
+                d["partition_id"],
+                d["topic_id"],
+                _opt_tuple(d["isr"]),
+                d["leader"],
+                _opt_tuple(d["replicas"]),
+                _opt_tuple(d["removing_replicas"]),
+                _opt_tuple(d["adding_replicas"]),
                 d["leader_recovery_state"],
             ),
         ),

@@ -20,6 +20,16 @@ the ISR, the high watermark and the delayed operations are applied in one place.
   the high watermark passes their last offset (:meth:`delayed_produce`,
   :meth:`wait_for_replication`). On one node the sole replica is the whole ISR, so the high
   watermark reaches the log end offset during the append and nothing ever waits.
+* **Leadership** comes from the metadata image (:meth:`make_leader`, :meth:`make_follower`). A
+  new leader epoch is written to the leader-epoch cache at the log end offset before any append
+  of that epoch, so OffsetForLeaderEpoch and diverging-epoch answers are right from the start; a
+  follower hands the partition to the replica fetchers (``fetchers``) and its log is changed only
+  by :meth:`append_as_follower` and the truncations the fetchers decide.
+* **ISR changes** are the leader's proposals: a follower that has caught up is added
+  (:meth:`maybe_expand_isr`, after each of its fetches), one that lags more than
+  ``replica.lag.time.max.ms`` removed (:meth:`maybe_shrink_isr`, periodically); each proposal goes
+  to ``isr_change_sender`` (AlterPartition to the controller) and at most one per partition is in
+  flight; :meth:`apply_isr_change` takes the controller's answer.
 
 Transactions: with ``txn_verifier`` set (``transaction.partition.verification.enable``, KIP-890),
 the first transactional batch of a producer in a partition (no transaction of it open there yet)
@@ -34,7 +44,7 @@ import enum
 import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from zurau.protocol.errors import (
     FencedLeaderEpochError,
@@ -50,7 +60,7 @@ from zurau.protocol.errors import (
 )
 from zurau.protocol.records.batch import validate_batches
 from zurau.protocol.records.control import build_control_batch
-from zurau.replication.partition import Partition
+from zurau.replication.partition import FollowerState, Partition
 from zurau.replication.purgatory import DelayedProduce, FetchPurgatory, ProducePurgatory, TopicPartitionKey
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_manager import LogManager
@@ -67,6 +77,10 @@ HighWatermarkListener = Callable[[str, int, int], None]
 # (topic, partition, producer id, producer epoch) -> None if the transactional write may go ahead,
 # else the error to answer it with.
 TxnVerifier = Callable[[str, int, int, int], KafkaError | None]
+
+# A refused or failed ISR change is proposed again no sooner than this (Kafka retries its
+# AlterPartition after ``retry.backoff.ms``).
+ISR_RETRY_BACKOFF_MS = 100
 
 READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
@@ -97,7 +111,9 @@ class LogReadResult(NamedTuple):
     """One partition's part of a fetch (Kafka's ``LogReadResult``).
 
     The offsets are always filled in for a hosted partition, even when the read itself failed
-    (``error``, e.g. OFFSET_OUT_OF_RANGE), as Kafka answers them.
+    (``error``, e.g. OFFSET_OUT_OF_RANGE), as Kafka answers them. ``diverging_epoch`` (follower
+    fetches, KIP-320): ``(epoch, end offset)`` when the follower's log diverges from the
+    leader's; then nothing is read and the follower truncates before fetching again.
     """
 
     records: LogReadSlice | None  # whole batches as a range of one segment file, or None
@@ -107,6 +123,22 @@ class LogReadResult(NamedTuple):
     log_end_offset: int
     aborted_transactions: list[AbortedTxn] | None  # read_committed consumers only
     error: KafkaError | None
+    diverging_epoch: tuple[int, int] | None = None
+
+
+class FollowerFetchers(Protocol):
+    """The replica fetchers, as the replica manager tells them what to follow."""
+
+    def add_partition(self, p: Partition) -> None:
+        """Fetch ``p`` from its leader (``p.leader_id``) at ``p.leader_epoch``, from the log end."""
+        ...
+
+    def remove_partition(self, topic: str, index: int) -> None: ...
+
+
+# (partition, requested ISR) -> None: sends an AlterPartition; the answer comes back through
+# ReplicaManager.apply_isr_change.
+IsrChangeSender = Callable[[Partition, list[int]], None]
 
 
 class OffsetForTimestamp(NamedTuple):
@@ -149,55 +181,130 @@ class ReplicaManager:
         self._partitions: dict[tuple[str, int], Partition] = {}
         self.txn_verifier: TxnVerifier | None = None
         self._hw_listeners: list[HighWatermarkListener] = []
+        # Cluster wiring (None / permissive on a single node).
+        self.fetchers: FollowerFetchers | None = None
+        self.isr_change_sender: IsrChangeSender | None = None
+        self.broker_live: Callable[[int], bool] = lambda _b: True
 
     # ------------------------------------------------------------------ hosting
-    def host(self, topic: str, index: int) -> Partition:
-        """Open (or create) the local log for a partition this broker leads as its sole replica."""
+    def _open(self, topic: str, index: int) -> tuple[Partition, bool]:
+        """The partition's replica, opening (or creating) its log if needed; True if new."""
         key = (topic, index)
         p = self._partitions.get(key)
-        if p is None:
-            log_ = self.log_manager.get_or_create(topic, index, self.log_config_for(topic))
+        if p is not None:
+            return p, False
+        log_ = self.log_manager.get_or_create(topic, index, self.log_config_for(topic))
+        p = Partition(
+            topic,
+            index,
+            log_,
+            leader_id=-1,
+            on_new_data=self._on_new_data,
+            on_high_watermark=self._on_high_watermark,
+        )
+        self._partitions[key] = p
+        return p, True
+
+    def host(self, topic: str, index: int) -> Partition:
+        """Open (or create) the local log for a partition this broker leads as its sole replica."""
+        p, new = self._open(topic, index)
+        if new:
             # Sole replica: everything in the local log is committed. After a crash the stored
             # high watermark may be stale, so it is brought to the log end at load.
-            log_.update_high_watermark(log_.log_end_offset)
-            p = Partition(
-                topic,
-                index,
-                log_,
-                leader_id=self.node_id,
-                replicas=[self.node_id],
-                isr=[self.node_id],
-                on_new_data=self._on_new_data,
-                on_high_watermark=self._on_high_watermark,
-            )
-            self._partitions[key] = p
+            p.log.update_high_watermark(p.log.log_end_offset)
+            p.leader_id = self.node_id
+            p.replicas = [self.node_id]
+            p.isr = [self.node_id]
         return p
 
     def make_leader(
-        self, topic: str, index: int, *, leader_epoch: int, replicas: list[int], isr: list[int]
+        self,
+        topic: str,
+        index: int,
+        *,
+        leader_epoch: int,
+        replicas: list[int],
+        isr: list[int],
+        partition_epoch: int | None = None,
     ) -> Partition:
         """Lead a partition at ``leader_epoch`` with these replicas and ISR (this broker included).
 
-        The high watermark then waits for every ISR follower to fetch (their fetch offsets are
-        unknown until they do), as in Kafka.
+        A new leader epoch (or a partition this broker did not lead) starts afresh: the epoch is
+        written to the leader-epoch cache at the log end offset, the fetchers drop the partition,
+        nothing is known of the followers, and the high watermark waits for every ISR follower to
+        fetch (as in Kafka). The same epoch again (an ISR change through the metadata) only takes
+        the new replicas, ISR and partition epoch; an image older than the partition state this
+        leader already has (a lower ``partition_epoch``) changes nothing.
         """
-        p = self.host(topic, index)
-        p.leader_id = self.node_id
-        p.leader_epoch = leader_epoch
-        p.replicas = list(replicas)
-        p.isr = list(isr)
-        p.follower_end_offsets = {}
+        p, _new = self._open(topic, index)
+        plog = p.log
+        if p.leader_id != self.node_id or p.leader_epoch != leader_epoch:
+            if self.fetchers is not None:
+                self.fetchers.remove_partition(topic, index)
+            p.leader_id = self.node_id
+            p.leader_epoch = leader_epoch
+            p.replicas = list(replicas)
+            p.isr = list(isr)
+            p.pending_isr = None
+            if partition_epoch is not None:
+                p.partition_epoch = partition_epoch
+            plog.leader_epoch_cache.maybe_assign(leader_epoch, plog.log_end_offset)
+            p.leader_epoch_start_offset = plog.log_end_offset
+            p.reset_followers(self.now_ms())
+            log.info("%s-%d: leader at epoch %d, ISR %s", topic, index, leader_epoch, p.isr)
+        elif partition_epoch is None or partition_epoch >= p.partition_epoch:
+            p.replicas = list(replicas)
+            p.isr = list(isr)
+            if partition_epoch is not None:
+                if partition_epoch > p.partition_epoch:
+                    p.pending_isr = None  # the controller decided (our change or another)
+                p.partition_epoch = partition_epoch
+            now = self.now_ms()
+            for r in p.replicas:
+                if r != self.node_id and r not in p.followers:
+                    p.followers[r] = FollowerState(last_caught_up_ms=now)
+        p.maybe_advance_high_watermark(notify_data=False)
+        if self.produce_purgatory:
+            key = (topic, index)
+            if self.produce_purgatory.has_watchers(key):
+                self.produce_purgatory.check(key, plog.high_watermark, self._acks_error(p))
         return p
 
-    def make_follower(self, topic: str, index: int, *, leader_id: int, leader_epoch: int) -> Partition:
-        """Follow ``leader_id`` for a partition: waiting acks=all produces on it fail with
-        NOT_LEADER_OR_FOLLOWER; later appends come through :meth:`append_as_follower`."""
-        p = self.host(topic, index)
+    def make_follower(
+        self,
+        topic: str,
+        index: int,
+        *,
+        leader_id: int,
+        leader_epoch: int,
+        replicas: list[int] | None = None,
+        isr: list[int] | None = None,
+        partition_epoch: int | None = None,
+    ) -> Partition:
+        """Follow ``leader_id`` (-1: no leader now) for a partition: waiting acks=all produces on
+        it fail with NOT_LEADER_OR_FOLLOWER; later appends come through
+        :meth:`append_as_follower`. A new leader or epoch hands the partition to the fetchers,
+        which start from the log end offset (and truncate where the leader's log diverges)."""
+        p, new = self._open(topic, index)
+        changed = new or p.leader_id != leader_id or p.leader_epoch != leader_epoch
         p.leader_id = leader_id
         p.leader_epoch = leader_epoch
-        p.follower_end_offsets = {}
+        if replicas is not None:
+            p.replicas = list(replicas)
+        if isr is not None:
+            p.isr = list(isr)
+        if partition_epoch is not None:
+            p.partition_epoch = partition_epoch
+        p.followers = {}
+        p.pending_isr = None
         self.produce_purgatory.fail((topic, index), NotLeaderOrFollowerError.code)
         self.purgatory.notify(topic, index)
+        if changed and self.fetchers is not None:
+            if leader_id >= 0 and leader_id != self.node_id:
+                self.fetchers.add_partition(p)
+            else:
+                self.fetchers.remove_partition(topic, index)
+            log.info("%s-%d: follower of %d at epoch %d", topic, index, leader_id, leader_epoch)
         return p
 
     def _on_new_data(self, p: Partition) -> None:
@@ -236,6 +343,8 @@ class ReplicaManager:
         return list(self._partitions.values())
 
     def stop_hosting(self, topic: str, index: int, delete: bool) -> None:
+        if self.fetchers is not None:
+            self.fetchers.remove_partition(topic, index)
         p = self._partitions.pop((topic, index), None)
         if p is not None and delete:
             self.log_manager.delete_partition(topic, index)
@@ -386,6 +495,115 @@ class ReplicaManager:
         p = self._hosted(topic, partition)
         return p.log.update_high_watermark(leader_high_watermark)
 
+    # ------------------------------------------------------------------ follower side (fetchers)
+    def _followed(self, topic: str, partition: int) -> Partition:
+        p = self._hosted(topic, partition)
+        if p.leader_id == self.node_id:
+            raise NotLeaderOrFollowerError(f"broker {self.node_id} leads {topic}-{partition}: it does not follow")
+        return p
+
+    def follower_log_state(self, topic: str, partition: int) -> tuple[int, int, int]:
+        """A followed partition's (log end offset, epoch of its last batch or -1, high watermark)."""
+        plog = self._followed(topic, partition).log
+        return plog.log_end_offset, plog.leader_epoch_cache.latest_epoch, plog.high_watermark
+
+    def follower_end_offset_for_epoch(self, topic: str, partition: int, epoch: int) -> tuple[int, int]:
+        """The local ``(epoch, end offset)`` answer of a followed partition for ``epoch``
+        (largest local epoch <= it, where it ends; (-1, -1) if unknown)."""
+        return self._followed(topic, partition).log.end_offset_for_epoch(epoch)
+
+    def truncate_follower(self, topic: str, partition: int, offset: int) -> int:
+        """Remove everything at and above ``offset`` from a followed partition (its log diverged
+        from the leader's); returns the new log end offset."""
+        p = self._followed(topic, partition)
+        if offset < p.log.log_end_offset:
+            log.info("%s-%d: truncating from %d to %d", topic, partition, p.log.log_end_offset, offset)
+            p.log.truncate_to(offset)
+        return p.log.log_end_offset
+
+    def restart_follower_at(self, topic: str, partition: int, offset: int) -> None:
+        """Empty a followed partition's log and restart it at ``offset`` (the leader's log starts
+        after everything this replica holds)."""
+        p = self._followed(topic, partition)
+        log.info("%s-%d: log restarts at the leader's log start offset %d", topic, partition, offset)
+        p.log.truncate_fully_and_start_at(offset)
+
+    def update_follower_log_start(self, topic: str, partition: int, leader_log_start_offset: int) -> None:
+        """Follow the leader's log start offset (retention, DeleteRecords) up to the local high
+        watermark."""
+        plog = self._followed(topic, partition).log
+        target = min(leader_log_start_offset, plog.high_watermark)
+        if target > plog.log_start_offset:
+            plog.delete_records_before(target)
+
+    # ------------------------------------------------------------------ ISR (leader side)
+    def maybe_expand_isr(self, p: Partition, replica_id: int) -> None:
+        """After a fetch of follower ``replica_id``: propose adding it to the ISR of ``p`` if it
+        has caught up (one proposal in flight per partition, as in Kafka)."""
+        if self.isr_change_sender is None or p.pending_isr is not None or p.leader_id != self.node_id:
+            return
+        if p.isr_retry_after_ms and self.now_ms() < p.isr_retry_after_ms:
+            return
+        joining = [r for r in p.in_sync_candidates(self.broker_live) if r == replica_id]
+        if joining:
+            new_isr = p.isr + joining
+            p.pending_isr = new_isr
+            log.info("%s-%d: proposing ISR expansion %s -> %s", p.topic, p.index, p.isr, new_isr)
+            self.isr_change_sender(p, new_isr)
+
+    def maybe_shrink_isr(self, max_lag_ms: int) -> int:
+        """Propose removing from each led partition's ISR the followers that were not caught up
+        within ``max_lag_ms`` (``replica.lag.time.max.ms``); returns how many proposals went."""
+        if self.isr_change_sender is None:
+            return 0
+        now = self.now_ms()
+        sent = 0
+        node = self.node_id
+        for p in list(self._partitions.values()):
+            if p.leader_id != node or p.pending_isr is not None or len(p.isr) <= 1 or now < p.isr_retry_after_ms:
+                continue
+            lagging = p.out_of_sync_replicas(now, max_lag_ms)
+            if lagging:
+                new_isr = [r for r in p.isr if r not in lagging]
+                p.pending_isr = new_isr
+                log.info("%s-%d: proposing ISR shrink %s -> %s (lagging %s)", p.topic, p.index, p.isr, new_isr, lagging)
+                self.isr_change_sender(p, new_isr)
+                sent += 1
+        return sent
+
+    def apply_isr_change(
+        self,
+        topic: str,
+        partition: int,
+        *,
+        error_code: int,
+        leader_epoch: int = -1,
+        isr: list[int] | None = None,
+        partition_epoch: int = -1,
+    ) -> None:
+        """The controller's answer to this leader's AlterPartition: on success (same leader
+        epoch, a newer partition epoch) the committed ISR becomes ``isr``; in every case the
+        proposal is no longer in flight, so a later check may propose again. A shrink may let
+        the high watermark advance (and waiting acks=all produces complete). After an error no
+        new proposal goes for ``ISR_RETRY_BACKOFF_MS``."""
+        p = self._partitions.get((topic, partition))
+        if p is None or p.leader_id != self.node_id:
+            return
+        p.pending_isr = None
+        if error_code:
+            log.info("%s-%d: AlterPartition refused with error %d", topic, partition, error_code)
+            p.isr_retry_after_ms = self.now_ms() + ISR_RETRY_BACKOFF_MS
+            return
+        if leader_epoch != p.leader_epoch or partition_epoch <= p.partition_epoch or isr is None:
+            return  # stale: the metadata has moved on already
+        p.isr = list(isr)
+        p.partition_epoch = partition_epoch
+        p.maybe_advance_high_watermark(notify_data=False)
+        if self.produce_purgatory:
+            key = (topic, partition)
+            if self.produce_purgatory.has_watchers(key):
+                self.produce_purgatory.check(key, p.log.high_watermark, self._acks_error(p))
+
     # ------------------------------------------------------------------ acks=all
     def _acks_error(self, p: Partition) -> int:
         """Error code for an acks=all write that the high watermark has passed."""
@@ -427,6 +645,8 @@ class ReplicaManager:
         isolation_level: int = READ_UNCOMMITTED,
         min_one_batch: bool = True,
         current_leader_epoch: int = -1,
+        last_fetched_epoch: int = -1,
+        replica_epoch: int = -1,
     ) -> LogReadResult:
         """Read whole batches of a partition this broker leads, for a consumer or a follower.
 
@@ -438,6 +658,11 @@ class ReplicaManager:
         watermark. ``max_bytes`` <= 0 without ``min_one_batch`` reads nothing (offsets only).
         Partition-level errors (unknown partition, not leader, KIP-320 epoch fencing) raise; a
         read error (OFFSET_OUT_OF_RANGE) comes back in ``error`` with the offsets filled in.
+
+        A follower's ``last_fetched_epoch`` (Fetch v12+, the epoch of its last batch) is checked
+        against the leader-epoch cache first: if this leader's log has that epoch ending before
+        ``fetch_offset``, or does not know it, the answer is ``diverging_epoch`` = (largest epoch
+        <= it, where that epoch ends here) and nothing is read or recorded.
         """
         p = self.partition(topic, partition)
         _check_leader_epoch(current_leader_epoch, p.leader_epoch)
@@ -446,6 +671,19 @@ class ReplicaManager:
         if follower and (replica_id not in p.replicas or replica_id == p.leader_id):
             raise NotLeaderOrFollowerError(f"broker {replica_id} is not a follower of {topic}-{partition}")
         read_committed = isolation_level == READ_COMMITTED and not follower
+        if follower and last_fetched_epoch >= 0:
+            epoch, end = plog.end_offset_for_epoch(last_fetched_epoch)
+            if epoch < last_fetched_epoch or end < fetch_offset:
+                return LogReadResult(
+                    None,
+                    plog.high_watermark,
+                    plog.last_stable_offset,
+                    plog.log_start_offset,
+                    plog.log_end_offset,
+                    None,
+                    None,
+                    (epoch, end),
+                )
         if follower:
             max_offset = plog.log_end_offset
         else:
@@ -464,7 +702,9 @@ class ReplicaManager:
             if follower:
                 # Only a valid fetch offset proves what the follower holds (Kafka updates the
                 # follower's state after a successful read); the HW in the answer includes it.
-                p.update_follower_fetch_state(replica_id, fetch_offset)
+                p.update_follower_fetch_state(replica_id, fetch_offset, self.now_ms(), replica_epoch)
+                if self.isr_change_sender is not None and p.pending_isr is None:
+                    self.maybe_expand_isr(p, replica_id)
         lso = plog.last_stable_offset
         if records is not None and read_committed:
             aborted = plog.aborted_transactions(fetch_offset, lso)

@@ -3,8 +3,11 @@
 * Readers see data up to the high watermark (read_uncommitted) or the last stable offset
   (read_committed); a batch that starts below the limit is sent whole. read_committed readers
   also get the aborted transactions overlapping what they read, so they can drop those records.
-  A follower replica (``replica_id`` >= 0) reads up to the log end offset; its fetch offset tells
-  the leader how far it has replicated. Reads go through the replica manager (``read``).
+  A follower replica (``replica_id`` >= 0, or v15+ ``replica_state``) reads up to the log end
+  offset; its fetch offset tells the leader how far it has replicated (and may advance the high
+  watermark and the ISR). Its ``last_fetched_epoch`` (v12+) is checked against the leader's epochs:
+  where its log diverges the answer carries ``diverging_epoch`` and no records (KIP-320), and the
+  fetch is answered at once. Reads go through the replica manager (``read``).
 * ``max_bytes`` bounds the response and ``partition_max_bytes`` each partition, except that the
   first batch of the first partition with data is always sent whole (KIP-74) so that consumers
   make progress past a batch larger than their limits.
@@ -48,10 +51,18 @@ def _replica_id(req: dict[str, Any]) -> int:
     return int(req.get("replica_id", -1))
 
 
+def _replica_epoch(req: dict[str, Any]) -> int:
+    """The fetching replica's broker epoch (v15+ ``replica_state``), -1 when not sent."""
+    state = req.get("replica_state")
+    return int(state.get("replica_epoch", -1)) if state else -1
+
+
 def _read_all(ctx: RequestContext, req: dict[str, Any], topics: list[Any]) -> tuple[list[dict[str, Any]], int, bool]:
-    """One pass over every requested partition: (responses, bytes read, any error)."""
+    """One pass over every requested partition: (responses, bytes read, any error or diverging
+    epoch, either of which answers at once)."""
     rm = ctx.replica_manager
     replica_id = _replica_id(req)
+    replica_epoch = _replica_epoch(req)
     isolation_level = req.get("isolation_level", 0)
     # A follower reads up to the log end offset and never gets aborted transactions.
     read_committed = isolation_level == READ_COMMITTED and replica_id < 0
@@ -91,12 +102,18 @@ def _read_all(ctx: RequestContext, req: dict[str, Any], topics: list[Any]) -> tu
                     isolation_level=isolation_level,
                     min_one_batch=first_data,
                     current_leader_epoch=fp.get("current_leader_epoch", -1),
+                    last_fetched_epoch=fp.get("last_fetched_epoch", -1) if replica_id >= 0 else -1,
+                    replica_epoch=replica_epoch,
                 )
                 entry["high_watermark"] = r.high_watermark
                 entry["last_stable_offset"] = r.last_stable_offset
                 entry["log_start_offset"] = r.log_start_offset
                 if r.error is not None:
                     raise r.error
+                if r.diverging_epoch is not None:
+                    epoch, end_offset = r.diverging_epoch
+                    entry["diverging_epoch"] = {"epoch": epoch, "end_offset": end_offset}
+                    any_error = True
                 data = r.records
                 if data is not None:
                     first_data = False

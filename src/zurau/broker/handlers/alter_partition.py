@@ -1,0 +1,28 @@
+"""AlterPartition (KIP-497, KIP-903): a partition leader asks the controller to change the ISR.
+
+Decided by the active controller (which checks the leader and partition epochs and the
+eligibility of each new member, then commits a PartitionChangeRecord); any other node forwards it
+there, and a request that came in on a controller listener is never forwarded again. A node
+without a controller that decides ISR changes (a single node, whose ISR is itself) answers
+NOT_CONTROLLER.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from zurau.broker.request_context import RequestContext
+from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.errors import NotControllerError
+
+API_KEY = ApiKey.ALTER_PARTITION
+
+
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    alter: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]] | None = getattr(
+        ctx.controller, "alter_partition", None
+    )
+    if alter is None:
+        return {"throttle_time_ms": 0, "error_code": NotControllerError.code, "topics": []}
+    return await alter(req)

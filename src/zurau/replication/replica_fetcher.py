@@ -1,0 +1,413 @@
+"""A follower's replica fetcher (Kafka's ``ReplicaFetcherThread``): one asyncio task that copies
+the partitions this broker follows from one leader broker.
+
+Each round sends one Fetch for every partition that is ready, as a replica: the replica id and
+broker epoch (``ReplicaState``, v15+; the ``replica_id`` field before), and per partition the
+current leader epoch (so a leader of another epoch fences the request), the fetch offset (the
+local log end offset) and the epoch of the last local batch (v12+, so the leader can say where the
+logs diverge). The leader holds the request up to ``replica.fetch.wait.max.ms`` until it has
+``replica.fetch.min.bytes``; each partition gets up to ``replica.fetch.max.bytes`` and the whole
+answer up to ``replica.fetch.response.max.bytes``.
+
+Per partition, the answer is acted on as Kafka's follower does:
+
+* data: appended with the leader's offsets and epochs (``append_as_follower``); then the local
+  high watermark follows the leader's (capped at the local log end) and the log start offset
+  follows the leader's (capped at the local high watermark);
+* a diverging epoch (KIP-320): the local log is truncated where it stops agreeing with the leader
+  (:func:`truncation_offset`), and the next fetch checks again from there;
+* OFFSET_OUT_OF_RANGE: if the leader's log now starts after the local log end (retention,
+  DeleteRecords), the local log restarts empty at the leader's log start offset; otherwise the
+  local log is ahead of the leader's and the partition goes through an OffsetForLeaderEpoch round
+  to find where to truncate;
+* FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (this broker's or the leader's metadata is behind),
+  NOT_LEADER_OR_FOLLOWER and other errors: the partition waits ``replica.fetch.backoff.ms``; the
+  metadata publisher re-adds it with the new leader and epoch when the image changes.
+
+A partition whose local log has batches but no leader-epoch information (or a leader too old for
+Fetch v12) first goes through the OffsetForLeaderEpoch round (the pre-KIP-320 way). A failed
+connection backs every partition off and is opened again on the next round.
+
+Invariants: only this task writes to the logs of its partitions (one loop, so no other write
+interleaves with the handling of an answer); a partition removed or re-added (new epoch) while a
+request was in flight ignores that request's answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.errors import KafkaError, OffsetOutOfRangeError
+
+log = logging.getLogger("zurau.replication")
+
+TopicPartitionKey = tuple[str, int]
+
+
+class LeaderConnection(Protocol):
+    """What the fetcher needs of a connection to the leader (``zurau.client.connection``)."""
+
+    def version(self, api_key: int, max_version: int | None = None, min_version: int = 0) -> int: ...
+
+    async def request(
+        self,
+        api_key: int,
+        body: dict[str, Any],
+        *,
+        version: int | None = None,
+        max_version: int | None = None,
+        timeout: float | None = None,
+        expect_response: bool = True,
+    ) -> dict[str, Any]: ...
+
+    async def close(self) -> None: ...
+
+
+class FollowerLogs(Protocol):
+    """The replica manager's follower side, as the fetcher uses it."""
+
+    def follower_log_state(self, topic: str, partition: int) -> tuple[int, int, int]: ...
+
+    def follower_end_offset_for_epoch(self, topic: str, partition: int, epoch: int) -> tuple[int, int]: ...
+
+    def truncate_follower(self, topic: str, partition: int, offset: int) -> int: ...
+
+    def restart_follower_at(self, topic: str, partition: int, offset: int) -> None: ...
+
+    def append_as_follower(self, topic: str, partition: int, records: bytes | bytearray | memoryview) -> Any: ...
+
+    def update_follower_high_watermark(self, topic: str, partition: int, leader_high_watermark: int) -> int: ...
+
+    def update_follower_log_start(self, topic: str, partition: int, leader_log_start_offset: int) -> None: ...
+
+
+Connect = Callable[[int], Awaitable[LeaderConnection]]
+
+
+@dataclass(frozen=True, slots=True)
+class FetcherConfig:
+    """Kafka's ``replica.fetch.*`` settings."""
+
+    max_bytes: int = 1_048_576  # replica.fetch.max.bytes (per partition)
+    response_max_bytes: int = 10_485_760  # replica.fetch.response.max.bytes
+    wait_max_ms: int = 500  # replica.fetch.wait.max.ms
+    min_bytes: int = 1  # replica.fetch.min.bytes
+    backoff_ms: int = 1000  # replica.fetch.backoff.ms
+    socket_timeout_ms: int = 30_000  # replica.socket.timeout.ms
+
+
+@dataclass(slots=True)
+class PartitionFetchState:
+    """One followed partition in a fetcher: the leader epoch it follows, whether it needs an
+    OffsetForLeaderEpoch round before fetching, and until when it backs off (loop time)."""
+
+    topic: str
+    partition: int
+    topic_id: uuid.UUID
+    leader_epoch: int
+    truncating: bool = False
+    delayed_until: float = 0.0
+    generation: int = field(default=0)  # bumped whenever the partition is (re-)added
+
+    @property
+    def key(self) -> TopicPartitionKey:
+        return self.topic, self.partition
+
+
+def truncation_offset(
+    logs: FollowerLogs, topic: str, partition: int, leader_epoch: int, leader_end_offset: int
+) -> tuple[int, bool]:
+    """Where a follower truncates, given the leader's ``(epoch, end offset)`` for the follower's
+    last epoch (a diverging epoch or an OffsetForLeaderEpoch answer), and whether that settles it
+    (Kafka's ``getOffsetTruncationState``):
+
+    * the leader knows no such epoch (end offset -1): the local high watermark;
+    * no epoch (-1) but an end offset: the smaller of it and the local log end;
+    * the follower knows no epoch <= the leader's: the smaller of the leader's end and the local end;
+    * the follower's largest epoch <= the leader's is an older one: the end of that epoch locally,
+      and not settled (the next round asks about the follower's new last epoch);
+    * the same epoch on both sides: the smallest of both ends and the local log end.
+    """
+    leo, _epoch, hw = logs.follower_log_state(topic, partition)
+    if leader_end_offset < 0:
+        return min(hw, leo), True
+    if leader_epoch < 0:
+        return min(leader_end_offset, leo), True
+    local_epoch, local_end = logs.follower_end_offset_for_epoch(topic, partition, leader_epoch)
+    if local_end < 0:
+        return min(leader_end_offset, leo), True
+    if local_epoch != leader_epoch:
+        return min(local_end, leo), False
+    return min(leader_end_offset, local_end, leo), True
+
+
+class ReplicaFetcher:
+    """See the module docstring. Started with :meth:`start`, stopped with :meth:`close`."""
+
+    def __init__(
+        self,
+        *,
+        node_id: int,
+        source_id: int,
+        fetcher_id: int,
+        logs: FollowerLogs,
+        connect: Connect,
+        broker_epoch: Callable[[], int],
+        config: FetcherConfig,
+    ) -> None:
+        self.node_id = node_id
+        self.source_id = source_id
+        self.fetcher_id = fetcher_id
+        self.logs = logs
+        self._connect = connect
+        self._broker_epoch = broker_epoch
+        self.config = config
+        self.partitions: dict[TopicPartitionKey, PartitionFetchState] = {}
+        self._waiter: asyncio.Future[None] | None = None
+        self._stopping = False
+        self._task: asyncio.Task[None] | None = None
+        self._conn: LeaderConnection | None = None
+        self._generation = 0
+        self.rounds = 0  # fetch requests answered (for tests and logs)
+
+    def __repr__(self) -> str:
+        return f"ReplicaFetcher(node {self.node_id} <- {self.source_id}, #{self.fetcher_id}, {len(self.partitions)} partitions)"
+
+    # ------------------------------------------------------------------ membership
+    def add_partition(self, topic: str, partition: int, topic_id: uuid.UUID, leader_epoch: int) -> None:
+        """Follow ``topic-partition`` at ``leader_epoch`` (replacing an earlier state of it)."""
+        leo, epoch, _hw = self.logs.follower_log_state(topic, partition)
+        self._generation += 1
+        self.partitions[(topic, partition)] = PartitionFetchState(
+            topic,
+            partition,
+            topic_id,
+            leader_epoch,
+            truncating=leo > 0 and epoch < 0,
+            generation=self._generation,
+        )
+        self._wake()
+
+    def remove_partition(self, topic: str, partition: int) -> bool:
+        """Stop following ``topic-partition``; True if this fetcher had it."""
+        return self.partitions.pop((topic, partition), None) is not None
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(
+            self._run(), name=f"zurau-replica-fetcher-{self.node_id}-{self.source_id}-{self.fetcher_id}"
+        )
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def _sleep(self, timeout: float | None) -> None:
+        """Until :meth:`_wake` or ``timeout`` seconds. (Not ``asyncio.wait_for``: before Python
+        3.12 it can swallow a cancellation that coincides with the wake-up, and the task would
+        then never stop.)"""
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        timer = loop.call_later(timeout, self._wake) if timeout is not None else None
+        try:
+            await waiter
+        finally:
+            if timer is not None:
+                timer.cancel()
+            self._waiter = None
+
+    async def close(self) -> None:
+        self._stopping = True
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        await self._drop_connection()
+
+    async def _drop_connection(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                await conn.close()
+
+    def _backoff(self, states: list[PartitionFetchState]) -> None:
+        until = asyncio.get_running_loop().time() + self.config.backoff_ms / 1000
+        for s in states:
+            s.delayed_until = until
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while not self._stopping:
+            now = loop.time()
+            ready = [s for s in self.partitions.values() if s.delayed_until <= now]
+            if not ready:
+                delays = [s.delayed_until for s in self.partitions.values()]
+                await self._sleep(max(min(delays) - now, 0.001) if delays else None)
+                continue
+            try:
+                await self.run_once(ready)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                log.info(
+                    "broker %d: fetching from broker %d failed (%s); retrying in %d ms",
+                    self.node_id,
+                    self.source_id,
+                    e,
+                    self.config.backoff_ms,
+                )
+                await self._drop_connection()
+                self._backoff(ready)
+
+    async def run_once(self, ready: list[PartitionFetchState]) -> None:
+        """One round for ``ready``: an OffsetForLeaderEpoch round for those that need one, then
+        one Fetch for the rest. Connection and protocol failures raise."""
+        if self._conn is None:
+            self._conn = await self._connect(self.source_id)
+        conn = self._conn
+        if conn.version(ApiKey.FETCH) < 12:
+            for s in ready:
+                leo, _epoch, _hw = self.logs.follower_log_state(s.topic, s.partition)
+                s.truncating = s.truncating or leo > 0  # no diverging epochs: ask explicitly
+        truncating = [s for s in ready if s.truncating]
+        if truncating:
+            await self._truncate_by_epochs(conn, truncating)
+        fetching = [s for s in ready if not s.truncating and self.partitions.get(s.key) is s]
+        if fetching:
+            await self._fetch(conn, fetching)
+
+    # ------------------------------------------------------------------ OffsetForLeaderEpoch
+    async def _truncate_by_epochs(self, conn: LeaderConnection, states: list[PartitionFetchState]) -> None:
+        asking: dict[TopicPartitionKey, PartitionFetchState] = {}
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for s in states:
+            _leo, epoch, hw = self.logs.follower_log_state(s.topic, s.partition)
+            if epoch < 0:  # no epoch information: keep only what is known committed
+                self.logs.truncate_follower(s.topic, s.partition, hw)
+                s.truncating = False
+                continue
+            asking[s.key] = s
+            by_topic.setdefault(s.topic, []).append(
+                {"partition": s.partition, "current_leader_epoch": s.leader_epoch, "leader_epoch": epoch}
+            )
+        if not by_topic:
+            return
+        body = {
+            "replica_id": self.node_id,
+            "topics": [{"topic": t, "partitions": parts} for t, parts in by_topic.items()],
+        }
+        resp = await conn.request(ApiKey.OFFSET_FOR_LEADER_EPOCH, body)
+        for t in resp["topics"]:
+            for pd in t["partitions"]:
+                asked = asking.get((t["topic"], pd["partition"]))
+                if asked is None or self.partitions.get(asked.key) is not asked:
+                    continue
+                if pd["error_code"]:
+                    log.info(
+                        "%s-%d: OffsetForLeaderEpoch from broker %d failed with error %d",
+                        asked.topic, asked.partition, self.source_id, pd["error_code"],
+                    )
+                    self._backoff([asked])
+                    continue
+                offset, done = truncation_offset(
+                    self.logs, asked.topic, asked.partition, pd["leader_epoch"], pd["end_offset"]
+                )
+                self.logs.truncate_follower(asked.topic, asked.partition, offset)
+                asked.truncating = not done
+
+    # ------------------------------------------------------------------ Fetch
+    def fetch_request(self, states: list[PartitionFetchState], version: int) -> dict[str, Any]:
+        """The Fetch body for ``states`` at ``version`` (topics by id from v13)."""
+        cfg = self.config
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        topic_ids: dict[str, uuid.UUID] = {}
+        for s in states:
+            leo, epoch, _hw = self.logs.follower_log_state(s.topic, s.partition)
+            topic_ids[s.topic] = s.topic_id
+            by_topic.setdefault(s.topic, []).append(
+                {
+                    "partition": s.partition,
+                    "current_leader_epoch": s.leader_epoch,
+                    "fetch_offset": leo,
+                    "last_fetched_epoch": epoch,
+                    "log_start_offset": -1,
+                    "partition_max_bytes": cfg.max_bytes,
+                }
+            )
+        return {
+            "replica_id": self.node_id,
+            "replica_state": {"replica_id": self.node_id, "replica_epoch": self._broker_epoch()},
+            "max_wait_ms": cfg.wait_max_ms,
+            "min_bytes": cfg.min_bytes,
+            "max_bytes": cfg.response_max_bytes,
+            "isolation_level": 0,
+            "session_id": 0,
+            "session_epoch": -1,
+            "topics": [
+                {"topic": t, "topic_id": topic_ids[t], "partitions": parts} for t, parts in by_topic.items()
+            ],
+            "forgotten_topics_data": [],
+            "rack_id": "",
+        }
+
+    async def _fetch(self, conn: LeaderConnection, states: list[PartitionFetchState]) -> None:
+        version = conn.version(ApiKey.FETCH)
+        body = self.fetch_request(states, version)
+        sent = {s.key: s for s in states}
+        by_id = {s.topic_id: s.topic for s in states}
+        timeout = (self.config.socket_timeout_ms + self.config.wait_max_ms) / 1000
+        resp = await conn.request(ApiKey.FETCH, body, version=version, timeout=timeout)
+        self.rounds += 1
+        if resp.get("error_code"):
+            log.info("broker %d: Fetch from broker %d failed with error %d", self.node_id, self.source_id, resp["error_code"])
+            self._backoff(states)
+            return
+        for t in resp["responses"]:
+            topic = t.get("topic") or by_id.get(t.get("topic_id"))
+            if topic is None:
+                continue
+            for pd in t["partitions"]:
+                s = sent.get((topic, pd["partition_index"]))
+                if s is None or self.partitions.get(s.key) is not s:
+                    continue  # removed, or re-added at another epoch, while the fetch was out
+                try:
+                    self._handle_partition(s, pd)
+                except KafkaError as e:
+                    log.warning("%s-%d: cannot apply data fetched from broker %d: %s", s.topic, s.partition, self.source_id, e)
+                    self._backoff([s])
+
+    def _handle_partition(self, s: PartitionFetchState, pd: dict[str, Any]) -> None:
+        logs = self.logs
+        code = pd["error_code"]
+        if code == 0:
+            div = pd.get("diverging_epoch")
+            if div and (div.get("epoch", -1) >= 0 or div.get("end_offset", -1) >= 0):
+                offset, _done = truncation_offset(logs, s.topic, s.partition, div["epoch"], div["end_offset"])
+                logs.truncate_follower(s.topic, s.partition, offset)
+                return
+            records = pd.get("records")
+            if records is not None and len(records):
+                logs.append_as_follower(s.topic, s.partition, records)
+            logs.update_follower_high_watermark(s.topic, s.partition, pd["high_watermark"])
+            if pd.get("log_start_offset", -1) >= 0:
+                logs.update_follower_log_start(s.topic, s.partition, pd["log_start_offset"])
+            return
+        if code == OffsetOutOfRangeError.code:
+            leo, _epoch, _hw = logs.follower_log_state(s.topic, s.partition)
+            leader_start = pd.get("log_start_offset", -1)
+            if 0 <= leo < leader_start:
+                logs.restart_follower_at(s.topic, s.partition, leader_start)
+            else:
+                s.truncating = True  # ahead of the leader: find the divergence explicitly
+            return
+        log.debug("%s-%d: Fetch from broker %d: error %d", s.topic, s.partition, self.source_id, code)
+        self._backoff([s])
