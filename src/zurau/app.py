@@ -32,6 +32,7 @@ from zurau.broker.request_context import BrokerServices
 from zurau.broker.server import BrokerServer
 from zurau.clock import Clock, SystemClock
 from zurau.config import BrokerConfig, resolve_topic_config
+from zurau.coordinator.marker_channel import TxnMarkerChannel
 from zurau.coordinator.partition_writer import ReplicaManagerPartitionWriter
 from zurau.coordinator.runtime import GroupCoordinatorRuntime
 from zurau.coordinator.transaction_runtime import TransactionRuntime
@@ -58,6 +59,7 @@ from zurau.replication.alter_partition_manager import AlterPartitionManager, isr
 from zurau.replication.replica_fetcher import FetcherConfig
 from zurau.replication.replica_fetcher_manager import ReplicaFetcherManager
 from zurau.replication.replica_manager import ReplicaManager
+from zurau.replication.replica_selector import selector_for
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_manager import LogManager
 
@@ -123,6 +125,7 @@ class Broker:
         # Replication (cluster mode): follower fetchers and the leader's ISR proposals.
         self.fetchers: ReplicaFetcherManager | None = None
         self.alter_partitions: AlterPartitionManager | None = None
+        self.marker_channel: TxnMarkerChannel | None = None
 
     # ------------------------------------------------------------------ views
     @property
@@ -225,6 +228,12 @@ class Broker:
         )
         if cfg.get("transaction.partition.verification.enable"):
             self.replica_manager.txn_verifier = self.txn_coordinator.verify
+
+        def live_brokers() -> int:  # internal topics get at most one replica per live broker
+            return len(image().live_brokers()) or 1
+
+        self.group_coordinator.live_brokers = live_brokers
+        self.txn_coordinator.live_brokers = live_brokers
 
     def _services(self, quorum: Any = None, controller_id: Callable[[], int] = lambda: -1) -> BrokerServices:
         return BrokerServices(
@@ -363,6 +372,26 @@ class Broker:
         rm.broker_live = live
         rm.isr_change_sender = self.alter_partitions.submit
 
+        def rack(broker_id: int) -> str | None:
+            reg = image().brokers.get(broker_id)
+            return None if reg is None else reg.rack
+
+        # Fetch from follower (KIP-392): consumers may be sent to a replica in their rack.
+        rm.replica_selector = selector_for(cfg.get("replica.selector.class"))
+        rm.broker_rack = rack
+
+        def leader_of(topic: str, index: int) -> int:
+            t = image().get(topic)
+            p = t.partitions.get(index) if t is not None else None
+            return -1 if p is None else p.leader
+
+        # Transaction markers for partitions led elsewhere go to their leaders (WriteTxnMarkers).
+        self.marker_channel = TxnMarkerChannel(
+            self.node_id, leader_of, lambda b: image().endpoint(b, listener), cfg.get("request.timeout.ms")
+        )
+        self.txn_coordinator.marker_channel = self.marker_channel
+        self.txn_coordinator.verify_unknown_producers = True
+
     def _on_fatal(self, error: BaseException) -> None:
         """The metadata log cannot be written: this node must stop (``failed`` is set)."""
         self.fatal_error = error
@@ -413,6 +442,9 @@ class Broker:
         if self.alter_partitions is not None:
             await self.alter_partitions.close()
             self.alter_partitions = None
+        if self.marker_channel is not None:
+            await self.marker_channel.close()
+            self.marker_channel = None
         if self.lifecycle is not None:
             await self.lifecycle.close()
             self.lifecycle = None

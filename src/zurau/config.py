@@ -20,9 +20,9 @@ Main pieces
 Zurau defaults that differ from Kafka's (each :class:`ConfigDef` records Kafka's value in
 ``kafka_default``): ``listeners`` (``PLAINTEXT://127.0.0.1:9092``: a single local dev node),
 ``log.dir`` (``./data``), ``node.id`` (1), ``process.roles`` (``broker,controller``),
-``offsets.topic.replication.factor``, ``transaction.state.log.replication.factor`` and
-``transaction.state.log.min.isr`` (all 1, as in Kafka's shipped single-node ``server.properties``,
-so that internal topics can be created on one node).
+and ``transaction.state.log.min.isr`` (1, as in Kafka's shipped single-node ``server.properties``).
+The internal topics' replication factors keep Kafka's default 3; a topic created while fewer
+brokers are live gets as many replicas as there are live brokers (with a warning).
 """
 
 from __future__ import annotations
@@ -773,7 +773,12 @@ BROKER_CONFIGS: dict[str, ConfigDef] = _table([
     ConfigDef("initial.broker.registration.timeout.ms", _I, 60_000, None, _M,
               "How long a starting broker waits to register before giving up."),
     ConfigDef("broker.rack", _S, None, None, _M,
-              "Rack of this broker, for rack-aware replica placement."),
+              "Rack of this broker, for rack-aware replica placement and fetch from follower."),
+    ConfigDef("replica.selector.class", _S, None,
+              ValidString(("org.apache.kafka.common.replica.RackAwareReplicaSelector",
+                           "org.apache.kafka.common.replica.LeaderReplicaSelector")), _M,
+              "Replica selector for consumer fetches (KIP-392): RackAwareReplicaSelector reads "
+              "from a replica in the client.rack; unset: from leaders."),
     # --- sockets and listeners --------------------------------------------------------------
     ConfigDef("listeners", _LI, ("PLAINTEXT://127.0.0.1:9092",), NonEmptyList(), _H,
               "NAME://host:port addresses to listen on; empty host = all interfaces "
@@ -981,9 +986,9 @@ BROKER_CONFIGS: dict[str, ConfigDef] = _table([
               "Group protocols the coordinator accepts."),
     ConfigDef("offsets.topic.num.partitions", _I, 50, _at_least(1), _H,
               "Partitions of __consumer_offsets (do not change after deployment)."),
-    ConfigDef("offsets.topic.replication.factor", _SH, 1, _at_least(1), _H,
-              "Replication factor of __consumer_offsets (Zurau default 1 for a single node).",
-              kafka_default=3),
+    ConfigDef("offsets.topic.replication.factor", _SH, 3, _at_least(1), _H,
+              "Replication factor of __consumer_offsets (capped at the live brokers when it is "
+              "created, with a warning)."),
     ConfigDef("offsets.topic.segment.bytes", _I, 104_857_600, _at_least(1), _H,
               "Segment size of __consumer_offsets."),
     ConfigDef("offsets.topic.compression.codec", _I, 0, None, _H,
@@ -1028,9 +1033,9 @@ BROKER_CONFIGS: dict[str, ConfigDef] = _table([
     # --- transactions and producer state ----------------------------------------------------
     ConfigDef("transaction.state.log.num.partitions", _I, 50, _at_least(1), _H,
               "Partitions of __transaction_state (do not change after deployment)."),
-    ConfigDef("transaction.state.log.replication.factor", _SH, 1, _at_least(1), _H,
-              "Replication factor of __transaction_state (Zurau default 1 for a single node).",
-              kafka_default=3),
+    ConfigDef("transaction.state.log.replication.factor", _SH, 3, _at_least(1), _H,
+              "Replication factor of __transaction_state (capped at the live brokers when it is "
+              "created, with a warning)."),
     ConfigDef("transaction.state.log.min.isr", _I, 1, _at_least(1), _H,
               "min.insync.replicas of __transaction_state (Zurau default 1 for a single node).",
               kafka_default=2),

@@ -293,7 +293,15 @@ class EmbeddedCluster:
     :meth:`start_node` stop and restart one node (a clean stop; a process kill needs real
     processes, see ``zurau.testing``)."""
 
-    def __init__(self, nodes: int = 3, data_dir: str | Path | None = None, **configs: Any) -> None:
+    def __init__(
+        self,
+        nodes: int = 3,
+        data_dir: str | Path | None = None,
+        node_configs: Mapping[int, Mapping[str, Any]] | None = None,
+        **configs: Any,
+    ) -> None:
+        """``configs`` apply to every node; ``node_configs`` maps a node id to its own overrides
+        (e.g. ``{1: {"broker.rack": "a"}}``)."""
         from zurau.metadata.metadata_log import MetaProperties, format_dirs
         from zurau.metadata.topic_names import new_cluster_id
 
@@ -308,7 +316,7 @@ class EmbeddedCluster:
         try:
             for i, port in enumerate(ports, start=1):
                 node_dir = self.data_dir / f"node-{i}"
-                props = broker_props(node_dir, configs)
+                props = broker_props(node_dir, {**configs, **(node_configs or {}).get(i, {})})
                 props.update(
                     {
                         "process.roles": "broker,controller",

@@ -67,6 +67,7 @@ def test_create_list_describe_delete(zurau_broker: EmbeddedBroker) -> None:
             "replicas": [node],
             "isr": [node],
             "offline_replicas": [],
+            "reassignment": None,  # no reassignment in progress
             "log_start_offset": 0,
             "log_end_offset": 0,
             "error": None,

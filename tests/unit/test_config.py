@@ -170,8 +170,6 @@ def test_zurau_specific_defaults():
         "log.dir",
         "node.id",
         "process.roles",
-        "offsets.topic.replication.factor",
-        "transaction.state.log.replication.factor",
         "transaction.state.log.min.isr",
     }
     assert BROKER_CONFIGS["listeners"].kafka_default_value == ("PLAINTEXT://:9092",)

@@ -177,7 +177,11 @@ def build_cluster() -> Cluster:
         ]
     )
     c.run(lambda img: ctl.fence_brokers(img, [3]))
-    c.heartbeat(4, shut_down=True)  # controlled shutdown: fenced and in controlled shutdown
+    c.heartbeat(4, shut_down=True)  # controlled shutdown: leaderships move away...
+    for b in (1, 2):  # ...the other live brokers have seen that (no change to the image)...
+        hb = {"broker_id": b, "broker_epoch": c.image.brokers[b].epoch, "current_metadata_offset": c.image.offset}
+        assert ctl.broker_heartbeat(c.image, hb, c.next_offset).records == []
+    c.heartbeat(4, shut_down=True)  # ...so it may shut down: fenced and in controlled shutdown
     c.heartbeat(2, fence=True)
     deleted = c.run(lambda img: ctl.delete_topics(img, [("events", ZERO_UUID)], 6))
     assert deleted[0]["error_code"] == 0

@@ -236,16 +236,63 @@ def test_unclean_election_only_when_enabled() -> None:
     assert res.records[1:] == [PartitionChangeRecord(0, TID, isr=(2,), leader=2)]
 
 
-def test_controlled_shutdown_moves_leadership_in_the_same_batch() -> None:
+def _hb(broker: int, offset: int, **flags: bool) -> dict[str, Any]:
+    return {"broker_id": broker, "broker_epoch": 100 + broker, "current_metadata_offset": offset,
+            "want_shut_down": flags.get("shut_down", False), "want_fence": flags.get("fence", False)}
+
+
+def test_controlled_shutdown_moves_leadership_then_waits_for_the_other_brokers() -> None:
     c = _controller()
     image = _image(((1, 2, 3), (1, 2, 3), 1), ((2, 1), (2, 1), 2))
-    res = c.broker_heartbeat(
-        image, {"broker_id": 1, "broker_epoch": 101, "current_metadata_offset": 300, "want_shut_down": True}, 301
-    )
-    assert res.response["should_shut_down"]
+    for b in (2, 3, 4):  # the other live brokers have applied the image (offset 200)
+        image = image.apply(c.broker_heartbeat(image, _hb(b, 200), 201).records)
+    res = c.broker_heartbeat(image, _hb(1, 200, shut_down=True), 301)
+    # Controlled shutdown, not fenced yet: leadership moves and broker 1 leaves every ISR in the
+    # same batch (offsets 301-303)...
     assert res.records == [
-        BrokerRegistrationChangeRecord(1, 101, 1, 1),
+        BrokerRegistrationChangeRecord(1, 101, 0, 1),
         PartitionChangeRecord(0, TID, isr=(2, 3), leader=2),
         PartitionChangeRecord(1, TID, isr=(2,)),
     ]
+    assert not res.response["should_shut_down"] and not res.response["is_fenced"]
+    image = image.apply(res.records, last_offset=303)
+    assert image.brokers[1].in_controlled_shutdown and not image.brokers[1].fenced
+    # ...and the shutdown is granted only once every other live broker has applied offset 303.
+    assert not c.broker_heartbeat(image, _hb(1, 303, shut_down=True), 304).response["should_shut_down"]
+    for b, offset in ((2, 303), (3, 310), (4, 302)):
+        assert c.broker_heartbeat(image, _hb(b, offset), 304).records == []
+    waiting = c.broker_heartbeat(image, _hb(1, 303, shut_down=True), 304)
+    assert waiting.records == [] and not waiting.response["should_shut_down"], "broker 4 is behind"
+    c.broker_heartbeat(image, _hb(4, 303), 304)
+    granted = c.broker_heartbeat(image, _hb(1, 303, shut_down=True), 304)
+    assert granted.records == [BrokerRegistrationChangeRecord(1, 101, 1, 0)]
+    assert granted.response["should_shut_down"] and granted.response["is_fenced"]
     assert NO_LEADER_CHANGE == PartitionChangeRecord(1, TID).leader
+
+
+def test_controlled_shutdown_of_the_last_live_broker_ends_at_once() -> None:
+    c = _controller()
+    image = _image(((1, 2), (1, 2), 1))
+    image = image.apply([BrokerRegistrationChangeRecord(b, 100 + b, 1) for b in (2, 3, 4)])
+    res = c.broker_heartbeat(image, _hb(1, 200, shut_down=True), 301)
+    assert res.response["should_shut_down"]
+    # No other live broker has to learn of it first: fenced in the batch that enters it.
+    assert res.records == [
+        BrokerRegistrationChangeRecord(1, 101, 1, 1),
+        PartitionChangeRecord(0, TID, isr=(2,), leader=NO_LEADER),
+    ]
+
+
+def test_controlled_shutdown_after_a_controller_failover_waits_from_the_current_offset() -> None:
+    image = _image(((2, 1), (2, 1), 2)).apply([BrokerRegistrationChangeRecord(1, 101, 0, 1)], last_offset=250)
+    fresh = _controller()  # became active after broker 1 entered controlled shutdown
+    for b in (2, 3, 4):
+        fresh.broker_heartbeat(image, _hb(b, 250), 260)
+    first = fresh.broker_heartbeat(image, _hb(1, 250, shut_down=True), 260)
+    assert not first.response["should_shut_down"], "waits for offset 259, the end of the log it knows"
+    for b in (2, 3, 4):
+        fresh.broker_heartbeat(image, _hb(b, 259), 260)
+    assert fresh.broker_heartbeat(image, _hb(1, 259, shut_down=True), 260).response["should_shut_down"]
+    # A broker in controlled shutdown that asks to be fenced is shut down at once.
+    other = _controller()
+    assert other.broker_heartbeat(image, _hb(1, 250, fence=True), 260).response["should_shut_down"]

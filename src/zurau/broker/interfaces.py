@@ -53,6 +53,16 @@ class ControllerChannel(Protocol):
         self, resources: list[dict[str, Any]], validate_only: bool
     ) -> list[dict[str, Any]]: ...
 
+    async def elect_leaders(
+        self, election_type: int, topic_partitions: list[dict[str, Any]] | None
+    ) -> dict[str, Any]: ...
+
+    async def alter_partition_reassignments(
+        self, topics: list[dict[str, Any]], allow_replication_factor_change: bool
+    ) -> dict[str, Any]: ...
+
+    async def list_partition_reassignments(self, topics: list[dict[str, Any]] | None) -> dict[str, Any]: ...
+
     def create_topic_now(
         self, name: str, partitions: int, replication_factor: int, configs: Mapping[str, str | None]
     ) -> dict[str, Any]:
@@ -120,7 +130,10 @@ class ReplicaManagerService(Protocol):
         current_leader_epoch: int = -1,
         last_fetched_epoch: int = -1,
         replica_epoch: int = -1,
+        allow_follower: bool = False,
     ) -> LogReadResult: ...
+
+    def preferred_read_replica(self, topic: str, partition: int, fetch_offset: int, client_rack: str) -> int: ...
 
     def fetch_offset_for_timestamp(
         self, topic: str, partition: int, timestamp: int, *, isolation_level: int = 0, current_leader_epoch: int = -1

@@ -7,6 +7,8 @@
 * ``zurau cluster start --nodes 3`` runs a local KRaft cluster of combined nodes, one process each.
 * ``zurau metadata-quorum describe --status|--replication`` (``kafka-metadata-quorum.sh``).
 * ``zurau topics list|create|describe|delete|alter``, ``zurau configs describe|alter``,
+  ``zurau leader-election`` (kafka-leader-election.sh), ``zurau reassign-partitions``
+  (kafka-reassign-partitions.sh),
   ``zurau groups list|describe|delete|reset-offsets``, ``zurau transactions list|describe|abort``,
   ``zurau produce TOPIC`` and ``zurau consume TOPIC`` are Kafka tools: they talk to any
   Kafka-compatible cluster through :mod:`zurau.client` (``--bootstrap-server``,
@@ -29,9 +31,11 @@ import typer
 from zurau.cli import cluster, configs, groups, metadata_quorum, storage, topics, transactions
 from zurau.cli.common import CommandError, parse_kv
 from zurau.cli.consume import consume
+from zurau.cli.leader_election import leader_election
 from zurau.cli.output import print_error
 from zurau.cli.pipeline import app as pipeline_app
 from zurau.cli.produce import produce
+from zurau.cli.reassign_partitions import reassign_partitions
 
 app = typer.Typer(
     help="Zurau: a Kafka-compatible event streaming platform.",
@@ -50,6 +54,8 @@ app.add_typer(cluster.app, name="cluster")
 app.add_typer(metadata_quorum.app, name="metadata-quorum")
 app.command("produce")(produce)
 app.command("consume")(consume)
+app.command("leader-election")(leader_election)
+app.command("reassign-partitions")(reassign_partitions)
 
 
 def _fail(message: str) -> NoReturn:

@@ -8,11 +8,16 @@ partition's log start and end offsets::
     Topic: t  TopicId: ...  PartitionCount: 3  ReplicationFactor: 1  Configs: retention.ms=1000
         Topic: t  Partition: 0  Leader: 1  Replicas: 1  Isr: 1  LogStartOffset: 0  LogEndOffset: 42
 
-(fields are tab-separated), or one JSON document with ``--json``.
+(fields are tab-separated), or one JSON document with ``--json``. A partition being reassigned
+also shows ``Adding Replicas`` and ``Removing Replicas`` (after ``Isr``), and one with replicas
+on brokers that are down ``Offline``, as kafka-topics.sh does; ``--under-replicated-partitions``
+and ``--unavailable-partitions`` keep only the partitions whose ISR is smaller than their
+replicas, or that have no leader.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +143,15 @@ def delete(
     print_lines(run(main))
 
 
-def _describe_json(desc: Any, configs: dict[str, str]) -> dict[str, Any]:
+def _describe_json(desc: Any, configs: dict[str, str], moving: dict[Any, Any]) -> dict[str, Any]:
+    from zurau.client.types import TopicPartition
+
+    def reassignment(p: Any) -> dict[str, list[int]] | None:
+        r = moving.get(TopicPartition(desc.name, p.partition))
+        if r is None:
+            return None
+        return {"adding_replicas": list(r.adding_replicas), "removing_replicas": list(r.removing_replicas)}
+
     return {
         "topic": desc.name,
         "topic_id": str(desc.topic_id) if desc.topic_id is not None else None,
@@ -154,6 +167,7 @@ def _describe_json(desc: Any, configs: dict[str, str]) -> dict[str, Any]:
                 "replicas": list(p.replicas),
                 "isr": list(p.isr),
                 "offline_replicas": list(p.offline_replicas),
+                "reassignment": reassignment(p),
                 "log_start_offset": p.log_start_offset,
                 "log_end_offset": p.log_end_offset,
                 "error": describe_error(p.error) if p.error else None,
@@ -173,17 +187,25 @@ def describe(
     topic_opt: list[str] = TopicsOption,
     exclude_internal: bool = ExcludeInternalOption,
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document"),
+    under_replicated: bool = typer.Option(
+        False, "--under-replicated-partitions", help="Only partitions whose ISR is smaller than their replicas"
+    ),
+    unavailable: bool = typer.Option(False, "--unavailable-partitions", help="Only partitions without a leader"),
     bootstrap_server: str | None = BootstrapOption,
     command_config: Path | None = CommandConfigOption,
 ) -> None:
     """Partitions with leader, replicas, ISR, log start and end offsets, and overridden configs."""
     from zurau.client.admin import AdminClient, ConfigResource, ConfigSource, ResourceType, TopicDescription
+    from zurau.client.types import TopicPartition
 
     names = names_of(topics, topic_opt) or None
     cfg = client_config(bootstrap_server, command_config)
+    moving: dict[Any, Any] = {}
 
     async def main() -> list[tuple[TopicDescription, dict[str, str]]]:
         async with AdminClient(cfg) as admin:
+            if await admin.cluster.supports(46):  # ListPartitionReassignments
+                moving.update(await admin.list_partition_reassignments())
             with progress("Describing topics"):
                 descs = await admin.describe_topics(names, include_internal=not exclude_internal)
                 for d in descs.values():
@@ -207,21 +229,36 @@ def describe(
         return out
 
     described = run(main)
+    filtering = under_replicated or unavailable
+
+    def wanted(p: Any) -> bool:
+        return (under_replicated and len(p.isr) < len(p.replicas)) or (unavailable and p.leader < 0)
+
+    if filtering:
+        described = [(dataclasses.replace(d, partitions=tuple(p for p in d.partitions if wanted(p))), c) for d, c in described]
+        described = [(d, c) for d, c in described if d.partitions]
     if as_json:
-        print_json([_describe_json(d, c) for d, c in described])
+        print_json([_describe_json(d, c, moving) for d, c in described])
         return
     for d, overrides in described:
         conf = ",".join(f"{k}={v}" for k, v in sorted(overrides.items()))
-        typer.echo(
-            f"Topic: {d.name}\tTopicId: {d.topic_id}\tPartitionCount: {len(d.partitions)}\t"
-            f"ReplicationFactor: {d.replication_factor}\tConfigs: {conf}"
-        )
+        if not filtering:  # kafka-topics.sh prints only the partition lines when filtering
+            typer.echo(
+                f"Topic: {d.name}\tTopicId: {d.topic_id}\tPartitionCount: {len(d.partitions)}\t"
+                f"ReplicationFactor: {d.replication_factor}\tConfigs: {conf}"
+            )
         for p in d.partitions:
             line = (
                 f"\tTopic: {d.name}\tPartition: {p.partition}\tLeader: {p.leader if p.leader >= 0 else 'none'}\t"
-                f"Replicas: {_ids(p.replicas)}\tIsr: {_ids(p.isr)}\t"
-                f"LogStartOffset: {p.log_start_offset}\tLogEndOffset: {p.log_end_offset}"
+                f"Replicas: {_ids(p.replicas)}\tIsr: {_ids(p.isr)}"
             )
+            reassignment = moving.get(TopicPartition(d.name, p.partition))
+            if reassignment is not None:
+                line += (
+                    f"\tAdding Replicas: {_ids(reassignment.adding_replicas)}"
+                    f"\tRemoving Replicas: {_ids(reassignment.removing_replicas)}"
+                )
+            line += f"\tLogStartOffset: {p.log_start_offset}\tLogEndOffset: {p.log_end_offset}"
             if p.offline_replicas:
                 line += f"\tOffline: {_ids(p.offline_replicas)}"
             if p.error is not None:
@@ -272,7 +309,7 @@ def alter(
                 if replication_factor != current:
                     raise CommandError(
                         f"changing the replication factor of {name} from {current} to {replication_factor} "
-                        "needs a partition reassignment (AlterPartitionReassignments), which zurau does not support yet"
+                        "needs a partition reassignment: use zurau reassign-partitions (--generate, then --execute)"
                     )
                 lines.append(f"Replication factor of {name} is already {current}.")
             if sets or deletes:

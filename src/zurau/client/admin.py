@@ -3,19 +3,22 @@
 Every method speaks only standard Kafka APIs, at the highest version both sides know, so the
 admin client works against Zurau and against any Kafka-compatible cluster:
 
-=========================  ===========================================================
-method                     APIs
-=========================  ===========================================================
-list_topics                Metadata (all topics)
-describe_topics            Metadata, then ListOffsets (earliest, latest) per leader
-create_topics              CreateTopics
-delete_topics              DeleteTopics
-create_partitions          CreatePartitions
-describe_configs           DescribeConfigs (broker resources go to that broker)
-incremental_alter_configs  IncrementalAlterConfigs (broker resources go to that broker)
-list_offsets               ListOffsets per partition leader
-delete_records             DeleteRecords per partition leader
-=========================  ===========================================================
+=============================  ===========================================================
+method                         APIs
+=============================  ===========================================================
+list_topics                    Metadata (all topics)
+describe_topics                Metadata, then ListOffsets (earliest, latest) per leader
+create_topics                  CreateTopics
+delete_topics                  DeleteTopics
+create_partitions              CreatePartitions
+describe_configs               DescribeConfigs (broker resources go to that broker)
+incremental_alter_configs      IncrementalAlterConfigs (broker resources go to that broker)
+list_offsets                   ListOffsets per partition leader
+delete_records                 DeleteRecords per partition leader
+elect_leaders                  ElectLeaders (PREFERRED or UNCLEAN)
+alter_partition_reassignments  AlterPartitionReassignments (start or cancel)
+list_partition_reassignments   ListPartitionReassignments
+=============================  ===========================================================
 
 Batch operations return one result per item: ``None`` for success or the item's
 :class:`~zurau.protocol.errors.KafkaError` (carrying the broker's error message when it sent one),
@@ -41,6 +44,7 @@ from zurau.protocol.errors import (
 
 LIST_OFFSETS, CREATE_TOPICS, DELETE_TOPICS, DELETE_RECORDS = 2, 19, 20, 21
 DESCRIBE_CONFIGS, INCREMENTAL_ALTER_CONFIGS, CREATE_PARTITIONS = 32, 44, 37
+ELECT_LEADERS, ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 43, 45, 46
 
 EARLIEST, LATEST, MAX_TIMESTAMP = -2, -1, -3
 
@@ -65,6 +69,27 @@ class ConfigSource(IntEnum):
     DYNAMIC_BROKER_LOGGER_CONFIG = 6
     CLIENT_METRICS_CONFIG = 7
     GROUP_CONFIG = 8
+
+
+class ElectionType(IntEnum):
+    """Kafka's ``ElectionType`` ids."""
+
+    PREFERRED = 0
+    UNCLEAN = 1
+
+
+@dataclass(frozen=True)
+class PartitionReassignment:
+    """An ongoing reassignment: the partition's replicas now (the target ones, then those being
+    removed), and the replicas being added and removed."""
+
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...]
+    removing_replicas: tuple[int, ...]
+
+    @property
+    def target_replicas(self) -> tuple[int, ...]:
+        return tuple(r for r in self.replicas if r not in self.removing_replicas)
 
 
 class AlterOp(IntEnum):
@@ -508,6 +533,85 @@ class AdminClient:
         return out
 
 
+    # ------------------------------------------------------------------ leadership
+    async def elect_leaders(
+        self, election_type: ElectionType, partitions: Iterable[TopicPartition] | None = None
+    ) -> dict[TopicPartition, KafkaError | None]:
+        """Elect leaders of ``partitions`` (every partition when None; then partitions whose
+        election was not needed are left out of the answer, as Kafka's controller does)."""
+        topic_partitions: list[dict[str, Any]] | None = None
+        if partitions is not None:
+            by_topic: dict[str, list[int]] = {}
+            for tp in partitions:
+                if tp.partition not in by_topic.setdefault(tp.topic, []):
+                    by_topic[tp.topic].append(tp.partition)
+            topic_partitions = [{"topic": t, "partitions": ps} for t, ps in by_topic.items()]
+        conn = await self.cluster.any_connection()
+        version = conn.version(ELECT_LEADERS)
+        if election_type != ElectionType.PREFERRED and version < 1:
+            raise for_code(35)("the broker supports only preferred leader elections (ElectLeaders v0)")
+        body = {"election_type": int(election_type), "topic_partitions": topic_partitions, "timeout_ms": self._timeout_ms}
+        resp = await conn.request(ELECT_LEADERS, body, version=version)
+        if resp.get("error_code"):
+            raise _error(resp["error_code"], None, "ElectLeaders failed")
+        out: dict[TopicPartition, KafkaError | None] = {}
+        for t in resp["replica_election_results"]:
+            for r in t["partition_result"]:
+                tp = TopicPartition(t["topic"], r["partition_id"])
+                code = r["error_code"]
+                out[tp] = _error(code, r.get("error_message"), f"cannot elect a leader of {tp.topic}-{tp.partition}") if code else None
+        return out
+
+    async def alter_partition_reassignments(
+        self, reassignments: Mapping[TopicPartition, Sequence[int] | None], *, allow_replication_factor_change: bool = True
+    ) -> dict[TopicPartition, KafkaError | None]:
+        """Move each partition to its target replicas (None cancels its ongoing reassignment)."""
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for tp, replicas in reassignments.items():
+            by_topic.setdefault(tp.topic, []).append(
+                {"partition_index": tp.partition, "replicas": None if replicas is None else list(replicas)}
+            )
+        body = {
+            "timeout_ms": self._timeout_ms,
+            "allow_replication_factor_change": allow_replication_factor_change,
+            "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
+        }
+        resp = await self.cluster.send(None, ALTER_PARTITION_REASSIGNMENTS, body)
+        out: dict[TopicPartition, KafkaError | None] = {}
+        top = resp.get("error_code", 0)
+        for t in resp["responses"]:
+            for r in t["partitions"]:
+                tp = TopicPartition(t["name"], r["partition_index"])
+                code = r["error_code"] or top
+                message = r.get("error_message") or resp.get("error_message")
+                out[tp] = _error(code, message, f"cannot reassign {tp.topic}-{tp.partition}") if code else None
+        for tp in reassignments:
+            if tp not in out:
+                out[tp] = _error(top or 1000, resp.get("error_message"), f"no answer for {tp.topic}-{tp.partition}")
+        return out
+
+    async def list_partition_reassignments(
+        self, partitions: Iterable[TopicPartition] | None = None
+    ) -> dict[TopicPartition, PartitionReassignment]:
+        """The ongoing reassignments (of ``partitions``, or all of them when None)."""
+        topics: list[dict[str, Any]] | None = None
+        if partitions is not None:
+            by_topic: dict[str, list[int]] = {}
+            for tp in partitions:
+                by_topic.setdefault(tp.topic, []).append(tp.partition)
+            topics = [{"name": t, "partition_indexes": ps} for t, ps in by_topic.items()]
+        resp = await self.cluster.send(None, LIST_PARTITION_REASSIGNMENTS, {"timeout_ms": self._timeout_ms, "topics": topics})
+        if resp["error_code"]:
+            raise _error(resp["error_code"], resp.get("error_message"), "ListPartitionReassignments failed")
+        return {
+            TopicPartition(t["name"], p["partition_index"]): PartitionReassignment(
+                tuple(p["replicas"]), tuple(p["adding_replicas"]), tuple(p["removing_replicas"])
+            )
+            for t in resp["topics"]
+            for p in t["partitions"]
+        }
+
+
 def _source(c: dict[str, Any]) -> ConfigSource:
     src = c.get("config_source", -1)
     if src is None or src < 0:
@@ -528,9 +632,11 @@ __all__ = [
     "ConfigEntry",
     "ConfigResource",
     "ConfigSource",
+    "ElectionType",
     "NewTopic",
     "OffsetInfo",
     "PartitionDescription",
+    "PartitionReassignment",
     "ResourceType",
     "TopicDescription",
     "raise_first",

@@ -10,7 +10,9 @@ format, the topic's settings, transaction markers.
 
 Shards. Each partition of the internal topic this broker serves is a *shard*: it is loaded
 (:meth:`CoordinatorRuntime.load`: its committed records, log start to high watermark, are
-replayed into the state machine, a chunk at a time) and unloaded
+replayed into the state machine, a chunk at a time; a new leader whose high watermark is still
+below the log end it had when the load began keeps loading until its followers have fetched
+that far, so no record of the previous leader's is left out) and unloaded
 (:meth:`CoordinatorRuntime.unload`: its state is dropped, its waiting requests answered
 NOT_COORDINATOR, its timer cancelled) on its own. A request is routed by its key (group id,
 transactional id) to the shard of ``partition_for(key)``; a shard that is not loaded answers
@@ -56,6 +58,7 @@ from zurau.protocol.errors import (
     CoordinatorLoadInProgressError,
     CoordinatorNotAvailableError,
     KafkaError,
+    LeaderNotAvailableError,
     NotCoordinatorError,
     TopicAlreadyExistsError,
     UnknownServerError,
@@ -166,6 +169,7 @@ class _Shard:
     partition: int
     loading: bool = True
     loader: PartitionLoader[Any] | None = None
+    awaiting_high_watermark: bool = False  # loaded up to the high watermark, not yet to the target
     load_started: float = 0.0
     high_watermark: int = 0
     queue: deque[_Event] = field(default_factory=deque)
@@ -194,6 +198,9 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
 
     topic: str
     what = "key"  # what a key is, for messages ("group", "transactional id")
+    # How many brokers are live now (the internal topic's replication factor is capped at it);
+    # None: no cap (wired by the composition root).
+    live_brokers: Callable[[], int] | None = None
 
     def __init__(
         self,
@@ -336,6 +343,7 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
         if self._shards.get(shard.partition) is not shard or shard.loader is None:
             return
         shard.timer = None
+        shard.awaiting_high_watermark = False
         loader = shard.loader
         while True:
             try:
@@ -349,6 +357,11 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
             except Exception:
                 log.exception("%s-%d: replaying records failed", self.topic, shard.partition)
             if done:
+                if not loader.caught_up:
+                    # A new leader whose high watermark is still below its log end: wait for
+                    # the followers to fetch (``_on_high_watermark`` resumes the load).
+                    shard.awaiting_high_watermark = True
+                    return
                 break
             if not blocking:
                 shard.timer = self.clock.call_later(0, lambda: self._load_chunks(shard, False))
@@ -376,11 +389,32 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
         if t is not None:
             return t
         partitions, replication_factor, configs = self._topic_spec()
+        replication_factor, configs = self._cap_replication(replication_factor, configs)
         try:
             self._create_topic(self.topic, partitions, replication_factor, configs)
         except TopicAlreadyExistsError:
             pass
         return self.topics.get(self.topic)
+
+    def _cap_replication(
+        self, replication_factor: int, configs: dict[str, str | None]
+    ) -> tuple[int, dict[str, str | None]]:
+        """Fewer live brokers than the configured replication factor: create the topic with one
+        replica per live broker (and ``min.insync.replicas`` at most that), with a warning."""
+        live = self.live_brokers() if self.live_brokers is not None else replication_factor
+        if live <= 0 or replication_factor <= live:
+            return replication_factor, configs
+        log.warning(
+            "creating %s with replication factor %d: only %d live broker(s), fewer than the configured %d",
+            self.topic,
+            live,
+            live,
+            replication_factor,
+        )
+        min_isr = configs.get("min.insync.replicas")
+        if min_isr is not None and int(min_isr) > live:
+            configs = {**configs, "min.insync.replicas": str(live)}
+        return live, configs
 
     def partition_for(self, key: str) -> int:
         return self.core.partition_for(key)
@@ -393,6 +427,9 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
         if self.topics.get(self.topic) is None:
             try:
                 self.ensure_topic()
+            except LeaderNotAvailableError as e:  # a cluster creates it asynchronously
+                log.info("creating %s: %s", self.topic, e)
+                return CoordinatorNotAvailableError(f"{self.topic} is being created")
             except KafkaError as e:
                 log.error("cannot create %s: %s", self.topic, e)
                 return CoordinatorNotAvailableError(f"{self.topic} cannot be created: {e}")
@@ -641,7 +678,13 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
         if topic != self.topic:
             return
         shard = self._shards.get(partition)
-        if shard is None or high_watermark <= shard.high_watermark:
+        if shard is None:
+            return
+        if shard.awaiting_high_watermark and shard.timer is None:
+            shard.awaiting_high_watermark = False
+            shard.timer = self.clock.call_later(0, lambda: self._load_chunks(shard, False))
+            return
+        if high_watermark <= shard.high_watermark:
             return
         shard.high_watermark = high_watermark
         if shard.inflight:

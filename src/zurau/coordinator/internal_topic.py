@@ -29,7 +29,9 @@ class PartitionLoader(Generic[R]):
     """Reads one partition's committed records in chunks of about ``buffer_bytes``.
 
     :meth:`next_chunk` returns the records of the next chunk and whether the loader reached the
-    high watermark (as it is at that call). An unreadable chunk is logged and ends the load: what
+    high watermark (as it is at that call); :attr:`caught_up` tells whether it also reached the
+    log end offset the partition had when the load began (else the caller waits for the high
+    watermark to move and calls again). An unreadable chunk is logged and ends the load: what
     was read before it stands. Read errors of the writer (the partition is no longer led here)
     propagate as KafkaError.
     """
@@ -50,6 +52,16 @@ class PartitionLoader(Generic[R]):
         self.log_start = writer.log_start_offset(topic, partition)
         self.offset = self.log_start
         self.count = 0
+        # Everything in the log when the load began: a new leader's high watermark may still be
+        # below it (its followers have not fetched yet), yet all of it is the partition's state,
+        # so the load ends only once it has replayed up to here (committed by then).
+        end = getattr(writer, "log_end_offset", None)
+        self.target = end(topic, partition) if end is not None else self.offset
+
+    @property
+    def caught_up(self) -> bool:
+        """True once everything that was in the log when the load began has been replayed."""
+        return self.offset >= self.target
 
     def next_chunk(self) -> tuple[list[R], bool]:
         hw = self.writer.high_watermark(self.topic, self.partition)

@@ -15,7 +15,7 @@ tests use an in-memory one that can also hold the high watermark back.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from zurau.replication.replica_manager import AppendOrigin, ReplicaManager
 
@@ -58,6 +58,13 @@ class PartitionWriter(Protocol):
         ...
 
 
+@runtime_checkable
+class ResignNotifier(Protocol):
+    """Optional part of a writer: tells when this broker stops leading a partition."""
+
+    def add_resign_listener(self, listener: Callable[[str, int], None]) -> None: ...
+
+
 class ReplicaManagerPartitionWriter:
     """:class:`PartitionWriter` over the broker's replica manager (coordinator-origin appends)."""
 
@@ -95,11 +102,17 @@ class ReplicaManagerPartitionWriter:
     def log_start_offset(self, topic: str, partition: int) -> int:
         return self.replica_manager.log_start_offset(topic, partition)
 
+    def log_end_offset(self, topic: str, partition: int) -> int:
+        return self.replica_manager.partition(topic, partition).log.log_end_offset
+
     def read_committed(self, topic: str, partition: int, offset: int, max_bytes: int) -> bytes:
         return self.replica_manager.read_committed(topic, partition, offset, max_bytes)
 
     def add_high_watermark_listener(self, listener: HighWatermarkListener) -> None:
         self.replica_manager.add_high_watermark_listener(listener)
 
+    def add_resign_listener(self, listener: Callable[[str, int], None]) -> None:
+        self.replica_manager.add_resign_listener(listener)
 
-__all__ = ["HighWatermarkListener", "PartitionWriter", "ReplicaManagerPartitionWriter"]
+
+__all__ = ["HighWatermarkListener", "PartitionWriter", "ReplicaManagerPartitionWriter", "ResignNotifier"]

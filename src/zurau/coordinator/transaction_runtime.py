@@ -13,7 +13,11 @@ the high watermark, timers) and adds what is specific to transactions:
   Markers for ``__consumer_offsets`` go through the group coordinator
   (:meth:`~zurau.coordinator.runtime.GroupCoordinatorRuntime.write_txn_marker`), which also
   commits or drops the transaction's pending offsets there. The WriteTxnMarkers handler uses
-  the same path (:meth:`TransactionRuntime.write_markers`).
+  the same path (:meth:`TransactionRuntime.write_markers`). In a cluster, a partition led by
+  another broker gets its marker from that leader: the
+  :class:`~zurau.coordinator.marker_channel.TxnMarkerChannel` sends it WriteTxnMarkers; a marker
+  waiting here for a partition whose leadership moves away fails (NOT_LEADER_OR_FOLLOWER) and is
+  retried.
 * A loaded partition resends the markers of every transaction it finds prepared
   (PrepareCommit/PrepareAbort): that is the recovery after a crash or a coordinator move. An
   ongoing one is aborted when its timeout passes, unless its producer ends it first.
@@ -35,7 +39,8 @@ from zurau.clock import Clock, TimerHandle
 from zurau.coordinator.consumer_group import TopicsView
 from zurau.coordinator.coordinator_runtime import CoordinatorRuntime, TopicCreator
 from zurau.coordinator.internal_topic import ChunkParser
-from zurau.coordinator.partition_writer import PartitionWriter
+from zurau.coordinator.marker_channel import TxnMarkerChannel
+from zurau.coordinator.partition_writer import PartitionWriter, ResignNotifier
 from zurau.coordinator.runtime import OFFSETS_TOPIC, GroupCoordinatorRuntime
 from zurau.coordinator.transaction_coordinator import (
     MarkerRequest,
@@ -52,6 +57,7 @@ from zurau.coordinator.transaction_log_records import (
 from zurau.protocol.errors import (
     CoordinatorNotAvailableError,
     KafkaError,
+    NotLeaderOrFollowerError,
     RequestTimedOutError,
     UnknownServerError,
 )
@@ -88,7 +94,14 @@ class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, Tx
         self.groups = groups
         # (topic, partition) -> markers waiting for its high watermark: (last offset, done)
         self._marker_waits: dict[TopicPartitionKey, list[tuple[int, Callable[[KafkaError | None], None]]]] = {}
+        # Cluster mode: markers for partitions led by other brokers go through WriteTxnMarkers.
+        self.marker_channel: TxnMarkerChannel | None = None
+        # Cluster mode: a producer id unknown to this broker's coordinator may belong to a
+        # transaction coordinated by another broker, so KIP-890 verification lets it through.
+        self.verify_unknown_producers = False
         super().__init__(broker_config, writer, topics, create_topic, clock)
+        if isinstance(writer, ResignNotifier):
+            writer.add_resign_listener(self._on_resigned)
 
     def next_producer_id(self) -> int:
         """A fresh producer id for an idempotent (non-transactional) producer."""
@@ -152,6 +165,8 @@ class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, Tx
         """KIP-890: may this producer's first transactional batch go to ``topic-index``?"""
         if not self.started:
             return CoordinatorNotAvailableError("the transaction coordinator is not running")
+        if self.verify_unknown_producers and producer_id not in self.core.by_producer_id:
+            return None  # coordinated elsewhere (see ``verify_unknown_producers``)
         return self.core.check_produce(producer_id, producer_epoch, (topic, index))
 
     # ------------------------------------------------------------------ markers
@@ -176,7 +191,9 @@ class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, Tx
         coordinator_epoch: int,
         partitions: Iterable[TopicPartitionKey],
     ) -> asyncio.Future[dict[TopicPartitionKey, KafkaError | None]]:
-        """WriteTxnMarkers: a marker in each partition; the future gets each outcome (None: committed)."""
+        """WriteTxnMarkers: a marker in each partition, written here (a partition this broker
+        does not lead gets NOT_LEADER_OR_FOLLOWER, never a forwarded request); the future gets
+        each outcome (None: committed)."""
         fut: asyncio.Future[dict[TopicPartitionKey, KafkaError | None]] = (
             asyncio.get_running_loop().create_future()
         )
@@ -190,10 +207,36 @@ class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, Tx
 
         if not parts:
             fut.set_result(results)
-        self._write_markers(producer_id, producer_epoch, commit, coordinator_epoch, parts, one)
+        self._write_local_markers(producer_id, producer_epoch, commit, coordinator_epoch, parts, one)
         return fut
 
     def _write_markers(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        coordinator_epoch: int,
+        partitions: Iterable[TopicPartitionKey],
+        one: MarkerCallback,
+    ) -> None:
+        """The coordinator's markers: in-process where this broker leads the partition, through
+        WriteTxnMarkers to the leader elsewhere (cluster mode)."""
+        parts = list(dict.fromkeys(partitions))
+        channel = self.marker_channel
+        if channel is None:
+            self._write_local_markers(producer_id, producer_epoch, commit, coordinator_epoch, parts, one)
+            return
+        local, remote = channel.split(parts)
+        for broker_id, tps in remote.items():
+
+            def report(results: dict[TopicPartitionKey, KafkaError | None], tps: list[TopicPartitionKey] = tps) -> None:
+                for tp in tps:
+                    self._guard(one, tp, results.get(tp))
+
+            channel.send(broker_id, producer_id, producer_epoch, commit, coordinator_epoch, tps, report)
+        self._write_local_markers(producer_id, producer_epoch, commit, coordinator_epoch, local, one)
+
+    def _write_local_markers(
         self,
         producer_id: int,
         producer_epoch: int,
@@ -255,6 +298,16 @@ class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, Tx
                 done(RequestTimedOutError(f"the marker in {tp[0]}-{tp[1]} was not committed in time"))
 
         timer = self.clock.call_later(MARKER_TIMEOUT_MS, expire)
+
+    def _on_resigned(self, topic: str, partition: int) -> None:
+        """This broker no longer leads ``topic-partition``: its markers waiting for the high
+        watermark fail (NOT_LEADER_OR_FOLLOWER) and are retried, by then at the new leader."""
+        waits = self._marker_waits.pop((topic, partition), None)
+        if not waits:
+            return
+        err = NotLeaderOrFollowerError(f"leadership of {topic}-{partition} moved before the marker was committed")
+        for _offset, finish in waits:
+            self._guard(finish, err)
 
     def _on_high_watermark(self, topic: str, partition: int, high_watermark: int) -> None:
         super()._on_high_watermark(topic, partition, high_watermark)

@@ -10,8 +10,13 @@ Life of a broker, as KIP-631 describes it:
    log. Once that offset reaches its registration, the controller unfences it; :attr:`unfenced`
    is set and the broker opens its client listeners. A broker that stops heartbeating for
    ``broker.session.timeout.ms`` is fenced by the controller.
-3. **Controlled shutdown**: heartbeats ask to shut down until the controller answers
-   ``should_shut_down`` (it has fenced the broker and moved what it led), then the broker stops.
+3. **Controlled shutdown**: heartbeats (every 50 ms from then on) ask to shut down. The
+   controller first puts the broker *in controlled shutdown*: its leaderships move to other ISR
+   members and it leaves every ISR, while it keeps serving (as a follower). Only once every other
+   live broker has reported, in its own heartbeats, that it has applied those changes does the
+   controller fence it and answer ``should_shut_down``; then the broker stops. Producers to a
+   partition left with too few in-sync replicas get NOT_ENOUGH_REPLICAS from the new leader
+   instead of waiting for a broker that is gone.
 
 Errors are retried with a backoff for as long as the broker runs: a controller election, a
 forwarding failure or a restart of the active controller only delays registration. A

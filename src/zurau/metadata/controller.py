@@ -14,7 +14,17 @@ IncrementalAlterConfigs (TOPIC and BROKER resources; BROKER_LOGGER is the receiv
 business), producer-id block allocation (AllocateProducerIds), and the KRaft broker lifecycle:
 BrokerRegistration, BrokerHeartbeat, UnregisterBroker and fencing brokers whose session expired
 (sessions themselves are soft state: :mod:`zurau.metadata.broker_heartbeat_manager`); and the
-partitions' ISR and leadership (AlterPartition, leader election).
+partitions' ISR and leadership (AlterPartition, leader election, ElectLeaders, the automatic
+leader rebalance, AlterPartitionReassignments and ListPartitionReassignments).
+
+Controlled shutdown (Kafka's): a broker that asks to shut down first enters controlled shutdown
+(its leaderships move, it leaves every ISR) and is fenced and told to stop only once every other
+live broker has reported applying those records. The offsets brokers report in heartbeats and
+the offset each shutdown waits for are the controller's only soft state besides sessions.
+
+Reassignment (KIP-455): ``PartitionRegistration.adding_replicas`` / ``removing_replicas`` hold an
+ongoing reassignment, with ``replicas`` the target followed by the replicas being removed; it
+completes in the AlterPartition that brings the last added replica into the ISR.
 
 ISR and leadership (Kafka's ``ReplicationControlManager`` / ``PartitionChangeBuilder``). A
 partition leader asks for ISR changes with AlterPartition, naming the leader and partition epochs
@@ -91,6 +101,8 @@ from zurau.metadata.topic_names import validate_topic_name
 from zurau.protocol.errors import (
     BrokerIdNotRegisteredError,
     DuplicateBrokerRegistrationError,
+    ElectionNotNeededError,
+    EligibleLeadersNotAvailableError,
     FencedLeaderEpochError,
     InconsistentClusterIdError,
     IneligibleReplicaError,
@@ -102,7 +114,9 @@ from zurau.protocol.errors import (
     InvalidTopicError,
     InvalidUpdateVersionError,
     KafkaError,
+    NoReassignmentInProgressError,
     NotControllerError,
+    PreferredLeaderNotAvailableError,
     StaleBrokerEpochError,
     TopicAlreadyExistsError,
     TopicAuthorizationFailedError,
@@ -209,6 +223,13 @@ class QuorumController:
         self.brokers = brokers
         self.rng = rng or random.Random()
         self.new_topic_id = new_topic_id
+        # Soft state of the active controller, never written to the log (Kafka's
+        # BrokerHeartbeatManager keeps the same): the metadata offset each broker last reported
+        # in a heartbeat, and for a broker in controlled shutdown the offset of the records that
+        # moved its leaderships away. A controller that becomes active rebuilds both from the
+        # heartbeats it receives.
+        self._reported_offsets: dict[int, int] = {}
+        self._shutdown_offsets: dict[tuple[int, int], int] = {}
 
     # ------------------------------------------------------------------ placement
     def _place(
@@ -727,7 +748,9 @@ class QuorumController:
                     new_isr = self._check_alter_partition(image, broker_id, current, pd)
                     after = current
                     if new_isr != current.isr:
-                        change = PartitionChangeRecord(index, topic.topic_id, isr=new_isr)
+                        change = self._completed_reassignment(image, topic, index, current, new_isr)
+                        if change is None:
+                            change = PartitionChangeRecord(index, topic.topic_id, isr=new_isr)
                         records.append(change)
                         after = current.merge(change)
                         log.info(
@@ -830,6 +853,300 @@ class QuorumController:
                     records.append(PartitionChangeRecord(index, t.topic_id, isr=(broker_id,), leader=broker_id))
         return records
 
+    def _live(self, image: MetadataImage, broker_id: int) -> bool:
+        """May ``broker_id`` lead (registered, unfenced, not in controlled shutdown)? Without
+        registrations (a single node) the brokers of ``brokers()`` are live."""
+        if image.brokers:
+            reg = image.brokers.get(broker_id)
+            return reg is not None and reg.live
+        return broker_id in self.brokers()
+
+    def _may_shut_down(self, image: MetadataImage, broker_id: int, shutdown_offset: int) -> bool:
+        """A broker in controlled shutdown may stop once it leads no partition and every other
+        live broker has applied the metadata up to ``shutdown_offset`` (Kafka's lowest active
+        offset rule: the new leaders know they lead before the old one goes)."""
+        for t in image.all():
+            for p in t.partitions.values():
+                if p.leader == broker_id:
+                    return False
+        for b in image.live_brokers():
+            if b.id != broker_id and self._reported_offsets.get(b.id, -1) < shutdown_offset:
+                return False
+        return True
+
+    # ------------------------------------------------------------------ ElectLeaders
+    def elect_leaders(
+        self, image: MetadataImage, election_type: int, topic_partitions: list[dict[str, Any]] | None
+    ) -> ControllerResult[list[dict[str, Any]]]:
+        """ElectLeaders (Kafka's ``ReplicationControlManager.electLeaders``): per partition,
+
+        * PREFERRED (0): the first replica (the preferred leader) becomes leader when it is live
+          and in the ISR; ELECTION_NOT_NEEDED if it leads already, PREFERRED_LEADER_NOT_AVAILABLE
+          if it cannot (a leaderless partition still gets the first live ISR member, as Kafka's
+          election does);
+        * UNCLEAN (1): only for a partition without a leader (else ELECTION_NOT_NEEDED): the first
+          live ISR member, else the first live replica, which becomes the whole ISR (committed
+          records it lacks are lost); ELIGIBLE_LEADERS_NOT_AVAILABLE when no replica is live;
+        * an unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION.
+
+        ``topic_partitions`` None means every partition of every topic; the answer then leaves out
+        the partitions whose election was not needed. Response: ``replica_election_results``.
+        """
+        pending = _Pending(image)
+        results: list[dict[str, Any]] = []
+        if topic_partitions is None:
+            for t in image.all():
+                parts = []
+                for index in sorted(t.partitions):
+                    code, message = self._elect_one(pending, t.name, index, election_type)
+                    if code != ElectionNotNeededError.code:
+                        parts.append(_election_result(index, code, message))
+                results.append({"topic": t.name, "partition_result": parts})
+        else:
+            for tp in topic_partitions:
+                parts = [
+                    _election_result(index, *self._elect_one(pending, tp["topic"], index, election_type))
+                    for index in tp["partitions"]
+                ]
+                results.append({"topic": tp["topic"], "partition_result": parts})
+        return ControllerResult(pending.records, results)
+
+    def _elect_one(self, pending: _Pending, name: str, index: int, election_type: int) -> tuple[int, str | None]:
+        if election_type not in (ELECTION_PREFERRED, ELECTION_UNCLEAN):
+            return InvalidRequestError.code, f"Unknown election type {election_type}."
+        t = pending.image.get(name)
+        if t is None:
+            return UnknownTopicOrPartitionError.code, f"No such topic as {name}"
+        p = t.partitions.get(index)
+        if p is None:
+            return UnknownTopicOrPartitionError.code, f"No such partition as {name}-{index}"
+        image = pending.image
+
+        def valid(b: int) -> bool:
+            return b in p.isr and self._live(image, b)
+
+        if election_type == ELECTION_PREFERRED:
+            if p.replicas and p.leader == p.replicas[0]:
+                return ElectionNotNeededError.code, "Leader election not needed for topic partition."
+            leader = _preferred_choice(p, valid)
+            if leader is None or leader == p.leader:
+                return PreferredLeaderNotAvailableError.code, "The preferred leader was not available."
+            pending.add([PartitionChangeRecord(index, t.topic_id, leader=leader)])
+            log.info("%s-%d: preferred leader election: %d -> %d", name, index, p.leader, leader)
+            return 0, None
+        if p.leader != NO_LEADER:
+            return ElectionNotNeededError.code, "Leader election not needed for topic partition."
+        clean = [r for r in p.replicas if valid(r)]
+        if clean:
+            pending.add([PartitionChangeRecord(index, t.topic_id, leader=clean[0])])
+            return 0, None
+        live = [r for r in p.replicas if self._live(image, r)]
+        if not live:
+            return EligibleLeadersNotAvailableError.code, "Eligible topic partition leaders are not available."
+        pending.add([PartitionChangeRecord(index, t.topic_id, isr=(live[0],), leader=live[0])])
+        log.warning("%s-%d: unclean election of broker %d (requested)", name, index, live[0])
+        return 0, None
+
+    def balance_leaders(self, image: MetadataImage) -> ControllerResult[None]:
+        """``auto.leader.rebalance.enable``: move leadership back to preferred replicas.
+
+        For each broker, the partitions whose preferred replica (first in the replica list) it
+        is: when more than ``leader.imbalance.per.broker.percentage`` of them are led by another
+        broker, each of those whose preferred replica is live and in the ISR (and that is not
+        being reassigned) gets it as leader again (leader epoch + 1), as Kafka's controller does
+        every ``leader.imbalance.check.interval.seconds``."""
+        if not self.config.get("auto.leader.rebalance.enable"):
+            return ControllerResult([], None)
+        percentage = int(self.config.get("leader.imbalance.per.broker.percentage"))
+        preferred: dict[int, list[tuple[TopicImage, int, PartitionRegistration]]] = {}
+        for t in image.all():
+            for index in sorted(t.partitions):
+                p = t.partitions[index]
+                if p.replicas:
+                    preferred.setdefault(p.replicas[0], []).append((t, index, p))
+        records: list[MetadataRecord] = []
+        for broker in sorted(preferred):
+            owned = preferred[broker]
+            elsewhere = [(t, i, p) for t, i, p in owned if p.leader != broker]
+            if not elsewhere or len(elsewhere) * 100 <= percentage * len(owned):
+                continue
+            if not self._live(image, broker):
+                continue
+            for t, i, p in elsewhere:
+                if broker in p.isr and not p.reassigning:
+                    records.append(PartitionChangeRecord(i, t.topic_id, leader=broker))
+                    log.info("%s-%d: leader %d -> preferred replica %d (auto rebalance)", t.name, i, p.leader, broker)
+        return ControllerResult(records, None)
+
+    # ------------------------------------------------------------------ reassignments
+    def alter_partition_reassignments(
+        self, image: MetadataImage, topics: list[dict[str, Any]], allow_replication_factor_change: bool = True
+    ) -> ControllerResult[list[dict[str, Any]]]:
+        """AlterPartitionReassignments (KIP-455), per partition as Kafka's controller decides:
+
+        * unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION;
+        * null ``replicas`` cancels the ongoing reassignment (NO_REASSIGNMENT_IN_PROGRESS if there
+          is none): the replicas being added go, the original replicas stay, and a leader that
+          was one of the added replicas hands over to an original ISR member (leader epoch + 1);
+          if no original replica is in the ISR the revert needs an unclean election
+          (INVALID_REPLICA_ASSIGNMENT unless ``unclean.leader.election.enable``);
+        * a target list that is empty, names a broker twice or an unregistered broker:
+          INVALID_REPLICA_ASSIGNMENT; a different length when ``allow_replication_factor_change``
+          is false (v1, KIP-860): INVALID_REPLICATION_FACTOR;
+        * otherwise the partition's replicas become the target followed by the replicas to
+          remove, ``adding_replicas`` the target replicas that were not replicas originally and
+          ``removing_replicas`` the current ones outside the target. The added replicas become
+          followers; when the last of them joins the ISR (AlterPartition from the leader; at once
+          if none is added) the reassignment completes in the same record: replicas = target,
+          the removed replicas leave the ISR, and the leader changes (to the first live target
+          replica in the ISR) if it was removed, else its epoch goes up by one so that removed
+          replicas are fenced. A new target replaces an ongoing reassignment.
+
+        Response: one ``responses`` entry per topic.
+        """
+        pending = _Pending(image)
+        out: list[dict[str, Any]] = []
+        for t in topics:
+            parts: list[dict[str, Any]] = []
+            for pr in t["partitions"]:
+                index = pr["partition_index"]
+                try:
+                    self._reassign(pending, t["name"], index, pr.get("replicas"), allow_replication_factor_change)
+                    parts.append({"partition_index": index, "error_code": 0, "error_message": None})
+                except Exception as e:
+                    code, message = error_of(e)
+                    parts.append({"partition_index": index, "error_code": code, "error_message": message})
+            out.append({"name": t["name"], "partitions": parts})
+        return ControllerResult(pending.records, out)
+
+    def _reassign(
+        self, pending: _Pending, name: str, index: int, target: list[int] | None, allow_rf_change: bool
+    ) -> None:
+        image = pending.image
+        t = image.get(name)
+        if t is None:
+            raise UnknownTopicOrPartitionError(f"Unable to find topic {name}.")
+        p = t.partitions.get(index)
+        if p is None:
+            raise UnknownTopicOrPartitionError(f"Unable to find partition {name}:{index}.")
+        if target is None:
+            pending.add([self._cancel_reassignment(image, t, index, p)])
+            return
+        self._check_replica_list(image, target, None)
+        if not allow_rf_change and len(target) != len(p.original_replicas):
+            raise InvalidReplicationFactorError(
+                f"The replication factor is changed from {len(p.original_replicas)} to {len(target)}"
+            )
+        wanted = tuple(target)
+        if wanted == p.replicas and not p.reassigning:
+            return  # nothing to move
+        removing = tuple(r for r in p.replicas if r not in wanted)
+        adding = tuple(r for r in wanted if r not in p.original_replicas)
+        ongoing = dataclasses.replace(p, replicas=wanted + removing, removing_replicas=removing, adding_replicas=adding)
+        change = self._completed_reassignment(image, t, index, ongoing, p.isr)
+        if change is None:
+            change = PartitionChangeRecord(
+                index, t.topic_id, replicas=ongoing.replicas, removing_replicas=removing, adding_replicas=adding
+            )
+            log.info("%s-%d: reassigning %s -> %s", name, index, list(p.replicas), list(wanted))
+        else:
+            # The partition as it is now, not the intermediate state: replicas and lists set.
+            change = dataclasses.replace(change, replicas=wanted, removing_replicas=(), adding_replicas=())
+            log.info("%s-%d: reassigned %s -> %s at once", name, index, list(p.replicas), list(wanted))
+        pending.add([change])
+
+    def _completed_reassignment(
+        self, image: MetadataImage, t: TopicImage, index: int, p: PartitionRegistration, isr: tuple[int, ...]
+    ) -> PartitionChangeRecord | None:
+        """The record completing ``p``'s reassignment with ISR ``isr``, or None when it cannot
+        complete yet (none in progress, an added replica outside ``isr``, or no ISR member left
+        once the removed replicas go)."""
+        if not p.reassigning or not all(r in isr for r in p.adding_replicas):
+            return None
+        new_isr = tuple(r for r in isr if r not in p.removing_replicas)
+        if not new_isr:
+            return None
+        replicas = p.target_replicas
+        leader = p.leader
+        if leader not in new_isr or not self._live(image, leader):
+            candidates = [r for r in replicas if r in new_isr and self._live(image, r)]
+            leader = candidates[0] if candidates else NO_LEADER
+        elif not p.removing_replicas:
+            leader = NO_LEADER_CHANGE  # only added replicas: nobody to fence
+        log.info("%s-%d: reassignment complete: replicas %s, ISR %s", t.name, index, list(replicas), list(new_isr))
+        return PartitionChangeRecord(
+            index, t.topic_id, isr=new_isr, leader=leader, replicas=replicas, removing_replicas=(), adding_replicas=()
+        )
+
+    def _cancel_reassignment(
+        self, image: MetadataImage, t: TopicImage, index: int, p: PartitionRegistration
+    ) -> PartitionChangeRecord:
+        if not p.reassigning:
+            raise NoReassignmentInProgressError("No partition reassignment is in progress.")
+        replicas = p.original_replicas
+        isr = tuple(r for r in p.isr if r not in p.adding_replicas)
+        leader = p.leader
+        if not isr:
+            if not self._unclean_allowed(t):
+                raise InvalidReplicaAssignmentError(
+                    f"Unable to revert partition assignment for {t.name}:{index} because it would require an "
+                    "unclean leader election."
+                )
+            live = [r for r in replicas if self._live(image, r)]
+            if not live:
+                raise InvalidReplicaAssignmentError(
+                    f"Unable to revert partition assignment for {t.name}:{index}: no original replica is live."
+                )
+            isr, leader = (live[0],), live[0]
+        elif leader not in isr or not self._live(image, leader):
+            candidates = [r for r in replicas if r in isr and self._live(image, r)]
+            leader = candidates[0] if candidates else NO_LEADER
+        elif not p.adding_replicas:
+            leader = NO_LEADER_CHANGE
+        log.info("%s-%d: reassignment cancelled: replicas back to %s", t.name, index, list(replicas))
+        return PartitionChangeRecord(
+            index,
+            t.topic_id,
+            isr=None if isr == p.isr else isr,
+            leader=leader,
+            replicas=replicas,
+            removing_replicas=(),
+            adding_replicas=(),
+        )
+
+    @staticmethod
+    def list_partition_reassignments(
+        image: MetadataImage, topics: list[dict[str, Any]] | None
+    ) -> list[dict[str, Any]]:
+        """ListPartitionReassignments: the partitions being reassigned, with their replicas (the
+        target ones, then those being removed) and the adding and removing lists; of every topic
+        when ``topics`` is None, else of the named partitions (others are left out silently)."""
+        wanted: list[tuple[TopicImage, list[int]]] = []
+        if topics is None:
+            wanted = [(t, sorted(t.partitions)) for t in image.all()]
+        else:
+            for entry in topics:
+                t = image.get(entry["name"])
+                if t is not None:
+                    wanted.append((t, list(entry["partition_indexes"])))
+        out: list[dict[str, Any]] = []
+        for t, indexes in wanted:
+            parts = []
+            for i in indexes:
+                p = t.partitions.get(i)
+                if p is not None and p.reassigning:
+                    parts.append(
+                        {
+                            "partition_index": i,
+                            "replicas": list(p.replicas),
+                            "adding_replicas": list(p.adding_replicas),
+                            "removing_replicas": list(p.removing_replicas),
+                        }
+                    )
+            if parts:
+                out.append({"name": t.name, "partitions": parts})
+        return out
+
     # ------------------------------------------------------------------ brokers
     def register_broker(
         self,
@@ -921,10 +1238,15 @@ class QuorumController:
         * fenced: ``want_shut_down`` -> shut down now; caught up and not ``want_fence`` ->
           unfenced; otherwise it stays fenced;
         * unfenced: ``want_fence`` -> fenced (shut down now if it also wants to shut down);
-          ``want_shut_down`` -> controlled shutdown, which ends at once (shut down now): the
-          same batch of records moves every leadership it held to another ISR member and takes
-          it out of every ISR;
-        * in controlled shutdown: shut down now; shut down now: stays so.
+          ``want_shut_down`` -> controlled shutdown: the same batch of records moves every
+          leadership it held to another ISR member and takes it out of every ISR;
+        * in controlled shutdown: shut down now once it leads no partition and every other
+          live broker has reported (in its heartbeats) a metadata offset at or past the records
+          that moved its leaderships away, as Kafka's controller grants it; until then it stays
+          in controlled shutdown (``should_shut_down`` false). With no other live broker the
+          grant comes at once, in the batch that enters controlled shutdown. ``want_fence``
+          shuts it down now;
+        * shut down now: stays so.
 
         A state change is one BrokerRegistrationChangeRecord; "shut down now" marks the broker
         fenced and in controlled shutdown, and answers ``should_shut_down``. A broker that stops
@@ -941,7 +1263,9 @@ class QuorumController:
         if reg.epoch != epoch:
             log.info("heartbeat of broker %d: expected broker epoch %d, got %d", broker_id, reg.epoch, epoch)
             return ControllerResult([], _heartbeat_error(StaleBrokerEpochError.code))
-        caught_up = request.get("current_metadata_offset", -1) >= reg.epoch
+        reported = request.get("current_metadata_offset", -1)
+        self._reported_offsets[broker_id] = reported
+        caught_up = reported >= reg.epoch
         want_fence = bool(request.get("want_fence"))
         want_shut_down = bool(request.get("want_shut_down"))
         current = _broker_state(reg)
@@ -956,13 +1280,32 @@ class QuorumController:
             if want_fence:
                 nxt = _SHUTDOWN_NOW if want_shut_down else _FENCED
             elif want_shut_down:
-                nxt = _SHUTDOWN_NOW  # through controlled shutdown: nothing to move elsewhere
+                nxt = _CONTROLLED_SHUTDOWN
             else:
                 nxt = _UNFENCED
+        elif current == _CONTROLLED_SHUTDOWN:
+            key = (broker_id, epoch)
+            if key not in self._shutdown_offsets:  # entered under another active controller
+                self._shutdown_offsets[key] = next_offset - 1
+            if want_fence or self._may_shut_down(image, broker_id, self._shutdown_offsets[key]):
+                nxt = _SHUTDOWN_NOW
+            else:
+                nxt = _CONTROLLED_SHUTDOWN
         else:
             nxt = _SHUTDOWN_NOW
         records: list[MetadataRecord] = []
-        if nxt != current:
+        if nxt == _CONTROLLED_SHUTDOWN and current == _UNFENCED:
+            records.append(BrokerRegistrationChangeRecord(broker_id, epoch, FENCING_NONE, CONTROLLED_SHUTDOWN_ENTER))
+            records += self._leave_partitions(image.apply(records), broker_id)
+            shutdown_offset = next_offset + len(records) - 1
+            if self._may_shut_down(image.apply(records), broker_id, shutdown_offset):
+                # No other live broker has to learn of the moves first: shut down now.
+                records[0] = BrokerRegistrationChangeRecord(broker_id, epoch, FENCING_FENCE, CONTROLLED_SHUTDOWN_ENTER)
+                nxt = _SHUTDOWN_NOW
+            else:
+                self._shutdown_offsets[(broker_id, epoch)] = shutdown_offset
+            log.info("broker %d: %s -> %s", broker_id, current, nxt)
+        elif nxt != current:
             if nxt == _UNFENCED:
                 change = BrokerRegistrationChangeRecord(broker_id, epoch, FENCING_UNFENCE)
             elif nxt == _FENCED:
@@ -1039,6 +1382,27 @@ def _registration_response(code: int, broker_epoch: int) -> dict[str, Any]:
 
 def _heartbeat_error(code: int) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "error_code": code, "is_caught_up": False, "is_fenced": True, "should_shut_down": False}
+
+
+# ---------------------------------------------------------------------- elections
+# Kafka's ElectionType ids.
+ELECTION_PREFERRED, ELECTION_UNCLEAN = 0, 1
+
+
+def _preferred_choice(p: PartitionRegistration, valid: Callable[[int], bool]) -> int | None:
+    """Kafka's preferred election: the preferred replica if it may lead, else the current
+    leader if it still may, else the first other replica that may; None if none may."""
+    if not p.replicas:
+        return None
+    if valid(p.replicas[0]):
+        return p.replicas[0]
+    if p.leader != NO_LEADER and valid(p.leader):
+        return p.leader
+    return next((r for r in p.replicas[1:] if valid(r)), None)
+
+
+def _election_result(index: int, code: int, message: str | None) -> dict[str, Any]:
+    return {"partition_id": index, "error_code": code, "error_message": message}
 
 
 # ---------------------------------------------------------------------- response helpers

@@ -70,6 +70,29 @@ class PartitionRegistration:
     leader: int  # -1: no leader (every ISR member is fenced or shut down)
     leader_epoch: int = 0
     partition_epoch: int = 0
+    # An ongoing reassignment (KIP-455): ``replicas`` is then the target replicas followed by
+    # ``removing_replicas``; ``adding_replicas`` are the target replicas that were not replicas
+    # before. Both are empty when no reassignment is in progress.
+    removing_replicas: tuple[int, ...] = ()
+    adding_replicas: tuple[int, ...] = ()
+
+    @property
+    def reassigning(self) -> bool:
+        return bool(self.removing_replicas or self.adding_replicas)
+
+    @property
+    def target_replicas(self) -> tuple[int, ...]:
+        """The replicas the partition will have once its reassignment completes."""
+        if not self.removing_replicas:
+            return self.replicas
+        return tuple(r for r in self.replicas if r not in self.removing_replicas)
+
+    @property
+    def original_replicas(self) -> tuple[int, ...]:
+        """The replicas the partition had before its reassignment began (what a cancel restores)."""
+        if not self.adding_replicas:
+            return self.replicas
+        return tuple(r for r in self.replicas if r not in self.adding_replicas)
 
     def merge(self, change: PartitionChangeRecord) -> PartitionRegistration:
         """This partition after ``change`` (Kafka's PartitionRegistration.merge): the partition
@@ -84,6 +107,8 @@ class PartitionRegistration:
             leader,
             leader_epoch,
             self.partition_epoch + 1,
+            self.removing_replicas if change.removing_replicas is None else change.removing_replicas,
+            self.adding_replicas if change.adding_replicas is None else change.adding_replicas,
         )
 
 
@@ -151,7 +176,7 @@ class TopicImage:
     @property
     def replication_factor(self) -> int:
         p0 = self.partitions.get(0)
-        return len(p0.replicas) if p0 is not None else 0
+        return len(p0.target_replicas) if p0 is not None else 0  # the target during a reassignment
 
 
 @dataclass(frozen=True, slots=True, weakref_slot=True)
@@ -309,7 +334,7 @@ class _Delta:
             t = self._topic(r.topic_id, "PartitionRecord")
             parts = self.partitions.setdefault(r.topic_id, dict(t.partitions))
             parts[r.partition_id] = PartitionRegistration(
-                r.replicas, r.isr, r.leader, r.leader_epoch, r.partition_epoch
+                r.replicas, r.isr, r.leader, r.leader_epoch, r.partition_epoch, r.removing_replicas, r.adding_replicas
             )
         elif isinstance(r, PartitionChangeRecord):
             t = self._topic(r.topic_id, "PartitionChangeRecord")

@@ -106,6 +106,20 @@ class LocalControllerChannel:
     ) -> list[dict[str, Any]]:
         return await self._durable(self.controller.incremental_alter_configs(self._image, resources, validate_only))
 
+    async def elect_leaders(self, election_type: int, topic_partitions: list[dict[str, Any]] | None) -> dict[str, Any]:
+        results = await self._durable(self.controller.elect_leaders(self._image, election_type, topic_partitions))
+        return {"error_code": 0, "replica_election_results": results}
+
+    async def alter_partition_reassignments(
+        self, topics: list[dict[str, Any]], allow_replication_factor_change: bool
+    ) -> dict[str, Any]:
+        result = self.controller.alter_partition_reassignments(self._image, topics, allow_replication_factor_change)
+        return {"error_code": 0, "error_message": None, "responses": await self._durable(result)}
+
+    async def list_partition_reassignments(self, topics: list[dict[str, Any]] | None) -> dict[str, Any]:
+        found = self.controller.list_partition_reassignments(self._image, topics)
+        return {"error_code": 0, "error_message": None, "topics": found}
+
     # ------------------------------------------------------------------ the broker's own changes
     def create_topics_now(self, topics: list[dict[str, Any]]) -> dict[str, Any]:
         """Create topics at once (fsync left to the next flush): auto-creation, internal topics."""

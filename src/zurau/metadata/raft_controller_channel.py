@@ -111,6 +111,7 @@ class RaftControllerChannel:
         self._bytes_since_snapshot = 0
         self._applied_epoch = 0
         self._snapshotting = False
+        self._next_balance_ms: int | None = None  # the next auto leader rebalance check
 
     # ------------------------------------------------------------------ views
     @property
@@ -471,9 +472,11 @@ class RaftControllerChannel:
         return await self._decide(local, forward, refuse)
 
     async def fence_expired_brokers(self) -> None:
-        """On the active controller: fence every live broker whose session has expired."""
+        """On the active controller: fence every live broker whose session has expired (and
+        rebalance leaderships when that is due)."""
         if not self.active:
             return
+        await self._maybe_balance_leaders()
         now = self.clock.now_ms()
         image = self._root._speculative
         assert image is not None
@@ -514,6 +517,102 @@ class RaftControllerChannel:
             return {"throttle_time_ms": 0, "error_code": code, "topics": []}
 
         return await self._decide(lambda image: self.controller.alter_partition(image, request), forward, refuse)
+
+    # ------------------------------------------------------------------ leadership and reassignments
+    async def elect_leaders(self, election_type: int, topic_partitions: list[dict[str, Any]] | None) -> dict[str, Any]:
+        """ElectLeaders, decided by the active controller: ``error_code`` and
+        ``replica_election_results`` of the response."""
+
+        async def forward(conn: BrokerConnection) -> dict[str, Any] | None:
+            body = {
+                "election_type": election_type,
+                "topic_partitions": topic_partitions,
+                "timeout_ms": int(FORWARD_TIMEOUT_S * 1000),
+            }
+            resp: dict[str, Any] = await conn.request(ApiKey.ELECT_LEADERS, body)
+            results = [r for t in resp["replica_election_results"] for r in t["partition_result"]]
+            if resp.get("error_code") == NotControllerError.code or _all_not_controller(results):
+                return None
+            return resp
+
+        def local(image: MetadataImage) -> ControllerResult[dict[str, Any]]:
+            result = self.controller.elect_leaders(image, election_type, topic_partitions)
+            return ControllerResult(result.records, {"error_code": 0, "replica_election_results": result.response})
+
+        def refuse(code: int, msg: str) -> dict[str, Any]:
+            results = [
+                {
+                    "topic": tp["topic"],
+                    "partition_result": [
+                        {"partition_id": i, "error_code": code, "error_message": msg} for i in tp["partitions"]
+                    ],
+                }
+                for tp in topic_partitions or ()
+            ]
+            return {"error_code": code, "replica_election_results": results}
+
+        return await self._decide(local, forward, refuse)
+
+    async def alter_partition_reassignments(
+        self, topics: list[dict[str, Any]], allow_replication_factor_change: bool
+    ) -> dict[str, Any]:
+        """AlterPartitionReassignments, decided by the active controller: ``error_code``,
+        ``error_message`` and ``responses`` of the response."""
+
+        async def forward(conn: BrokerConnection) -> dict[str, Any] | None:
+            body = {
+                "timeout_ms": int(FORWARD_TIMEOUT_S * 1000),
+                "allow_replication_factor_change": allow_replication_factor_change,
+                "topics": topics,
+            }
+            resp: dict[str, Any] = await conn.request(ApiKey.ALTER_PARTITION_REASSIGNMENTS, body)
+            results = [r for t in resp["responses"] for r in t["partitions"]]
+            if resp.get("error_code") == NotControllerError.code or _all_not_controller(results):
+                return None
+            return resp
+
+        def local(image: MetadataImage) -> ControllerResult[dict[str, Any]]:
+            result = self.controller.alter_partition_reassignments(image, topics, allow_replication_factor_change)
+            return ControllerResult(result.records, {"error_code": 0, "error_message": None, "responses": result.response})
+
+        def refuse(code: int, msg: str) -> dict[str, Any]:
+            return {"error_code": code, "error_message": msg, "responses": []}
+
+        return await self._decide(local, forward, refuse)
+
+    async def list_partition_reassignments(self, topics: list[dict[str, Any]] | None) -> dict[str, Any]:
+        """ListPartitionReassignments, answered by the active controller: ``error_code``,
+        ``error_message`` and ``topics`` of the response."""
+
+        async def forward(conn: BrokerConnection) -> dict[str, Any] | None:
+            body = {"timeout_ms": int(FORWARD_TIMEOUT_S * 1000), "topics": topics}
+            resp: dict[str, Any] = await conn.request(ApiKey.LIST_PARTITION_REASSIGNMENTS, body)
+            return None if resp["error_code"] == NotControllerError.code else resp
+
+        def local(image: MetadataImage) -> ControllerResult[dict[str, Any]]:
+            found = self.controller.list_partition_reassignments(image, topics)
+            return ControllerResult([], {"error_code": 0, "error_message": None, "topics": found})
+
+        def refuse(code: int, msg: str) -> dict[str, Any]:
+            return {"error_code": code, "error_message": msg, "topics": []}
+
+        return await self._decide(local, forward, refuse)
+
+    async def _maybe_balance_leaders(self) -> None:
+        """On the active controller, every ``leader.imbalance.check.interval.seconds``: move
+        leaderships back to preferred replicas (``auto.leader.rebalance.enable``)."""
+        root = self._root
+        now = self.clock.now_ms()
+        interval_ms = int(self.controller.config.get("leader.imbalance.check.interval.seconds")) * 1000
+        due = root._next_balance_ms
+        if due is None or due > now + interval_ms:
+            root._next_balance_ms = now + interval_ms
+            return
+        if now < due:
+            return
+        root._next_balance_ms = now + interval_ms
+        with contextlib.suppress(KafkaError):
+            await self._run(self.controller.balance_leaders)
 
     # ------------------------------------------------------------------ the broker's own changes
     def _spawn(self, coro: Any) -> None:

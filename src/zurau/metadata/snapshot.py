@@ -122,7 +122,10 @@ def image_records(image: MetadataImage) -> list[MetadataRecord]:
         for pid in sorted(t.partitions):
             p = t.partitions[pid]
             out.append(
-                PartitionRecord(pid, t.topic_id, p.replicas, p.isr, p.leader, p.leader_epoch, p.partition_epoch)
+                PartitionRecord(
+                    pid, t.topic_id, p.replicas, p.isr, p.leader, p.leader_epoch, p.partition_epoch,
+                    p.removing_replicas, p.adding_replicas,
+                )
             )
     for t in topics:
         out += [ConfigRecord(TOPIC_RESOURCE, t.name, k, t.configs[k]) for k in sorted(t.configs)]

@@ -1340,6 +1340,44 @@ class DeleteGroupsResponse(TypedDict, total=False):
     results: list[DeleteGroupsResponseResults]
 
 
+class ElectLeadersRequestTopicPartitions(TypedDict, total=False):
+    """An element of ``ElectLeadersRequest.topic_partitions``."""
+
+    topic: str
+    partitions: list[int]
+
+
+class ElectLeadersRequest(TypedDict, total=False):
+    """ElectLeaders request (api key 43), v0-2; flexible v2+."""
+
+    election_type: int  # v1+
+    topic_partitions: list[ElectLeadersRequestTopicPartitions] | None  # nullable v0+
+    timeout_ms: int
+
+
+class ElectLeadersResponseReplicaElectionResultsPartitionResult(TypedDict, total=False):
+    """An element of ``ElectLeadersResponseReplicaElectionResults.partition_result``."""
+
+    partition_id: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+
+
+class ElectLeadersResponseReplicaElectionResults(TypedDict, total=False):
+    """An element of ``ElectLeadersResponse.replica_election_results``."""
+
+    topic: str
+    partition_result: list[ElectLeadersResponseReplicaElectionResultsPartitionResult]
+
+
+class ElectLeadersResponse(TypedDict, total=False):
+    """ElectLeaders response (api key 43), v0-2; flexible v2+."""
+
+    throttle_time_ms: int
+    error_code: int  # v1+
+    replica_election_results: list[ElectLeadersResponseReplicaElectionResults]
+
+
 class IncrementalAlterConfigsRequestResourcesConfigs(TypedDict, total=False):
     """An element of ``IncrementalAlterConfigsRequestResources.configs``."""
 
@@ -1377,6 +1415,92 @@ class IncrementalAlterConfigsResponse(TypedDict, total=False):
 
     throttle_time_ms: int
     responses: list[IncrementalAlterConfigsResponseResponses]
+
+
+class AlterPartitionReassignmentsRequestTopicsPartitions(TypedDict, total=False):
+    """An element of ``AlterPartitionReassignmentsRequestTopics.partitions``."""
+
+    partition_index: int
+    replicas: list[int] | None  # nullable v0+
+
+
+class AlterPartitionReassignmentsRequestTopics(TypedDict, total=False):
+    """An element of ``AlterPartitionReassignmentsRequest.topics``."""
+
+    name: str
+    partitions: list[AlterPartitionReassignmentsRequestTopicsPartitions]
+
+
+class AlterPartitionReassignmentsRequest(TypedDict, total=False):
+    """AlterPartitionReassignments request (api key 45), v0-1; flexible v0+."""
+
+    timeout_ms: int
+    allow_replication_factor_change: bool  # v1+
+    topics: list[AlterPartitionReassignmentsRequestTopics]
+
+
+class AlterPartitionReassignmentsResponseResponsesPartitions(TypedDict, total=False):
+    """An element of ``AlterPartitionReassignmentsResponseResponses.partitions``."""
+
+    partition_index: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+
+
+class AlterPartitionReassignmentsResponseResponses(TypedDict, total=False):
+    """An element of ``AlterPartitionReassignmentsResponse.responses``."""
+
+    name: str
+    partitions: list[AlterPartitionReassignmentsResponseResponsesPartitions]
+
+
+class AlterPartitionReassignmentsResponse(TypedDict, total=False):
+    """AlterPartitionReassignments response (api key 45), v0-1; flexible v0+."""
+
+    throttle_time_ms: int
+    allow_replication_factor_change: bool  # v1+
+    error_code: int
+    error_message: str | None  # nullable v0+
+    responses: list[AlterPartitionReassignmentsResponseResponses]
+
+
+class ListPartitionReassignmentsRequestTopics(TypedDict, total=False):
+    """An element of ``ListPartitionReassignmentsRequest.topics``."""
+
+    name: str
+    partition_indexes: list[int]
+
+
+class ListPartitionReassignmentsRequest(TypedDict, total=False):
+    """ListPartitionReassignments request (api key 46), v0-0; flexible v0+."""
+
+    timeout_ms: int
+    topics: list[ListPartitionReassignmentsRequestTopics] | None  # nullable v0+
+
+
+class ListPartitionReassignmentsResponseTopicsPartitions(TypedDict, total=False):
+    """An element of ``ListPartitionReassignmentsResponseTopics.partitions``."""
+
+    partition_index: int
+    replicas: list[int]
+    adding_replicas: list[int]
+    removing_replicas: list[int]
+
+
+class ListPartitionReassignmentsResponseTopics(TypedDict, total=False):
+    """An element of ``ListPartitionReassignmentsResponse.topics``."""
+
+    name: str
+    partitions: list[ListPartitionReassignmentsResponseTopicsPartitions]
+
+
+class ListPartitionReassignmentsResponse(TypedDict, total=False):
+    """ListPartitionReassignments response (api key 46), v0-0; flexible v0+."""
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+    topics: list[ListPartitionReassignmentsResponseTopics]
 
 
 class OffsetDeleteRequestTopicsPartitions(TypedDict, total=False):

@@ -62,6 +62,7 @@ from zurau.protocol.records.batch import validate_batches
 from zurau.protocol.records.control import build_control_batch
 from zurau.replication.partition import FollowerState, Partition
 from zurau.replication.purgatory import DelayedProduce, FetchPurgatory, ProducePurgatory, TopicPartitionKey
+from zurau.replication.replica_selector import ReplicaSelector, ReplicaView
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_manager import LogManager
 from zurau.storage.log_validator import convert_compression, needs_conversion, target_codec
@@ -181,10 +182,15 @@ class ReplicaManager:
         self._partitions: dict[tuple[str, int], Partition] = {}
         self.txn_verifier: TxnVerifier | None = None
         self._hw_listeners: list[HighWatermarkListener] = []
+        self._resign_listeners: list[Callable[[str, int], None]] = []
         # Cluster wiring (None / permissive on a single node).
         self.fetchers: FollowerFetchers | None = None
         self.isr_change_sender: IsrChangeSender | None = None
         self.broker_live: Callable[[int], bool] = lambda _b: True
+        # Fetch from follower (KIP-392): ``replica.selector.class`` and each broker's rack.
+        self.replica_selector: ReplicaSelector | None = None
+        self.broker_rack: Callable[[int], str | None] = lambda _b: None
+        self.follower_consumer_reads = 0  # consumer reads this broker served as a follower
 
     # ------------------------------------------------------------------ hosting
     def _open(self, topic: str, index: int) -> tuple[Partition, bool]:
@@ -286,6 +292,7 @@ class ReplicaManager:
         :meth:`append_as_follower`. A new leader or epoch hands the partition to the fetchers,
         which start from the log end offset (and truncate where the leader's log diverges)."""
         p, new = self._open(topic, index)
+        was_leader = p.leader_id == self.node_id
         changed = new or p.leader_id != leader_id or p.leader_epoch != leader_epoch
         p.leader_id = leader_id
         p.leader_epoch = leader_epoch
@@ -299,6 +306,8 @@ class ReplicaManager:
         p.pending_isr = None
         self.produce_purgatory.fail((topic, index), NotLeaderOrFollowerError.code)
         self.purgatory.notify(topic, index)
+        if was_leader:
+            self._resigned(topic, index)
         if changed and self.fetchers is not None:
             if leader_id >= 0 and leader_id != self.node_id:
                 self.fetchers.add_partition(p)
@@ -350,6 +359,8 @@ class ReplicaManager:
             self.log_manager.delete_partition(topic, index)
         self.produce_purgatory.fail((topic, index), NotLeaderOrFollowerError.code)
         self.purgatory.notify(topic, index)
+        if p is not None and p.leader_id == self.node_id:
+            self._resigned(topic, index)
 
     def update_config(self, topic: str) -> None:
         cfg = self.log_config_for(topic)
@@ -364,6 +375,19 @@ class ReplicaManager:
         the append (the sole replica is the whole ISR); with followers, when the last ISR
         replica has fetched the data. An exception from a listener is logged and ignored."""
         self._hw_listeners.append(listener)
+
+    def add_resign_listener(self, listener: Callable[[str, int], None]) -> None:
+        """Call ``listener(topic, partition)`` when this broker stops leading a partition (it
+        becomes a follower, or stops hosting it): writes waiting for its high watermark here
+        will never see it pass."""
+        self._resign_listeners.append(listener)
+
+    def _resigned(self, topic: str, index: int) -> None:
+        for listener in self._resign_listeners:
+            try:
+                listener(topic, index)
+            except Exception:
+                log.exception("resign listener failed for %s-%d", topic, index)
 
     def high_watermark(self, topic: str, partition: int) -> int:
         """The partition's high watermark (raises UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER)."""
@@ -493,7 +517,12 @@ class ReplicaManager:
         """A follower learns the leader's high watermark from a fetch response: its own becomes
         that, capped at its log end offset (never lower than before). Returns it."""
         p = self._hosted(topic, partition)
-        return p.log.update_high_watermark(leader_high_watermark)
+        plog = p.log
+        before = plog.high_watermark
+        hw = plog.update_high_watermark(leader_high_watermark)
+        if hw > before:
+            self.purgatory.notify(topic, partition)  # consumers reading from this follower
+        return hw
 
     # ------------------------------------------------------------------ follower side (fetchers)
     def _followed(self, topic: str, partition: int) -> Partition:
@@ -647,8 +676,12 @@ class ReplicaManager:
         current_leader_epoch: int = -1,
         last_fetched_epoch: int = -1,
         replica_epoch: int = -1,
+        allow_follower: bool = False,
     ) -> LogReadResult:
         """Read whole batches of a partition this broker leads, for a consumer or a follower.
+
+        ``allow_follower`` (a consumer's Fetch v11+, KIP-392): a partition this broker follows
+        serves the consumer too, below its own high watermark (see :meth:`_read_as_follower`).
 
         Consumers (``replica_id`` < 0) read below the high watermark, or with
         ``isolation_level=1`` (read_committed) below the last stable offset and also get the
@@ -664,7 +697,14 @@ class ReplicaManager:
         ``fetch_offset``, or does not know it, the answer is ``diverging_epoch`` = (largest epoch
         <= it, where that epoch ends here) and nothing is read or recorded.
         """
-        p = self.partition(topic, partition)
+        if allow_follower and replica_id < 0:
+            p = self._hosted(topic, partition)
+            if p.leader_id != self.node_id:
+                return self._read_as_follower(
+                    p, fetch_offset, max_bytes, isolation_level, min_one_batch, current_leader_epoch
+                )
+        else:
+            p = self.partition(topic, partition)
         _check_leader_epoch(current_leader_epoch, p.leader_epoch)
         plog = p.log
         follower = replica_id >= 0
@@ -711,6 +751,61 @@ class ReplicaManager:
         return LogReadResult(
             records, plog.high_watermark, lso, plog.log_start_offset, plog.log_end_offset, aborted, error
         )
+
+    def _read_as_follower(
+        self,
+        p: Partition,
+        fetch_offset: int,
+        max_bytes: int,
+        isolation_level: int,
+        min_one_batch: bool,
+        current_leader_epoch: int,
+    ) -> LogReadResult:
+        """A consumer's read of a partition this broker follows (fetch from follower, KIP-392):
+        below the high watermark the leader last told this follower (read_committed: below the
+        last stable offset, capped the same way), with the aborted transactions of what it reads.
+        An offset beyond this replica's log end is OFFSET_OUT_OF_RANGE (the consumer then asks the
+        leader); one between its high watermark and log end reads nothing yet."""
+        _check_leader_epoch(current_leader_epoch, p.leader_epoch)
+        plog = p.log
+        read_committed = isolation_level == READ_COMMITTED
+        max_offset = plog.last_stable_offset if read_committed else plog.high_watermark
+        records: LogReadSlice | None = None
+        aborted: list[AbortedTxn] | None = [] if read_committed else None
+        error: KafkaError | None = None
+        self.follower_consumer_reads += 1
+        try:
+            if max_bytes > 0 or min_one_batch:
+                records = plog.read_slice(
+                    fetch_offset, max(max_bytes, 0), max_offset=max_offset, min_one_batch=min_one_batch
+                )
+        except OffsetOutOfRangeError as e:
+            error = e
+        lso = plog.last_stable_offset
+        if records is not None and read_committed:
+            aborted = plog.aborted_transactions(fetch_offset, lso)
+        return LogReadResult(
+            records, plog.high_watermark, lso, plog.log_start_offset, plog.log_end_offset, aborted, error
+        )
+
+    def preferred_read_replica(self, topic: str, partition: int, fetch_offset: int, client_rack: str) -> int:
+        """KIP-392 on the leader: the replica a consumer (in ``client_rack``) fetching at
+        ``fetch_offset`` should read from instead of this leader, or -1 (read here). Only live
+        followers known to hold ``fetch_offset`` are candidates."""
+        selector = self.replica_selector
+        if selector is None:
+            return -1
+        p = self._partitions.get((topic, partition))
+        if p is None or p.leader_id != self.node_id:
+            return -1
+        now = self.now_ms()
+        rack = self.broker_rack
+        views = [ReplicaView(self.node_id, rack(self.node_id), p.log.log_end_offset, 0, True)]
+        for r, state in p.followers.items():
+            if r in p.replicas and state.log_end_offset >= fetch_offset and self.broker_live(r):
+                views.append(ReplicaView(r, rack(r), state.log_end_offset, max(now - state.last_caught_up_ms, 0), False))
+        chosen = selector(views, client_rack)
+        return -1 if chosen == self.node_id else chosen
 
     def fetch_offset_for_timestamp(
         self,

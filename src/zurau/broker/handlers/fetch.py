@@ -13,6 +13,12 @@
   make progress past a batch larger than their limits.
 * Long polling: with fewer than ``min_bytes`` ready, the fetch waits in the purgatory until an
   append to one of its partitions or ``max_wait_ms``, then reads again.
+* Fetch from follower (KIP-392): with ``replica.selector.class`` set, a leader answering a
+  consumer's Fetch v11+ may name a ``preferred_read_replica`` (e.g. a follower in the consumer's
+  ``rack_id``) instead of reading: that partition's entry carries the offsets and no records, and
+  the fetch is answered at once. A follower serves such consumers below its own high watermark
+  (OFFSET_OUT_OF_RANGE beyond its log end, after which the consumer returns to the leader);
+  consumers of older versions and followers still get NOT_LEADER_OR_FOLLOWER from a follower.
 * Fetch sessions (KIP-227) are not kept: a full fetch is answered with session id 0 ("no
   session"), which every client accepts; an incremental fetch for a session we never created gets
   FETCH_SESSION_ID_NOT_FOUND so the client falls back to full fetches.
@@ -66,6 +72,10 @@ def _read_all(ctx: RequestContext, req: dict[str, Any], topics: list[Any]) -> tu
     isolation_level = req.get("isolation_level", 0)
     # A follower reads up to the log end offset and never gets aborted transactions.
     read_committed = isolation_level == READ_COMMITTED and replica_id < 0
+    # KIP-392: a consumer's Fetch v11+ carries its rack; such a consumer may be sent to a
+    # preferred read replica by a leader, and may read from a follower.
+    client_metadata = replica_id < 0 and ctx.api_version >= 11
+    client_rack = req.get("rack_id") or ""
     remaining = req.get("max_bytes", 2**31 - 1)
     if remaining <= 0:
         remaining = 2**31 - 1
@@ -93,6 +103,28 @@ def _read_all(ctx: RequestContext, req: dict[str, Any], topics: list[Any]) -> tu
                 if not 0 <= index < topic.num_partitions:
                     raise UnknownTopicOrPartitionError(f"{topic.name} has no partition {index}")
                 limit = min(fp["partition_max_bytes"], remaining)
+                if client_metadata:
+                    preferred = rm.preferred_read_replica(topic.name, index, fp["fetch_offset"], client_rack)
+                    if preferred >= 0:
+                        # Nothing is read here: the consumer goes to the preferred replica, at once.
+                        r = rm.read(
+                            topic.name,
+                            index,
+                            fp["fetch_offset"],
+                            0,
+                            isolation_level=isolation_level,
+                            min_one_batch=False,
+                            current_leader_epoch=fp.get("current_leader_epoch", -1),
+                        )
+                        entry["high_watermark"] = r.high_watermark
+                        entry["last_stable_offset"] = r.last_stable_offset
+                        entry["log_start_offset"] = r.log_start_offset
+                        if r.error is not None:
+                            raise r.error
+                        entry["preferred_read_replica"] = preferred
+                        any_error = True
+                        parts_out.append(entry)
+                        continue
                 r = rm.read(
                     topic.name,
                     index,
@@ -104,6 +136,7 @@ def _read_all(ctx: RequestContext, req: dict[str, Any], topics: list[Any]) -> tu
                     current_leader_epoch=fp.get("current_leader_epoch", -1),
                     last_fetched_epoch=fp.get("last_fetched_epoch", -1) if replica_id >= 0 else -1,
                     replica_epoch=replica_epoch,
+                    allow_follower=client_metadata,
                 )
                 entry["high_watermark"] = r.high_watermark
                 entry["last_stable_offset"] = r.last_stable_offset

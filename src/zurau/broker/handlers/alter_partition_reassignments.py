@@ -1,0 +1,21 @@
+"""AlterPartitionReassignments: handed to the controller (forwarded to the active one in a
+cluster), which starts, replaces or cancels each partition's reassignment; see
+:meth:`zurau.metadata.controller.QuorumController.alter_partition_reassignments`. The answer
+comes once the records are committed; the reassignment itself completes later, when the added
+replicas have caught up and joined the ISR (ListPartitionReassignments shows it until then).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.request_context import RequestContext
+from zurau.protocol.api_keys import ApiKey
+
+API_KEY = ApiKey.ALTER_PARTITION_REASSIGNMENTS
+
+
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    allow = bool(req.get("allow_replication_factor_change", True)) if ctx.api_version >= 1 else True
+    result = await ctx.controller.alter_partition_reassignments(req["topics"], allow)
+    return {"throttle_time_ms": 0, "allow_replication_factor_change": allow, **result}

@@ -1,0 +1,21 @@
+"""ElectLeaders: handed to the controller (forwarded to the active one in a cluster), which
+elects the preferred replica (PREFERRED) or, for a partition without a leader, any live replica
+(UNCLEAN) and answers per partition; see
+:meth:`zurau.metadata.controller.QuorumController.elect_leaders`. v0 has no election type: it is
+PREFERRED.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zurau.broker.request_context import RequestContext
+from zurau.protocol.api_keys import ApiKey
+
+API_KEY = ApiKey.ELECT_LEADERS
+
+
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    election_type = req.get("election_type", 0) if ctx.api_version >= 1 else 0
+    result = await ctx.controller.elect_leaders(election_type, req.get("topic_partitions"))
+    return {"throttle_time_ms": 0, **result}

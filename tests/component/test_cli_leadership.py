@@ -1,0 +1,185 @@
+"""``zurau leader-election``, ``zurau reassign-partitions`` and the reassignment and filter parts
+of ``zurau topics describe``, in-process (typer's CliRunner) against a three-node EmbeddedCluster."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from zurau.cli.main import app
+from zurau.embedded import EmbeddedCluster
+from zurau.metadata.image import PartitionRegistration
+
+pytestmark = pytest.mark.timeout(180)
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluster]:
+    c = EmbeddedCluster(
+        3,
+        data_dir=tmp_path_factory.mktemp("cli-leadership"),
+        **{
+            "replica.lag.time.max.ms": "1500",
+            "replica.fetch.wait.max.ms": "200",
+            "broker.heartbeat.interval.ms": "500",
+            "auto.leader.rebalance.enable": "false",
+        },
+    )
+    with c:
+        yield c
+
+
+def cli(c: EmbeddedCluster, *args: str) -> Result:
+    return runner.invoke(app, [*args, "--bootstrap-server", c.bootstrap_servers])
+
+
+def ok(result: Result) -> str:
+    assert result.exit_code == 0, f"exit {result.exit_code}: {result.stdout} {result.stderr} {result.exception!r}"
+    return result.stdout
+
+
+def failed(result: Result, *fragments: str) -> str:
+    assert result.exit_code == 1, f"exit {result.exit_code}: {result.stdout} {result.stderr}"
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    for f in fragments:
+        assert f in lines[0], lines[0]
+    return lines[0]
+
+
+def new_topic(c: EmbeddedCluster, rf: int) -> str:
+    name = f"lead-{uuid.uuid4().hex[:8]}"
+    ok(cli(c, "topics", "create", name, "--partitions", "1", "--replication-factor", str(rf)))
+    wait(c, name, lambda p: len(p.isr) == rf)
+    return name
+
+
+def part(c: EmbeddedCluster, topic: str, node: int | None = None) -> PartitionRegistration:
+    nodes = [node] if node is not None else [b.node_id for b in c.brokers if b is not None]
+    t = c.node(nodes[0]).image.get(topic)
+    assert t is not None
+    return t.partitions[0]
+
+
+def wait(c: EmbeddedCluster, topic: str, check: Any, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    running = [b.node_id for b in c.brokers if b is not None]
+    while True:
+        try:
+            if all(check(part(c, topic, n)) for n in running):
+                return
+        except AssertionError:
+            pass
+        assert time.monotonic() < deadline, f"{topic}: condition not reached, now {part(c, topic)}"
+        time.sleep(0.05)
+
+
+def write(tmp_path: Path, doc: Any) -> str:
+    path = tmp_path / f"{uuid.uuid4().hex}.json"
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def test_preferred_leader_election(cluster: EmbeddedCluster, tmp_path: Path) -> None:
+    t = new_topic(cluster, 3)
+    a, b, c3 = part(cluster, t).replicas
+    # Reorder the replicas: b becomes the preferred replica while a still leads.
+    plan = write(tmp_path, {"version": 1, "partitions": [{"topic": t, "partition": 0, "replicas": [b, a, c3]}]})
+    ok(cli(cluster, "reassign-partitions", "--execute", "--reassignment-json-file", plan))
+    wait(cluster, t, lambda p: p.replicas == (b, a, c3) and p.leader == a)
+
+    out = ok(cli(cluster, "leader-election", "--election-type", "PREFERRED", "--topic", t, "--partition", "0"))
+    assert out == f"Successfully completed leader election (PREFERRED) for partitions {t}-0\n"
+    wait(cluster, t, lambda p: p.leader == b)
+    out = ok(cli(cluster, "leader-election", "--election-type", "preferred", "--path-to-json-file",
+                 write(tmp_path, {"partitions": [{"topic": t, "partition": 0}]})))
+    assert out == f"Valid replica already elected for partitions {t}-0\n"
+    assert f"{t}-0" not in ok(cli(cluster, "leader-election", "--election-type", "PREFERRED", "--all-topic-partitions"))
+
+    res = cli(cluster, "leader-election", "--election-type", "UNCLEAN", "--topic", t, "--partition", "0")
+    assert res.stdout == f"Valid replica already elected for partitions {t}-0\n" and res.exit_code == 0
+    res = cli(cluster, "leader-election", "--election-type", "PREFERRED", "--topic", t, "--partition", "7")
+    assert f"Error completing leader election (PREFERRED) for partition: {t}-7:" in res.stdout
+    assert "UNKNOWN_TOPIC_OR_PARTITION" in res.stdout
+    failed(res, "1 replica(s) could not be elected")
+    assert cli(cluster, "leader-election", "--election-type", "PREFERRED").exit_code == 2
+    assert cli(cluster, "leader-election", "--election-type", "BEST", "--all-topic-partitions").exit_code == 2
+    assert cli(cluster, "leader-election", "--election-type", "PREFERRED", "--topic", t).exit_code == 2
+
+
+def test_reassign_generate_execute_verify(cluster: EmbeddedCluster, tmp_path: Path) -> None:
+    t = new_topic(cluster, 1)
+    moving = write(tmp_path, {"topics": [{"topic": t}], "version": 1})
+    out = ok(cli(cluster, "reassign-partitions", "--generate", "--topics-to-move-json-file", moving, "--broker-list", "1,2,3"))
+    lines = out.splitlines()
+    assert lines[0] == "Current partition replica assignment"
+    assert lines[3] == "Proposed partition reassignment configuration"
+    current = json.loads(lines[1])
+    assert current["partitions"] == [{"topic": t, "partition": 0, "replicas": list(part(cluster, t).replicas), "log_dirs": ["any"]}]
+    proposed = json.loads(lines[4])["partitions"]
+    assert len(proposed) == 1 and len(proposed[0]["replicas"]) == 1 and proposed[0]["replicas"][0] in (1, 2, 3)
+
+    (first,) = part(cluster, t).replicas
+    target = [first] + [n for n in (1, 2, 3) if n != first]
+    plan = write(tmp_path, {"version": 1, "partitions": [{"topic": t, "partition": 0, "replicas": target}]})
+    out = ok(cli(cluster, "reassign-partitions", "--execute", "--reassignment-json-file", plan))
+    assert out.splitlines()[0] == "Current partition replica assignment"
+    assert json.loads(out.splitlines()[2])["partitions"][0]["replicas"] == [first]
+    assert out.splitlines()[-1] == f"Successfully started partition reassignment for {t}-0"
+    wait(cluster, t, lambda p: p.replicas == tuple(target) and not p.reassigning)
+    out = ok(cli(cluster, "reassign-partitions", "--verify", "--reassignment-json-file", plan))
+    assert out == f"Status of partition reassignment:\nReassignment of partition {t}-0 is completed.\n"
+    text = ok(cli(cluster, "topics", "describe", t))
+    assert re.search(rf"Partition: 0\tLeader: {first}\tReplicas: {','.join(map(str, target))}\tIsr: [123],[123],[123]\t", text)
+    assert ok(cli(cluster, "topics", "describe", t, "--under-replicated-partitions")) == ""
+
+    bad = write(tmp_path, {"version": 1, "partitions": [{"topic": t, "partition": 0, "replicas": [1, 9]}]})
+    failed(cli(cluster, "reassign-partitions", "--execute", "--reassignment-json-file", bad), f"{t}-0", "INVALID_REPLICA_ASSIGNMENT")
+    failed(cli(cluster, "reassign-partitions", "--execute", "--reassignment-json-file",
+               write(tmp_path, {"version": 1, "partitions": [{"topic": t, "partition": 4, "replicas": [1]}]})),
+           f"Topic {t} has no partition 4")
+    assert cli(cluster, "reassign-partitions", "--list", "--execute").exit_code == 2
+    assert cli(cluster, "reassign-partitions", "--verify").exit_code == 2
+
+
+def test_list_describe_and_cancel_a_stuck_reassignment(cluster: EmbeddedCluster, tmp_path: Path) -> None:
+    t = new_topic(cluster, 1)
+    (first,) = part(cluster, t).replicas
+    down = next(n for n in (1, 2, 3) if n != first)
+    cluster.call(cluster.stop_node, down)
+    try:
+        plan = write(tmp_path, {"version": 1, "partitions": [{"topic": t, "partition": 0, "replicas": [first, down]}]})
+        ok(cli(cluster, "reassign-partitions", "--execute", "--reassignment-json-file", plan))
+        wait(cluster, t, lambda p: p.reassigning)
+        listed = ok(cli(cluster, "reassign-partitions", "--list"))
+        assert f"Current partition reassignments:\n{t}-0: replicas: {first},{down}. adding: {down}. removing: .\n" in listed
+        text = ok(cli(cluster, "topics", "describe", t))
+        assert f"Replicas: {first},{down}\tIsr: {first}\tAdding Replicas: {down}\tRemoving Replicas: \t" in text
+        assert f"Offline: {down}" in text
+        under = ok(cli(cluster, "topics", "describe", t, "--under-replicated-partitions"))
+        assert under.startswith(f"\tTopic: {t}\tPartition: 0\t") and len(under.splitlines()) == 1
+        doc = json.loads(ok(cli(cluster, "topics", "describe", t, "--json")))
+        assert doc[0]["partitions"][0]["reassignment"] == {"adding_replicas": [down], "removing_replicas": []}
+        out = ok(cli(cluster, "reassign-partitions", "--verify", "--reassignment-json-file", plan))
+        assert f"Reassignment of partition {t}-0 is still in progress." in out
+
+        out = ok(cli(cluster, "reassign-partitions", "--cancel", "--reassignment-json-file", plan))
+        assert out == f"Successfully cancelled partition reassignment for: {t}-0\n"
+        wait(cluster, t, lambda p: p.replicas == (first,) and not p.reassigning)
+        assert ok(cli(cluster, "reassign-partitions", "--list")) == "No partition reassignments found.\n"
+        out = ok(cli(cluster, "reassign-partitions", "--cancel", "--reassignment-json-file", plan))
+        assert out == "None of the specified partition reassignments are active.\n"
+        out = ok(cli(cluster, "reassign-partitions", "--verify", "--reassignment-json-file", plan))
+        assert f"There is no active reassignment of partition {t}-0, but replica set is {first} rather than {first},{down}." in out
+    finally:
+        cluster.call(cluster.start_node, down)
