@@ -100,6 +100,10 @@ class RaftControllerChannel:
         self._active = False
         self._speculative: MetadataImage | None = None
         self.heartbeats = BrokerHeartbeatManager(session_timeout_ms)
+        # A forwarded heartbeat that gets no answer within this long is sent again (to whichever
+        # node is the active controller by then): one stuck on a controller cut off by the network
+        # must not outlive the broker's session at the new one.
+        self._heartbeat_forward_timeout_s = max(0.2, session_timeout_ms / 3000)
         self._conns: ConnectionCache[int] = ConnectionCache(self._new_connection, 5.0)
         self._background: set[asyncio.Task[Any]] = set()
         self._creating: set[str] = set()
@@ -455,7 +459,8 @@ class RaftControllerChannel:
 
     async def broker_heartbeat(self, request: dict[str, Any]) -> dict[str, Any]:
         async def forward(conn: BrokerConnection) -> dict[str, Any] | None:
-            resp: dict[str, Any] = await conn.request(ApiKey.BROKER_HEARTBEAT, request)
+            timeout = self._root._heartbeat_forward_timeout_s
+            resp: dict[str, Any] = await asyncio.wait_for(conn.request(ApiKey.BROKER_HEARTBEAT, request), timeout)
             return None if resp["error_code"] == NotControllerError.code else resp
 
         def local(image: MetadataImage) -> ControllerResult[dict[str, Any]]:
@@ -465,9 +470,14 @@ class RaftControllerChannel:
             return result
 
         def refuse(code: int, msg: str) -> dict[str, Any]:
-            body = _error_body(code, msg)
-            body.update(is_caught_up=False, is_fenced=True, should_shut_down=False)
-            return body
+            # BrokerHeartbeatResponse has no broker_epoch (the registration's answer has).
+            return {
+                "throttle_time_ms": 0,
+                "error_code": code,
+                "is_caught_up": False,
+                "is_fenced": True,
+                "should_shut_down": False,
+            }
 
         return await self._decide(local, forward, refuse)
 

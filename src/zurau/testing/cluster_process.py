@@ -8,6 +8,24 @@ nodes; ``ClusterProcesses(root, controllers=3, brokers=3)`` runs three dedicated
 cluster id, and logs to ``root/node-<id>.log``. :meth:`ClusterProcesses.start` returns once every
 broker serves clients (it has been registered and unfenced) and every controller listens.
 
+Faults: :meth:`ClusterProcesses.kill` (``kill -9``), :meth:`~ClusterProcesses.pause` /
+:meth:`~ClusterProcesses.resume` (SIGSTOP / SIGCONT: a process that stops answering but keeps its
+sockets and memory, like a long GC pause or a frozen VM), and, with ``proxy_inter_broker=True``
+and/or ``proxy_controller=True``, network faults through :attr:`ClusterProcesses.network` (a
+:class:`~zurau.testing.fault_proxy.FaultNetwork` with one proxy per directed link):
+
+* ``proxy_inter_broker``: every broker listens on one replication listener per broker
+  (``REPLICATION_FROM_<i>``, real ports) and advertises, for each other broker ``i``, the port of
+  the proxy on link ``(i, this broker, "replication")``; broker ``i`` sets
+  ``inter.broker.listener.name=REPLICATION_FROM_<i>``, so its follower fetchers dial every leader
+  through its own links. Clients keep the ``PLAINTEXT`` listener, never proxied.
+* ``proxy_controller``: each node's ``controller.quorum.voters`` names, for every other voter
+  ``c``, the port of the proxy on link ``(this node, c, "controller")`` (its own entry stays its
+  real port): Raft traffic and broker heartbeats to the active controller go through the links.
+
+So ``cluster.network.isolate(n)`` cuts node ``n`` off both ways while clients still reach it.
+Without these options the configs are exactly as before.
+
 Like the rest of :mod:`zurau.testing`, this module runs Zurau only as processes and imports none
 of its code.
 """
@@ -15,6 +33,8 @@ of its code.
 from __future__ import annotations
 
 import base64
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -23,6 +43,16 @@ from pathlib import Path
 from typing import Self
 
 from zurau.testing.broker_process import HOST, ServerProcess, free_port
+from zurau.testing.fault_proxy import FaultNetwork
+
+#: Link kinds of :attr:`ClusterProcesses.network`.
+REPLICATION = "replication"
+CONTROLLER = "controller"
+
+
+def replication_listener(node_id: int) -> str:
+    """The listener broker ``node_id`` dials other brokers' replication through (proxied links)."""
+    return f"REPLICATION_FROM_{node_id}"
 
 
 def random_cluster_id() -> str:
@@ -38,6 +68,24 @@ class NodeProcess(ServerProcess):
         self.node_id = node_id
         self.config_path = config_path
         self.controller_port = controller_port
+        self.paused = False
+
+    def pause(self) -> None:
+        """SIGSTOP: the process keeps its sockets but runs no code until :meth:`resume`."""
+        assert self.proc is not None and self.proc.poll() is None, f"node {self.node_id} is not running"
+        os.kill(self.proc.pid, signal.SIGSTOP)
+        self.paused = True
+
+    def resume(self) -> None:
+        """SIGCONT after :meth:`pause` (a no-op when not paused)."""
+        if self.paused and self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGCONT)
+        self.paused = False
+
+    def kill(self) -> None:
+        """kill -9 (also of a paused process: SIGKILL needs no SIGCONT)."""
+        super().kill()
+        self.paused = False
 
     def command(self) -> list[str]:
         return [sys.executable, "-m", "zurau.cli.main", "broker", "start", "--config", str(self.config_path)]
@@ -50,16 +98,55 @@ class NodeProcess(ServerProcess):
 class ClusterProcesses:
     """See the module docstring."""
 
-    def __init__(self, root: Path, controllers: int = 3, brokers: int = 0, **overrides: str) -> None:
+    def __init__(
+        self,
+        root: Path,
+        controllers: int = 3,
+        brokers: int = 0,
+        *,
+        proxy_inter_broker: bool = False,
+        proxy_controller: bool = False,
+        **overrides: str,
+    ) -> None:
         self.root = root
+        self.network: FaultNetwork | None = FaultNetwork() if proxy_inter_broker or proxy_controller else None
         self.cluster_id = random_cluster_id()
+        try:
+            self._configure(controllers, brokers, proxy_inter_broker, proxy_controller, overrides)
+        except BaseException:
+            if self.network is not None:
+                self.network.close()
+            raise
+
+    def _configure(
+        self, controllers: int, brokers: int, proxy_inter_broker: bool, proxy_controller: bool, overrides: dict[str, str]
+    ) -> None:
+        """Write and format every node's config (and create the proxies they name)."""
+        root = self.root
         self.combined = brokers == 0
         ids = list(range(1, controllers + brokers + 1))
         self.controller_ids = ids[:controllers]
         self.broker_ids = self.controller_ids if self.combined else ids[controllers:]
         controller_ports = {i: free_port() for i in self.controller_ids}
         client_ports = {i: free_port() for i in self.broker_ids}
-        voters = ",".join(f"{i}@{HOST}:{p}" for i, p in controller_ports.items())
+        # Replication listeners, when proxied: broker j listens on repl_ports[i][j] for broker i.
+        repl_ports = {i: {j: free_port() for j in self.broker_ids} for i in self.broker_ids} if proxy_inter_broker else {}
+        advertised_repl: dict[int, list[str]] = {j: [] for j in self.broker_ids}
+        for i, targets in repl_ports.items():
+            for j, real in targets.items():
+                port = real if i == j else self._proxy(i, j, REPLICATION, real)
+                advertised_repl[j].append(f"{replication_listener(i)}://{HOST}:{port}")
+
+        def voters_for(node_id: int) -> str:
+            def port(c: int) -> int:
+                real = controller_ports[c]
+                return self._proxy(node_id, c, CONTROLLER, real) if proxy_controller and c != node_id else real
+
+            return ",".join(f"{c}@{HOST}:{port(c)}" for c in controller_ports)
+
+        protocol_map = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT" + "".join(
+            f",{replication_listener(i)}:PLAINTEXT" for i in repl_ports
+        )
         self.nodes: dict[int, NodeProcess] = {}
         for node_id in ids:
             is_controller = node_id in controller_ports
@@ -68,20 +155,25 @@ class ClusterProcesses:
             listeners = []
             if is_broker:
                 listeners.append(f"PLAINTEXT://{HOST}:{client_ports[node_id]}")
+                listeners += [f"{replication_listener(i)}://{HOST}:{repl_ports[i][node_id]}" for i in repl_ports]
             if is_controller:
                 listeners.append(f"CONTROLLER://{HOST}:{controller_ports[node_id]}")
             props = {
                 "process.roles": roles,
                 "node.id": str(node_id),
-                "controller.quorum.voters": voters,
+                "controller.quorum.voters": voters_for(node_id),
                 "listeners": ",".join(listeners),
                 "controller.listener.names": "CONTROLLER",
-                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                "listener.security.protocol.map": protocol_map,
                 "log.dirs": str(root / f"node-{node_id}"),
                 **overrides,
             }
             if is_broker:
-                props["advertised.listeners"] = f"PLAINTEXT://{HOST}:{client_ports[node_id]}"
+                props["advertised.listeners"] = ",".join(
+                    [f"PLAINTEXT://{HOST}:{client_ports[node_id]}", *advertised_repl[node_id]]
+                )
+                if proxy_inter_broker:
+                    props["inter.broker.listener.name"] = replication_listener(node_id)
             config_path = root / f"node-{node_id}.properties"
             config_path.parent.mkdir(parents=True, exist_ok=True)
             config_path.write_text("".join(f"{k}={v}\n" for k, v in props.items()), "utf-8")
@@ -105,6 +197,10 @@ class ClusterProcesses:
                 capture_output=True,
             )
 
+    def _proxy(self, source: int, destination: int, kind: str, target_port: int) -> int:
+        assert self.network is not None
+        return self.network.add(source, destination, kind, target_port).port
+
     @property
     def bootstrap_servers(self) -> str:
         """Every running broker's client address."""
@@ -125,6 +221,14 @@ class ClusterProcesses:
         """kill -9 one node."""
         self.nodes[node_id].kill()
 
+    def pause(self, node_id: int) -> None:
+        """SIGSTOP one node (see :meth:`NodeProcess.pause`)."""
+        self.nodes[node_id].pause()
+
+    def resume(self, node_id: int) -> None:
+        """SIGCONT one paused node."""
+        self.nodes[node_id].resume()
+
     def restart(self, node_id: int, timeout: float = 60.0) -> None:
         node = self.nodes[node_id]
         node.kill()
@@ -135,6 +239,7 @@ class ClusterProcesses:
         """SIGTERM to every node at once (brokers shut down in a controlled way while the quorum
         lasts), then wait for each."""
         for node in self.nodes.values():
+            node.resume()  # a SIGTERM to a stopped process would wait for its SIGCONT
             if node.running:
                 assert node.proc is not None
                 node.proc.terminate()
@@ -153,11 +258,19 @@ class ClusterProcesses:
         for node in self.nodes.values():
             node.kill()
 
+    def close(self, timeout: float = 30.0) -> None:
+        """:meth:`stop`, then close the proxies of :attr:`network` (the cluster cannot start again)."""
+        try:
+            self.stop(timeout)
+        finally:
+            if self.network is not None:
+                self.network.close()
+
     def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
-        self.stop()
+        self.close()
 
 
-__all__ = ["ClusterProcesses", "NodeProcess", "random_cluster_id"]
+__all__ = ["CONTROLLER", "REPLICATION", "ClusterProcesses", "NodeProcess", "random_cluster_id", "replication_listener"]
