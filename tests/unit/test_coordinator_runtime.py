@@ -68,6 +68,22 @@ def test_a_commit_is_answered_only_once_the_high_watermark_passes_it() -> None:
     assert d.committed(G)[0] == 6
 
 
+def test_a_commit_not_replicated_in_time_is_answered_request_timed_out() -> None:
+    """offsets.commit.timeout.ms (5 s): the client hears REQUEST_TIMED_OUT (and retries); the
+    write stays and applies once the high watermark passes it."""
+    d = Driver()
+    p = d.core.partition_for(G)
+    d.writer.hold(OFFSETS_TOPIC, p)
+    first = commit(d, {("t", 0): 5})
+    d.advance(4_999)
+    assert d.pending(first)
+    d.advance(1)
+    assert isinstance(d.reply(first), E.RequestTimedOutError)
+    d.writer.release(OFFSETS_TOPIC, p)
+    assert d.committed(G)[0] == 5, "the write applied when it committed"
+    assert d.reply(commit(d, {("t", 0): 6})) == {("t", 0): 0}
+
+
 def test_a_failed_append_is_answered_at_once() -> None:
     d = Driver()
     d.fail_writes = E.NotEnoughReplicasError("isr")

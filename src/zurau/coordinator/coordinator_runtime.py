@@ -60,6 +60,7 @@ from zurau.protocol.errors import (
     KafkaError,
     LeaderNotAvailableError,
     NotCoordinatorError,
+    RequestTimedOutError,
     TopicAlreadyExistsError,
     UnknownServerError,
 )
@@ -201,6 +202,10 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
     # How many brokers are live now (the internal topic's replication factor is capped at it);
     # None: no cap (wired by the composition root).
     live_brokers: Callable[[], int] | None = None
+    # Replies held for a write are answered REQUEST_TIMED_OUT if the write is not committed (the
+    # high watermark has not passed it) within this long (Kafka's offsets.commit.timeout.ms for
+    # the group coordinator); the write itself stays and applies if it commits later. None: wait.
+    write_timeout_ms: int | None = None
 
     def __init__(
         self,
@@ -618,12 +623,14 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
             if self._shards.get(shard.partition) is not shard:
                 return False
             if fx is not None:
-                self._apply(shard, fx)
+                held = self._apply(shard, fx)
+                if held.remaining > 0 and self.write_timeout_ms is not None:
+                    self._expire_later(held, ev.fail, self.write_timeout_ms)
             self._rearm(shard)
             return True
         return False
 
-    def _apply(self, shard: _Shard, fx: FX) -> None:
+    def _apply(self, shard: _Shard, fx: FX) -> _Replies:
         """Start the writes of ``fx``; hold its replies until they complete."""
         held = _Replies(len(fx.writes), list(fx.replies))
         for w in fx.writes:
@@ -642,6 +649,26 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
         self._guard(self._on_effects, shard.partition, fx)
         if held.remaining == 0 and held.replies:
             self._release(held.replies)
+        return held
+
+    def _expire_later(self, held: _Replies, fail: Callable[[KafkaError], None], timeout_ms: int) -> None:
+        """Answer the request that made ``held``'s writes (``fail``), and the replies held for
+        them, REQUEST_TIMED_OUT unless the writes commit within ``timeout_ms`` (a follower that
+        stopped fetching holds the high watermark until the ISR shrinks, up to
+        replica.lag.time.max.ms; the client retries meanwhile). The writes stay: they apply if
+        they commit later, and a reply that comes then finds nobody waiting."""
+        tokens = [token for token, _ in held.replies]
+
+        def expire() -> None:
+            if held.remaining > 0:
+                error = RequestTimedOutError(
+                    f"the {self.topic} write was not replicated to the in-sync replicas within {timeout_ms} ms"
+                )
+                self._guard(fail, error)
+                for token in tokens:
+                    self._fail_token(token, error)
+
+        self.clock.call_later(timeout_ms, expire)
 
     def _start_write(
         self,

@@ -52,6 +52,7 @@ class GroupCoordinatorRuntime(CoordinatorRuntime[GroupCoordinator, Write, Effect
         self._config = config
         self._compression = int(broker_config.get("offsets.topic.compression.codec"))
         super().__init__(broker_config, writer, topics, create_topic, clock)
+        self.write_timeout_ms = int(broker_config.get("offsets.commit.timeout.ms"))
 
     # ------------------------------------------------------------------ hooks
     def _new_core(self, num_partitions: int | None) -> GroupCoordinator:
