@@ -15,17 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
 
-ck = pytest.importorskip("confluent_kafka")
-from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
-
-from zurau.embedded import EmbeddedCluster  # noqa: E402
+from tests.compat.test_transactions_confluent_kafka import _read_all
+from zurau.embedded import EmbeddedCluster
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -172,10 +170,6 @@ def _committed(bootstrap: str, topic: str, group: str) -> dict[int, int]:
 
 @pytest.mark.parametrize("client", sorted(ROUNDS))
 def test_group_finds_the_new_coordinator_with_its_offsets(tmp_path: Path, client: str) -> None:
-    if client == "kafka-python":
-        pytest.importorskip("kafka")
-    if client == "aiokafka":
-        pytest.importorskip("aiokafka")
     round_ = ROUNDS[client]
     topic, group = "events", f"g-{client}"
     with EmbeddedCluster(3, data_dir=tmp_path, **CONFIGS) as c:
@@ -201,34 +195,6 @@ def test_group_finds_the_new_coordinator_with_its_offsets(tmp_path: Path, client
 
 
 # ------------------------------------------------------------------ transactions
-
-
-def _read_committed(bootstrap: str, topic: str, expect: int, timeout: float = 60.0) -> list[bytes]:
-    c = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"check-{uuid.uuid4().hex[:6]}",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-            "isolation.level": "read_committed",
-            "log_level": 3,
-        }
-    )
-    c.subscribe([topic])
-    values: list[bytes] = []
-    deadline = time.monotonic() + timeout
-    quiet_since = time.monotonic()
-    try:
-        while time.monotonic() < deadline:
-            msgs = [m for m in c.consume(1000, 0.2) if m.error() is None]
-            if msgs:
-                values.extend(m.value() for m in msgs)
-                quiet_since = time.monotonic()
-            elif len(values) >= expect and time.monotonic() - quiet_since > 1.5:
-                break
-    finally:
-        c.close()
-    return values
 
 
 def test_transactions_across_leaders_survive_the_coordinators_stop(tmp_path: Path) -> None:
@@ -280,5 +246,5 @@ def test_transactions_across_leaders_survive_the_coordinators_stop(tmp_path: Pat
         committed += txn(8, commit=False)
         producer.flush(10)
 
-        seen = _read_committed(c.bootstrap_servers, topic, len(committed))
+        seen = _read_all(c.bootstrap_servers, topic, "read_committed", len(committed), timeout=60.0)
         assert Counter(seen) == Counter(committed), "exactly the committed records, each once"

@@ -15,12 +15,10 @@ import uuid
 from pathlib import Path
 
 import pytest
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
 
-ck = pytest.importorskip("confluent_kafka")
-from confluent_kafka import Consumer, Producer  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
-
-from zurau.embedded import EmbeddedCluster  # noqa: E402
+from zurau.embedded import EmbeddedCluster
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 

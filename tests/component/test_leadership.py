@@ -5,15 +5,14 @@ ISR membership away before the broker stops."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
 import pytest
 
+from tests.component.test_replication import _connect, _partition, _running, _wait
 from zurau.client.admin import AdminClient, ElectionType, NewTopic
 from zurau.client.config import ClientConfig
-from zurau.client.connection import BrokerConnection
 from zurau.client.types import TopicPartition
 from zurau.embedded import EmbeddedCluster
 from zurau.metadata.image import PartitionRegistration
@@ -39,25 +38,8 @@ FAST = {
 }
 
 
-async def _wait(predicate: Any, timeout: float = 30.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"{what} not reached in time"
-        await asyncio.sleep(0.02)
-
-
 def _admin(c: EmbeddedCluster) -> AdminClient:
     return AdminClient(ClientConfig.from_props({"bootstrap.servers": c.bootstrap_servers}))
-
-
-def _running(c: EmbeddedCluster) -> list[int]:
-    return [b.node_id for b in c.brokers if b is not None]
-
-
-def _partition(c: EmbeddedCluster, node: int, topic: str, index: int = 0) -> PartitionRegistration:
-    t = c.node(node).image.get(topic)
-    assert t is not None
-    return t.partitions[index]
 
 
 def _everywhere(c: EmbeddedCluster, topic: str, check: Any) -> bool:
@@ -70,11 +52,6 @@ async def _create(c: EmbeddedCluster, name: str, rf: int, **configs: str) -> Par
     await c.wait_for_topic(name)
     await _wait(lambda: _everywhere(c, name, lambda p: len(p.isr) == rf), what="a full ISR")
     return _partition(c, _running(c)[0], name)
-
-
-async def _connect(c: EmbeddedCluster, node: int) -> BrokerConnection:
-    host, port = c.node(node).advertised
-    return await BrokerConnection(host, port, client_id="leadership-test").connect()
 
 
 async def _produce(c: EmbeddedCluster, node: int, topic: str, values: list[bytes], acks: int = -1) -> dict[str, Any]:

@@ -31,7 +31,7 @@ FAST = {
 }
 
 
-async def _wait(predicate: Any, timeout: float = 20.0, what: str = "condition") -> None:
+async def _wait(predicate: Any, timeout: float = 30.0, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, f"{what} not reached in time"
