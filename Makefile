@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint unit install kcat clean
+.PHONY: run test lint unit install kcat java clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,18 +19,27 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/zurau broker start
 
-# Debian's kcat is one of the real clients the compat tests drive.
+# Debian's kcat is one of the real clients the compat tests drive; Java 17 runs PySpark for the
+# Spark tests. Both are installed with apt when missing; without them `make test` stops here
+# rather than letting their tests fail one by one.
 kcat:
 	@command -v kcat >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then (apt-get update -qq && apt-get install -y -qq kcat) >/dev/null; \
-	  else sudo -n apt-get install -y -qq kcat >/dev/null 2>&1 || echo "kcat not installed: kcat tests will skip"; fi; }
+	  else sudo -n apt-get install -y -qq kcat >/dev/null 2>&1; fi; }
+	@command -v kcat >/dev/null 2>&1 || { echo "kcat is needed by the compat tests: apt-get install kcat" >&2; exit 1; }
+
+java:
+	@command -v java >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then (apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless) >/dev/null; \
+	  else sudo -n apt-get install -y -qq openjdk-17-jre-headless >/dev/null 2>&1; fi; }
+	@command -v java >/dev/null 2>&1 || { echo "Java 17 is needed by the Spark tests: apt-get install openjdk-17-jre-headless" >&2; exit 1; }
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
-test: $(STAMP) kcat lint
+test: $(STAMP) kcat java lint
 	$(BIN)/pytest -q -p no:cacheprovider tests
 
 clean:

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench._brokers import process_cpu_seconds, system_busy_seconds
+from bench._provenance import provenance_line
 from zurau.client.connection import BrokerConnection
 from zurau.client.errors import ClientError
 from zurau.protocol.api_keys import ApiKey
@@ -862,7 +863,7 @@ def environment() -> str:
         pass
     return (
         f"Machine: {os.cpu_count()} cores ({cpu}), Linux {platform.release()}, Python {platform.python_version()}; "
-        f"run {time.strftime('%Y-%m-%d %H:%M')}."
+        f"run {time.strftime('%Y-%m-%d %H:%M')}.  \n{provenance_line(clients=[])}"
     )
 
 

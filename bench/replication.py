@@ -37,6 +37,7 @@ from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from bench._brokers import TansuBroker, ZurauBroker, process_cpu_split
+from bench._provenance import provenance_line
 from bench._workloads import Measurement, produce_throughput
 from zurau.testing.cluster_process import ClusterProcesses
 
@@ -232,6 +233,7 @@ def main() -> None:
             lines += section_failover(args, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+    print(provenance_line(clients=["confluent_kafka"]) + "\n")
     print("\n".join(lines))
 
 

@@ -19,17 +19,16 @@ import math
 import os
 import platform
 import shlex
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from bench._brokers import BrokerUnderTest, TansuBroker, ZurauBroker, tansu_version
-from bench._storage import log_size_scaling
+from bench._provenance import provenance_line
+from bench._storage import LogSizePoint, log_size_scaling
 from bench._workloads import (
     CONSUMER_BASE,
     PRODUCER_BASE,
@@ -47,6 +46,7 @@ END = "<!-- bench:end -->"
 NOISE_LIMIT = 0.15  # share of a core used by other processes above which a run is flagged
 SECTIONS = ("produce", "consume", "latency", "partitions", "logsize")
 BROKER_TYPES: tuple[type[BrokerUnderTest], ...] = (ZurauBroker, TansuBroker)
+CLIENTS_USED = ("confluent_kafka",)  # every workload in bench._workloads drives confluent-kafka
 
 
 @dataclass(frozen=True)
@@ -196,15 +196,16 @@ class Runner:
         return r
 
     def each_broker(
-        self, fn: Callable[[BrokerUnderTest], Measurement], repeat: int = 1, *, quietest: bool = False
+        self, fn: Callable[[BrokerUnderTest], Measurement], *, quietest: bool = False
     ) -> dict[str, Measurement]:
-        """Run ``fn`` on a fresh Zurau and a fresh Tansu, interleaved, ``repeat`` times each.
+        """Run ``fn`` on a fresh Zurau and a fresh Tansu, interleaved, ``scale.repeat`` times each.
 
-        Keeps the fastest run (throughput: other processes can only slow a run down), or with
-        ``quietest`` the run during which other processes used the least CPU (latency).
+        Every case of every section runs the same number of times. Keeps the fastest run
+        (throughput: other processes can only slow a run down), or with ``quietest`` the run
+        during which other processes used the least CPU (latency).
         """
         best: dict[str, Measurement] = {}
-        for _ in range(repeat):
+        for _ in range(self.scale.repeat):
             for cls in BROKER_TYPES:
                 broker = cls(self.workdir)
                 with broker:
@@ -251,7 +252,7 @@ class Runner:
                                 max_seconds=s.produce_seconds,
                             )
 
-                        res = self.each_broker(run, s.repeat)
+                        res = self.each_broker(run)
                         self._record_throughput("produce", case, res)
 
     def _check_noise(self, name: str, section: str, case: str, m: Measurement) -> None:
@@ -298,7 +299,7 @@ class Runner:
                         b, topic=topic, partitions=partitions, size=size, records=records, max_seconds=120
                     )
 
-                res = self.each_broker(run, s.repeat)
+                res = self.each_broker(run)
                 self._record_throughput("consume", case, res)
 
     def _record_latency(self, section: str, case: str, res: dict[str, Measurement]) -> None:
@@ -339,7 +340,7 @@ class Runner:
                 seconds=s.latency_seconds,
             )
 
-        self._record_latency("latency", case, self.each_broker(run, s.repeat, quietest=True))
+        self._record_latency("latency", case, self.each_broker(run, quietest=True))
 
     def partitions(self) -> None:
         s = self.scale
@@ -374,38 +375,72 @@ class Runner:
                 )
 
             self._record_latency(
-                "partitions", f"latency {s.latency_rate:,} rec/s, {case}", self.each_broker(run_lat)
+                "partitions",
+                f"latency {s.latency_rate:,} rec/s, {case}",
+                self.each_broker(run_lat, quietest=True),
             )
 
     def logsize(self) -> None:
+        """The growth series (successive rounds on one broker) runs ``scale.repeat`` times per
+        broker, like every other case; each round keeps its fastest run."""
         s = self.scale
         per_round = s.growth_round_mb * 1_000_000 // 1024
-        for cls in BROKER_TYPES:
-            with cls(self.workdir) as b:
-                topic = create_topic(b, 1)
-                for i in range(s.growth_rounds):
-                    m = produce_throughput(
-                        b,
-                        topic=topic,
-                        partitions=1,
-                        size=1024,
-                        acks="1",
-                        compression="none",
-                        max_records=per_round,
-                        max_seconds=600,
-                    )
-                    case = f"produce 1 KiB acks=1, log at {i * s.growth_round_mb:,}-{(i + 1) * s.growth_round_mb:,} MB"
-                    self._row("logsize", case, "MB/s", "MB/s", True).values[b.name] = m.mb_per_s
-                    self._row("logsize", case, "CPU s/MB", "s/MB", False).values[b.name] = m.cpu_s_per_mb
-                    self.log(f"[logsize] {b.name} {case}: {m.mb_per_s:.1f} MB/s, RSS {b.rss_mb():.0f} MB")
+        best: dict[tuple[str, int], Measurement] = {}
+        for _ in range(s.repeat):
+            for cls in BROKER_TYPES:
+                with cls(self.workdir) as b:
+                    topic = create_topic(b, 1)
+                    for i in range(s.growth_rounds):
+                        m = produce_throughput(
+                            b,
+                            topic=topic,
+                            partitions=1,
+                            size=1024,
+                            acks="1",
+                            compression="none",
+                            max_records=per_round,
+                            max_seconds=600,
+                        )
+                        prev = best.get((b.name, i))
+                        if prev is None or m.mb_per_s > prev.mb_per_s:
+                            best[(b.name, i)] = m
+                        self.log(
+                            f"[logsize] {b.name} round {i}: {m.mb_per_s:.1f} MB/s, RSS {b.rss_mb():.0f} MB"
+                        )
+        for (name, i), m in sorted(best.items(), key=lambda kv: kv[0][1]):
+            case = (
+                f"produce 1 KiB acks=1, log at {i * s.growth_round_mb:,}-{(i + 1) * s.growth_round_mb:,} MB"
+            )
+            self._row("logsize", case, "MB/s", "MB/s", True).values[name] = m.mb_per_s
+            self._row("logsize", case, "CPU s/MB", "s/MB", False).values[name] = m.cpu_s_per_mb
         self.log("[logsize] Zurau storage alone ...")
         # Large segments (Kafka-like) over the full size, then many small ones: fetch-by-offset
         # must stay flat while the segment count grows a hundredfold (a bisect per level).
         for segment_mb, total_mb in ((64, s.storage_mb), (1, s.storage_mb // 4)):
-            points = log_size_scaling(total_mb, segment_mb=segment_mb, workdir=self.workdir)
-            self.storage_runs.append((segment_mb, points))
+            runs = [
+                log_size_scaling(total_mb, segment_mb=segment_mb, workdir=self.workdir)
+                for _ in range(s.repeat)
+            ]
+            self.storage_runs.append((segment_mb, best_points(runs)))
 
-    storage_runs: list[tuple[int, list[Any]]]
+    storage_runs: list[tuple[int, list[LogSizePoint]]]
+
+
+def best_points(runs: list[list[LogSizePoint]]) -> list[LogSizePoint]:
+    """Per checkpoint, the best of several identical storage runs (least CPU, most MB/s).
+
+    The runs grow the same log in the same steps, so their checkpoints correspond one to one.
+    """
+    return [
+        replace(
+            pts[0],
+            append_us_per_batch=min(p.append_us_per_batch for p in pts),
+            append_mb_per_s=max(p.append_mb_per_s for p in pts),
+            read_slice_us=min(p.read_slice_us for p in pts),
+            read_us_per_fetch=min(p.read_us_per_fetch for p in pts),
+        )
+        for pts in zip(*runs, strict=True)
+    ]
 
 
 # ------------------------------------------------------------------------------------ reporting
@@ -431,6 +466,12 @@ def report(runner: Runner, command: str, elapsed_s: float) -> str:
     out: list[str] = []
     out.append(f"Command: `{command}` ({elapsed_s / 60:.1f} min).  ")
     out.append(_environment())
+    n = runner.scale.repeat
+    out.append(
+        f"Every case ran {n} time{'s' if n != 1 else ''} per broker, each time on a fresh broker (the growth "
+        f"series as a whole; the storage-alone series {n} time{'s' if n != 1 else ''} too); kept: the fastest run "
+        "for throughput and storage, the run with the least other CPU for latency.  "
+    )
     if runner.other_shares:
         sh = sorted(runner.other_shares)
         out.append(
@@ -501,21 +542,10 @@ def _environment() -> str:
                 break
     except OSError:
         pass
-    try:
-        import confluent_kafka
-
-        ck = f"confluent-kafka {confluent_kafka.version()[0]} (librdkafka {confluent_kafka.libversion()[0]})"
-    except Exception:
-        ck = "confluent-kafka ?"
-    try:
-        rev = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=5
-        ).stdout.strip()
-    except Exception:
-        rev = "?"
     return (
         f"Machine: {os.cpu_count()} cores ({cpu}), Linux {platform.release()}, Python {platform.python_version()}; "
-        f"{ck}; {tansu_version()}; Zurau at {rev or '?'}; run {time.strftime('%Y-%m-%d %H:%M')}.  \n"
+        f"{tansu_version()}; run {time.strftime('%Y-%m-%d %H:%M')}.  \n"
+        f"{provenance_line(ROOT, CLIENTS_USED)}  \n"
         f"Client settings for both brokers: producer `{json.dumps(PRODUCER_BASE)}` plus the case's acks and "
         f"compression; consumer `{json.dumps(CONSUMER_BASE)}`; librdkafka defaults otherwise."
     )
@@ -539,7 +569,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--out", default=str(ROOT / "BENCHMARKS.md"), help="markdown file to update ('-': none)")
     ap.add_argument("--json", default=None, help="also write the raw rows as JSON here")
-    ap.add_argument("--repeat", type=int, default=None, help="runs per throughput case (best is kept)")
+    ap.add_argument(
+        "--repeat", type=int, default=None, help="runs of every case, the same for all (best is kept)"
+    )
     args = ap.parse_args(argv)
     scale = QUICK if args.quick else FULL
     if args.repeat:

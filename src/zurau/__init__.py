@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["EmbeddedBroker", "EmbeddedCluster", "__version__"]
+__all__ = ["EmbeddedBroker", "EmbeddedCluster", "EmbeddedRegistry", "__version__"]
 
 if TYPE_CHECKING:
     from zurau.embedded import EmbeddedBroker, EmbeddedCluster
+    from zurau.schema_registry.embedded_registry import EmbeddedRegistry
 
 
 def __getattr__(name: str) -> Any:
@@ -21,4 +22,8 @@ def __getattr__(name: str) -> Any:
         from zurau.embedded import EmbeddedCluster
 
         return EmbeddedCluster
+    if name == "EmbeddedRegistry":
+        from zurau.schema_registry.embedded_registry import EmbeddedRegistry
+
+        return EmbeddedRegistry
     raise AttributeError(name)

@@ -18,6 +18,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
+import functools
 import logging
 import signal
 import time
@@ -31,11 +32,12 @@ from zurau.broker.metadata_publisher import MetadataPublisher
 from zurau.broker.request_context import BrokerServices
 from zurau.broker.server import BrokerServer
 from zurau.clock import Clock, SystemClock
-from zurau.config import BrokerConfig, resolve_topic_config
+from zurau.config import BrokerConfig, resolve_topic_config, warn_inert_configs
 from zurau.coordinator.marker_channel import TxnMarkerChannel
 from zurau.coordinator.partition_writer import ReplicaManagerPartitionWriter
 from zurau.coordinator.runtime import GroupCoordinatorRuntime
-from zurau.coordinator.transaction_runtime import TransactionRuntime
+from zurau.coordinator.transaction_runtime import TRANSACTION_STATE_TOPIC, TransactionRuntime
+from zurau.coordinator.txn_verification_channel import TxnVerificationChannel
 from zurau.metadata.broker_lifecycle_manager import BrokerLifecycleManager
 from zurau.metadata.controller import QuorumController
 from zurau.metadata.image import MetadataImage, TopicImage
@@ -60,7 +62,9 @@ from zurau.replication.replica_fetcher import FetcherConfig
 from zurau.replication.replica_fetcher_manager import ReplicaFetcherManager
 from zurau.replication.replica_manager import ReplicaManager
 from zurau.replication.replica_selector import selector_for
+from zurau.storage.log_cleaner import CleanerConfig, LogCleaner
 from zurau.storage.log_config import LogConfig
+from zurau.storage.log_flush import FlushPlan, sync_all
 from zurau.storage.log_manager import LogManager
 
 log = logging.getLogger("zurau.broker")
@@ -126,6 +130,8 @@ class Broker:
         self.fetchers: ReplicaFetcherManager | None = None
         self.alter_partitions: AlterPartitionManager | None = None
         self.marker_channel: TxnMarkerChannel | None = None
+        self.verification_channel: TxnVerificationChannel | None = None
+        self.log_cleaner: LogCleaner | None = None
 
     # ------------------------------------------------------------------ views
     @property
@@ -191,7 +197,7 @@ class Broker:
         self.started = True
         log.info("broker %d listening on %s", self.node_id, self.listen_addresses)
 
-    async def _flush_off_loop(self, fn: Callable[[], None]) -> None:
+    async def _flush_off_loop(self, fn: Callable[[], object]) -> None:
         await asyncio.get_running_loop().run_in_executor(self._executor, fn)
 
     @property
@@ -203,6 +209,7 @@ class Broker:
 
     async def _start(self) -> None:
         cfg = self.config
+        warn_inert_configs(cfg, log)  # once per start, for each one set (config.py: inert)
         # fsync and checkpoint writes run here, never on the event loop (DESIGN.md principle 5);
         # one thread keeps them in order and away from the caller's default executor.
         self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zurau-flush")
@@ -274,6 +281,7 @@ class Broker:
         self.server = BrokerServer(self.services, self.handlers)
         await self.server.listen(cfg.listeners)
         self._tasks.append(asyncio.create_task(self._maintenance()))
+        self._start_log_cleaner()
 
     async def _start_cluster(self) -> None:
         """A node of a KRaft cluster: follow (and, as a voter, keep) the metadata quorum; as a
@@ -309,6 +317,7 @@ class Broker:
         await self.server.listen(cfg.listeners, serving=controller_names)
         self.kraft.start()
         self._tasks.append(asyncio.create_task(self._maintenance()))
+        self._start_log_cleaner()
         self._tasks.append(asyncio.create_task(isr_maintenance(self.replica_manager, cfg.get("replica.lag.time.max.ms"))))
         if not cfg.is_broker:
             await self.server.start_serving()
@@ -325,7 +334,7 @@ class Broker:
         )
         self.lifecycle.start()
         log.info("broker %d: waiting to be registered and unfenced by the active controller", self.node_id)
-        await self.lifecycle.unfenced.wait()
+        await self.lifecycle.wait_unfenced(cfg.get("initial.broker.registration.timeout.ms"))
         await self.server.start_serving()
 
     def _wire_replication(
@@ -391,6 +400,16 @@ class Broker:
         )
         self.txn_coordinator.marker_channel = self.marker_channel
         self.txn_coordinator.verify_unknown_producers = True
+        if cfg.get("transaction.partition.verification.enable"):
+            txns = self.txn_coordinator
+
+            def coordinator_of(transactional_id: str) -> int:
+                return leader_of(TRANSACTION_STATE_TOPIC, txns.partition_for(transactional_id))
+
+            self.verification_channel = TxnVerificationChannel(
+                self.node_id, coordinator_of, lambda b: image().endpoint(b, listener), cfg.get("request.timeout.ms")
+            )
+            txns.verification_channel = self.verification_channel
 
     def _on_fatal(self, error: BaseException) -> None:
         """The metadata log cannot be written: this node must stop (``failed`` is set)."""
@@ -415,8 +434,10 @@ class Broker:
     async def controlled_shutdown(self) -> bool:
         """In a cluster: ask the active controller to fence this broker (and, with replication,
         move its leaderships away) before it stops; bounded, since a cluster that has lost its
-        quorum cannot answer. True when the controller agreed (always on a single node)."""
-        if self.lifecycle is None:
+        quorum cannot answer. True when the controller agreed (always on a single node, and
+        at once with ``controlled.shutdown.enable=false``: the broker then just stops, and the
+        controller fences it when its session expires)."""
+        if self.lifecycle is None or not self.config.get("controlled.shutdown.enable"):
             return True
         timeout = self.config.get("broker.heartbeat.interval.ms") / 1000 + 3
         return await self.lifecycle.controlled_shutdown(timeout)
@@ -445,6 +466,10 @@ class Broker:
         if self.marker_channel is not None:
             await self.marker_channel.close()
             self.marker_channel = None
+        if self.verification_channel is not None:
+            self.txn_coordinator.verification_channel = None
+            await self.verification_channel.close()
+            self.verification_channel = None
         if self.lifecycle is not None:
             await self.lifecycle.close()
             self.lifecycle = None
@@ -472,29 +497,114 @@ class Broker:
             self.kraft = None
         log.info("broker %d stopped", self.node_id)
 
+    def _start_log_cleaner(self) -> None:
+        """Compaction (``log.cleaner.*``): logs are chosen and swapped on this loop and cleaned on
+        worker threads (storage/log_cleaner.py)."""
+        config = CleanerConfig.from_broker_config(self.config.get)
+        if config.threads == 0:
+            return
+        loop = asyncio.get_running_loop()
+        self.log_cleaner = LogCleaner(
+            config, self.log_manager, self.clock.now_ms, run_on_owner=lambda fn: _call_on_loop(loop, fn)
+        )
+        self._tasks.append(asyncio.create_task(self._log_cleaner_loop(self.log_cleaner)))
+
+    async def _log_cleaner_loop(self, cleaner: LogCleaner) -> None:
+        """Give the dirtiest logs to idle workers every ``log.cleaner.backoff.ms`` and whenever a
+        pass ends. Cancelled: stop the passes and wait for them (their swaps need this loop)."""
+        loop = asyncio.get_running_loop()
+        threads = cleaner.config.threads
+        workers = concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix="zurau-log-cleaner")
+        idle = list(range(threads))
+        passes: set[asyncio.Future[Any]] = set()
+        wake = asyncio.Event()
+
+        def finished(worker: int, fut: asyncio.Future[Any]) -> None:
+            passes.discard(fut)
+            idle.append(worker)
+            wake.set()
+            if not fut.cancelled() and fut.exception() is not None:
+                log.error("log cleaner pass failed", exc_info=fut.exception())
+
+        try:
+            while True:
+                wake.clear()
+                while idle and (ltc := cleaner.grab()) is not None:
+                    worker = idle.pop()
+                    fut = loop.run_in_executor(workers, cleaner.clean, ltc, worker)
+                    passes.add(fut)
+                    fut.add_done_callback(functools.partial(finished, worker))
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(wake.wait(), cleaner.config.backoff_ms / 1000)
+        finally:
+            cleaner.stop()
+            if passes:
+                await asyncio.wait(set(passes))
+            workers.shutdown(wait=True)
+
     async def _maintenance(self) -> None:
-        """Retention, flush.ms and checkpoints, each on its Kafka interval."""
+        """Flushes (``flush.ms``, rolled segments, the metadata log), retention, checkpoints and
+        producer-id expiration, each on its Kafka interval.
+
+        Safe by construction against the appends the loop keeps doing: logs are read and
+        updated only here, on the event loop; the flush thread gets flush plans (private
+        descriptors to fsync, storage/log_flush.py) and checkpoint snapshots (values to write),
+        never a log. A plan's recovery point is applied once its fsyncs returned.
+
+        Every ``producer.id.expiration.check.interval.ms`` (and at the first tick, as Kafka
+        drops expired producers when it loads a snapshot) the producers idle for
+        ``producer.id.expiration.ms`` that have no ongoing transaction are forgotten in every
+        hosted partition (Kafka's ``removeExpiredProducers``).
+        """
         cfg = self.config
         retention_every = cfg.get("log.retention.check.interval.ms") / 1000
         checkpoint_every = cfg.get("log.flush.offset.checkpoint.interval.ms") / 1000
         flush_every = min(cfg.get("log.flush.scheduler.interval.ms") / 1000, 1.0)
+        expiration_every = cfg.get("producer.id.expiration.check.interval.ms") / 1000
+        tick = min(flush_every, expiration_every)
         last_retention = last_checkpoint = time.monotonic()
-        loop = asyncio.get_running_loop()
+        last_expiration = -expiration_every
         while True:
-            await asyncio.sleep(flush_every)
+            await asyncio.sleep(tick)
             now = time.monotonic()
             try:
-                await loop.run_in_executor(self._executor, self.log_manager.flush_dirty, self.clock.now_ms())
-                if self.metadata_log is not None:
-                    await loop.run_in_executor(self._executor, self.metadata_log.flush)
+                prepared = self.log_manager.prepare_flush_dirty(self.clock.now_ms())
+                plans = [plan for _log, plan in prepared]
+                metadata = self.metadata_log
+                metadata_plan = metadata.prepare_flush() if metadata is not None else None
+                if metadata_plan is not None:
+                    plans.append(metadata_plan)
+                try:
+                    await self._sync_off_loop(plans)
+                finally:
+                    self.log_manager.complete_flushes(prepared)
+                    if metadata is not None and metadata_plan is not None:
+                        metadata.complete_flush(metadata_plan)
                 if now - last_retention >= retention_every:
                     last_retention = now
                     self.log_manager.run_retention(self.clock.now_ms())
+                if now - last_expiration >= expiration_every:
+                    last_expiration = now
+                    expiration_ms = cfg.get("producer.id.expiration.ms")  # dynamic: read at each check
+                    self.log_manager.remove_expired_producers(self.clock.now_ms(), expiration_ms)
                 if now - last_checkpoint >= checkpoint_every:
                     last_checkpoint = now
-                    await loop.run_in_executor(self._executor, self.log_manager.checkpoint)
+                    snapshot = self.log_manager.checkpoint_snapshot()
+                    await self._flush_off_loop(functools.partial(self.log_manager.write_checkpoint, snapshot))
             except Exception:
                 log.exception("log maintenance failed")
+
+    async def _sync_off_loop(self, plans: list[FlushPlan]) -> None:
+        """Run flush plans' fsyncs in the flush thread (inline when they hold no descriptor).
+        Plans a failure or a cancellation left unrun are discarded (descriptors closed)."""
+        try:
+            if any(plan.descriptor_count for plan in plans):
+                await self._flush_off_loop(functools.partial(sync_all, plans))
+            else:
+                sync_all(plans)
+        finally:
+            for plan in plans:
+                plan.discard()
 
     # ------------------------------------------------------------------ conveniences
     def create_topic(
@@ -561,6 +671,21 @@ class SingleNodeQuorum:
 
     async def allocate_producer_ids(self, broker_id: int, broker_epoch: int, forward: bool) -> tuple[int, int]:
         raise NotControllerError("a single-node quorum hands out producer ids to itself only")
+
+
+def _call_on_loop(loop: asyncio.AbstractEventLoop, fn: Callable[[], Any]) -> Any:
+    """Run ``fn`` on ``loop`` from another thread and return its result (RuntimeError if the loop
+    is closed)."""
+    done: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    def call() -> None:
+        try:
+            done.set_result(fn())
+        except BaseException as e:
+            done.set_exception(e)
+
+    loop.call_soon_threadsafe(call)
+    return done.result()
 
 
 def new_event_loop() -> asyncio.AbstractEventLoop:

@@ -18,11 +18,19 @@ Main pieces
   Kafka's ConfigSource codes, synonyms and value formatting.
 
 Zurau defaults that differ from Kafka's (each :class:`ConfigDef` records Kafka's value in
-``kafka_default``): ``listeners`` (``PLAINTEXT://127.0.0.1:9092``: a single local dev node),
-``log.dir`` (``./data``), ``node.id`` (1), ``process.roles`` (``broker,controller``),
-and ``transaction.state.log.min.isr`` (1, as in Kafka's shipped single-node ``server.properties``).
-The internal topics' replication factors keep Kafka's default 3; a topic created while fewer
-brokers are live gets as many replicas as there are live brokers (with a warning).
+``kafka_default``; README.md lists them, and a unit test keeps the two in step): ``listeners``
+(``PLAINTEXT://127.0.0.1:9092``: a single local dev node), ``log.dir`` (``./data``), ``node.id``
+(1) and ``process.roles`` (``broker,controller``), which Kafka requires to be set,
+``transaction.state.log.min.isr`` (1, as in Kafka's shipped single-node ``server.properties``) and
+``group.consumer.migration.policy`` (``disabled``: what Zurau does). The internal topics'
+replication factors keep Kafka's default 3; a topic created while fewer brokers are live gets as
+many replicas as there are live brokers (with a warning).
+
+Support: every definition is honoured, except ``inert`` ones (accepted so that a Kafka
+``server.properties`` starts; :func:`warn_inert_configs` warns when one is set) and
+``unsupported`` ones (only the default is accepted: :class:`BrokerConfig` and
+:func:`validate_topic_configs` raise :class:`ConfigError` for anything else). TLS, SASL, ACLs and
+per-listener overrides are refused until security lands.
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ import math
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from enum import Enum, IntEnum
 from pathlib import Path
@@ -40,6 +48,7 @@ from typing import Any, NamedTuple
 
 __all__ = [
     "BROKER_CONFIGS",
+    "KAFKA_REQUIRED",
     "TOPIC_CONFIGS",
     "AnyOf",
     "BrokerConfig",
@@ -63,13 +72,16 @@ __all__ = [
     "describe_broker_config",
     "describe_topic_config",
     "format_value",
+    "inert_configs_set",
     "java_double_str",
     "load_properties",
+    "parse_connection_overrides",
     "parse_listeners",
     "parse_properties",
     "resolve_topic_config",
     "topic_config_values",
     "validate_topic_configs",
+    "warn_inert_configs",
 ]
 
 logger = logging.getLogger(__name__)
@@ -515,6 +527,17 @@ _SAME: Any = object()  # marker: Zurau's default equals Kafka's
 _MISSING: Any = object()
 
 
+class _KafkaRequired:
+    """Kafka's ``ConfigDef.NO_DEFAULT_VALUE``: Kafka refuses to start until the config is set."""
+
+    def __repr__(self) -> str:
+        return "KAFKA_REQUIRED"
+
+
+#: ``kafka_default`` of a config Kafka has no default for (it must be set, e.g. ``node.id``).
+KAFKA_REQUIRED: Any = _KafkaRequired()
+
+
 @dataclass(frozen=True)
 class ConfigDef:
     """One configuration definition, Kafka's ``ConfigDef.ConfigKey`` plus a few Zurau extras.
@@ -522,7 +545,11 @@ class ConfigDef:
     ``default`` is the typed default (``None`` = no value). ``synonyms`` (topic configs only) are
     the broker configs that supply the default, in priority order. ``dynamic`` marks broker
     configs Kafka can change at runtime (DescribeConfigs ``read_only`` is its negation).
-    ``kafka_default`` records Kafka's default where Zurau's differs.
+    ``kafka_default`` records Kafka's default where Zurau's differs (:data:`KAFKA_REQUIRED` when
+    Kafka has none). What Zurau does with the config: it is honoured, unless ``inert`` says why
+    it has no effect here (accepted so that a Kafka ``server.properties`` starts; the broker
+    warns when it is set) or ``unsupported`` says why only its default is accepted (any other
+    value is refused with a :class:`ConfigError`, INVALID_CONFIG on the wire).
     """
 
     name: str
@@ -535,10 +562,23 @@ class ConfigDef:
     synonyms: tuple[BrokerSynonym, ...] = ()
     dynamic: bool = False
     kafka_default: Any = field(default=_SAME, compare=False)
+    inert: str = field(default="", compare=False)
+    unsupported: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if self.type is ConfigType.PASSWORD and not self.sensitive:
             object.__setattr__(self, "sensitive", True)
+        if self.inert and self.unsupported:
+            raise AssertionError(f"{self.name} cannot be both inert and unsupported")
+
+    @property
+    def documentation(self) -> str:
+        """``doc`` plus what Zurau does with the config (DescribeConfigs ``documentation``)."""
+        if self.inert:
+            return f"{self.doc} Has no effect in Zurau: {self.inert}."
+        if self.unsupported:
+            return f"{self.doc} Zurau accepts only the default: {self.unsupported}."
+        return self.doc
 
     @property
     def snake_name(self) -> str:
@@ -688,11 +728,11 @@ TOPIC_CONFIGS: dict[str, ConfigDef] = _table([
               "Preallocate segment files on disk when they are created.",
               synonyms=_syn("log.preallocate")),
     ConfigDef("remote.log.copy.disable", _B, False, None, _M,
-              "Stop copying segments to tiered storage (Zurau has no tiered storage)."),
+              "Stop copying segments to tiered storage."),
     ConfigDef("remote.log.delete.on.disable", _B, False, None, _M,
               "Delete remote data when tiered storage is turned off for the topic."),
     ConfigDef("remote.storage.enable", _B, False, None, _M,
-              "Tiered storage for the topic; Zurau rejects true (not supported)."),
+              "Tiered storage for the topic."),
     ConfigDef("retention.bytes", _L, -1, None, _M,
               "Per-partition size limit before old segments are deleted (-1 = no limit).",
               synonyms=_syn("log.retention.bytes")),
@@ -722,10 +762,10 @@ BROKER_CONFIGS: dict[str, ConfigDef] = _table([
     # --- node identity and KRaft -----------------------------------------------------------
     ConfigDef("process.roles", _LI, ("broker", "controller"), ValidList(("broker", "controller"), allow_empty=False), _H,
               "Roles of this node: broker, controller, or both (Zurau's single-node default is both).",
-              kafka_default=()),
+              kafka_default=KAFKA_REQUIRED),
     ConfigDef("node.id", _I, 1, None, _H,
               "Id of this node in the cluster (Zurau defaults to 1 for a single dev node).",
-              kafka_default=-1),
+              kafka_default=KAFKA_REQUIRED),
     ConfigDef("broker.id", _I, -1, None, _H,
               "Old name for node.id; when set alone it is used as node.id, and both must agree."),
     ConfigDef("cluster.id", _S, None, None, _H,
@@ -819,10 +859,10 @@ BROKER_CONFIGS: dict[str, ConfigDef] = _table([
     ConfigDef("queued.max.request.bytes", _L, -1, None, _M,
               "Bytes of queued requests before the broker stops reading sockets (-1 = no limit)."),
     ConfigDef("num.network.threads", _I, 3, _at_least(1), _H,
-              "Accepted for compatibility; unused (Zurau does network I/O on one event loop).",
+              "Threads that receive requests and send responses.",
               dynamic=True),
     ConfigDef("num.io.threads", _I, 8, _at_least(1), _H,
-              "Accepted for compatibility; unused (Zurau handles requests on one event loop).",
+              "Threads that process requests.",
               dynamic=True),
     ConfigDef("background.threads", _I, 10, _at_least(1), _H,
               "Threads for background work such as file deletion.", dynamic=True),
@@ -868,9 +908,9 @@ BROKER_CONFIGS: dict[str, ConfigDef] = _table([
     ConfigDef("leader.imbalance.per.broker.percentage", _I, 10, None, _H,
               "Leader imbalance per broker (percent) that triggers a rebalance."),
     ConfigDef("create.topic.policy.class.name", _C, None, None, _LO,
-              "Class validating CreateTopics requests (not supported by Zurau)."),
+              "Class validating CreateTopics requests."),
     ConfigDef("alter.config.policy.class.name", _C, None, None, _LO,
-              "Class validating AlterConfigs requests (not supported by Zurau)."),
+              "Class validating AlterConfigs requests."),
     # --- log --------------------------------------------------------------------------------
     ConfigDef("log.dirs", _S, None, None, _H,
               "Comma-separated log directories; when unset log.dir is used."),
@@ -1027,9 +1067,10 @@ BROKER_CONFIGS: dict[str, ConfigDef] = _table([
               "Most members of one consumer-protocol group."),
     ConfigDef("group.consumer.assignors", _LI, ("uniform", "range"), NonEmptyList(), _M,
               "Server-side assignors; the first is the default."),
-    ConfigDef("group.consumer.migration.policy", _S, "bidirectional",
+    ConfigDef("group.consumer.migration.policy", _S, "disabled",
               ValidString(("disabled", "upgrade", "downgrade", "bidirectional"), case_insensitive=True), _M,
-              "Which classic <-> consumer group conversions are allowed for non-empty groups."),
+              "Which classic <-> consumer group conversions are allowed for non-empty groups.",
+              kafka_default="bidirectional"),
     # --- transactions and producer state ----------------------------------------------------
     ConfigDef("transaction.state.log.num.partitions", _I, 50, _at_least(1), _H,
               "Partitions of __transaction_state (do not change after deployment)."),
@@ -1095,6 +1136,102 @@ BROKER_CONFIGS: dict[str, ConfigDef] = _table([
               "Host name verification algorithm for outgoing TLS.", dynamic=True),
 ])
 # fmt: on
+
+# --------------------------------------------------------------------------------------------
+# What Zurau does with each config. Every definition is honoured unless it is listed here as
+# inert (accepted so that a Kafka server.properties starts; warned about when set; see
+# warn_inert_configs) or unsupported (only its default is accepted; see ConfigDef.unsupported).
+# tests/unit/test_config_support.py checks that every other definition is read by the code.
+# --------------------------------------------------------------------------------------------
+
+_TIERED = "it applies to tiered storage only (remote.storage.enable), which Zurau does not have"
+_NO_AUTHORIZER = "it is read by an authorizer only, and Zurau has none yet (authorizer.class.name is refused)"
+_PURGATORY = "completed delayed operations leave the purgatories at once, so there is nothing to purge"
+_OS_BUFFERS = "socket buffer sizes are left to the operating system's auto-tuning"
+_NO_QUEUE = (
+    "there is no shared request queue; each connection stops reading while 64 of its requests "
+    "await their responses"
+)
+_NO_PREALLOCATE = "segment files are not preallocated (that changes disk allocation only, never the data)"
+
+_INERT: dict[str, str] = {
+    "num.network.threads": "network I/O runs on one event loop per process, with no network threads",
+    "num.io.threads": "requests are handled on the broker's event loop, with no request handler threads",
+    "background.threads": "background work (retention, checkpoints, expiry) runs as tasks on the event loop",
+    "num.recovery.threads.per.data.dir": "logs are recovered one after another at start-up",
+    "socket.send.buffer.bytes": _OS_BUFFERS,
+    "socket.receive.buffer.bytes": _OS_BUFFERS,
+    "replica.socket.receive.buffer.bytes": _OS_BUFFERS,
+    "queued.max.requests": _NO_QUEUE,
+    "queued.max.request.bytes": _NO_QUEUE,
+    "connection.failed.authentication.delay.ms": "listeners are PLAINTEXT only, so no authentication can fail",
+    "max.incremental.fetch.session.cache.slots": (
+        "no incremental fetch sessions (KIP-227) are kept; every fetch is a full fetch, as with 0 slots"
+    ),
+    "fetch.purgatory.purge.interval.requests": _PURGATORY,
+    "producer.purgatory.purge.interval.requests": _PURGATORY,
+    "delete.records.purgatory.purge.interval.requests": _PURGATORY,
+    "replica.high.watermark.checkpoint.interval.ms": (
+        "the high-watermark checkpoint is written with the recovery-point checkpoint, every "
+        "log.flush.offset.checkpoint.interval.ms and at shutdown"
+    ),
+    "log.dir.failure.timeout.ms": (
+        "a failed log directory is not taken offline or reported to the controller (JBOD)"
+    ),
+    "metadata.log.segment.bytes": "the metadata log has 64 MiB segments and is truncated below each snapshot",
+    "metadata.log.segment.ms": "the metadata log has 64 MiB segments and is truncated below each snapshot",
+    "metadata.max.retention.bytes": "each metadata snapshot deletes the log and the snapshots older than it",
+    "metadata.max.retention.ms": "each metadata snapshot deletes the log and the snapshots older than it",
+    "metadata.max.idle.interval.ms": "the active controller writes no no-op records to an idle metadata log",
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": (
+        "each transaction's timeout is a timer of its own: it is aborted at its deadline, not by a periodic scan"
+    ),
+    "super.users": _NO_AUTHORIZER,
+    "allow.everyone.if.no.acl.found": _NO_AUTHORIZER,
+    "log.preallocate": _NO_PREALLOCATE,
+    "preallocate": _NO_PREALLOCATE,
+    "log.local.retention.ms": _TIERED,
+    "log.local.retention.bytes": _TIERED,
+    "local.retention.ms": _TIERED,
+    "local.retention.bytes": _TIERED,
+    "remote.log.copy.disable": _TIERED,
+    "remote.log.delete.on.disable": _TIERED,
+    "leader.replication.throttled.replicas": (
+        "throttling also needs leader.replication.throttled.rate, which Zurau does not have"
+    ),
+    "follower.replication.throttled.replicas": (
+        "throttling also needs follower.replication.throttled.rate, which Zurau does not have"
+    ),
+}
+
+_NO_TLS = "TLS is not implemented yet; listeners are PLAINTEXT only"
+_NO_SASL = "SASL is not implemented yet; listeners are PLAINTEXT only"
+
+_UNSUPPORTED: dict[str, str] = {
+    "remote.storage.enable": "there is no tiered storage (Tiered Storage functionality is disabled in the broker)",
+    "create.topic.policy.class.name": "Java policy classes cannot be loaded",
+    "alter.config.policy.class.name": "Java policy classes cannot be loaded",
+    "authorizer.class.name": "authorization (ACLs) is not implemented yet",
+    "max.connection.creation.rate": "new connections are not throttled",
+    "group.consumer.migration.policy": (
+        "a non-empty group is never converted between the classic and consumer protocols "
+        "(an empty group is, when a member of the other protocol joins)"
+    ),
+    **{n: _NO_TLS for n in BROKER_CONFIGS if n.startswith("ssl.")},
+    **{n: _NO_SASL for n in BROKER_CONFIGS if n.startswith("sasl.")},
+}
+
+
+def _mark_support() -> None:
+    for name in (*_INERT, *_UNSUPPORTED):
+        tables = [t for t in (TOPIC_CONFIGS, BROKER_CONFIGS) if name in t]
+        if not tables:
+            raise AssertionError(f"config {name} is marked inert or unsupported but not defined")
+        for t in tables:
+            t[name] = replace(t[name], inert=_INERT.get(name, ""), unsupported=_UNSUPPORTED.get(name, ""))
+
+
+_mark_support()
 
 #: topic config name -> broker synonym names, in priority order.
 TOPIC_CONFIG_SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -1334,6 +1471,7 @@ class BrokerConfig:
         self._advertised = self._build_advertised()
         self._voters = _parse_voters(values["controller.quorum.voters"])
         self._validate()
+        _check_supported(self)
         self._topic_defaults = self._derive_topic_defaults()
 
     # -- construction helpers --------------------------------------------------------------
@@ -1764,6 +1902,128 @@ _BROKER_DEFAULT_STRINGS: dict[str, str] = {
 
 
 # --------------------------------------------------------------------------------------------
+# Zurau support: refused values, inert configs
+# --------------------------------------------------------------------------------------------
+
+_SECURITY_PREFIXES = {"ssl.": _NO_TLS, "sasl.": _NO_SASL}
+_REBALANCE_PROTOCOLS = ("classic", "consumer")
+_ASSIGNORS = ("uniform", "range")
+
+
+def _is_default(d: ConfigDef, value: Any) -> bool:
+    if isinstance(value, str) and isinstance(d.default, str):
+        return value.lower() == d.default.lower()
+    return bool(value == d.default)
+
+
+def _not_supported(name: str, value: Any, reason: str) -> ConfigError:
+    return ConfigError.invalid(name, value, f"not supported by Zurau: {reason}")
+
+
+def _check_supported(cfg: BrokerConfig) -> None:
+    """Refuse, with a :class:`ConfigError` naming the config, what Zurau would otherwise ignore:
+    a non-default value of an ``unsupported`` config, any other ``ssl.*``/``sasl.*`` key,
+    per-listener overrides, a listener whose security protocol is not PLAINTEXT, group protocols
+    and assignors Zurau does not implement. Also checks the consumer-group timeouts against their
+    bounds, as Kafka's group coordinator does at start-up."""
+    for name in sorted(cfg._merged):
+        d = BROKER_CONFIGS.get(name)
+        if d is not None:
+            if d.unsupported and not _is_default(d, cfg._values[name]):
+                raise _not_supported(name, cfg._values[name], d.unsupported)
+            continue
+        for prefix, reason in _SECURITY_PREFIXES.items():
+            if name.startswith(prefix):
+                raise ConfigError(f"{name} is not supported by Zurau: {reason}", name=name, reason=reason)
+    for name in sorted(cfg.listener_overrides):
+        raise ConfigError(
+            f"{name} is not supported by Zurau: per-listener configuration overrides "
+            "(listener.name.<listener>.<config>) are not implemented",
+            name=name,
+        )
+    for lst in cfg._listeners:
+        protocol = cfg._protocol_map[lst.name]
+        if protocol != "PLAINTEXT":
+            reason = _NO_TLS if protocol.endswith("SSL") else _NO_SASL
+            raise _not_supported(
+                "listener.security.protocol.map",
+                cfg._values["listener.security.protocol.map"],
+                f"listener {lst.name} uses security protocol {protocol}; {reason}",
+            )
+    v = cfg._values
+    protocols = v["group.coordinator.rebalance.protocols"]
+    if any(p.lower() not in _REBALANCE_PROTOCOLS for p in protocols):
+        raise _not_supported(
+            "group.coordinator.rebalance.protocols", protocols, "only the classic and consumer protocols are implemented"
+        )
+    assignors = v["group.consumer.assignors"]
+    if any(a.lower() not in _ASSIGNORS for a in assignors):
+        raise _not_supported(
+            "group.consumer.assignors", assignors, "only the built-in assignors uniform and range are implemented"
+        )
+    _check_consumer_group_bounds(v)
+    parse_connection_overrides(v["max.connections.per.ip.overrides"])
+
+
+def parse_connection_overrides(raw: str) -> dict[str, int]:
+    """``max.connections.per.ip.overrides``: ``host:count,...`` (an IP address or a host name,
+    IPv6 addresses bracketed or not) -> count. Raises :class:`ConfigError` for a malformed entry."""
+    out: dict[str, int] = {}
+    for entry in (e for e in _LIST_SPLIT.split(raw.strip()) if e):
+        host, sep, count = entry.rpartition(":")
+        host = host.strip().strip("[]")
+        if not sep or not host or not _INT_RE.match(count.strip()) or int(count) < 0:
+            raise ConfigError.invalid(
+                "max.connections.per.ip.overrides", raw, f"entry '{entry}' is not of the form host:count"
+            )
+        out[host] = int(count)
+    return out
+
+
+def _check_consumer_group_bounds(v: Mapping[str, Any]) -> None:
+    """Kafka's start-up checks of the consumer-group (KIP-848) session timeout and heartbeat
+    interval against their min/max bounds."""
+    prefix = "group.consumer."
+    rules = (
+        ("max.heartbeat.interval.ms", ">=", "min.heartbeat.interval.ms"),
+        ("heartbeat.interval.ms", ">=", "min.heartbeat.interval.ms"),
+        ("heartbeat.interval.ms", "<=", "max.heartbeat.interval.ms"),
+        ("max.session.timeout.ms", ">=", "min.session.timeout.ms"),
+        ("session.timeout.ms", ">=", "min.session.timeout.ms"),
+        ("session.timeout.ms", "<=", "max.session.timeout.ms"),
+        ("heartbeat.interval.ms", "<", "session.timeout.ms"),
+    )
+    words = {">=": "greater than or equal to", "<=": "less than or equal to", "<": "less than"}
+    for left, op, right in rules:
+        a, b = v[prefix + left], v[prefix + right]
+        ok = a >= b if op == ">=" else a <= b if op == "<=" else a < b
+        if not ok:
+            raise ConfigError.invalid(
+                prefix + left, a, f"{prefix + left} must be {words[op]} {prefix + right} ({b})"
+            )
+
+
+def inert_configs_set(cfg: BrokerConfig) -> list[tuple[str, str]]:
+    """``(name, reason)`` of every inert broker config ``cfg`` sets explicitly, sorted by name."""
+    return sorted(
+        (name, BROKER_CONFIGS[name].inert)
+        for name in cfg._merged
+        if name in BROKER_CONFIGS and BROKER_CONFIGS[name].inert
+    )
+
+
+def warn_inert_configs(cfg: BrokerConfig, log: logging.Logger | None = None) -> list[str]:
+    """Log one warning per inert config ``cfg`` sets (the broker calls this once, at start);
+    returns their names."""
+    out = log or logger
+    names = []
+    for name, reason in inert_configs_set(cfg):
+        out.warning("%s is set but has no effect in Zurau: %s", name, reason)
+        names.append(name)
+    return names
+
+
+# --------------------------------------------------------------------------------------------
 # Topic configs: validation, resolution, describe
 # --------------------------------------------------------------------------------------------
 
@@ -1783,8 +2043,8 @@ def validate_topic_configs(configs: Mapping[str, Any], broker: BrokerConfig | No
     """Validate topic config overrides (CreateTopics / AlterConfigs) and return typed values.
 
     Unknown names, ``None`` values and invalid values raise :class:`ConfigError` (the broker
-    answers INVALID_CONFIG). ``remote.storage.enable=true`` is rejected: Zurau has no tiered
-    storage. Cross-field rules (``min.compaction.lag.ms`` <= ``max.compaction.lag.ms``) are
+    answers INVALID_CONFIG). A non-default value of an ``unsupported`` topic config is rejected
+    (``remote.storage.enable=true``: Zurau has no tiered storage). Cross-field rules (``min.compaction.lag.ms`` <= ``max.compaction.lag.ms``) are
     checked on the overrides merged with ``broker``'s topic defaults when given.
     """
     unknown = [n for n in configs if n not in TOPIC_CONFIGS]
@@ -1800,12 +2060,10 @@ def validate_topic_configs(configs: Mapping[str, Any], broker: BrokerConfig | No
             reason="null value",
         )
     typed = {n: TOPIC_CONFIGS[n].parse(v) for n, v in configs.items()}
-    if typed.get("remote.storage.enable"):
-        raise ConfigError(
-            "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.",
-            name="remote.storage.enable",
-            value=True,
-        )
+    for n, v in typed.items():
+        d = TOPIC_CONFIGS[n]
+        if d.unsupported and not _is_default(d, v):
+            raise _not_supported(n, v, d.unsupported)
     base = broker.topic_defaults() if broker is not None else {}
     _check_compaction_lags({**base, **typed})
     return typed
@@ -1852,7 +2110,7 @@ def _entry(d: ConfigDef, value: Any, synonyms: list[ConfigSynonym], read_only: b
         synonyms=synonyms,
         type_name=d.type.name,
         config_type=d.type.code,
-        doc=d.doc,
+        doc=d.documentation,
     )
 
 

@@ -267,12 +267,34 @@ async def _call(fn: Any, *args: Any) -> Any:
 
 def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
     """``count`` distinct ports that were free a moment ago (for listeners other nodes must know
-    before they start, such as the controller quorum's)."""
+    before they start, such as the controller quorum's).
+
+    They are drawn from just below the kernel's ephemeral range: a port from that range, free
+    when chosen, can be taken by any outgoing connection or ``bind(0)`` of this or another test
+    before the listener binds it; ports below the range are only ever taken by explicit binds."""
+    import random
     import socket
 
-    socks = []
     try:
-        for _ in range(count):
+        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    candidates = list(range(max(1024, low - 12_000), low))
+    random.shuffle(candidates)
+    socks: list[socket.socket] = []
+    try:
+        for port in candidates:
+            if len(socks) == count:
+                break
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                s.bind((host, port))
+            except OSError:
+                s.close()
+                continue
+            socks.append(s)
+        while len(socks) < count:  # no room below the range: fall back to ephemeral ports
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             s.bind((host, 0))
             socks.append(s)

@@ -7,6 +7,8 @@ Registered through the ``pytest11`` entry point ``zurau``, so installing Zurau i
   Its broker configs come from the session fixture ``zurau_broker_configs`` (a dict of Kafka
   config names or ``snake_case`` keywords, empty by default), which a ``conftest.py`` may
   override.
+* ``zurau_registry`` (session scope): an :class:`~zurau.EmbeddedRegistry` (a Confluent-compatible
+  schema registry) on an ephemeral port against ``zurau_broker``; ``.url`` for clients.
 * ``zurau_topic`` (function scope): the name of a topic created for the test on
   ``zurau_broker`` (1 partition unless the test is marked
   ``@pytest.mark.zurau_topic(partitions=3, configs={"cleanup.policy": "compact"})``) and deleted
@@ -53,6 +55,15 @@ def zurau_broker(zurau_broker_configs: dict[str, Any]) -> Iterator[EmbeddedBroke
 
     with EmbeddedBroker(**zurau_broker_configs) as broker:
         yield broker
+
+
+@pytest.fixture(scope="session")
+def zurau_registry(zurau_broker: EmbeddedBroker) -> Iterator[Any]:
+    """A schema registry for the whole test session, storing schemas on ``zurau_broker``."""
+    from zurau.schema_registry.embedded_registry import EmbeddedRegistry
+
+    with EmbeddedRegistry(zurau_broker.bootstrap_servers) as registry:
+        yield registry
 
 
 def topic_name_for(node_name: str) -> str:

@@ -1,11 +1,12 @@
 """One consumer-group member in its own process, for the group compat tests.
 
-    python -m tests.compat.group_member CLIENT BOOTSTRAP TOPIC GROUP SESSION_MS [classic|consumer]
+    python -m tests.compat.group_member CLIENT BOOTSTRAP TOPIC GROUP SESSION_MS [classic|consumer] [STRATEGY]
 
-CLIENT is ``confluent``, ``kafka-python`` or ``aiokafka``. The member subscribes to TOPIC in GROUP,
-consumes from the earliest offset, and after each non-empty poll first reports the records, then
-commits synchronously (so every committed record has been reported: at-least-once). It writes one
-JSON object per line to stdout:
+CLIENT is ``confluent``, ``kafka-python`` or ``aiokafka``; STRATEGY, if given, is the classic
+protocol's assignment strategy (``cooperative-sticky``: confluent and kafka-python only). The
+member subscribes to TOPIC in GROUP, consumes from the earliest offset, and after each non-empty
+poll first reports the records, then commits synchronously (so every committed record has been
+reported: at-least-once). It writes one JSON object per line to stdout:
 
     {"ev": "ready"}
     {"ev": "assigned", "parts": [0, 3]}          whenever its assignment changes
@@ -44,7 +45,9 @@ def _report(batch: dict[int, list[int]]) -> dict[int, int]:
     return nxt
 
 
-def run_confluent(bootstrap: str, topic: str, group: str, session_ms: int, protocol: str) -> None:
+def run_confluent(
+    bootstrap: str, topic: str, group: str, session_ms: int, protocol: str, strategy: str | None = None
+) -> None:
     from confluent_kafka import Consumer, KafkaException
 
     conf: dict[str, Any] = {
@@ -57,6 +60,8 @@ def run_confluent(bootstrap: str, topic: str, group: str, session_ms: int, proto
     }
     if protocol == "classic":
         conf.update({"session.timeout.ms": session_ms, "heartbeat.interval.ms": 1000})
+    if strategy is not None:
+        conf["partition.assignment.strategy"] = strategy
     c = Consumer(conf)
     c.subscribe([topic])
     emit({"ev": "ready"})
@@ -84,10 +89,19 @@ def run_confluent(bootstrap: str, topic: str, group: str, session_ms: int, proto
     c.close()
 
 
-def run_kafka_python(bootstrap: str, topic: str, group: str, session_ms: int) -> None:
+def run_kafka_python(
+    bootstrap: str, topic: str, group: str, session_ms: int, strategy: str | None = None
+) -> None:
     from kafka import KafkaConsumer, OffsetAndMetadata
     from kafka.errors import KafkaError
 
+    extra: dict[str, Any] = {}
+    if strategy == "cooperative-sticky":
+        from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
+
+        extra["partition_assignment_strategy"] = (CooperativeStickyAssignor,)
+    elif strategy is not None:
+        raise SystemExit(f"unsupported strategy {strategy}")
     c = KafkaConsumer(
         topic,
         bootstrap_servers=bootstrap,
@@ -96,6 +110,7 @@ def run_kafka_python(bootstrap: str, topic: str, group: str, session_ms: int) ->
         enable_auto_commit=False,
         session_timeout_ms=session_ms,
         heartbeat_interval_ms=1000,
+        **extra,
     )
     emit({"ev": "ready"})
     last: list[int] | None = None
@@ -161,12 +176,13 @@ def run_aiokafka(bootstrap: str, topic: str, group: str, session_ms: int) -> Non
 def main(argv: list[str]) -> None:
     client, bootstrap, topic, group, session = argv[:5]
     protocol = argv[5] if len(argv) > 5 else "classic"
+    strategy = argv[6] if len(argv) > 6 else None
     signal.signal(signal.SIGTERM, _on_term)
     if client == "confluent":
-        run_confluent(bootstrap, topic, group, int(session), protocol)
+        run_confluent(bootstrap, topic, group, int(session), protocol, strategy)
     elif client == "kafka-python":
-        run_kafka_python(bootstrap, topic, group, int(session))
-    elif client == "aiokafka":
+        run_kafka_python(bootstrap, topic, group, int(session), strategy)
+    elif client == "aiokafka" and strategy is None:
         run_aiokafka(bootstrap, topic, group, int(session))
     else:
         raise SystemExit(f"unknown client {client}")

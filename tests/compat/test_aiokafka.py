@@ -7,14 +7,12 @@ import time
 from typing import TYPE_CHECKING
 
 import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from aiokafka.admin.records_to_delete import RecordsToDelete
 
 from tests.compat.dataset import CODECS, assert_partition_matches, by_partition, make_records
-
-pytest.importorskip("aiokafka")
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition  # noqa: E402
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic  # noqa: E402
-from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType  # noqa: E402
-from aiokafka.admin.records_to_delete import RecordsToDelete  # noqa: E402
 
 if TYPE_CHECKING:
     from zurau.embedded import EmbeddedBroker
@@ -77,7 +75,9 @@ async def test_full_cycle(zurau_broker: EmbeddedBroker, zurau_topic: str, codec:
                     t_mid = int(time.time() * 1000)
                     await asyncio.sleep(0.01)
                 futures.append(
-                    await p.send(topic_name, value=r.value, key=r.key, partition=r.partition, headers=list(r.headers))
+                    await p.send(
+                        topic_name, value=r.value, key=r.key, partition=r.partition, headers=list(r.headers)
+                    )
                 )
             await asyncio.gather(*futures)
         finally:
@@ -106,7 +106,9 @@ async def test_full_cycle(zurau_broker: EmbeddedBroker, zurau_topic: str, codec:
 
         resource = ConfigResource(ConfigResourceType.TOPIC, topic_name)
         assert _config_value(await admin.describe_configs([resource]), "retention.ms") == "604800000"
-        await admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic_name, configs={"retention.ms": "3600000"})])
+        await admin.alter_configs(
+            [ConfigResource(ConfigResourceType.TOPIC, topic_name, configs={"retention.ms": "3600000"})]
+        )
         assert _config_value(await admin.describe_configs([resource]), "retention.ms") == "3600000"
 
         await admin.delete_topics([topic_name])

@@ -12,12 +12,8 @@ import uuid
 from typing import TYPE_CHECKING
 
 import pytest
-
-from tests.compat.dataset import CODECS, assert_partition_matches, by_partition, make_records
-
-ck = pytest.importorskip("confluent_kafka")
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition  # noqa: E402
-from confluent_kafka.admin import (  # noqa: E402
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
     ConfigEntry,
@@ -26,6 +22,8 @@ from confluent_kafka.admin import (  # noqa: E402
     NewTopic,
     ResourceType,
 )
+
+from tests.compat.dataset import CODECS, assert_partition_matches, by_partition, make_records
 
 if TYPE_CHECKING:
     from zurau.embedded import EmbeddedBroker
@@ -55,7 +53,14 @@ def _produce(bootstrap: str, topic: str, records: list, codec: str) -> int:
             time.sleep(0.01)
         while True:
             try:
-                p.produce(topic, value=r.value, key=r.key, partition=r.partition, headers=list(r.headers) or None, on_delivery=on_delivery)
+                p.produce(
+                    topic,
+                    value=r.value,
+                    key=r.key,
+                    partition=r.partition,
+                    headers=list(r.headers) or None,
+                    on_delivery=on_delivery,
+                )
                 break
             except BufferError:
                 p.poll(0.05)
@@ -108,7 +113,9 @@ def test_full_cycle(zurau_broker: EmbeddedBroker, zurau_topic: str, codec: str) 
     # Offsets by timestamp: the first record of the second half in each partition.
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": "ts-" + uuid.uuid4().hex[:6]})
     try:
-        found = c.offsets_for_times([TopicPartition(topic_name, p, t_mid) for p in range(PARTITIONS)], timeout=10)
+        found = c.offsets_for_times(
+            [TopicPartition(topic_name, p, t_mid) for p in range(PARTITIONS)], timeout=10
+        )
         half = N // 2
         for tp in found:
             first_second_half = next(i for i, r in enumerate(expected[tp.partition]) if r.index >= half)
@@ -140,7 +147,9 @@ def test_full_cycle(zurau_broker: EmbeddedBroker, zurau_topic: str, codec: str) 
     alter = ConfigResource(
         ResourceType.TOPIC,
         topic_name,
-        incremental_configs=[ConfigEntry("retention.ms", "3600000", incremental_operation=AlterConfigOpType.SET)],
+        incremental_configs=[
+            ConfigEntry("retention.ms", "3600000", incremental_operation=AlterConfigOpType.SET)
+        ],
     )
     admin.incremental_alter_configs([alter])[alter].result(30)
     configs = admin.describe_configs([res])[res].result(30)
@@ -163,23 +172,31 @@ def test_errors_reach_the_client(zurau_broker: EmbeddedBroker, zurau_topic: str)
     bootstrap, topic_name = zurau_broker.bootstrap_servers, zurau_topic
     admin = AdminClient({"bootstrap.servers": bootstrap})
     with pytest.raises(KafkaException) as ei:
-        admin.create_topics([NewTopic("bad name!", num_partitions=1, replication_factor=1)])["bad name!"].result(30)
+        admin.create_topics([NewTopic("bad name!", num_partitions=1, replication_factor=1)])[
+            "bad name!"
+        ].result(30)
     assert ei.value.args[0].code() == KafkaError.TOPIC_EXCEPTION
     created = topic_name + "-new"
     admin.create_topics([NewTopic(created, num_partitions=1, replication_factor=1)])[created].result(30)
     admin.delete_topics([created])[created].result(30)
     with pytest.raises(KafkaException) as ei:
-        admin.create_topics([NewTopic(topic_name, num_partitions=1, replication_factor=1)])[topic_name].result(30)
+        admin.create_topics([NewTopic(topic_name, num_partitions=1, replication_factor=1)])[
+            topic_name
+        ].result(30)
     assert ei.value.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS
     with pytest.raises(KafkaException) as ei:
-        admin.create_topics([NewTopic(topic_name + "x", num_partitions=1, replication_factor=3)])[topic_name + "x"].result(30)
+        admin.create_topics([NewTopic(topic_name + "x", num_partitions=1, replication_factor=3)])[
+            topic_name + "x"
+        ].result(30)
     assert ei.value.args[0].code() == KafkaError.INVALID_REPLICATION_FACTOR
 
     # A record larger than max.message.bytes is refused with MSG_SIZE_TOO_LARGE.
     alter = ConfigResource(
         ResourceType.TOPIC,
         topic_name,
-        incremental_configs=[ConfigEntry("max.message.bytes", "1000", incremental_operation=AlterConfigOpType.SET)],
+        incremental_configs=[
+            ConfigEntry("max.message.bytes", "1000", incremental_operation=AlterConfigOpType.SET)
+        ],
     )
     admin.incremental_alter_configs([alter])[alter].result(30)
     errs: list = []

@@ -12,7 +12,6 @@ import pytest
 
 from tests.compat.group_scenario import SESSION_MS, run_group_scenario
 
-pytest.importorskip("confluent_kafka")
 pytestmark = pytest.mark.slow
 
 

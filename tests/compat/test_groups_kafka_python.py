@@ -11,7 +11,6 @@ import pytest
 
 from tests.compat.group_scenario import SESSION_MS, run_group_scenario
 
-pytest.importorskip("kafka")
 pytestmark = pytest.mark.slow
 
 

@@ -17,19 +17,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.component.kafka_wire import KafkaWireClient
 from tests.support.broker_process import BrokerProcess
-
-ck = pytest.importorskip("confluent_kafka")
-from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
 OVERRIDES = {
     "group.initial.rebalance.delay.ms": "200",
     "group.consumer.heartbeat.interval.ms": "1000",
+    "group.consumer.min.heartbeat.interval.ms": "1000",  # Kafka refuses an interval below the minimum
 }
 
 

@@ -6,17 +6,15 @@ import time
 from typing import TYPE_CHECKING
 
 import pytest
-
-from tests.compat.dataset import CODECS, assert_partition_matches, by_partition, make_records
-
-pytest.importorskip("kafka")
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition  # noqa: E402
-from kafka.admin import ConfigResource, ConfigResourceType, NewTopic  # noqa: E402
-from kafka.errors import (  # noqa: E402
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+from kafka.errors import (
     InvalidReplicationFactorError,
     InvalidTopicError,
     TopicAlreadyExistsError,
 )
+
+from tests.compat.dataset import CODECS, assert_partition_matches, by_partition, make_records
 
 if TYPE_CHECKING:
     from zurau.embedded import EmbeddedBroker
@@ -61,7 +59,9 @@ def test_full_cycle(zurau_broker: EmbeddedBroker, zurau_topic: str, codec: str) 
                 time.sleep(0.05)
                 t_mid = int(time.time() * 1000)
                 time.sleep(0.01)
-            futures.append(p.send(topic_name, value=r.value, key=r.key, partition=r.partition, headers=list(r.headers)))
+            futures.append(
+                p.send(topic_name, value=r.value, key=r.key, partition=r.partition, headers=list(r.headers))
+            )
         p.flush(60)
         p.close()
         assert all(f.succeeded() for f in futures), [f.exception for f in futures if not f.succeeded()][:3]
@@ -86,7 +86,9 @@ def test_full_cycle(zurau_broker: EmbeddedBroker, zurau_topic: str, codec: str) 
         assert list(lows.values())[0]["low_watermark"] == 1000
         c = KafkaConsumer(bootstrap_servers=bootstrap)
         try:
-            assert c.beginning_offsets([TopicPartition(topic_name, 0)]) == {TopicPartition(topic_name, 0): 1000}
+            assert c.beginning_offsets([TopicPartition(topic_name, 0)]) == {
+                TopicPartition(topic_name, 0): 1000
+            }
         finally:
             c.close()
 
@@ -94,7 +96,9 @@ def test_full_cycle(zurau_broker: EmbeddedBroker, zurau_topic: str, codec: str) 
         described = admin.describe_configs([resource], config_filter="all")
         entries = _entries(described, topic_name)
         assert entries["retention.ms"] == "604800000"
-        admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic_name, configs={"retention.ms": "3600000"})])
+        admin.alter_configs(
+            [ConfigResource(ConfigResourceType.TOPIC, topic_name, configs={"retention.ms": "3600000"})]
+        )
         entries = _entries(admin.describe_configs([resource], config_filter="all"), topic_name)
         assert entries["retention.ms"] == "3600000"
 

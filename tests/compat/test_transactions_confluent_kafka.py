@@ -24,13 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.component.kafka_wire import KafkaWireClient
 from tests.support.broker_process import BrokerProcess
-
-ck = pytest.importorskip("confluent_kafka")
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 TRANSFORMER = Path(__file__).with_name("eos_transformer.py")
 OVERRIDES = {
@@ -95,9 +93,39 @@ def _describe_transaction(port: int, transactional_id: str) -> dict[str, Any]:
     return asyncio.run(run())
 
 
+def assert_transformed_exactly_once(values: list[bytes], n: int) -> set[bytes]:
+    """``values`` (the transformer's output) hold ``x<i>`` for every input i < n, each once;
+    returns that expected set."""
+    counts = Counter(values)
+    expected = {b"x" + str(i).encode() for i in range(n)}
+    duplicates = {v: c for v, c in counts.items() if c > 1}
+    assert not duplicates, f"{len(duplicates)} records transformed more than once, e.g. {list(duplicates)[:5]}"
+    assert set(counts) == expected, f"missing {len(expected - set(counts))}, unexpected {len(set(counts) - expected)}"
+    return expected
+
+
 class Transformer:
-    def __init__(self, bootstrap: str, src: str, dst: str, group: str, txn_id: str, log: Path) -> None:
-        self.args = [sys.executable, str(TRANSFORMER), bootstrap, src, dst, group, txn_id, "7"]
+    def __init__(
+        self,
+        bootstrap: str,
+        src: str,
+        dst: str,
+        group: str,
+        txn_id: str,
+        log: Path,
+        txn_timeout_ms: int = 10_000,
+    ) -> None:
+        self.args = [
+            sys.executable,
+            str(TRANSFORMER),
+            bootstrap,
+            src,
+            dst,
+            group,
+            txn_id,
+            "7",
+            str(txn_timeout_ms),
+        ]
         self.log = log
         self.proc: subprocess.Popen[str] | None = None
 
@@ -169,15 +197,7 @@ def test_consume_transform_produce_exactly_once_across_sigkills(
     # and the retried InitProducerId got epoch + 2.
     state = _describe_transaction(broker.port, "eos-transformer")
     assert state["error_code"] == 0 and state["producer_epoch"] == 6, state
-    counts = Counter(values)
-    expected = {b"x" + str(i).encode() for i in range(n)}
-    duplicates = {v: c for v, c in counts.items() if c > 1}
-    assert not duplicates, (
-        f"{len(duplicates)} records transformed more than once, e.g. {list(duplicates)[:5]}"
-    )
-    assert set(counts) == expected, (
-        f"missing {len(expected - set(counts))}, unexpected {len(set(counts) - expected)}"
-    )
+    expected = assert_transformed_exactly_once(values, n)
     # The aborted transactions (every 7th, and those open at each SIGKILL) did write records, which
     # read_uncommitted readers see and read_committed readers must not.
     uncommitted = _read_all(bootstrap, dst, "read_uncommitted", n, timeout=30)

@@ -23,13 +23,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from confluent_kafka import Consumer
 
 from zurau.client.config import ClientConfig
 from zurau.client.transactions_admin import ProducerIdAndEpoch, TransactionsAdmin
 from zurau.protocol.errors import InvalidTxnStateError, ProducerFencedError
-
-ck = pytest.importorskip("confluent_kafka")
-from confluent_kafka import Consumer  # noqa: E402
 
 if TYPE_CHECKING:
     from zurau.embedded import EmbeddedBroker

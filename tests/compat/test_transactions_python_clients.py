@@ -16,15 +16,12 @@ import uuid
 from typing import TYPE_CHECKING
 
 import pytest
-
-pytest.importorskip("kafka")
-pytest.importorskip("aiokafka")
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer  # noqa: E402
-from aiokafka import TopicPartition as AioTP  # noqa: E402
-from aiokafka.errors import ProducerFenced  # noqa: E402
-from kafka import KafkaConsumer, KafkaProducer, OffsetAndMetadata  # noqa: E402
-from kafka import TopicPartition as KpTP  # noqa: E402
-from kafka.errors import ProducerFencedError  # noqa: E402
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import TopicPartition as AioTP
+from aiokafka.errors import ProducerFenced
+from kafka import KafkaConsumer, KafkaProducer, OffsetAndMetadata
+from kafka import TopicPartition as KpTP
+from kafka.errors import ProducerFencedError
 
 if TYPE_CHECKING:
     from zurau.embedded import EmbeddedBroker

@@ -18,16 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient as CkAdmin
+from confluent_kafka.admin import NewTopic
 
 from tests.support.broker_process import BrokerProcess
 from zurau.client.admin import LATEST, AdminClient
 from zurau.client.config import ClientConfig
 from zurau.client.types import TopicPartition
-
-ck = pytest.importorskip("confluent_kafka")
-from confluent_kafka import Consumer, Producer  # noqa: E402
-from confluent_kafka.admin import AdminClient as CkAdmin  # noqa: E402
-from confluent_kafka.admin import NewTopic  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import confluent_kafka as ck
 import pytest
 from typer.testing import CliRunner, Result
 
@@ -26,10 +27,12 @@ from tests.support.broker_process import BrokerProcess, free_port
 from zurau.cli.main import app
 from zurau.embedded import EmbeddedBroker
 
-ck = pytest.importorskip("confluent_kafka")
-
 runner = CliRunner()
-GROUP_SETTINGS = {"group.initial.rebalance.delay.ms": "0", "group.consumer.heartbeat.interval.ms": "500"}
+GROUP_SETTINGS = {
+    "group.initial.rebalance.delay.ms": "0",
+    "group.consumer.heartbeat.interval.ms": "500",
+    "group.consumer.min.heartbeat.interval.ms": "500",  # Kafka refuses an interval below the minimum
+}
 
 
 @pytest.fixture(scope="module")

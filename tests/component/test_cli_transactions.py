@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from confluent_kafka import KafkaException, Producer
 from typer.testing import CliRunner, Result
 
 from tests.component.kafka_wire import KafkaWireClient
@@ -24,9 +25,6 @@ from zurau.client.config import ClientConfig
 from zurau.client.types import TopicPartition
 from zurau.embedded import EmbeddedBroker
 from zurau.protocol.records.builder import build_batch
-
-ck = pytest.importorskip("confluent_kafka")
-from confluent_kafka import KafkaException, Producer  # noqa: E402
 
 runner = CliRunner()
 HANGING_PID = 777_777

@@ -54,11 +54,13 @@ async def _find_coordinator(conn: BrokerConnection, key: str, key_type: int = 0)
     return entry
 
 
-async def _coordinator(c: EmbeddedCluster, conn: BrokerConnection, group: str, timeout: float = 30.0) -> int:
+async def _coordinator(
+    c: EmbeddedCluster, conn: BrokerConnection, group: str, timeout: float = 30.0, key_type: int = 0
+) -> int:
     """FindCoordinator until it names a broker (the internal topic may be being created)."""
     deadline = time.monotonic() + timeout
     while True:
-        entry = await _find_coordinator(conn, group)
+        entry = await _find_coordinator(conn, group, key_type)
         if entry["error_code"] == 0:
             return int(entry["node_id"])
         assert time.monotonic() < deadline, entry

@@ -155,11 +155,6 @@ async def test_admin_describe_and_offsets(broker: EmbeddedBroker) -> None:
 
 async def test_consumer_group_splits_partitions_and_rebalances(broker: EmbeddedBroker) -> None:
     async with AdminClient(cfg(broker)) as admin:
-        conn = await admin.cluster.any_connection()
-        if not conn.supports(10):
-            pytest.skip(
-                "the broker does not advertise FindCoordinator: consumer groups (issue 4) are not in yet"
-            )
         await admin.create_topics([NewTopic("grouped", 4, 1)])
     group = f"g-{uuid.uuid4().hex[:6]}"
     kw = {

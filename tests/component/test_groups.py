@@ -33,6 +33,7 @@ MEMBER_ID_REQUIRED, GROUP_SUBSCRIBED_TO_TOPIC, FENCED_MEMBER_EPOCH = 79, 86, 110
 PROPS = {
     "group.initial.rebalance.delay.ms": "50",
     "group.consumer.heartbeat.interval.ms": "500",
+    "group.consumer.min.heartbeat.interval.ms": "500",  # Kafka refuses an interval below the minimum
 }
 
 

@@ -192,6 +192,7 @@ TIGHT = RaftConfig(
     request_timeout_ms=40,
     fetch_idle_backoff_ms=15,
     retry_backoff_ms=20,
+    election_backoff_max_ms=60,
     snapshot_chunk_bytes=97,
 )
 

@@ -1,7 +1,8 @@
 """Spark fixtures: ONE local[2] SparkSession for the whole test session (it takes ~10 s to start
 and ~1.5 GiB), with the ``zurau`` format registered, reading from the session's embedded broker.
 
-Every test module here marks itself ``slow``. Without pyspark (the ``spark`` extra) or Java they are skipped.
+Every test module here marks itself ``slow``. They need Java 17 on the PATH (PySpark's JVM); without
+it the session fixture fails with that message rather than skipping.
 """
 
 from __future__ import annotations
@@ -12,16 +13,11 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-pytest.importorskip("pyspark")
-pytest.importorskip("pyarrow")
-
-if shutil.which("java") is None:  # pragma: no cover - CI installs Java 17
-    pytest.skip("Java is needed for the Spark tests", allow_module_level=True)
-
 
 @pytest.fixture(scope="session")
 def spark(zurau_broker: object) -> Iterator[object]:
     """Depends on the broker so that it stops first (its workers' pooled consumers go with it)."""
+    assert shutil.which("java") is not None, "the Spark tests need Java 17 on the PATH"
     from zurau.spark import local_session
 
     session = local_session("zurau-tests", cores=2, shuffle_partitions=2)

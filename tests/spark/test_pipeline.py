@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from zurau.pipelines.telemetry import TelemetryConfig, format_summary, run
+from zurau.pipelines.telemetry import ReadableRecords, TelemetryConfig, end_offsets, format_summary, run
 
 pytestmark = pytest.mark.slow
 
@@ -36,3 +38,44 @@ def test_cli_is_mounted() -> None:
     result = CliRunner().invoke(app, ["pipeline", "telemetry", "--help"])
     assert result.exit_code == 0
     assert "--bootstrap-server" in result.output
+
+
+def test_progress_counts_readable_records_not_offsets(
+    zurau_broker: Any, new_topic: Callable[..., str]
+) -> None:
+    """The run is finished when its outputs hold enough *readable* records. Transactions (the
+    exactly-once sink's) end with a marker that takes an offset in each partition they wrote, and
+    aborted records take offsets too: counting log-end offsets would stop the run early."""
+    from confluent_kafka import Producer
+
+    bootstrap = zurau_broker.bootstrap_servers
+    topic = new_topic(2)
+    p = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"progress-{topic}", "log_level": 3})
+    p.init_transactions(30)
+    with ReadableRecords(bootstrap, end_offsets(bootstrap, topic)) as progress:
+        assert progress.count() == 0
+        for n in range(3):  # three committed transactions of one record per partition
+            p.begin_transaction()
+            for part in (0, 1):
+                p.produce(topic, f"v{n}-{part}".encode(), partition=part)
+            p.commit_transaction(30)
+        p.begin_transaction()  # and one aborted
+        p.produce(topic, b"gone", partition=0)
+        p.flush(30)
+        p.abort_transaction(30)
+        assert sum(end_offsets(bootstrap, topic)[topic].values()) == 6 + 6 + 2  # records, markers, aborted
+        assert _count_until(progress, 6) == 6
+        p.begin_transaction()  # an open transaction is not readable yet
+        p.produce(topic, b"later", partition=1)
+        p.flush(30)
+        assert progress.count() == 6
+        p.commit_transaction(30)
+        assert _count_until(progress, 7) == 7
+
+
+def _count_until(progress: ReadableRecords, expect: int, timeout_s: float = 30.0) -> int:
+    """progress.count() once it reaches ``expect`` (commit markers are written after EndTxn returns)."""
+    deadline = time.monotonic() + timeout_s
+    while (n := progress.count()) < expect and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return n

@@ -91,6 +91,10 @@ def _kio_class(key: int, version: int, kind: str) -> type | None:
     return (load_request_schema if kind == "request" else load_response_schema)(key, version)
 
 
+# The cases kio can check (it lacks a few newer APIs and versions; our own round trip covers all).
+KIO_CASES = [case for case in CASES if _kio_class(*case) is not None]
+
+
 def _fields_on_wire(fields: tuple[Field, ...], version: int, flexible: bool) -> list[Field]:
     """Fields of a struct that exist in this version, in declaration order (as in Kafka's JSON)."""
     out = []
@@ -371,20 +375,16 @@ def _strip_defaulted(
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-@pytest.mark.parametrize("case", CASES, ids=_case_id)
+@pytest.mark.parametrize("case", KIO_CASES, ids=_case_id)
 def test_kio_bytes_roundtrip_through_our_codec(case: tuple[int, int, str], variant: str) -> None:
     key, version, kind = case
-    if _kio_class(key, version, kind) is None:
-        pytest.skip(f"kio {api_key_map.get(key, '?')} has no v{version}")
     kio_cross_check(key, version, kind, variant)
 
 
-@pytest.mark.parametrize("case", CASES, ids=_case_id)
+@pytest.mark.parametrize("case", KIO_CASES, ids=_case_id)
 def test_fields_equal_to_their_default_are_encoded_like_kafka(case: tuple[int, int, str]) -> None:
     """A dict that spells out default values (e.g. a tagged struct of -1s) encodes as kio does."""
     key, version, kind = case
-    if _kio_class(key, version, kind) is None:
-        pytest.skip(f"kio {api_key_map.get(key, '?')} has no v{version}")
     kio_cross_check(key, version, kind, "defaults", explicit_defaults=True)
 
 

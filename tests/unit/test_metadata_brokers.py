@@ -544,6 +544,9 @@ class _FakeRuntime:
         self.asked.append(key)
         return self.error
 
+    def lookup_error(self, key: str) -> E.KafkaError | None:
+        return self.coordinator_error(key)
+
 
 def _ctx(image: MetadataImage, *, listener: str = "INTERNAL", version: int = 12, api_key: int = 3,
          controller_id: int = -1, groups: Any = None, txns: Any = None) -> RequestContext:

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from zurau.broker.handlers import fetch, offset_for_leader_epoch
+from zurau.config import BrokerConfig
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import IneligibleReplicaError, NotEnoughReplicasAfterAppendError
 from zurau.protocol.records.builder import build_batch
@@ -57,7 +58,12 @@ class InProcessConnection:
         image = SimpleNamespace(get=lambda n: topic if n == "t" else None, by_id=lambda i: topic if i == TID else None)
         services = SimpleNamespace(node_id=leader.node_id)
         self.ctx: Any = SimpleNamespace(
-            replica_manager=leader, image=image, running=True, node_id=leader.node_id, services=services
+            replica_manager=leader,
+            image=image,
+            running=True,
+            node_id=leader.node_id,
+            services=services,
+            config=BrokerConfig({}),
         )
         self.fetch_version = fetch_version
         self.requests: list[tuple[int, dict[str, Any]]] = []

@@ -31,6 +31,7 @@ import inspect
 import logging
 import os
 import struct
+import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -137,6 +138,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._closed = False
         self._tasks: set[asyncio.Task[Any]] = set()
         self._sendfile_fd = -1  # the socket's descriptor when os.sendfile may write to it
+        self.last_active = time.monotonic()  # last bytes received or response written
 
     # ------------------------------------------------------------------ asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -149,11 +151,13 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 self._sendfile_fd = -1
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
-        self.host.connections.add(self)
+        refused = self.host.admit(self, str(peer[0]) if peer else "")
+        if refused is not None:
+            self.close(refused)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
-        self.host.connections.discard(self)
+        self.host.release(self)
         for t in self._tasks:
             t.cancel()
         self.pending.clear()
@@ -171,7 +175,16 @@ class KafkaConnection(asyncio.BufferedProtocol):
             return self._frame_view[self._frame_filled :]
         return self._rview[self._rend :]
 
+    def idle_for(self, now: float) -> float:
+        """Seconds since the last activity, or 0 while a request is in progress or bytes wait
+        to be sent (``connections.max.idle.ms``)."""
+        transport = self.transport
+        if self.pending or (transport is not None and transport.get_write_buffer_size()):
+            return 0.0
+        return now - self.last_active
+
     def buffer_updated(self, nbytes: int) -> None:
+        self.last_active = time.monotonic()
         if self._frame is not None:
             self._frame_filled += nbytes
             if self._frame_filled == len(self._frame):
@@ -321,6 +334,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 transport.writelines([size_prefix(total), head, *pieces])
             elif not self._write_with_regions([size_prefix(total), head, *pieces]):
                 return
+        self.last_active = time.monotonic()
         self._update_reading()
 
     def _write_with_regions(self, bufs: list[Any]) -> bool:

@@ -111,7 +111,12 @@ class ReplicaManagerService(Protocol):
         required_acks: int,
         origin: AppendOrigin = ...,
         in_place: bool = False,
+        txn_verified: bool = False,
     ) -> AppendResult: ...
+
+    def txn_verification_needed(
+        self, topic: str, partition: int, records: bytes | bytearray | memoryview
+    ) -> tuple[int, int] | None: ...
 
     def delayed_produce(self, required: Mapping[TopicPartitionKey, int]) -> DelayedProduce: ...
 

@@ -5,18 +5,37 @@
 api key with a :class:`~zurau.broker.request_context.RequestContext` over the broker's
 services, and writes responses in request order. What the services are, and how the node is
 put together, is the composition root's business (:mod:`zurau.app`).
+
+Kafka's connection settings, as this server applies them:
+
+* ``socket.listen.backlog.size`` is each listening socket's backlog.
+* ``max.connections.per.ip`` (with ``max.connections.per.ip.overrides``, by IP address or host
+  name) and ``max.connections``: a connection beyond a limit is closed as soon as it is accepted,
+  with a logged reason (for ``max.connections`` Kafka leaves it waiting in the backlog instead).
+  As in Kafka, the inter-broker listener is exempt from ``max.connections`` when there are other
+  listeners; controller listeners (a separate socket server in Kafka) are not limited or counted.
+* ``connections.max.idle.ms``: a connection with no request in progress, nothing left to send
+  and no bytes received for that long is closed (checked a few times per period; <= 0 never).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
+import logging
+import socket
+import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from zurau.broker.connection import KafkaConnection
 from zurau.broker.dispatcher import Handler
 from zurau.broker.request_context import BrokerServices
+from zurau.config import parse_connection_overrides
+
+log = logging.getLogger("zurau.connection")
 
 
 class BrokerServer:
@@ -30,6 +49,69 @@ class BrokerServer:
         self.bound: dict[str, tuple[str, int]] = {}  # listener name -> bound (host, port)
         self._names: list[str] = []
         self._servers: list[asyncio.base_events.Server] = []
+        cfg = services.config
+        self._backlog = int(cfg.get("socket.listen.backlog.size"))
+        self._max_connections = int(cfg.get("max.connections"))
+        self._max_per_ip = int(cfg.get("max.connections.per.ip"))
+        self._per_ip_overrides: dict[str, int] = {}  # IP address -> limit (host names resolved in listen)
+        self._idle_ms = int(cfg.get("connections.max.idle.ms"))
+        self._controller_listeners = set(cfg.controller_listener_names)
+        client_listeners = {lst.name for lst in cfg.listeners} - self._controller_listeners
+        # Kafka's "protected listener": exempt from max.connections when it is not the only one.
+        self._protected = {cfg.inter_broker_listener_name} if len(client_listeners) > 1 else set()
+        self._per_ip: Counter[str] = Counter()
+        self._ip_of: dict[KafkaConnection, str] = {}  # counted (non-controller) connections
+        self._reaper: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------------ connection limits
+    def admit(self, conn: KafkaConnection, ip: str) -> str | None:
+        """Count a newly accepted connection; the reason it must be closed when it is over a limit."""
+        if conn.listener not in self._controller_listeners:
+            limit = self._per_ip_overrides.get(ip, self._max_per_ip)
+            if self._per_ip[ip] >= limit:
+                return f"too many connections from {ip} (max.connections.per.ip: {limit})"
+            if conn.listener not in self._protected and len(self._ip_of) >= self._max_connections:
+                return f"too many connections (max.connections: {self._max_connections})"
+            self._ip_of[conn] = ip
+            self._per_ip[ip] += 1
+        self.connections.add(conn)
+        return None
+
+    def release(self, conn: KafkaConnection) -> None:
+        """Forget a closed connection (one :meth:`admit` refused is not counted)."""
+        self.connections.discard(conn)
+        ip = self._ip_of.pop(conn, None)
+        if ip is not None:
+            self._per_ip[ip] -= 1
+            if self._per_ip[ip] <= 0:
+                del self._per_ip[ip]
+
+    async def _resolve_overrides(self) -> None:
+        loop = asyncio.get_running_loop()
+        overrides = parse_connection_overrides(self.services.config.get("max.connections.per.ip.overrides"))
+        for host, limit in overrides.items():
+            try:
+                self._per_ip_overrides[str(ipaddress.ip_address(host))] = limit
+                continue
+            except ValueError:
+                pass
+            try:
+                infos = await loop.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+            except OSError as e:
+                log.warning("max.connections.per.ip.overrides: cannot resolve %s (%s); ignoring it", host, e)
+                continue
+            for *_rest, sockaddr in infos:
+                self._per_ip_overrides[str(sockaddr[0])] = limit
+
+    async def _close_idle(self) -> None:
+        """Close connections idle for ``connections.max.idle.ms``."""
+        idle_s = self._idle_ms / 1000
+        while True:
+            await asyncio.sleep(max(0.05, min(idle_s / 4, 30.0)))
+            now = time.monotonic()
+            for conn in list(self.connections):
+                if conn.idle_for(now) >= idle_s:
+                    conn.close(f"idle for more than {self._idle_ms} ms (connections.max.idle.ms)")
 
     async def listen(self, listeners: Sequence[Any], *, serving: Iterable[str] | None = None) -> None:
         """Bind every ``(name, host, port)`` listener (port 0 picks an ephemeral port). Only the
@@ -37,13 +119,17 @@ class BrokerServer:
         bound (so their ports are known) and start with :meth:`start_serving`."""
         loop = asyncio.get_running_loop()
         serve_now = None if serving is None else set(serving)
+        if not self._servers:
+            await self._resolve_overrides()
+            if self._idle_ms > 0:
+                self._reaper = loop.create_task(self._close_idle(), name="zurau-idle-connections")
         for name, host, port in listeners:
             server = await loop.create_server(
                 lambda name=name: KafkaConnection(self, name),
                 host or None,
                 port,
                 reuse_address=True,
-                backlog=1024,
+                backlog=self._backlog,
                 start_serving=serve_now is None or name in serve_now,
             )
             self._servers.append(server)
@@ -60,6 +146,11 @@ class BrokerServer:
 
     async def close(self) -> None:
         """Stop accepting, close every connection and cancel its in-flight handlers."""
+        if self._reaper is not None:
+            self._reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reaper
+            self._reaper = None
         for s in self._servers:
             s.close()
         handler_tasks: list[asyncio.Task[Any]] = []

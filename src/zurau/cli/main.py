@@ -4,6 +4,7 @@
   with Kafka's broker config names; with no config file it listens on 127.0.0.1:9092 and keeps
   data in ./data.
 * ``zurau storage random-uuid|format`` prepares log directories (``kafka-storage.sh``).
+* ``zurau registry start`` runs a Confluent-compatible schema registry (:mod:`zurau.cli.registry`).
 * ``zurau cluster start --nodes 3`` runs a local KRaft cluster of combined nodes, one process each.
 * ``zurau metadata-quorum describe --status|--replication`` (``kafka-metadata-quorum.sh``).
 * ``zurau topics list|create|describe|delete|alter``, ``zurau configs describe|alter``,
@@ -28,7 +29,7 @@ from typing import NoReturn
 
 import typer
 
-from zurau.cli import cluster, configs, groups, metadata_quorum, storage, topics, transactions
+from zurau.cli import cluster, configs, groups, metadata_quorum, registry, storage, topics, transactions
 from zurau.cli.common import CommandError, parse_kv
 from zurau.cli.consume import consume
 from zurau.cli.leader_election import leader_election
@@ -52,6 +53,7 @@ app.add_typer(pipeline_app, name="pipeline")
 app.add_typer(storage.app, name="storage")
 app.add_typer(cluster.app, name="cluster")
 app.add_typer(metadata_quorum.app, name="metadata-quorum")
+app.add_typer(registry.app, name="registry")
 app.command("produce")(produce)
 app.command("consume")(consume)
 app.command("leader-election")(leader_election)

@@ -169,9 +169,16 @@ class ClassicProtocol(CoordinatorBase):
             raise E.UnknownMemberIdError(f"member {member_id} is not in group {group.group_id}")
 
     def _join_result(
-        self, group: ClassicGroup, member: ClassicMember, skip_assignment: bool = False
+        self,
+        group: ClassicGroup,
+        member: ClassicMember,
+        skip_assignment: bool = False,
+        leader_id: str | None = None,
     ) -> JoinGroupResult:
-        is_leader = member.member_id == group.leader_id
+        """The JoinGroup answer for ``member`` in the current generation; the member list goes to
+        the leader only. ``leader_id`` overrides the leader named (a v0-v8 static rejoin)."""
+        leader = group.leader_id if leader_id is None else leader_id
+        is_leader = member.member_id == leader
         members = (
             [
                 (m.member_id, m.group_instance_id, m.metadata(group.protocol_name))
@@ -186,7 +193,7 @@ class ClassicProtocol(CoordinatorBase):
             generation_id=group.generation_id,
             protocol_type=group.protocol_type,
             protocol_name=group.protocol_name,
-            leader=group.leader_id or "",
+            leader=leader or "",
             members=members,
             skip_assignment=skip_assignment,
         )
@@ -242,6 +249,17 @@ class ClassicProtocol(CoordinatorBase):
         fx: Effects,
         **a: Any,
     ) -> None:
+        """A static member rejoins with an empty member id (a restart): Kafka's static rejoin.
+
+        The slot (assignment, place in the group, leadership) passes to ``new_id`` and the old id
+        is fenced (FENCED_INSTANCE_ID from then on). In Stable, as long as the protocol the group
+        would select stays the one in use, nobody rebalances: the new id is checkpointed and the
+        member is answered with the current generation, so its SyncGroup returns the assignment it
+        had. A v0-v8 join is told the previous leader id, so that a rejoining leader does not run
+        an assignment no one would receive; v9+ (KIP-814) names the leader and sets
+        ``skip_assignment`` instead. Otherwise (protocol change, CompletingRebalance) the group
+        rebalances; in PreparingRebalance the member simply counts as joined.
+        """
         old = group.members[old_id]
         fenced = E.FencedInstanceIdError.code
         if old.join_token is not None:
@@ -251,37 +269,54 @@ class ClassicProtocol(CoordinatorBase):
             fx.reply(old.sync_token, SyncGroupResult(fenced))
             old.sync_token = None
         self.timers.cancel(("session", group.group_id, old_id))
-        old_protocols = list(old.protocols)
+        previous_leader = group.leader_id
         member = group.replace_static_member(instance_id, old_id, new_id)
-        if (
-            group.is_in(GroupState.STABLE)
-            and old_protocols == a["protocols"]
-            and (member.member_id != group.leader_id or a["api_version"] >= 9)
-        ):
-            # Same subscription: no rebalance. Checkpoint the new member id, then answer.
-            member.client_id, member.client_host = a["client_id"], a["client_host"]
-            member.session_timeout_ms = a["session_timeout_ms"]
-            member.rebalance_timeout_ms = a["rebalance_timeout_ms"]
-            generation = group.generation_id
-
-            def stored(err: E.KafkaError | None, now: int, fx2: Effects) -> None:
-                if self.groups.get(group.group_id) is not group or group.generation_id != generation:
-                    fx2.reply(token, JoinGroupResult(E.RebalanceInProgressError.code, member_id=new_id))
-                    return
-                if err is not None:
-                    if new_id in group.members:
-                        group.replace_static_member(instance_id, new_id, old_id)
-                    fx2.reply(
-                        token, JoinGroupResult(write_error(err, for_offsets=False).code, member_id=new_id)
-                    )
-                    return
-                leader = member.member_id == group.leader_id
-                fx2.reply(token, self._join_result(group, member, skip_assignment=leader))
-                self._rearm_session(group, member, now)
-
-            self._write(fx, group.group_id, [self._group_metadata_record(group)], stored)
+        saved = (
+            member.protocols,
+            member.rebalance_timeout_ms,
+            member.session_timeout_ms,
+            member.client_id,
+            member.client_host,
+        )
+        if not group.is_in(GroupState.STABLE):
+            self._update_member_and_rebalance(token, group, member, now_ms, fx, **a)
             return
-        self._update_member_and_rebalance(token, group, member, now_ms, fx, **a)
+        member.protocols = a["protocols"]
+        member.rebalance_timeout_ms = a["rebalance_timeout_ms"]
+        member.session_timeout_ms = a["session_timeout_ms"]
+        member.client_id, member.client_host = a["client_id"], a["client_host"]
+        if group.select_protocol() != group.protocol_name:
+            self._update_member_and_rebalance(token, group, member, now_ms, fx, **a)
+            return
+        generation = group.generation_id
+        skip_supported = a["api_version"] >= 9
+
+        def stored(err: E.KafkaError | None, now: int, fx2: Effects) -> None:
+            if self.groups.get(group.group_id) is not group or group.generation_id != generation:
+                fx2.reply(token, JoinGroupResult(E.RebalanceInProgressError.code, member_id=new_id))
+                return
+            if err is not None:
+                # The new id is not durable: give the slot back to the old id.
+                if group.members.get(new_id) is member:
+                    (
+                        member.protocols,
+                        member.rebalance_timeout_ms,
+                        member.session_timeout_ms,
+                        member.client_id,
+                        member.client_host,
+                    ) = saved
+                    group.replace_static_member(instance_id, new_id, old_id)
+                    self._rearm_session(group, member, now)
+                fx2.reply(token, JoinGroupResult(write_error(err, for_offsets=False).code))
+                return
+            if skip_supported:
+                leader = new_id == group.leader_id
+                fx2.reply(token, self._join_result(group, member, skip_assignment=leader))
+            else:
+                fx2.reply(token, self._join_result(group, member, leader_id=previous_leader))
+            self._rearm_session(group, member, now)
+
+        self._write(fx, group.group_id, [self._group_metadata_record(group)], stored)
 
     # ------------------------------------------------------------------ classic: rebalance
     def _rebalance_or_complete(self, group: ClassicGroup, now_ms: int, fx: Effects) -> None:

@@ -18,6 +18,21 @@ NOT_COORDINATOR, its timer cancelled) on its own. A request is routed by its key
 transactional id) to the shard of ``partition_for(key)``; a shard that is not loaded answers
 NOT_COORDINATOR, one still loading COORDINATOR_LOAD_IN_PROGRESS.
 
+Failed loads (Kafka's FAILED coordinator state). When a partition's records cannot be replayed
+(a record the parser refuses: :class:`~zurau.coordinator.internal_topic.CoordinatorLoadError`;
+or the state machine failing on a record), the load fails loudly and the partition is *not*
+served from what was read before the failure: an ERROR names the partition and the cause, the
+state machine forgets the partition, and every request for its keys is answered NOT_COORDINATOR
+(as Kafka's CoordinatorRuntime answers for a context in FAILED state). FindCoordinator still
+names this broker, the partition's leader, as Kafka's does; clients (the Java client,
+librdkafka) take NOT_COORDINATOR as "look the coordinator up again" and keep retrying with
+backoff, so they wait rather than act on partial state. COORDINATOR_LOAD_IN_PROGRESS is not used
+for this: it would tell clients a load is under way when none will finish by itself. A failed
+partition is loaded again when this broker becomes its leader again (Kafka's retry) and, unlike
+Kafka, also by itself after a backoff (:data:`LOAD_RETRY_BACKOFF_MS`, doubling up to
+:data:`LOAD_RETRY_BACKOFF_MAX_MS`; each failed attempt logs its ERROR), so a cause that goes away
+(a transient read error, the bad record deleted or compacted away) heals without a restart.
+
 Invariants:
 
 * Committed means below the high watermark. A write's records are appended as one batch; the
@@ -52,7 +67,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from zurau.clock import Clock, TimerHandle
 from zurau.coordinator.consumer_group import TopicsView
-from zurau.coordinator.internal_topic import ChunkParser, PartitionLoader
+from zurau.coordinator.internal_topic import ChunkParser, CoordinatorLoadError, PartitionLoader
 from zurau.coordinator.partition_writer import PartitionWriter
 from zurau.protocol.errors import (
     CoordinatorLoadInProgressError,
@@ -71,6 +86,10 @@ W_contra = TypeVar("W_contra", contravariant=True)
 W_co = TypeVar("W_co", covariant=True)
 FX_co = TypeVar("FX_co", covariant=True)
 R_contra = TypeVar("R_contra", contravariant=True)
+
+# A failed load is retried after this long, doubling per failed attempt up to the maximum.
+LOAD_RETRY_BACKOFF_MS = 5_000
+LOAD_RETRY_BACKOFF_MAX_MS = 300_000
 
 
 class CoordinatorWrite(Protocol):
@@ -178,6 +197,17 @@ class _Shard:
     timer: TimerHandle | None = None
     armed: int | None = None  # the deadline ``timer`` is armed for
     poll_queued: bool = False
+    failed_loads: int = 0  # failed load attempts before this one (since this broker led it)
+
+
+@dataclass(eq=False, slots=True)
+class _FailedLoad:
+    """A partition led here whose load failed: not served, its load retried by ``timer``."""
+
+    partition: int
+    cause: str
+    attempts: int
+    timer: TimerHandle | None = None
 
 
 @dataclass(eq=False, slots=True)
@@ -224,6 +254,7 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
         self.core: S = self._new_core(existing.partitions if existing is not None else None)
         self.started = True  # False once stopped
         self._shards: dict[int, _Shard] = {}
+        self._failed: dict[int, _FailedLoad] = {}  # partitions led here that could not be loaded
         self._waiting: dict[int, _Waiter] = {}
         self._tokens = itertools.count(1)
         self._ready: dict[int, None] = {}  # shards that may have work, in order (a set)
@@ -267,6 +298,10 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
         for shard in list(self._shards.values()):
             self._drop_shard(shard, err)
         self._shards.clear()
+        for failed in self._failed.values():
+            if failed.timer is not None:
+                failed.timer.cancel()
+        self._failed.clear()
         self._ready.clear()
         for token in list(self._waiting):
             self._fail_token(token, err)
@@ -276,12 +311,19 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
 
         The first chunk (``*.load.buffer.size`` bytes) is replayed at once; further chunks on
         later turns of the clock unless ``blocking``. Requests meanwhile get
-        COORDINATOR_LOAD_IN_PROGRESS. Loading a loaded (or loading) partition does nothing.
+        COORDINATOR_LOAD_IN_PROGRESS. Loading a loaded (or loading) partition does nothing; a
+        partition whose load failed is loaded again (see the module docstring).
         """
+        failed = self._failed.pop(partition, None)
+        if failed is not None and failed.timer is not None:
+            failed.timer.cancel()
+        self._load(partition, blocking, 0)
+
+    def _load(self, partition: int, blocking: bool, failed_loads: int) -> None:
         if not self.started or partition in self._shards:
             return
         self._match_partition_count()
-        shard = _Shard(partition, load_started=time.monotonic())
+        shard = _Shard(partition, load_started=time.monotonic(), failed_loads=failed_loads)
         try:
             shard.loader = PartitionLoader(
                 self.writer, self.topic, partition, self._load_buffer_bytes(), self._parser(partition)
@@ -294,7 +336,13 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
 
     def unload(self, partition: int) -> None:
         """Stop serving ``partition``: drop its state, answer its queued, parked and in-flight
-        requests NOT_COORDINATOR, cancel its timer. Unloading an unloaded partition does nothing."""
+        requests NOT_COORDINATOR, cancel its timer (or its load retry, if its load failed).
+        Unloading an unloaded partition does nothing."""
+        failed = self._failed.pop(partition, None)
+        if failed is not None:
+            if failed.timer is not None:
+                failed.timer.cancel()
+            log.info("unloaded %s-%d (its load had failed)", self.topic, partition)
         shard = self._shards.pop(partition, None)
         if shard is None:
             return
@@ -357,10 +405,14 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
                 log.warning("cannot load %s-%d: %s", self.topic, shard.partition, e)
                 self.unload(shard.partition)
                 return
+            except CoordinatorLoadError as e:
+                self._load_failed(shard, str(e), None)
+                return
             try:
                 self.core.load(records)
-            except Exception:
-                log.exception("%s-%d: replaying records failed", self.topic, shard.partition)
+            except Exception as e:
+                self._load_failed(shard, f"replaying its records failed: {type(e).__name__}: {e}", e)
+                return
             if done:
                 if not loader.caught_up:
                     # A new leader whose high watermark is still below its log end: wait for
@@ -373,6 +425,13 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
                 return
         shard.loading = False
         shard.loader = None
+        if shard.failed_loads:
+            log.info(
+                "loaded %s-%d after %d failed attempt(s); it is served again",
+                self.topic,
+                shard.partition,
+                shard.failed_loads,
+            )
         log.debug(
             "loaded %s-%d: %d records in %.0f ms",
             self.topic,
@@ -385,6 +444,39 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
         shard.queue.appendleft(_Event(lambda now: self.core.start_partition(partition, now), _ignore))
         self._ready[partition] = None
         self._pump()
+
+    def _load_failed(self, shard: _Shard, cause: str, error: BaseException | None) -> None:
+        """The shard's load failed: drop everything of the partition, answer NOT_COORDINATOR for
+        it from now on, log an ERROR and retry the load later (see the module docstring)."""
+        partition = shard.partition
+        attempts = shard.failed_loads + 1
+        delay = min(LOAD_RETRY_BACKOFF_MS * 2 ** (attempts - 1), LOAD_RETRY_BACKOFF_MAX_MS)
+        log.error(
+            "failed to load %s-%d (attempt %d): %s; the partition is not served (requests for it "
+            "get NOT_COORDINATOR); loading it again in %d ms",
+            self.topic,
+            partition,
+            attempts,
+            cause,
+            delay,
+            exc_info=error,
+        )
+        self._shards.pop(partition, None)
+        err = NotCoordinatorError(f"{self.topic}-{partition} could not be loaded: {cause}")
+        self._drop_shard(shard, err)
+        self._guard(self.core.unload_partition, partition)
+        for token, waiter in list(self._waiting.items()):
+            if waiter.partition == partition:
+                self._fail_token(token, err)
+        failed = _FailedLoad(partition, cause, attempts)
+        self._failed[partition] = failed
+
+        def retry() -> None:
+            if self._failed.get(partition) is failed:
+                del self._failed[partition]
+                self._load(partition, False, attempts)
+
+        failed.timer = self.clock.call_later(delay, retry)
 
     # ------------------------------------------------------------------ the internal topic
     def ensure_topic(self) -> Any:
@@ -426,20 +518,44 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
 
     def coordinator_error(self, key: str) -> KafkaError | None:
         """None if this broker serves ``key`` now (creating the internal topic on first use)."""
-        if not self.started:
-            return CoordinatorNotAvailableError(f"the {self.topic} coordinator is not running")
-        created = False
-        if self.topics.get(self.topic) is None:
-            try:
-                self.ensure_topic()
-            except LeaderNotAvailableError as e:  # a cluster creates it asynchronously
-                log.info("creating %s: %s", self.topic, e)
-                return CoordinatorNotAvailableError(f"{self.topic} is being created")
-            except KafkaError as e:
-                log.error("cannot create %s: %s", self.topic, e)
-                return CoordinatorNotAvailableError(f"{self.topic} cannot be created: {e}")
-            created = True
+        err, created = self._ensure_topic()
+        if err is not None:
+            return err
         return self._shard_error(key, self.core.partition_for(key), created)
+
+    def lookup_error(self, key: str) -> KafkaError | None:
+        """:meth:`coordinator_error` for FindCoordinator: a partition whose load failed is still
+        led here, so FindCoordinator names this broker (as Kafka's does) and the requests
+        themselves get NOT_COORDINATOR."""
+        err, created = self._ensure_topic()
+        if err is not None:
+            return err
+        partition = self.core.partition_for(key)
+        if partition in self._failed:
+            return None
+        return self._shard_error(key, partition, created)
+
+    def topic_error(self) -> KafkaError | None:
+        """None once the internal topic exists, whichever brokers lead its partitions (created on
+        first use). AddOffsetsToTxn needs only this: the transaction coordinator adds the group's
+        partition to the transaction wherever the group's coordinator is."""
+        return self._ensure_topic()[0]
+
+    def _ensure_topic(self) -> tuple[KafkaError | None, bool]:
+        """(error, whether this call created the topic)."""
+        if not self.started:
+            return CoordinatorNotAvailableError(f"the {self.topic} coordinator is not running"), False
+        if self.topics.get(self.topic) is not None:
+            return None, False
+        try:
+            self.ensure_topic()
+        except LeaderNotAvailableError as e:  # a cluster creates it asynchronously
+            log.info("creating %s: %s", self.topic, e)
+            return CoordinatorNotAvailableError(f"{self.topic} is being created"), False
+        except KafkaError as e:
+            log.error("cannot create %s: %s", self.topic, e)
+            return CoordinatorNotAvailableError(f"{self.topic} cannot be created: {e}"), False
+        return None, True
 
     def listing_error(self) -> KafkaError | None:
         """None if the served partitions can be listed (ListGroups, ListTransactions) now."""
@@ -450,6 +566,11 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
         return None
 
     def _shard_error(self, key: str, partition: int, created: bool = False) -> KafkaError | None:
+        failed = self._failed.get(partition)
+        if failed is not None:
+            return NotCoordinatorError(
+                f"{self.topic}-{partition}, which holds {self.what} {key!r}, could not be loaded: {failed.cause}"
+            )
         shard = self._shards.get(partition)
         if shard is None:
             if created or not self.started:

@@ -5,11 +5,17 @@ rebuild a partition's state by replaying its committed records, from the log sta
 high watermark. :class:`PartitionLoader` holds that loop once, a chunk at a time (so a large
 partition can be loaded without holding the event loop for its whole length); each coordinator
 supplies the parser of its own record format.
+
+A partition that cannot be replayed is never served from what was read before the failure: a
+record the parser refuses (a malformed key or value, a value version it does not know, a batch
+failing its CRC) raises :class:`CoordinatorLoadError`, and the runtime leaves the partition
+unloaded (see coordinator_runtime.py). A record of a *type* the parser does not know (an unknown
+key version) is not a failure: the parser skips it, as Kafka's loader skips unknown record types
+(a leftover of an aborted upgrade).
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
@@ -17,9 +23,13 @@ from zurau.coordinator.partition_writer import PartitionWriter
 from zurau.protocol.errors import CorruptRecordError
 from zurau.protocol.primitives import DecodeError
 
-log = logging.getLogger("zurau.coordinator")
-
 R = TypeVar("R")
+
+
+class CoordinatorLoadError(Exception):
+    """A coordinator partition's records cannot be replayed: the load failed (not a KafkaError:
+    the partition is still led here, it just cannot be served)."""
+
 
 # parse(data, log_start_offset) -> (offset after the batch, its records to replay) per whole batch
 ChunkParser = Callable[[bytes, int], Iterable[tuple[int, list[R]]]]
@@ -31,8 +41,9 @@ class PartitionLoader(Generic[R]):
     :meth:`next_chunk` returns the records of the next chunk and whether the loader reached the
     high watermark (as it is at that call); :attr:`caught_up` tells whether it also reached the
     log end offset the partition had when the load began (else the caller waits for the high
-    watermark to move and calls again). An unreadable chunk is logged and ends the load: what
-    was read before it stands. Read errors of the writer (the partition is no longer led here)
+    watermark to move and calls again). A record that cannot be parsed raises
+    :class:`CoordinatorLoadError` naming the partition and the offset of its batch; nothing of
+    that chunk is returned. Read errors of the writer (the partition is no longer led here)
     propagate as KafkaError.
     """
 
@@ -77,10 +88,8 @@ class PartitionLoader(Generic[R]):
                 out.extend(records)
                 self.offset = max(self.offset, nxt)
         except (DecodeError, CorruptRecordError) as e:
-            log.error(
-                "%s-%d: unreadable records at offset %d: %s", self.topic, self.partition, self.offset, e
-            )
-            self.count += len(out)
-            return out, True
+            raise CoordinatorLoadError(
+                f"{self.topic}-{self.partition}: the record batch at offset {self.offset} cannot be read: {e}"
+            ) from e
         self.count += len(out)
         return out, self.offset >= hw or self.offset == before

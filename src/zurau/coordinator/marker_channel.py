@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 
 from zurau.client.connection import BrokerConnection, ConnectionCache
 from zurau.client.errors import ClientError
+from zurau.coordinator.inter_broker import inter_broker_connection
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import KafkaError, NotLeaderOrFollowerError, for_code
 from zurau.types import TopicPartitionKey
@@ -56,15 +57,12 @@ class TxnMarkerChannel:
         self._conns: ConnectionCache[int] = ConnectionCache(self._new_connection, request_timeout_ms / 1000)
 
     def _new_connection(self, broker_id: int) -> BrokerConnection:
-        address = self.endpoint(broker_id)
-        if address is None:
-            raise NotLeaderOrFollowerError(f"broker {broker_id} has no inter-broker endpoint")
-        return BrokerConnection(
-            address[0],
-            address[1],
+        return inter_broker_connection(
+            self.endpoint,
+            broker_id,
             client_id=f"zurau-txn-markers-{self.node_id}",
-            request_timeout=self.request_timeout_ms / 1000,
-            node_id=broker_id,
+            request_timeout_ms=self.request_timeout_ms,
+            unreachable=NotLeaderOrFollowerError,
         )
 
     def split(

@@ -54,6 +54,7 @@ from zurau.coordinator.transaction_log_records import (
     build_records_batch,
     iter_log_records,
 )
+from zurau.coordinator.txn_verification_channel import TxnVerificationChannel
 from zurau.protocol.errors import (
     CoordinatorNotAvailableError,
     KafkaError,
@@ -99,6 +100,8 @@ class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, Tx
         # Cluster mode: a producer id unknown to this broker's coordinator may belong to a
         # transaction coordinated by another broker, so KIP-890 verification lets it through.
         self.verify_unknown_producers = False
+        # Cluster mode: KIP-890 verification with the coordinator of a transactional id led elsewhere.
+        self.verification_channel: TxnVerificationChannel | None = None
         super().__init__(broker_config, writer, topics, create_topic, clock)
         if isinstance(writer, ResignNotifier):
             writer.add_resign_listener(self._on_resigned)
@@ -161,6 +164,14 @@ class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, Tx
                 self._guard(done, err)
 
     # ------------------------------------------------------------------ verification
+    def remote_coordinator(self, transactional_id: str) -> bool:
+        """Whether another broker coordinates ``transactional_id`` (cluster mode only): produce
+        then verifies a transaction's first batches with it (see txn_verification_channel)."""
+        if self.verification_channel is None or not self.started:
+            return False
+        partition = self.core.partition_for(transactional_id)
+        return partition not in self._shards and partition not in self._failed
+
     def verify(self, topic: str, index: int, producer_id: int, producer_epoch: int) -> KafkaError | None:
         """KIP-890: may this producer's first transactional batch go to ``topic-index``?"""
         if not self.started:

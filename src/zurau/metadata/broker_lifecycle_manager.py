@@ -18,10 +18,12 @@ Life of a broker, as KIP-631 describes it:
    partition left with too few in-sync replicas get NOT_ENOUGH_REPLICAS from the new leader
    instead of waiting for a broker that is gone.
 
-Errors are retried with a backoff for as long as the broker runs: a controller election, a
-forwarding failure or a restart of the active controller only delays registration. A
-DUPLICATE_BROKER_REGISTRATION (another live process with this ``node.id``) is logged loudly and
-retried, so the second process never takes over the first one's identity.
+Errors are retried with a backoff: a controller election, a forwarding failure or a restart of
+the active controller only delays registration. A DUPLICATE_BROKER_REGISTRATION (another live
+process with this ``node.id``) is logged loudly and retried, so the second process never takes
+over the first one's identity. A broker that has not registered within
+``initial.broker.registration.timeout.ms`` of its start gives up (:meth:`wait_unfenced` raises
+TimeoutError), as Kafka's does; once registered, it waits for as long as catching up takes.
 """
 
 from __future__ import annotations
@@ -160,6 +162,22 @@ class BrokerLifecycleManager:
             self.unfenced.set()
         if self._shutting_down and resp["should_shut_down"]:
             self._shut_down_ok.set()
+
+    async def wait_unfenced(self, registration_timeout_ms: int) -> None:
+        """Wait until the controller unfences this broker. Raises TimeoutError when it has not
+        even registered ``registration_timeout_ms`` after this call (Kafka's
+        ``initial.broker.registration.timeout.ms``)."""
+        waiter = asyncio.ensure_future(self.unfenced.wait())
+        try:
+            done, _ = await asyncio.wait({waiter}, timeout=registration_timeout_ms / 1000)
+            if not done and self.broker_epoch < 0:
+                raise TimeoutError(
+                    f"broker {self.node_id} did not register with the controller quorum within "
+                    f"{registration_timeout_ms} ms (initial.broker.registration.timeout.ms)"
+                )
+            await waiter
+        finally:
+            waiter.cancel()
 
     async def controlled_shutdown(self, timeout: float) -> bool:
         """Ask the controller to let this broker go; True once it agreed within ``timeout``."""

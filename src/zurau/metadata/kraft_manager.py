@@ -55,6 +55,7 @@ def raft_config(cfg: BrokerConfig) -> RaftConfig:
         request_timeout_ms=cfg.get("controller.quorum.request.timeout.ms"),
         fetch_idle_backoff_ms=0,
         retry_backoff_ms=max(50, cfg.get("controller.quorum.retry.backoff.ms")),
+        election_backoff_max_ms=cfg.get("controller.quorum.election.backoff.max.ms"),
     )
 
 

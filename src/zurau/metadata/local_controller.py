@@ -41,7 +41,8 @@ class LocalControllerChannel:
         now_ms: Callable[[], int],
         flush: Callable[[Callable[[], None]], Awaitable[None]] | None = None,
     ) -> None:
-        """``flush(fn)`` runs ``fn`` (the log's fsync) off the event loop and waits for it."""
+        """``flush(fn)`` runs ``fn`` (a flush plan's fsyncs, see storage/log_flush.py) off the
+        event loop and waits for it."""
         self.controller = controller
         self.log = metadata_log
         self._image = image
@@ -83,7 +84,13 @@ class LocalControllerChannel:
     async def _durable(self, result: ControllerResult[T]) -> T:
         response = self._commit(result)
         if result.records and self._flush is not None:
-            await self._flush(self.log.flush)
+            # Only the plan's fsyncs run off the loop; the log is read and updated here.
+            plan = self.log.prepare_flush()
+            try:
+                await self._flush(plan.run)
+            finally:
+                plan.discard()  # a plan that never ran (cancelled) closes its descriptors
+            self.log.complete_flush(plan)
         return response
 
     # ------------------------------------------------------------------ admin requests

@@ -39,6 +39,7 @@ from zurau.protocol.records.builder import NewRecord, build_batch
 from zurau.protocol.records.record import decode_batch_records
 from zurau.storage.checkpoint import atomic_write, fsync_dir
 from zurau.storage.log_config import LogConfig
+from zurau.storage.log_flush import FlushPlan
 from zurau.storage.partition_log import PartitionLog
 from zurau.types import kafka_uuid, parse_kafka_uuid
 
@@ -92,7 +93,15 @@ class MetadataLog:
                 offset = max(offset, h.last_offset + 1)
 
     def flush(self) -> None:
+        """fsync everything appended, on the calling thread (the owning one)."""
         self._log.flush()
+
+    def prepare_flush(self) -> FlushPlan:
+        """A flush of everything appended so far, to run off the event loop (log_flush.py)."""
+        return self._log.prepare_flush()
+
+    def complete_flush(self, plan: FlushPlan) -> None:
+        self._log.complete_flush(plan)
 
     def close(self) -> None:
         self._log.close()

@@ -12,9 +12,12 @@
    temperature, mean humidity, readings over the threshold) written as JSON, keyed by device,
    to ``telemetry-agg`` through the ``zurau`` sink and to a Parquet table; and every reading
    over the threshold written to ``alerts`` through the sink.
-3. When the queries have processed everything, the run reads its own results back (only
-   offsets written during this run) and returns a :class:`Summary` that checks them against
-   what was generated: every reading counted once, every spike alerted.
+3. When the queries have processed everything (the Kafka outputs hold as many records readable
+   with ``read_committed`` as expected, and the Parquet query's watermark passed the last window),
+   the run reads its own results back (only offsets written during this run) and returns a
+   :class:`Summary` that checks them against what was generated: every reading counted once,
+   every spike alerted. Log-end offsets would overcount: the exactly-once sink's transactions
+   each end with a commit marker that takes an offset in every partition they wrote.
 
 Works on the embedded broker (``bootstrap=None``: one is started in this process with a
 temporary log) or any Kafka cluster. Topics are created when missing (3 partitions).
@@ -425,12 +428,16 @@ def run(
             )
             last_window_end = max(w for _, w in generated.windows) + 60_000 if generated.windows else 0
 
+            aggregates_out = stack.enter_context(ReadableRecords(bootstrap, starts[AGGREGATES]))
+            alerts_out = stack.enter_context(ReadableRecords(bootstrap, starts[ALERTS]))
+
             def finished() -> bool:
-                # Kafka outputs are counted by offsets; the Parquet query by the watermark its
-                # last micro-batch ran with (past the last window: everything was emitted).
+                # Kafka outputs are counted by the records a read_committed consumer reads; the
+                # Parquet query by the watermark its last micro-batch ran with (past the last
+                # window: everything was emitted).
                 return (
-                    _records_since(bootstrap, starts[AGGREGATES]) >= len(generated.windows)
-                    and _records_since(bootstrap, starts[ALERTS]) >= generated.spikes
+                    aggregates_out.count() >= len(generated.windows)
+                    and alerts_out.count() >= generated.spikes
                     and _watermark_ms(queries[2]) >= last_window_end
                 )
 
@@ -453,11 +460,54 @@ def run(
         return summary
 
 
-def _records_since(bootstrap: str, start: dict[str, dict[str, int]]) -> int:
-    """Records appended to a topic since ``start`` (Spark offset JSON of one topic)."""
-    [(topic, parts)] = start.items()
-    now = end_offsets(bootstrap, topic)[topic]
-    return sum(now[p] - parts.get(p, 0) for p in now)
+class ReadableRecords:
+    """Counts the records of one topic a ``read_committed`` consumer reads from ``start`` on.
+
+    ``start`` is Spark offset JSON of one topic (partitions missing from it are read from their
+    beginning). :meth:`count` reads what has become readable since the last call and returns the
+    running total: committed records only, never transaction markers or aborted records, which
+    log-end offsets would count. Use as a context manager (it owns a consumer).
+    """
+
+    def __init__(self, bootstrap: str, start: dict[str, dict[str, int]]) -> None:
+        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+        [(topic, parts)] = start.items()
+        self.topic = topic
+        self.total = 0
+        self._consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": "zurau-pipeline-progress",
+                "isolation.level": "read_committed",
+                "enable.auto.commit": False,
+                "log_level": 3,
+            }
+        )
+        partitions = self._consumer.list_topics(topic, timeout=30).topics[topic].partitions
+        self._consumer.assign(
+            [TopicPartition(topic, p, parts.get(str(p), OFFSET_BEGINNING)) for p in sorted(partitions)]
+        )
+
+    def count(self, wait_s: float = 0.2) -> int:
+        """The running total, after reading until a read waits ``wait_s`` without a new record."""
+        while True:
+            messages = self._consumer.consume(10_000, wait_s)
+            for m in messages:
+                if m.error() is not None:
+                    raise RuntimeError(f"reading {self.topic}: {m.error()}")
+            self.total += len(messages)
+            if not messages:
+                return self.total
+
+    def close(self) -> None:
+        self._consumer.close()
+
+    def __enter__(self) -> ReadableRecords:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _watermark_ms(query: Any) -> int:

@@ -145,6 +145,9 @@ class RaftConfig:
     # follower waits this long before fetching again.
     fetch_idle_backoff_ms: int = 100
     retry_backoff_ms: int = 100  # resending BeginQuorumEpoch / EndQuorumEpoch to unanswered voters
+    # controller.quorum.election.backoff.max.ms: a resigned leader's later successors wait
+    # retry_backoff_ms * 2**position before standing, at most this long.
+    election_backoff_max_ms: int = 1000
     max_fetch_entries: int = 64
     # FetchSnapshot's max_bytes: a follower asks for at most this much of a snapshot at a time, and
     # a leader sends at most this much in one chunk.
@@ -1089,7 +1092,7 @@ class RaftNode:
             if self.node_id in req.preferred_successors:
                 position = req.preferred_successors.index(self.node_id)
                 backoff = 0 if position == 0 else self.config.retry_backoff_ms * 2**position
-                self._election_deadline = now + min(backoff, self.config.election_timeout_ms)
+                self._election_deadline = now + min(backoff, self.config.election_backoff_max_ms)
         error = FENCED_LEADER_EPOCH if req.leader_epoch < self.epoch else NONE
         out.sends.append(Outbound(source, EndQuorumEpochResponse(error, self._leader_or_none(), self.epoch)))
 

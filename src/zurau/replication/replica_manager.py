@@ -58,7 +58,7 @@ from zurau.protocol.errors import (
     UnknownLeaderEpochError,
     UnknownTopicOrPartitionError,
 )
-from zurau.protocol.records.batch import validate_batches
+from zurau.protocol.records.batch import iter_batches, validate_batches
 from zurau.protocol.records.control import build_control_batch
 from zurau.replication.partition import FollowerState, Partition
 from zurau.replication.purgatory import DelayedProduce, FetchPurgatory, ProducePurgatory, TopicPartitionKey
@@ -420,6 +420,7 @@ class ReplicaManager:
         required_acks: int,
         origin: AppendOrigin = AppendOrigin.CLIENT,
         in_place: bool = False,
+        txn_verified: bool = False,
     ) -> AppendResult:
         """Append records to a partition this broker leads (a producer's or a coordinator's).
 
@@ -431,7 +432,9 @@ class ReplicaManager:
         in that codec. The log then validates sizes and timestamps, checks producer state,
         assigns offsets and writes; the high watermark advances as far as the ISR allows.
         ``in_place=True``: the caller gives ``records`` up (nothing reads it afterwards), so if
-        writable the log patches offsets into it rather than into a copy.
+        writable the log patches offsets into it rather than into a copy. ``txn_verified=True``:
+        the caller verified the transactional batches with a remote transaction coordinator
+        (see :meth:`txn_verification_needed`), so the local ``txn_verifier`` is not asked.
         """
         if origin is _REPLICATION:
             raise ValueError("replicated batches go through append_as_follower")
@@ -440,7 +443,7 @@ class ReplicaManager:
         cfg = plog.config
         p.check_min_isr(required_acks, cfg.min_insync_replicas)
         batches = validate_batches(records)
-        verifier = self.txn_verifier
+        verifier = None if txn_verified else self.txn_verifier
         client = origin is _CLIENT
         for _pos, h in batches:
             if h.is_control and client:
@@ -455,7 +458,7 @@ class ReplicaManager:
         codec = target_codec(cfg.compression_type)
         if needs_conversion(batches, codec):
             assert codec is not None
-            payload, batches = convert_compression(records, batches, codec)
+            payload, batches = convert_compression(records, batches, codec, cfg.compression_level)
         if payload is not records:
             in_place = True  # a fresh buffer of our own
         elif in_place:
@@ -468,6 +471,26 @@ class ReplicaManager:
         if not result.duplicate:
             p.maybe_advance_high_watermark()
         return result
+
+    def txn_verification_needed(
+        self, topic: str, partition: int, records: bytes | bytearray | memoryview
+    ) -> tuple[int, int] | None:
+        """(producer id, epoch) of a transactional batch in ``records`` that would need KIP-890
+        verification here (its producer has no transaction open in this partition yet), else
+        None. Only headers are read (no CRC check: the append validates); a partition this
+        broker does not lead, or a payload too short to hold a header, needs nothing (the append
+        reports those errors)."""
+        if self.txn_verifier is None:
+            return None
+        p = self._partitions.get((topic, partition))
+        if p is None or p.leader_id != self.node_id:
+            return None
+        for _pos, h in iter_batches(records):
+            if h.is_transactional and not h.is_control:
+                entry = p.log.producer_entry(h.producer_id)
+                if entry is None or entry.current_txn_first_offset < 0:
+                    return h.producer_id, h.producer_epoch
+        return None
 
     def append_markers(
         self,

@@ -259,6 +259,10 @@ def include_headers(options: Mapping[str, str]) -> bool:
 
 
 # --------------------------------------------------------------------------- sink options
+DEFAULT_MARKER_TOPIC = "zurau-sink-markers"
+"""Where ``exactlyOnce`` sinks keep their batch markers unless ``exactlyOnce.markerTopic`` says otherwise."""
+
+
 @dataclass(frozen=True)
 class SinkOptions:
     """Validated sink options. Picklable; holds no clients."""
@@ -268,7 +272,8 @@ class SinkOptions:
     exactly_once: bool = False
     """``exactlyOnce``: streaming writes in transactions the driver commits (see ``zurau.spark.eos``)."""
     marker_topic: str | None = None
-    """``exactlyOnce.markerTopic`` (default: the ``topic`` option): partition 0 holds the batch markers."""
+    """``exactlyOnce.markerTopic`` (default :data:`DEFAULT_MARKER_TOPIC`): a compacted topic whose
+    partition 0 holds the batch markers; set with ``exactlyOnce`` only."""
 
     def producer_config(self) -> dict[str, str | bool | int]:
         """librdkafka producer settings: idempotent, ``acks=all``, murmur2 partitioner, unless ``kafka.*`` overrides.
@@ -308,11 +313,13 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     topic = params.get("topic")
     topic = topic.strip() if topic is not None else None
     exactly_once = _bool(params, "exactlyonce", False)
-    marker_topic = params.get("exactlyonce.markertopic", "").strip() or topic
+    marker_topic = None
     if exactly_once:
-        if marker_topic is None:
+        marker_topic = params.get("exactlyonce.markertopic", "").strip() or DEFAULT_MARKER_TOPIC
+        if marker_topic == topic:
             raise KafkaOptionError(
-                "exactlyOnce needs a marker topic: set the 'topic' or 'exactlyOnce.markerTopic' option"
+                f"the exactlyOnce marker topic must not be the topic written to ('{topic}'): "
+                "set 'exactlyOnce.markerTopic' to a compacted topic of its own"
             )
         if "transactional.id" in kafka:
             raise KafkaOptionError(

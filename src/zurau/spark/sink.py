@@ -16,11 +16,12 @@ commit messages carry and is idempotent per ``batchId``.
 
 Exactly-once (streaming only, ``exactlyOnce=true``; see :mod:`zurau.spark.eos` for the protocol):
 each task writes inside a Kafka transaction with ``transactional.id`` ``zurau-sink-<queryId>-<partitionId>``
-together with a batch marker (a transactional offset commit of group ``zurau-sink-<queryId>-<partitionId>``
-on partition 0 of ``exactlyOnce.markerTopic``, default the ``topic`` option), leaves it open and
-reports its producer id and epoch in an :class:`EosCommitMessage`; the driver's ``commit`` ends the
-transactions with EndTxn (idempotent), ``abort`` aborts them. A re-run of a batch whose marker is
-committed writes nothing. ``transaction.timeout.ms`` defaults to 60 s (``kafka.transaction.timeout.ms``).
+together with a batch marker (a record keyed ``<queryId>/<partitionId>`` in partition 0 of the
+compacted topic ``exactlyOnce.markerTopic``, default ``zurau-sink-markers``), leaves it open and
+reports that transaction's own producer id and epoch in an :class:`EosCommitMessage`; the driver's
+``commit`` ends one transaction per partition with EndTxn (idempotent), or aborts it when the
+partition's committed marker shows the batch committed already (a re-run); ``abort`` aborts them.
+``transaction.timeout.ms`` defaults to 60 s (``kafka.transaction.timeout.ms``).
 :class:`_TaskWrite` is the seam: it owns a task's producer and returns its commit message.
 """
 
@@ -86,16 +87,40 @@ class KafkaCommitMessage(WriterCommitMessage):
 
 @dataclass
 class EosCommitMessage(KafkaCommitMessage):
-    """An ``exactlyOnce`` task's report: the open transaction the driver must end.
+    """An ``exactlyOnce`` task attempt's report: the open transaction the driver must end.
 
-    ``transactional_id``/``producer_id``/``producer_epoch`` name the task's open transaction (None
-    when ``already_committed``: the marker showed this batch committed, so nothing was written).
+    ``transactional_id``/``producer_id``/``producer_epoch`` name the transaction this attempt wrote
+    (read from the marker partition's leader, never from the coordinator's current state, which a
+    concurrent attempt may have changed); ``query_id``, ``marker_offset`` and ``attempt_id`` locate
+    and identify its batch marker.
     """
 
     transactional_id: str | None = None
     producer_id: int | None = None
     producer_epoch: int | None = None
-    already_committed: bool = False
+    query_id: str | None = None
+    marker_offset: int | None = None
+    attempt_id: str | None = None
+
+    def open_txn(self) -> eos.OpenTxn | None:
+        if (
+            self.transactional_id is None
+            or self.producer_id is None
+            or self.producer_epoch is None
+            or self.query_id is None
+            or self.marker_offset is None
+            or self.attempt_id is None
+        ):
+            return None
+        return eos.OpenTxn(
+            self.transactional_id,
+            self.producer_id,
+            self.producer_epoch,
+            self.query_id,
+            self.partition_id,
+            self.marker_offset,
+            self.attempt_id,
+        )
 
 
 # --------------------------------------------------------------------------- validation
@@ -147,8 +172,12 @@ def validate_schema(schema: StructType, topic_option: str | None) -> _Layout:
 
 
 # --------------------------------------------------------------------------- producers
-def new_producer(config: Mapping[str, Any]) -> tuple[Producer, list[Any]]:
-    """A producer whose failed deliveries and fatal errors land in the returned list."""
+def new_producer(config: Mapping[str, Any], *, report_successes: bool = False) -> tuple[Producer, list[Any]]:
+    """A producer whose failed deliveries and fatal errors land in the returned list.
+
+    Delivery reports come only for failures unless ``report_successes`` (a per-message callback
+    then also learns where a record landed).
+    """
     errors: list[Any] = []
 
     def on_delivery(err: KafkaError | None, msg: Any) -> None:
@@ -160,7 +189,7 @@ def new_producer(config: Mapping[str, Any]) -> tuple[Producer, list[Any]]:
             errors.append(err)
 
     cfg = dict(config)
-    cfg["delivery.report.only.error"] = True
+    cfg["delivery.report.only.error"] = not report_successes
     cfg["on_delivery"] = on_delivery
     cfg["error_cb"] = on_error
     try:
@@ -256,7 +285,7 @@ class _TaskWrite:
             self.entry = PRODUCERS.acquire(self.config)
         else:  # a transactional producer is used for one transaction and never pooled
             self.config["transactional.id"] = transactional_id
-            self.entry = new_producer(self.config)
+            self.entry = new_producer(self.config, report_successes=True)  # the marker's offset
         self.producer, self.errors = self.entry
         self.records = 0
         self.bytes = 0
@@ -389,7 +418,7 @@ def write_exactly_once(
     assert options.marker_topic is not None  # parse_sink_options guarantees it
     task = _TaskWrite(options, layout, eos.transactional_id(query_id, partition_id))
     try:
-        txn, done = eos.write_transactional(
+        txn = eos.write_transactional(
             task,
             batches,
             kafka=task.config,
@@ -407,22 +436,17 @@ def write_exactly_once(
         attempt,
         batch_id,
         dict(task.per_topic),
-        transactional_id=None if txn is None else txn.transactional_id,
-        producer_id=None if txn is None else txn.producer_id,
-        producer_epoch=None if txn is None else txn.producer_epoch,
-        already_committed=done,
+        transactional_id=txn.transactional_id,
+        producer_id=txn.producer_id,
+        producer_epoch=txn.producer_epoch,
+        query_id=txn.query_id,
+        marker_offset=txn.marker_offset,
+        attempt_id=txn.attempt,
     )
 
 
 def _open_txns(messages: list[WriterCommitMessage | None]) -> list[eos.OpenTxn]:
-    return [
-        eos.OpenTxn(m.transactional_id, m.producer_id, m.producer_epoch)
-        for m in messages
-        if isinstance(m, EosCommitMessage)
-        and m.transactional_id is not None
-        and m.producer_id is not None
-        and m.producer_epoch is not None
-    ]
+    return [t for m in messages if isinstance(m, EosCommitMessage) and (t := m.open_txn()) is not None]
 
 
 def _summarize(messages: list[WriterCommitMessage | None]) -> tuple[int, dict[str, int]]:
@@ -462,12 +486,17 @@ class ZurauStreamWriter(DataSourceStreamArrowWriter):
     """``writeStream.format("zurau")``: at-least-once, or exactly-once with ``exactlyOnce=true``.
 
     At-least-once: ``commit`` only logs and is idempotent per ``batchId``. Exactly-once: tasks leave
-    transactions open and ``commit`` ends them with EndTxn, idempotently (see :mod:`zurau.spark.eos`).
+    transactions open and ``commit`` ends them with EndTxn, idempotently, aborting those of a batch
+    their markers show committed already (see :mod:`zurau.spark.eos`). The constructor runs on the
+    driver: with ``exactlyOnce`` it creates the compacted marker topic if missing.
     """
 
     def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
         self.options = parse_sink_options(options)
         self.layout = validate_schema(schema, self.options.topic)
+        if self.options.exactly_once:
+            assert self.options.marker_topic is not None  # parse_sink_options guarantees it
+            eos.ensure_marker_topic(self.options.producer_config(), self.options.marker_topic)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:  # type: ignore[override]
         if not self.options.exactly_once:
@@ -489,14 +518,17 @@ class ZurauStreamWriter(DataSourceStreamArrowWriter):
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
         total, per_topic = _summarize(messages)
         if self.options.exactly_once:
-            txns = _open_txns(messages)
-            eos.end_transactions(self.options.producer_config(), txns, commit=True)
-            skipped = sum(1 for m in messages if isinstance(m, EosCommitMessage) and m.already_committed)
+            assert self.options.marker_topic is not None
+            done = eos.commit_batch(
+                self.options.producer_config(), self.options.marker_topic, batchId, _open_txns(messages)
+            )
             log.info(
-                "zurau sink: micro-batch %d committed %d transactions (%d tasks had committed it already)",
+                "zurau sink: micro-batch %d committed %d transactions (aborted %d of partitions committed "
+                "before, %d superseded)",
                 batchId,
-                len(txns),
-                skipped,
+                len(done.committed),
+                len(done.already_committed),
+                len(done.superseded),
             )
         log.info("zurau sink: micro-batch %d wrote %d records %s", batchId, total, per_topic)
 

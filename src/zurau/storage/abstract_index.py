@@ -161,8 +161,21 @@ class AbstractIndex(ABC):
         self._file_size = 0
         self._file_entries = 0
 
+    def open_for_sync(self) -> int | None:
+        """Hand pending entries to the OS and return a private descriptor of the file (a dup of
+        the append descriptor, else a fresh read-only one), for a flush plan to fsync and close
+        on another thread (see log_flush.py); None if the file does not exist. Call it on the
+        thread that owns the index."""
+        self.write_pending()
+        if self._fd is not None:
+            return os.dup(self._fd)
+        try:
+            return os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return None
+
     def flush(self) -> None:
-        """Write pending entries and fsync the file."""
+        """Write pending entries and fsync the file (on the thread that owns the index)."""
         self.write_pending()
         if self._fd is not None:
             os.fsync(self._fd)

@@ -53,6 +53,9 @@ class LogConfig:
     file_delete_delay_ms: int = 60000
     min_insync_replicas: int = 1
     compression_type: str = "producer"
+    compression_gzip_level: int = -1  # -1: zlib's default
+    compression_lz4_level: int = 9
+    compression_zstd_level: int = 3
     unclean_leader_election_enable: bool = False
     preallocate: bool = False
 
@@ -83,6 +86,17 @@ class LogConfig:
         return self.message_timestamp_type == LOG_APPEND_TIME
 
     @property
+    def compression_level(self) -> int | None:
+        """The ``compression.<codec>.level`` of the codec ``compression.type`` names (None for
+        ``producer``, ``uncompressed`` and ``snappy``, which have no level)."""
+        levels = {
+            "gzip": self.compression_gzip_level,
+            "lz4": self.compression_lz4_level,
+            "zstd": self.compression_zstd_level,
+        }
+        return levels.get(self.compression_type)
+
+    @property
     def delete_enabled(self) -> bool:
         """True when ``cleanup.policy`` includes ``delete`` (time/size retention applies)."""
         return "delete" in self.cleanup_policy
@@ -90,6 +104,15 @@ class LogConfig:
     @property
     def compact_enabled(self) -> bool:
         return "compact" in self.cleanup_policy
+
+    @property
+    def max_segment_ms(self) -> int:
+        """The age at which the active segment rolls: ``segment.ms``, or ``max.compaction.lag.ms``
+        if smaller on a compacted topic (Kafka's ``LogConfig.maxSegmentMs``: the active segment is
+        never cleaned, so it must close for its records to be compacted within the lag)."""
+        if self.compact_enabled and self.max_compaction_lag_ms > 0:
+            return min(self.max_compaction_lag_ms, self.segment_ms)
+        return self.segment_ms
 
     @property
     def max_offset_index_entries(self) -> int:

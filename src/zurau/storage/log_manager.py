@@ -19,22 +19,32 @@ Invariants:
 * checkpoints are replaced atomically; a partition missing from the recovery-point checkpoint is
   recovered from offset 0.
 
-No threads: the broker shell calls ``checkpoint``, ``run_retention`` and ``flush_dirty`` on its
-own schedule (Kafka's ``log.flush.offset.checkpoint.interval.ms``,
-``log.retention.check.interval.ms``, ``log.flush.scheduler.interval.ms``).
+No threads of its own: the broker shell calls ``checkpoint``, ``run_retention``,
+``flush_dirty`` and ``remove_expired_producers`` on its own schedule (Kafka's
+``log.flush.offset.checkpoint.interval.ms``, ``log.retention.check.interval.ms``,
+``log.flush.scheduler.interval.ms``, ``producer.id.expiration.check.interval.ms``). Every method
+runs on the owning (event-loop) thread except two, which touch no log and may run in a worker:
+``FlushPlan.run`` of the plans ``prepare_flush_dirty`` returns (see log_flush.py; complete them
+with ``complete_flushes``), and ``write_checkpoint`` of a ``checkpoint_snapshot``. Checkpoint
+writes are serialised and numbered: a snapshot older than one already written is skipped, so a
+late write from the worker never replaces a newer checkpoint.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from zurau.protocol.errors import InvalidTopicError, KafkaStorageError
 from zurau.storage.checkpoint import fsync_dir, read_offsets_checkpoint, write_offsets_checkpoint
 from zurau.storage.log_config import LogConfig
+from zurau.storage.log_flush import FlushPlan
 from zurau.storage.partition_log import DELETE_DIR_SUFFIX, PartitionLog
 from zurau.types import TopicPartitionKey
 
@@ -47,6 +57,18 @@ _PARTITION_DIR = re.compile(r"^(?P<topic>[A-Za-z0-9._-]+)-(?P<partition>\d+)$")
 _LEGAL_TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 
 METADATA_TOPIC = "__cluster_metadata"
+
+
+_Offsets = dict[TopicPartitionKey, int]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointSnapshot:
+    """The checkpoints' contents as of one moment on the owning thread: per log dir,
+    ``(recovery points, log start offsets, high watermarks)``; ``seq`` orders snapshots."""
+
+    seq: int
+    dirs: dict[Path, tuple[_Offsets, _Offsets, _Offsets]]
 
 
 def _check_topic(topic: str) -> None:
@@ -80,6 +102,9 @@ class LogManager:
         self._dir_of: dict[TopicPartitionKey, Path] = {}
         self.had_clean_shutdown: dict[Path, bool] = {}
         self.closed = False
+        self._checkpoint_seq = itertools.count(1)
+        self._checkpoint_lock = threading.Lock()
+        self._checkpoint_written = 0
         for d in self.log_dirs:
             self._load_dir(d)
 
@@ -189,39 +214,76 @@ class LogManager:
     # -- periodic work ---------------------------------------------------------------------------
 
     def checkpoint(self) -> None:
-        """Write the recovery-point, log-start-offset and high-watermark checkpoints."""
-        for log_dir in self.log_dirs:
-            logs = {tp: log for tp, log in self._logs.items() if self._dir_of[tp] == log_dir}
-            write_offsets_checkpoint(
-                log_dir / RECOVERY_POINT_CHECKPOINT, {tp: log.recovery_point for tp, log in logs.items()}
-            )
-            write_offsets_checkpoint(
-                log_dir / LOG_START_OFFSET_CHECKPOINT, {tp: log.log_start_offset for tp, log in logs.items()}
-            )
-            write_offsets_checkpoint(
-                log_dir / HIGH_WATERMARK_CHECKPOINT, {tp: log.high_watermark for tp, log in logs.items()}
-            )
+        """Write the recovery-point, log-start-offset and high-watermark checkpoints now."""
+        self.write_checkpoint(self.checkpoint_snapshot())
+
+    def checkpoint_snapshot(self) -> CheckpointSnapshot:
+        """What the checkpoints should hold now (read on the owning thread)."""
+        dirs: dict[Path, tuple[_Offsets, _Offsets, _Offsets]] = {d: ({}, {}, {}) for d in self.log_dirs}
+        for tp, log in self._logs.items():
+            rps, starts, hws = dirs[self._dir_of[tp]]
+            rps[tp] = log.recovery_point
+            starts[tp] = log.log_start_offset
+            hws[tp] = log.high_watermark
+        return CheckpointSnapshot(next(self._checkpoint_seq), dirs)
+
+    def write_checkpoint(self, snapshot: CheckpointSnapshot) -> bool:
+        """Write ``snapshot``'s checkpoint files (atomically, fsynced); any thread. False (and
+        nothing written) if a newer snapshot was written already."""
+        with self._checkpoint_lock:
+            if snapshot.seq < self._checkpoint_written:
+                return False
+            for log_dir, (rps, starts, hws) in snapshot.dirs.items():
+                write_offsets_checkpoint(log_dir / RECOVERY_POINT_CHECKPOINT, rps)
+                write_offsets_checkpoint(log_dir / LOG_START_OFFSET_CHECKPOINT, starts)
+                write_offsets_checkpoint(log_dir / HIGH_WATERMARK_CHECKPOINT, hws)
+            self._checkpoint_written = snapshot.seq
+            return True
 
     def run_retention(self, now_ms: int) -> int:
         """Apply retention to every log; return the number of segments deleted."""
         return sum(log.apply_retention(now_ms) for log in self._logs.values())
 
-    def flush_dirty(self, now_ms: int) -> int:
-        """fsync logs due by ``flush.ms``, and segments rolled since the last flush (as Kafka
-        flushes a segment when it rolls). Returns the number of logs flushed."""
-        n = 0
+    def prepare_flush_dirty(self, now_ms: int) -> list[tuple[PartitionLog, FlushPlan]]:
+        """Flush plans (log_flush.py) for logs due by ``flush.ms``, for segments rolled since
+        the last flush (as Kafka flushes a segment when it rolls; up to the active segment), and
+        for a new segment file whose directory entry is not yet durable."""
+        out: list[tuple[PartitionLog, FlushPlan]] = []
         for log in self._logs.values():
             if not log.needs_flush:
                 continue
             if now_ms - log.last_flush_ms >= log.config.flush_ms:
-                log.flush(now_ms=now_ms)
-                n += 1
+                out.append((log, log.prepare_flush(now_ms=now_ms)))
             elif log.recovery_point < log.active_segment.base_offset:
-                log.flush(log.active_segment.base_offset)
+                out.append((log, log.prepare_flush(log.active_segment.base_offset)))
+            elif log.directory_sync_pending:
+                out.append((log, log.prepare_flush(log.recovery_point)))
+        return out
+
+    def complete_flushes(self, prepared: Sequence[tuple[PartitionLog, FlushPlan]]) -> int:
+        """Apply the plans of ``prepare_flush_dirty`` that ran; return how many did."""
+        n = 0
+        for log, plan in prepared:
+            if plan.synced:
+                log.complete_flush(plan)
                 n += 1
         return n
 
+    def flush_dirty(self, now_ms: int) -> int:
+        """``prepare_flush_dirty``, the fsyncs and ``complete_flushes``, all on the calling
+        thread. Returns the number of logs flushed."""
+        prepared = self.prepare_flush_dirty(now_ms)
+        try:
+            for _log, plan in prepared:
+                plan.run()
+        finally:
+            for _log, plan in prepared:
+                plan.discard()  # only those a failure left unrun
+        return self.complete_flushes(prepared)
+
     def remove_expired_producers(self, now_ms: int, expiration_ms: int = 86_400_000) -> int:
+        """Forget, in every log, the producers idle for ``producer.id.expiration.ms`` that have
+        no ongoing transaction (Kafka's rule); the next producer snapshots omit them."""
         return sum(log.remove_expired_producers(now_ms, expiration_ms) for log in self._logs.values())
 
     def close(self) -> None:

@@ -361,11 +361,17 @@ class LogSegment:
         return result
 
     def find_batch_by_timestamp(self, timestamp: int, start_offset: int) -> tuple[int, BatchHeader] | None:
-        """The first batch with ``max_timestamp >= timestamp`` and last offset >= ``start_offset``."""
+        """The first batch with records, ``max_timestamp >= timestamp`` and last offset >=
+        ``start_offset`` (a batch the cleaner emptied keeps its max timestamp but holds no record
+        to return, as Kafka's ``searchForTimestamp`` skips it)."""
         entry = self.time_index.lookup(timestamp)
         start = self.offset_index.lookup(max(entry.offset, start_offset)).position
         for pos, h in self.iter_headers(start):
-            if h.max_timestamp >= timestamp and h.base_offset + h.last_offset_delta >= start_offset:
+            if (
+                h.max_timestamp >= timestamp
+                and h.records_count > 0
+                and h.base_offset + h.last_offset_delta >= start_offset
+            ):
                 return pos, h
         return None
 
@@ -430,8 +436,23 @@ class LogSegment:
         self.offset_index.close_writer()
         self.time_index.close_writer()
 
+    def open_for_sync(self) -> list[int]:
+        """Private descriptors of the ``.log`` file and both indexes (index entries handed to
+        the OS first), for a flush plan to fsync and close on another thread (log_flush.py)."""
+        fds = [os.dup(self.fd)]
+        try:
+            for index in (self.offset_index, self.time_index):
+                fd = index.open_for_sync()
+                if fd is not None:
+                    fds.append(fd)
+        except BaseException:
+            for fd in fds:
+                os.close(fd)
+            raise
+        return fds
+
     def flush(self) -> None:
-        """fsync the log and both indexes."""
+        """fsync the log and both indexes (on the owning thread)."""
         os.fsync(self.fd)
         self.offset_index.flush()
         self.time_index.flush()

@@ -7,7 +7,9 @@ Two kinds of append reach a log:
   (InvalidRecordError), whole payload <= ``segment.bytes`` (RecordListTooLargeError), each batch
   <= ``max.message.bytes`` (MessageTooLargeError), and with ``message.timestamp.type=CreateTime``
   the batch's base and max timestamps within ``message.timestamp.before/after.max.ms`` of now
-  (InvalidTimestampError; per batch, never per record). Then offsets are assigned from the log
+  (InvalidTimestampError; per batch, never per record); on a compacted topic
+  (``cleanup.policy`` with ``compact``) every record must have a key (RecordValidationError,
+  INVALID_RECORD, naming the records). Then offsets are assigned from the log
   end offset and patched into the buffer in place together with the leader epoch; with
   ``LogAppendTime`` the timestamp-type bit and ``max_timestamp = now`` are patched too and the
   batch's CRC is recomputed (those fields lie inside the CRC).
@@ -18,7 +20,8 @@ Two kinds of append reach a log:
   bytes unchanged. Sizes and timestamps are not re-checked (the leader accepted them).
 
 Nothing here decodes records, except :func:`convert_compression` for a topic whose
-``compression.type`` forces a codec other than the producer's. CRC-32C of client batches is
+``compression.type`` forces a codec other than the producer's and :func:`check_keys_for_compaction`
+for a compacted topic. CRC-32C of client batches is
 checked earlier by ``protocol.records.batch.validate_batches``; producer epochs and sequences are
 checked by ``producer_state`` (they need the partition's state).
 """
@@ -26,7 +29,7 @@ checked by ``producer_state`` (they need the partition's state).
 from __future__ import annotations
 
 import struct
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from crc32c import crc32c
 
@@ -49,6 +52,12 @@ from zurau.protocol.records.batch import (
 from zurau.protocol.records.builder import NewRecord, build_batch
 from zurau.protocol.records.record import decode_batch_records
 from zurau.storage.log_config import LogConfig
+
+if TYPE_CHECKING:
+    # Error classes are built at runtime (protocol.errors._define); mypy sees them as KafkaError.
+    from zurau.protocol.errors import KafkaError as _InvalidRecordBase
+else:
+    _InvalidRecordBase = InvalidRecordError
 
 CODEC_BY_NAME = {"uncompressed": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
@@ -122,6 +131,9 @@ def validate_and_assign_offsets(
                 bad = h.base_timestamp if h.base_timestamp < lower else h.max_timestamp
                 raise InvalidTimestampError(f"timestamp {bad} is out of range [{lower}, {upper}] for {where}")
 
+    if config.compact_enabled:
+        check_keys_for_compaction(buf, batches, where)
+
     # Offset assignment. Headers are rebuilt with tuple.__new__ (NamedTuple._replace costs ~1 us).
     next_offset = first_offset
     final: Batches = []
@@ -152,6 +164,34 @@ def validate_and_assign_offsets(
         ValidatedAppend,
         (final, first_offset, next_offset - 1, record_count, max_ts, now_ms if log_append_time else -1),
     )
+
+
+class RecordValidationError(_InvalidRecordBase):
+    """INVALID_RECORD naming the offending records (Kafka's ``RecordValidationException``):
+    ``record_errors`` are ``(index of the record in its batch, message)``, which Produce v8+
+    returns as ``record_errors``."""
+
+    def __init__(self, message: str, record_errors: list[tuple[int, str]]) -> None:
+        super().__init__(message)
+        self.record_errors = record_errors
+
+
+def check_keys_for_compaction(buf: bytes | bytearray | memoryview, batches: Batches, where: str) -> None:
+    """A compacted topic accepts only records with a key (Kafka's ``LogValidator.validateKey``):
+    the cleaner keeps the latest record *per key*, a keyless one would be dropped at its first
+    pass. Decodes (decompressing if need be) every non-control batch; raises
+    RecordValidationError (INVALID_RECORD) naming each keyless record."""
+    mv = memoryview(buf)
+    errors: list[tuple[int, str]] = []
+    message = f"Compacted topic cannot accept message without key in topic partition {where}."
+    for pos, h in batches:
+        if h.is_control:
+            continue
+        for i, r in enumerate(decode_batch_records(mv[pos : pos + h.size], check_crc=False)):
+            if r.key is None:
+                errors.append((i, message))
+    if errors:
+        raise RecordValidationError(message, errors)
 
 
 # -------------------------------------------------------------------------------- follower appends
@@ -233,9 +273,10 @@ def needs_conversion(batches: Batches, codec: int | None) -> bool:
 
 
 def convert_compression(
-    buf: bytes | bytearray | memoryview, batches: Batches, codec: int
+    buf: bytes | bytearray | memoryview, batches: Batches, codec: int, level: int | None = None
 ) -> tuple[bytearray, Batches]:
-    """Rebuild every non-control batch whose codec differs from ``codec``; revalidate the result.
+    """Rebuild every non-control batch whose codec differs from ``codec`` (compressed at
+    ``level``, the topic's ``compression.<codec>.level``); revalidate the result.
 
     Everything that identifies a batch is kept: producer id, epoch, base sequence, transactional
     bit, timestamp type, record timestamps, keys, values and headers; offset deltas stay
@@ -253,6 +294,7 @@ def convert_compression(
         out += build_batch(
             [NewRecord(r.key, r.value, r.headers, r.timestamp) for r in records],
             compression=codec,
+            compression_level=level,
             producer_id=h.producer_id,
             producer_epoch=h.producer_epoch,
             base_sequence=h.base_sequence,

@@ -38,8 +38,10 @@ acknowledged append). Batches are never split across segments. The leader-epoch 
 entry whenever a batch with a new epoch is appended, is truncated with the log, and is rebuilt
 from rescanned batches at recovery.
 
-Not thread-safe: the broker shell serialises calls per log (fsync via ``flush`` may run in a worker
-thread as long as no other call on the same log runs concurrently).
+Not thread-safe: every call runs on the owning (event-loop) thread. Flushing off that thread is
+split so that the worker never touches this object (see log_flush.py): ``prepare_flush`` captures
+private descriptors and a target offset, the plan's ``run`` fsyncs them in any thread, and
+``complete_flush`` advances the recovery point to that target. ``flush`` does all three inline.
 """
 
 from __future__ import annotations
@@ -61,9 +63,11 @@ from zurau.protocol.errors import (
 from zurau.protocol.records.batch import TIMESTAMP_TYPE_MASK, BatchHeader, validate_batches
 from zurau.protocol.records.control import ABORT, parse_control_key
 from zurau.protocol.records.record import decode_batch_records
+from zurau.storage import segment_swap
 from zurau.storage.checkpoint import fsync_dir
 from zurau.storage.leader_epoch_cache import LeaderEpochCache
 from zurau.storage.log_config import LogConfig
+from zurau.storage.log_flush import FlushPlan, close_all, open_directory
 from zurau.storage.log_segment import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
@@ -134,7 +138,11 @@ class PartitionLog:
         self._unflushed_messages = 0
         self._last_flush_ms = now_ms
         self._last_now_ms = now_ms
-        self._created_since_flush = False
+        # Segment files created (rolls, restarts) and how many of those creations a completed
+        # directory fsync covers; a truncation count that invalidates flush plans made before it.
+        self._dir_changes = 0
+        self._dir_synced = 0
+        self._generation = 0
         self._retired: list[tuple[LogSegment, int]] = []
         self._txn_index = AbortedTxnIndex(directory)
         self._ongoing_txns: dict[int, int] = {}  # producer id -> first offset of its open txn
@@ -164,7 +172,8 @@ class PartitionLog:
     ) -> PartitionLog:
         """Open (creating if needed) the log in ``directory`` and recover it.
 
-        Recovery: stray ``.tmp/.cleaned/.deleted/.swap`` files and orphan indexes are removed;
+        Recovery: a cleaner swap a crash interrupted is completed (segment_swap), then stray
+        ``.tmp/.cleaned/.deleted/.swap`` files and orphan indexes are removed;
         unless ``had_clean_shutdown``, every segment from the one containing ``recovery_point``
         on is rescanned batch by batch (magic, length, CRC-32C, offsets); at the first torn or
         corrupt batch that segment is truncated to its last whole batch and all later segments
@@ -259,7 +268,11 @@ class PartitionLog:
 
     @staticmethod
     def _clean_directory(directory: Path) -> list[int]:
-        """Remove stray files; return the base offsets of the .log files, ascending."""
+        """Remove stray files; return the base offsets of the .log files, ascending.
+
+        Swaps of cleaned segments that a crash interrupted are completed first (segment_swap).
+        """
+        segment_swap.recover_interrupted_swaps(directory)
         names = os.listdir(directory)
         bases: list[int] = []
         for name in names:
@@ -397,7 +410,12 @@ class PartitionLog:
     @property
     def needs_flush(self) -> bool:
         """True if data above the recovery point or a new segment file has not been fsynced."""
-        return self._recovery_point < self.log_end_offset or self._created_since_flush
+        return self._recovery_point < self.log_end_offset or self._dir_changes != self._dir_synced
+
+    @property
+    def directory_sync_pending(self) -> bool:
+        """True if a segment file was created since the last completed directory fsync."""
+        return self._dir_changes != self._dir_synced
 
     @property
     def producer_state(self) -> ProducerStateManager:
@@ -577,7 +595,7 @@ class PartitionLog:
         # Kafka draws a random jitter in [0, segment.jitter.ms) per segment; derive it from the
         # base offset instead so that rolls stay deterministic (and reproducible in tests).
         jitter = (seg.base_offset * 2654435761) % cfg.segment_jitter_ms if cfg.segment_jitter_ms > 0 else 0
-        if waited > cfg.segment_ms - jitter:
+        if waited > cfg.max_segment_ms - jitter:
             return True
         if (
             seg.offset_index.entries >= cfg.max_offset_index_entries
@@ -603,7 +621,7 @@ class PartitionLog:
         )
         self._segments.append(seg)
         self._bases.append(new_base)
-        self._created_since_flush = True
+        self._dir_changes += 1
         return seg
 
     # ------------------------------------------------------------------------------------------
@@ -866,6 +884,7 @@ class PartitionLog:
         self._recovery_point = min(self._recovery_point, leo)
         self._high_watermark = min(self._high_watermark, leo)
         self._unflushed_messages = 0
+        self._generation += 1
         self._leader_epochs.truncate_from_end(leo)
         self._producer_state.delete_snapshots_above(leo)
         self._rebuild_producer_state(take_snapshot=False)
@@ -885,12 +904,87 @@ class PartitionLog:
         self._bases = [offset]
         self._log_start_offset = self._recovery_point = self._high_watermark = offset
         self._unflushed_messages = 0
-        self._created_since_flush = True
+        self._generation += 1
+        self._dir_changes += 1
         self._producer_state.clear()
         self._producer_state.delete_all_snapshots()
         self._txn_index.delete_all()
         self._ongoing_txns.clear()
         self._leader_epochs.clear()
+
+    # ------------------------------------------------------------------------------------------
+    # Compaction: what the log cleaner reads and its swap (see cleaner.py, segment_swap.py)
+    # ------------------------------------------------------------------------------------------
+
+    def log_segments(self) -> list[LogSegment]:
+        """The segments, oldest first (a copy; the last one is the active segment)."""
+        return list(self._segments)
+
+    def replace_segments(
+        self,
+        old: list[LogSegment],
+        successor: LogSegment,
+        base_offset: int,
+        aborted: list[AbortedTxn],
+        *,
+        now_ms: int,
+    ) -> bool:
+        """Swap the cleaned segment ``<base_offset>.*.cleaned`` in for ``old`` (Kafka's
+        ``replaceSegments``); True if done.
+
+        ``old`` must still be a run of this log's segments followed by ``successor`` (so none of
+        them is active, and none was truncated, deleted or replaced since the cleaner read it:
+        truncation pops the segments after the one it cuts, retention and DeleteRecords remove
+        segments from the head, and deletion closes the log). Otherwise nothing is touched and
+        False is returned; the caller deletes its cleaned files. The files are swapped with
+        segment_swap's crash-safe protocol; the old segments leave the log like retention's
+        (files unlinked at once, descriptors closed after ``file.delete.delay.ms``), so a read
+        or sendfile that already holds one completes on the old bytes.
+        """
+        segs = self._segments
+        if self.closed or not old or old[0].base_offset != base_offset:
+            return False
+        i = next((j for j, s in enumerate(segs) if s is old[0]), -1)
+        k = len(old)
+        if (
+            i < 0
+            or i + k >= len(segs)
+            or any(segs[i + j] is not old[j] for j in range(k))
+            or segs[i + k] is not successor
+        ):
+            return False
+        self._last_now_ms = max(self._last_now_ms, now_ms)
+        directory = self.directory
+        segment_swap.promote_cleaned(directory, base_offset)
+        deleted: list[Path] = []
+        for seg in old:
+            moved = segment_swap.mark_deleted(segment_swap.segment_files(directory, seg.base_offset))
+            seg.log_path, seg.offset_index.path, seg.time_index.path = moved[0], moved[1], moved[2]
+            deleted.extend(moved[3:])
+        segment_swap.finish_swap(directory, base_offset)
+        cleaned = LogSegment.open(
+            directory,
+            base_offset,
+            max_offset_index_entries=self.config.max_offset_index_entries,
+            max_time_index_entries=self.config.max_time_index_entries,
+            now_ms=self._last_now_ms,
+        )
+        try:
+            cleaned.load()
+        except KafkaStorageError:
+            cleaned.recover(self.config.index_interval_bytes)
+        cleaned.on_become_inactive()
+        self._segments = segs[:i] + [cleaned] + segs[i + k :]
+        self._bases = [s.base_offset for s in self._segments]
+        self._dir_changes += 1  # the renames reach the disk with the next flush's directory fsync
+        self._txn_index.replace_segments([s.base_offset for s in old], base_offset, aborted)
+        due = self._last_now_ms + self.config.file_delete_delay_ms
+        for seg in old:
+            seg.unlink()
+            self._retired.append((seg, due))
+        for p in deleted:
+            p.unlink(missing_ok=True)
+        return True
 
     # ------------------------------------------------------------------------------------------
     # Config, flush, lifecycle
@@ -907,24 +1001,57 @@ class PartitionLog:
         """Forget producers idle longer than ``producer.id.expiration.ms``; return the count."""
         return self._producer_state.expire(now_ms, expiration_ms)
 
-    def flush(self, offset: int | None = None, *, now_ms: int | None = None) -> None:
-        """fsync segments holding offsets in [recovery_point, offset) and advance the recovery
-        point to ``offset`` (default: the log end offset)."""
+    def prepare_flush(self, offset: int | None = None, *, now_ms: int | None = None) -> FlushPlan:
+        """Capture a flush of the segments holding offsets in [recovery_point, offset) (default:
+        up to the log end offset) and of the directory if a segment file was created since its
+        last fsync. Run the plan anywhere, then pass it to ``complete_flush`` (log_flush.py)."""
         leo = self.log_end_offset
         target = leo if offset is None else min(offset, leo)
-        if target > self._recovery_point:
-            for seg in self._segments:
-                if seg.next_offset > self._recovery_point and seg.base_offset < target:
-                    seg.flush()
-        if self._created_since_flush:
-            self._segments[-1].flush()
-            fsync_dir(self.directory)
-            self._created_since_flush = False
-        self._recovery_point = max(self._recovery_point, target)
-        if target >= leo:
-            self._unflushed_messages = 0
-        if now_ms is not None:
-            self._last_flush_ms = now_ms
+        fds: list[int] = []
+        try:
+            included: set[int] = set()
+            if target > self._recovery_point:
+                for seg in self._segments:
+                    if seg.next_offset > self._recovery_point and seg.base_offset < target:
+                        fds.extend(seg.open_for_sync())
+                        included.add(seg.base_offset)
+            if self._dir_changes != self._dir_synced:
+                active = self._segments[-1]
+                if active.base_offset not in included:
+                    fds.extend(active.open_for_sync())
+                fds.append(open_directory(self.directory))
+        except BaseException:
+            close_all(fds)
+            raise
+        return FlushPlan(
+            fds,
+            target,
+            dir_changes=self._dir_changes,
+            generation=self._generation,
+            messages=self._unflushed_messages if target >= leo else 0,
+            now_ms=now_ms,
+        )
+
+    def complete_flush(self, plan: FlushPlan) -> None:
+        """Apply a plan that ran to the end: the recovery point moves up to its target (unless
+        the log was truncated since it was prepared) and the directory changes it covered are
+        synced. An unsynced plan (failed or discarded) changes nothing."""
+        if not plan.synced:
+            return
+        if plan.dir_changes > self._dir_synced:
+            self._dir_synced = plan.dir_changes
+        if plan.generation == self._generation:
+            self._recovery_point = max(self._recovery_point, min(plan.target, self.log_end_offset))
+            self._unflushed_messages = max(0, self._unflushed_messages - plan.messages)
+        if plan.now_ms is not None:
+            self._last_flush_ms = plan.now_ms
+
+    def flush(self, offset: int | None = None, *, now_ms: int | None = None) -> None:
+        """fsync segments holding offsets in [recovery_point, offset) and advance the recovery
+        point to ``offset`` (default: the log end offset), all on the calling thread."""
+        plan = self.prepare_flush(offset, now_ms=now_ms)
+        plan.run()
+        self.complete_flush(plan)
 
     def close(self) -> None:
         """Write a producer snapshot, fsync everything, close all files. Idempotent."""

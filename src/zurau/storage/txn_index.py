@@ -43,6 +43,11 @@ class AbortedTxn(NamedTuple):
     last_stable_offset: int
 
 
+def encode_entries(entries: list[AbortedTxn]) -> bytes:
+    """The bytes of a ``.txnindex`` file holding ``entries`` (in order)."""
+    return b"".join(_ENTRY.pack(0, *e) for e in entries)
+
+
 def _file(directory: Path, base: int) -> Path:
     return directory / f"{base:020d}{TXN_INDEX_SUFFIX}"
 
@@ -101,7 +106,7 @@ class AbortedTxnIndex:
         if not entries:
             path.unlink(missing_ok=True)
             return
-        atomic_write(path, b"".join(_ENTRY.pack(0, *e) for e in entries), fsync=False)
+        atomic_write(path, encode_entries(entries), fsync=False)
 
     # ------------------------------------------------------------------ changes
     def append(self, entry: AbortedTxn, segment_base: int) -> None:
@@ -134,6 +139,18 @@ class AbortedTxnIndex:
             self._bases = [self._bases[i] for i in keep]
             self._last_offsets = [self._last_offsets[i] for i in keep]
         _file(self.directory, base).unlink(missing_ok=True)
+
+    def replace_segments(self, old_bases: list[int], new_base: int, entries: list[AbortedTxn]) -> None:
+        """The log cleaner swapped segment ``new_base`` in for ``old_bases``: forget their entries
+        and hold ``entries`` for the new one. Files are not touched (the swap installed the new
+        segment's file and removed the old ones)."""
+        old = set(old_bases)
+        kept = [(b, e) for b, e in zip(self._bases, self._entries, strict=True) if b not in old]
+        kept.extend((new_base, e) for e in entries)
+        kept.sort(key=lambda be: be[1].last_offset)
+        self._bases = [b for b, _e in kept]
+        self._entries = [e for _b, e in kept]
+        self._last_offsets = [e.last_offset for e in self._entries]
 
     def delete_all(self) -> None:
         for base in set(self._bases):

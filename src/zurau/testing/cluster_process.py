@@ -35,6 +35,7 @@ from __future__ import annotations
 import base64
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -42,7 +43,7 @@ import uuid
 from pathlib import Path
 from typing import Self
 
-from zurau.testing.broker_process import HOST, ServerProcess, free_port
+from zurau.testing.broker_process import HOST, ServerProcess
 from zurau.testing.fault_proxy import FaultNetwork
 
 #: Link kinds of :attr:`ClusterProcesses.network`.
@@ -111,12 +112,26 @@ class ClusterProcesses:
         self.root = root
         self.network: FaultNetwork | None = FaultNetwork() if proxy_inter_broker or proxy_controller else None
         self.cluster_id = random_cluster_id()
+        # Ports chosen for the nodes stay bound (not listening) until every config is written, so
+        # that neither another choice nor a proxy's own ephemeral port can land on one of them.
+        self._held: list[socket.socket] = []
         try:
             self._configure(controllers, brokers, proxy_inter_broker, proxy_controller, overrides)
         except BaseException:
             if self.network is not None:
                 self.network.close()
             raise
+        finally:
+            for s in self._held:
+                s.close()
+            self._held.clear()
+
+    def _reserve_port(self) -> int:
+        """A free port on 127.0.0.1, held bound until the configuration is done."""
+        s = socket.socket()
+        s.bind((HOST, 0))
+        self._held.append(s)
+        return int(s.getsockname()[1])
 
     def _configure(
         self, controllers: int, brokers: int, proxy_inter_broker: bool, proxy_controller: bool, overrides: dict[str, str]
@@ -127,10 +142,12 @@ class ClusterProcesses:
         ids = list(range(1, controllers + brokers + 1))
         self.controller_ids = ids[:controllers]
         self.broker_ids = self.controller_ids if self.combined else ids[controllers:]
-        controller_ports = {i: free_port() for i in self.controller_ids}
-        client_ports = {i: free_port() for i in self.broker_ids}
+        controller_ports = {i: self._reserve_port() for i in self.controller_ids}
+        client_ports = {i: self._reserve_port() for i in self.broker_ids}
         # Replication listeners, when proxied: broker j listens on repl_ports[i][j] for broker i.
-        repl_ports = {i: {j: free_port() for j in self.broker_ids} for i in self.broker_ids} if proxy_inter_broker else {}
+        repl_ports = (
+            {i: {j: self._reserve_port() for j in self.broker_ids} for i in self.broker_ids} if proxy_inter_broker else {}
+        )
         advertised_repl: dict[int, list[str]] = {j: [] for j in self.broker_ids}
         for i, targets in repl_ports.items():
             for j, real in targets.items():
@@ -181,21 +198,14 @@ class ClusterProcesses:
             self.nodes[node_id] = NodeProcess(
                 node_id, config_path, port, controller_ports.get(node_id), root / f"node-{node_id}.log"
             )
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "zurau.cli.main",
-                    "storage",
-                    "format",
-                    "--cluster-id",
-                    self.cluster_id,
-                    "--config",
-                    str(config_path),
-                ],
-                check=True,
-                capture_output=True,
-            )
+            command = [sys.executable, "-m", "zurau.cli.main", "storage", "format"]
+            command += ["--cluster-id", self.cluster_id, "--config", str(config_path)]
+            formatted = subprocess.run(command, capture_output=True, text=True)
+            if formatted.returncode != 0:
+                raise RuntimeError(
+                    f"zurau storage format failed for node {node_id} ({config_path}): "
+                    f"{formatted.stderr.strip() or formatted.stdout.strip()}"
+                )
 
     def _proxy(self, source: int, destination: int, kind: str, target_port: int) -> int:
         assert self.network is not None

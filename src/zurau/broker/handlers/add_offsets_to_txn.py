@@ -25,7 +25,9 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     groups = coordinator(ctx)
     err = rt.coordinator_error(tid) if tid else None
     if err is None:
-        err = groups.coordinator_error(req["group_id"])  # creates __consumer_offsets on first use
+        # The group's coordinator may be another broker: only the topic must exist (created here
+        # on first use), as the group's partition joins the transaction whoever leads it.
+        err = groups.topic_error()
     if err is not None:
         code = err.code
     else:

@@ -8,9 +8,10 @@
   watermark and the ISR). Its ``last_fetched_epoch`` (v12+) is checked against the leader's epochs:
   where its log diverges the answer carries ``diverging_epoch`` and no records (KIP-320), and the
   fetch is answered at once. Reads go through the replica manager (``read``).
-* ``max_bytes`` bounds the response and ``partition_max_bytes`` each partition, except that the
-  first batch of the first partition with data is always sent whole (KIP-74) so that consumers
-  make progress past a batch larger than their limits.
+* ``max_bytes`` (at most the broker's ``fetch.max.bytes``) bounds the response and
+  ``partition_max_bytes`` each partition, except that the first batch of the first partition
+  with data is always sent whole (KIP-74) so that consumers make progress past a batch larger
+  than their limits.
 * Long polling: with fewer than ``min_bytes`` ready, the fetch waits in the purgatory until an
   append to one of its partitions or ``max_wait_ms``, then reads again.
 * Fetch from follower (KIP-392): with ``replica.selector.class`` set, a leader answering a
@@ -79,6 +80,7 @@ def _read_all(ctx: RequestContext, req: dict[str, Any], topics: list[Any]) -> tu
     remaining = req.get("max_bytes", 2**31 - 1)
     if remaining <= 0:
         remaining = 2**31 - 1
+    remaining = min(remaining, ctx.config.get("fetch.max.bytes"))
     total = 0
     any_error = False
     first_data = True

@@ -12,7 +12,9 @@ partition, as Kafka answers: a missing internal topic is created and the answer 
 COORDINATOR_NOT_AVAILABLE (clients retry); a leader that is unknown, fenced or in controlled
 shutdown is COORDINATOR_NOT_AVAILABLE; otherwise the leader's address on the listener the client
 connected through. When the leader is this broker, its own coordinator must also be serving the
-partition (else COORDINATOR_NOT_AVAILABLE, or COORDINATOR_LOAD_IN_PROGRESS while loading).
+partition (else COORDINATOR_NOT_AVAILABLE, or COORDINATOR_LOAD_IN_PROGRESS while loading). A
+partition whose load failed is still led here: FindCoordinator names this broker, as Kafka's
+does, and the group or transaction requests get NOT_COORDINATOR (coordinator_runtime.py).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def _lookup(ctx: RequestContext, key: str, key_type: int) -> tuple[KafkaError | 
         return InvalidRequestError(f"unsupported coordinator key type {key_type}"), dict(NO_NODE)
     if ctx.image.brokers:
         return _leader_of(ctx, rt, key)
-    err = rt.coordinator_error(key)
+    err = rt.lookup_error(key)
     if err is not None:
         return err, dict(NO_NODE)
     host, port = ctx.advertised
@@ -71,7 +73,7 @@ def _leader_of(
     if leader is None or not leader.live:
         return CoordinatorNotAvailableError(f"{rt.topic}-{partition} has no live leader"), dict(NO_NODE)
     if leader.id == ctx.node_id:
-        err = rt.coordinator_error(key)
+        err = rt.lookup_error(key)
         if isinstance(err, NotCoordinatorError):
             err = CoordinatorNotAvailableError(f"{rt.topic}-{partition} is not loaded on its leader yet")
         if err is not None:

@@ -11,10 +11,18 @@ watermark of every written partition has passed its last offset (every in-sync r
 data): when that is already so after the appends (always, on one node) the answer is immediate
 and synchronous; otherwise the request waits in the produce purgatory up to ``timeout_ms``, and a
 partition not replicated by then answers REQUEST_TIMED_OUT (its data stays in the log).
+
+Transactions (KIP-890): the first transactional batch of a producer in a partition must belong
+to the producer's ongoing transaction. When this broker coordinates the request's
+``transactional_id`` the replica manager checks that in-process; when another broker does,
+the partitions needing it are verified first with that coordinator
+(:class:`~zurau.coordinator.txn_verification_channel.TxnVerificationChannel`, one round trip),
+and a partition it refuses gets the coordinator's error without being appended.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable
 from typing import Any
 
@@ -43,7 +51,54 @@ def _partition_error(index: int, code: int, message: str | None) -> dict[str, An
     }
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | Awaitable[dict[str, Any]] | None:
+def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | Awaitable[dict[str, Any] | None] | None:
+    tid = req.get("transactional_id")
+    if tid and ctx.txns.remote_coordinator(tid):
+        pending = _needing_verification(ctx, req)
+        if pending:
+            return _verify_then_produce(ctx, req, tid, pending)
+    return _produce(ctx, req, {})
+
+
+def _needing_verification(ctx: RequestContext, req: dict[str, Any]) -> dict[tuple[str, int], tuple[int, int]]:
+    """Partitions whose transactional batches need the remote coordinator's word first."""
+    out: dict[tuple[str, int], tuple[int, int]] = {}
+    rm = ctx.replica_manager
+    for td in req["topic_data"]:
+        try:
+            topic = resolve_topic(ctx, td.get("name"), td.get("topic_id"))
+        except KafkaError:
+            continue  # reported by the append loop
+        for pd in td["partition_data"]:
+            records = pd["records"]
+            if records:
+                producer = rm.txn_verification_needed(topic.name, pd["index"], records)
+                if producer is not None:
+                    out[(topic.name, pd["index"])] = producer
+    return out
+
+
+async def _verify_then_produce(
+    ctx: RequestContext, req: dict[str, Any], tid: str, pending: dict[tuple[str, int], tuple[int, int]]
+) -> dict[str, Any] | None:
+    channel = ctx.txns.verification_channel
+    assert channel is not None
+    by_producer: dict[tuple[int, int], list[tuple[str, int]]] = {}
+    for tp, producer in pending.items():
+        by_producer.setdefault(producer, []).append(tp)
+    verdicts: dict[tuple[str, int], KafkaError | None] = {}
+    for (pid, epoch), tps in by_producer.items():
+        verdicts.update(await channel.verify(tid, pid, epoch, tps))
+    result = _produce(ctx, req, verdicts)
+    if inspect.isawaitable(result):
+        return await result
+    return result
+
+
+def _produce(
+    ctx: RequestContext, req: dict[str, Any], verdicts: dict[tuple[str, int], KafkaError | None]
+) -> dict[str, Any] | Awaitable[dict[str, Any]] | None:
+    """Append every partition; ``verdicts``: remote KIP-890 outcomes (None: verified)."""
     acks = req["acks"]
     rm = ctx.replica_manager
     responses = []
@@ -72,8 +127,13 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | Awaitab
                 records = pd["records"]
                 if records is None or len(records) == 0:
                     raise CorruptRecordError("produce request carries no record batches")
+                verified = (topic.name, index) in verdicts
+                if verified and (refused := verdicts[(topic.name, index)]) is not None:
+                    raise refused
                 # The request buffer is ours alone (see broker/connection): patch it in place.
-                r = rm.append_as_leader(topic.name, index, records, required_acks=acks, in_place=True)
+                r = rm.append_as_leader(
+                    topic.name, index, records, required_acks=acks, in_place=True, txn_verified=verified
+                )
                 entry = {
                     "index": index,
                     "error_code": 0,
@@ -90,7 +150,13 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | Awaitab
                     waiting[(topic.name, index)] = (r.last_offset + 1, entry)
             except Exception as e:  # every failure is this partition's error code
                 code, msg = error_of(e)
-                parts_out.append(_partition_error(index, code, msg))
+                part_error = _partition_error(index, code, msg)
+                # INVALID_RECORD from the log validator names the records (Kafka's RecordError)
+                for batch_index, message in getattr(e, "record_errors", ()):
+                    part_error["record_errors"].append(
+                        {"batch_index": batch_index, "batch_index_error_message": message}
+                    )
+                parts_out.append(part_error)
         responses.append({"name": name, "topic_id": topic_id, "partition_responses": parts_out})
     if acks == 0:
         failed = [p for r in responses for p in r["partition_responses"] if p["error_code"]]

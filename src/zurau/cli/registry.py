@@ -1,0 +1,70 @@
+"""``zurau registry start``: a Confluent-compatible schema registry (:mod:`zurau.schema_registry`).
+
+Configured with Confluent's property names, from ``--config schema-registry.properties`` and
+``-o key=value`` overrides (``listeners``, ``kafkastore.bootstrap.servers``, ``kafkastore.topic``,
+``schema.compatibility.level`` ...); with neither it listens on http://127.0.0.1:8081 and stores
+schemas in ``_schemas`` on 127.0.0.1:9092.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from pathlib import Path
+
+import typer
+
+from zurau.cli.common import CommandError, parse_kv
+from zurau.cli.output import print_error
+
+app = typer.Typer(help="Run a Confluent-compatible schema registry.", no_args_is_help=True)
+
+
+@app.command("start")
+def registry_start(
+    config: Path | None = typer.Option(None, "--config", "-c", help="schema-registry.properties file"),
+    override: list[str] = typer.Option([], "--override", "-o", help="key=value, overriding the file"),
+    log_level: str = typer.Option("INFO", "--log-level", help="DEBUG, INFO, WARNING or ERROR"),
+) -> None:
+    """Start the registry in the foreground (Ctrl-C or SIGTERM stops it)."""
+    from zurau.client.errors import ClientError
+    from zurau.config import load_properties
+    from zurau.schema_registry.errors import RegistryError
+    from zurau.schema_registry.registry_config import RegistryConfig, RegistryConfigError
+    from zurau.schema_registry.server import RegistryServer
+
+    logging.basicConfig(
+        level=getattr(logging, log_level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    props: dict[str, str] = {}
+    try:
+        if config is not None:
+            if not config.exists():
+                raise CommandError(f"config file {config} does not exist")
+            props.update(load_properties(config))
+        props.update((key, value or "") for key, value in parse_kv(override, "--override"))
+        cfg = RegistryConfig.from_props(props)
+    except (CommandError, RegistryConfigError) as e:
+        print_error(str(e))
+        raise typer.Exit(1) from None
+
+    async def main() -> None:
+        server = RegistryServer(cfg)
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, lambda: task.cancel() if task else None)
+        try:
+            await server.serve_forever()
+        except asyncio.CancelledError:
+            pass
+
+    try:
+        asyncio.run(main())
+    except (OSError, RegistryError, ClientError) as e:
+        print_error(f"cannot start the schema registry: {e}")
+        raise typer.Exit(1) from None

@@ -1,0 +1,11 @@
+"""A Confluent-compatible schema registry: an edge app that stores its state in the compacted
+``_schemas`` topic through :mod:`zurau.client` and serves Confluent's REST API.
+
+Modules: :mod:`.store_records` (the topic's key/value JSON), :mod:`.registry_state` (state
+rebuilt from the topic), :mod:`.kafka_store` (the topic as a store), :mod:`.schema_types`
+(parsing, canonical forms), :mod:`.avro_compatibility` / :mod:`.json_compatibility`
+(checkers), :mod:`.registry` (operations), :mod:`.rest_api` (HTTP), :mod:`.server`,
+:mod:`.embedded_registry` (``EmbeddedRegistry`` for tests), :mod:`.registry_config`.
+
+It never imports the broker stack (an import-linter contract enforces it).
+"""
