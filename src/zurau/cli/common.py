@@ -12,7 +12,9 @@ they never import the broker stack (an import-linter contract checks it).
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -94,6 +96,30 @@ def names_of(positional: Sequence[str] | None, options: Sequence[str]) -> list[s
 def split_values(values: Iterable[str]) -> list[str]:
     """Repeatable options that also take comma lists: ``--state a,b --state c`` -> [a, b, c]."""
     return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+# ---------------------------------------------------------------------------- service commands
+def setup_service_logging(level: str) -> None:
+    """Log lines of a foreground service (``broker start``, ``registry start`` ...) to stderr."""
+    logging.basicConfig(
+        level=getattr(logging, level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+
+
+def service_properties(config: Path | None, overrides: Iterable[str]) -> dict[str, str]:
+    """A service's properties: those of the ``--config`` file, then each ``-o key=value`` over
+    them. CommandError (one line) for a missing file or an override without ``=``."""
+    from zurau.config import load_properties
+
+    props: dict[str, str] = {}
+    if config is not None:
+        if not config.exists():
+            raise CommandError(f"config file {config} does not exist")
+        props.update(load_properties(config))
+    props.update((key, value or "") for key, value in parse_kv(overrides, "--override"))
+    return props
 
 
 # ---------------------------------------------------------------------------- key=value options

@@ -22,15 +22,13 @@ Command modules are imported eagerly but import their heavy dependencies lazily,
 
 from __future__ import annotations
 
-import logging
-import sys
 from pathlib import Path
 from typing import NoReturn
 
 import typer
 
 from zurau.cli import cluster, configs, groups, metadata_quorum, registry, storage, topics, transactions
-from zurau.cli.common import CommandError, parse_kv
+from zurau.cli.common import CommandError, service_properties, setup_service_logging
 from zurau.cli.consume import consume
 from zurau.cli.leader_election import leader_election
 from zurau.cli.output import print_error
@@ -73,21 +71,12 @@ def broker_start(
 ) -> None:
     """Start a broker in the foreground (Ctrl-C or SIGTERM stops it cleanly)."""
     from zurau.app import run
-    from zurau.config import BrokerConfig, ConfigError, load_properties
+    from zurau.config import BrokerConfig, ConfigError
     from zurau.protocol.errors import KafkaError
 
-    logging.basicConfig(
-        level=getattr(logging, log_level.upper(), logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    props: dict[str, str] = {}
-    if config is not None:
-        if not config.exists():
-            _fail(f"config file {config} does not exist")
-        props.update(load_properties(config))
+    setup_service_logging(log_level)
     try:
-        props.update((key, value or "") for key, value in parse_kv(override, "--override"))
+        props = service_properties(config, override)
     except CommandError as e:
         _fail(str(e))
     try:

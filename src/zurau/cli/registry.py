@@ -9,14 +9,12 @@ schemas in ``_schemas`` on 127.0.0.1:9092.
 from __future__ import annotations
 
 import asyncio
-import logging
 import signal
-import sys
 from pathlib import Path
 
 import typer
 
-from zurau.cli.common import CommandError, parse_kv
+from zurau.cli.common import CommandError, service_properties, setup_service_logging
 from zurau.cli.output import print_error
 
 app = typer.Typer(help="Run a Confluent-compatible schema registry.", no_args_is_help=True)
@@ -30,23 +28,13 @@ def registry_start(
 ) -> None:
     """Start the registry in the foreground (Ctrl-C or SIGTERM stops it)."""
     from zurau.client.errors import ClientError
-    from zurau.config import load_properties
     from zurau.schema_registry.errors import RegistryError
     from zurau.schema_registry.registry_config import RegistryConfig, RegistryConfigError
     from zurau.schema_registry.server import RegistryServer
 
-    logging.basicConfig(
-        level=getattr(logging, log_level.upper(), logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    props: dict[str, str] = {}
+    setup_service_logging(log_level)
     try:
-        if config is not None:
-            if not config.exists():
-                raise CommandError(f"config file {config} does not exist")
-            props.update(load_properties(config))
-        props.update((key, value or "") for key, value in parse_kv(override, "--override"))
+        props = service_properties(config, override)
         cfg = RegistryConfig.from_props(props)
     except (CommandError, RegistryConfigError) as e:
         print_error(str(e))
