@@ -1,13 +1,5 @@
 """Exactly-once across a kill -9 of the transaction coordinator's broker (three real nodes).
 
-NOT COLLECTED (the file name does not start with ``test_``): an open bug. The run passed 5 times
-out of 6 (4 alone, 1 in a full CI run); once, in a full CI run, the transformer made no progress
-for minutes after the kill: the new coordinator (loaded at once after the dead broker was fenced)
-never received the EndTxn and aborted the transaction at its 30 s timeout, and librdkafka logged
-nothing after its reconnect failures. Run it by hand to reproduce (``pytest
-tests/fault/eos_coordinator_kill_repro.py``), with ``ZURAU_TRANSFORMER_DEBUG=eos,broker,protocol``
-to get librdkafka's debug log in ``transformer.log``.
-
 The consume-transform-produce process of the transactions tests (``eos_transformer.py``, with
 confluent-kafka's transactional API and ``send_offsets_to_transaction``) runs against three
 combined nodes; every topic, ``__consumer_offsets`` and ``__transaction_state`` included, has
@@ -16,6 +8,14 @@ offsets sent, not yet committed), the broker leading the transformer's ``__trans
 partition is killed with SIGKILL. The transformer must carry on through the new coordinator
 without a restart, the killed broker then returns, and a read_committed consumer of the output
 sees every input record transformed exactly once.
+
+Client case (librdkafka 2.16, confluentinc/librdkafka#5511, open): once a fenced broker drops out
+of Metadata responses (as Kafka's KRaft brokers answer: only unfenced brokers are listed),
+librdkafka decommissions its handle, but a handle still cached as a *group* coordinator stays in
+its coordinator cache, and ``send_offsets_to_transaction`` then waits for that handle to come up
+forever (its broker thread spins in "Handle is terminating"); the report is against Apache Kafka.
+Seen here in 1 run of 6 before this choice. The group is therefore chosen so that its coordinator is not on the killed broker; the
+consumer side of a group-coordinator kill is covered by the group failover tests.
 """
 
 from __future__ import annotations
@@ -70,6 +70,23 @@ def _find_coordinator(port: int, transactional_id: str) -> int:
     return asyncio.run(run())
 
 
+def _group_coordinated_elsewhere(port: int, avoid: int) -> str:
+    """A group id whose coordinator (FindCoordinator, key type 0) is not node ``avoid``."""
+
+    async def run() -> str:
+        async with await KafkaWireClient.connect("127.0.0.1", port) as c:
+            for i in range(200):
+                group = f"eos-failover-group-{i}"
+                r = await c.request(10, 4, {"key_type": 0, "coordinator_keys": [group]})
+                entry = r["coordinators"][0]
+                if entry["error_code"] == 0 and int(entry["node_id"]) != avoid:
+                    return group
+                await asyncio.sleep(0.05)
+        raise AssertionError(f"every group probed is coordinated by node {avoid}")
+
+    return asyncio.run(run())
+
+
 def test_exactly_once_across_a_kill_of_the_transaction_coordinator(tmp_path: Path) -> None:
     src, dst, tid = f"in-{uuid.uuid4().hex[:6]}", f"out-{uuid.uuid4().hex[:6]}", "eos-failover"
     n = 6_000
@@ -89,11 +106,13 @@ def test_exactly_once_across_a_kill_of_the_transaction_coordinator(tmp_path: Pat
         # Kafka's default transaction timeout is 60 s; 30 s outlasts the failover (the dead broker is
         # fenced after 4 s, and librdkafka looks the coordinator up again at its reconnect backoff,
         # up to 10 s), where a timed-out transaction would fence the producer for good.
+        victim = _find_coordinator(cluster.nodes[1].port, tid)
+        group = _group_coordinated_elsewhere(cluster.nodes[1].port, victim)
         t = Transformer(
             bootstrap,
             src,
             dst,
-            "eos-failover-group",
+            group,
             tid,
             tmp_path / "transformer.log",
             txn_timeout_ms=30_000,
@@ -101,7 +120,7 @@ def test_exactly_once_across_a_kill_of_the_transaction_coordinator(tmp_path: Pat
         try:
             t.start()
             t.wait_for("txn ", 3)
-            victim = _find_coordinator(cluster.nodes[1].port, tid)
+            assert _find_coordinator(cluster.nodes[1].port, tid) == victim
             t.wait_for("produced ", 1)  # a transaction is open: its records and offsets are sent
             cluster.kill(victim)
             # The same transformer process carries on through the new coordinator.
