@@ -65,7 +65,10 @@ class EmbeddedBroker:
         self._own_dir = data_dir is None
         self.data_dir = Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="zurau-"))
         try:
-            self.config = BrokerConfig.from_props(broker_props(self.data_dir, configs))
+            # One broker: its internal topics have one replica, as Kafka's single-node configs set,
+            # instead of warning that 3 were configured (overridable like any config).
+            single = {"offsets.topic.replication.factor": 1, "transaction.state.log.replication.factor": 1}
+            self.config = BrokerConfig.from_props(broker_props(self.data_dir, {**single, **configs}))
         except BaseException:
             self._cleanup_dir()
             raise

@@ -5,6 +5,14 @@ the device-telemetry pipeline of :mod:`zurau.pipelines.telemetry` (generator -> 
 Structured Streaming -> Kafka and Parquet) and prints a summary table. Without
 ``--bootstrap-server`` it starts an embedded broker in this process. Needs the ``spark`` extra
 and Java 17. Exit status 1 when a check of the summary fails or the pipeline errors.
+
+Spark runs on ``--master`` (any Spark master URL; default ``local[2]``), and the same command runs
+unchanged under ``spark-submit``, which then decides the master and resources::
+
+    spark-submit --master spark://host:7077 "$(zurau pipeline script)" telemetry -b host:9092
+
+(``zurau pipeline script`` prints the path of :mod:`zurau.cli.pipeline_submit`, the file
+spark-submit runs.)
 """
 
 from __future__ import annotations
@@ -45,6 +53,12 @@ def telemetry(
         None, "--output", "-o", help="keep the Parquet table and checkpoints here"
     ),
     timeout: float = typer.Option(300.0, "--timeout", help="give up after this many seconds"),
+    master: str | None = typer.Option(
+        None,
+        "--master",
+        help="Spark master URL (local[N], spark://host:7077, yarn, k8s://...); "
+        "default: spark-submit's, else local[2]",
+    ),
 ) -> None:
     """Device telemetry: generator -> Kafka -> Spark windows/alerts -> Kafka + Parquet; prints a summary."""
     try:
@@ -71,11 +85,26 @@ def telemetry(
     def progress(msg: str) -> None:
         notice(f"[{time.monotonic() - t0:5.1f}s] {msg}")
 
+    from zurau.spark.register import is_local_master
+
+    if bootstrap_server is None and not is_local_master(master):
+        notice(
+            "note: the embedded broker listens on 127.0.0.1, so only executors on this machine reach "
+            "it; give --bootstrap-server for a cluster elsewhere"
+        )
     try:
-        summary = run(bootstrap_server, cfg, output, progress=progress)
+        summary = run(bootstrap_server, cfg, output, progress=progress, master=master)
     except Exception as e:  # noqa: BLE001 - one line on stderr, exit status 1
         print_error(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
         raise typer.Exit(1) from None
     typer.echo(format_summary(summary))
     if not summary.ok:
         raise typer.Exit(1)
+
+
+@app.command("script")
+def script() -> None:
+    """Print the path of the file to give spark-submit: ``spark-submit [options] PATH telemetry ...``."""
+    from zurau.cli import pipeline_submit
+
+    typer.echo(pipeline_submit.__file__)

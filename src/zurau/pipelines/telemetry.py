@@ -385,12 +385,16 @@ def run(
     output: Path | None = None,
     spark: Any = None,
     progress: Callable[[str], None] = lambda _msg: None,
+    master: str | None = None,
 ) -> Summary:
     """Run the whole pipeline once and return its summary (see the module docstring).
 
     ``bootstrap=None`` starts an embedded broker; ``output`` keeps the Parquet table and
     checkpoints (a temporary directory otherwise, removed afterwards unless ``output`` is set);
-    ``spark`` reuses a session that has the ``zurau`` format registered.
+    ``spark`` reuses a session that has the ``zurau`` format registered; otherwise one starts on
+    ``master`` (any Spark master URL; by default spark-submit's when run under it, else
+    ``local[2]``). On a cluster, ``output`` (and so the checkpoints) must be storage every
+    executor reaches, and an embedded broker is reachable only from executors on this machine.
     """
     cfg = cfg or TelemetryConfig()
     t_start = time.monotonic()
@@ -410,10 +414,10 @@ def run(
         ensure_topics(bootstrap, cfg.partitions)
         starts = {t: end_offsets(bootstrap, t) for t in (TELEMETRY, AGGREGATES, ALERTS)}
         if spark is None:
-            from zurau.spark import local_session
+            from zurau.spark import spark_session
 
-            progress("starting Spark (local[2])")
-            spark = local_session("zurau-telemetry")
+            spark = spark_session("zurau-telemetry", master)
+            progress(f"Spark on {spark.sparkContext.master}")
             stack.callback(spark.stop)
 
         progress("starting the streaming queries")

@@ -16,9 +16,9 @@ the broker stack. Needs the ``spark`` extra (``pip install 'zurau[spark]'``).
 
 from __future__ import annotations
 
-from zurau.spark.register import local_session, register
+from zurau.spark.register import local_session, register, spark_session
 
-__all__ = ["register", "local_session", "ZurauDataSource"]
+__all__ = ["register", "local_session", "spark_session", "ZurauDataSource"]
 
 
 def __getattr__(name: str) -> object:
