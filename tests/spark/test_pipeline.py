@@ -15,11 +15,18 @@ from zurau.pipelines.telemetry import ReadableRecords, TelemetryConfig, end_offs
 pytestmark = pytest.mark.slow
 
 
-def test_telemetry_pipeline_counts_every_reading_once(spark: Any, zurau_broker: Any, tmp_path: Path) -> None:
+def test_telemetry_pipeline_counts_every_reading_once(
+    spark: Any, zurau_broker: Any, zurau_registry: Any, tmp_path: Path
+) -> None:
+    """Halfway through, the readings' Avro schema gains a field (v2) while the queries run; the
+    registry refuses an incompatible v3. Both versions' readings are counted."""
     cfg = TelemetryConfig(events=3000, devices=20, rate=0, span_minutes=4, trigger_seconds=1.0, timeout_s=180)
-    summary = run(zurau_broker.bootstrap_servers, cfg, output=tmp_path, spark=spark)
+    summary = run(zurau_broker.bootstrap_servers, cfg, output=tmp_path, spark=spark, registry_url=zurau_registry.url)
     g = summary.generated
     assert g.events == 3000 and len(g.per_device) == 20 and g.spikes > 0
+    assert g.per_version == {1: 1500, 2: 1500} and g.refused_change.startswith("HTTP 409")
+    lowest, highest = spark.read.parquet(summary.parquet_path).selectExpr("min(min_battery)", "max(min_battery)").first()
+    assert lowest < 100 and highest == 100, (lowest, highest)  # v2 values, and v1's default
     assert summary.checks == dict.fromkeys(summary.checks, True), summary.checks
     assert summary.aggregates_in_kafka == len(g.windows) == summary.parquet_rows
     assert summary.readings_in_aggregates == 3000 and summary.alerts_in_kafka == g.spikes

@@ -59,6 +59,9 @@ def telemetry(
         help="Spark master URL (local[N], spark://host:7077, yarn, k8s://...); "
         "default: spark-submit's, else local[2]",
     ),
+    registry_url: str | None = typer.Option(
+        None, "--registry-url", help="schema registry for the Avro readings (default: an embedded one)"
+    ),
 ) -> None:
     """Device telemetry: generator -> Kafka -> Spark windows/alerts -> Kafka + Parquet; prints a summary."""
     try:
@@ -93,7 +96,7 @@ def telemetry(
             "it; give --bootstrap-server for a cluster elsewhere"
         )
     try:
-        summary = run(bootstrap_server, cfg, output, progress=progress, master=master)
+        summary = run(bootstrap_server, cfg, output, progress=progress, master=master, registry_url=registry_url)
     except Exception as e:  # noqa: BLE001 - one line on stderr, exit status 1
         print_error(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
         raise typer.Exit(1) from None

@@ -1,13 +1,19 @@
 """The flagship pipeline: device telemetry through Kafka and Spark Structured Streaming.
 
-1. A generator thread produces ``events`` JSON readings, keyed by device id, to ``telemetry``
-   at ``rate`` events/s: ``{"device": "dev-007", "ts": <epoch ms>, "temperature": 21.4,
-   "humidity": 40.2}``. Event time is simulated: it advances evenly over ``span_minutes`` minutes
+1. A generator thread produces ``events`` readings, keyed by device id, to ``telemetry`` at
+   ``rate`` events/s, as Avro in the schema registry's wire format (subject ``telemetry-value``):
+   ``{"device": "dev-007", "ts": <epoch ms>, "temperature": 21.4, "humidity": 40.2}``. Halfway,
+   the schema evolves while the queries run: v2 adds ``battery`` (an int with default 100) and
+   the rest of the readings carry it; the generator then tries an incompatible v3 (``temperature``
+   as a string), which the registry refuses (HTTP 409 under the default BACKWARD level), and
+   reports it. Event time is simulated: it advances evenly over ``span_minutes`` minutes
    starting at a whole minute, so a one-minute run still yields many one-minute windows. About
    ``spike_ratio`` of readings are spikes above ``threshold``. After the last reading one
    ``__eos__`` record two minutes later moves the watermark past every window so the last
    windows are emitted (it is dropped after the watermark, before any aggregation).
-2. Spark reads ``telemetry`` with the ``zurau`` source, parses the JSON, and runs three queries:
+2. Spark reads ``telemetry`` with the ``zurau`` source, decodes the Avro with
+   :func:`zurau.spark.avro.from_avro` into the v2 shape (v1 readings get ``battery`` = 100 by
+   Avro's schema resolution), and runs three queries:
    per-device one-minute tumbling windows with a 30-second watermark (count, mean and max
    temperature, mean humidity, readings over the threshold) written as JSON, keyed by device,
    to ``telemetry-agg`` through the ``zurau`` sink and to a Parquet table; and every reading
@@ -20,11 +26,13 @@
    each end with a commit marker that takes an offset in every partition they wrote.
 
 Works on the embedded broker (``bootstrap=None``: one is started in this process with a
-temporary log) or any Kafka cluster. Topics are created when missing (3 partitions).
+temporary log) or any Kafka cluster, and an embedded schema registry or any with Confluent's API.
+Topics are created when missing (3 partitions).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import random
@@ -42,6 +50,26 @@ log = logging.getLogger(__name__)
 
 TELEMETRY, AGGREGATES, ALERTS = "telemetry", "telemetry-agg", "alerts"
 EOS_DEVICE = "__eos__"
+SUBJECT = f"{TELEMETRY}-value"
+READING_V1: dict[str, Any] = {
+    "type": "record",
+    "name": "Reading",
+    "namespace": "zurau.telemetry",
+    "fields": [
+        {"name": "device", "type": "string"},
+        {"name": "ts", "type": "long"},
+        {"name": "temperature", "type": "double"},
+        {"name": "humidity", "type": "double"},
+    ],
+}
+READING_V2: dict[str, Any] = {
+    **READING_V1,
+    "fields": [*READING_V1["fields"], {"name": "battery", "type": "int", "default": 100}],
+}
+READING_V3_INCOMPATIBLE: dict[str, Any] = {
+    **READING_V2,
+    "fields": [{**f, "type": "string"} if f["name"] == "temperature" else f for f in READING_V2["fields"]],
+}
 WINDOW = "1 minute"
 WATERMARK = "30 seconds"
 
@@ -72,6 +100,8 @@ class Generated:
     per_device: dict[str, int] = field(default_factory=dict)
     windows: set[tuple[str, int]] = field(default_factory=set)  # (device, window start ms)
     seconds: float = 0.0
+    per_version: dict[int, int] = field(default_factory=dict)  # schema version -> readings
+    refused_change: str = ""  # the registry's answer to the incompatible v3 ("" if it was accepted)
 
 
 @dataclass
@@ -108,6 +138,9 @@ class Summary:
             "one aggregate per device and minute": self.aggregates_in_kafka == len(g.windows),
             "Parquet table matches telemetry-agg": self.parquet_rows == self.aggregates_in_kafka,
             "every spike alerted once": self.alerts_in_kafka == g.spikes,
+            "readings of schema v1 and v2 both counted": len(g.per_version) == 2
+            and self.readings_in_aggregates == sum(g.per_version.values()),
+            "incompatible schema v3 refused by the registry": bool(g.refused_change),
         }
 
     @property
@@ -124,12 +157,57 @@ def reading(rng: random.Random, device_no: int, spike_ratio: float, threshold: f
     return round(min(base + rng.gauss(0, 1.5), threshold - 1.0), 2), round(30 + rng.random() * 40, 1)
 
 
-def generate(bootstrap: str, cfg: TelemetryConfig, start_ms: int, stop: threading.Event) -> Generated:
-    """Produce ``cfg.events`` readings (and the end-of-stream record) to ``telemetry``."""
+class ReadingEncoder:
+    """Avro readings in the registry's wire format, in the schema version of the moment."""
+
+    def __init__(self, registry_url: str) -> None:
+        from zurau.client.schema_registry import SchemaRegistryClient
+
+        self.registry = SchemaRegistryClient(registry_url)
+        self.use(1, READING_V1)
+
+    def use(self, version: int, schema: dict[str, Any]) -> None:
+        """Register ``schema`` (the existing id if it is there) and encode with it from now on."""
+        from fastavro import parse_schema
+
+        self.schema_id = self.registry.register(SUBJECT, json.dumps(schema))
+        self.version = version
+        self._parsed = parse_schema(schema)
+
+    def try_incompatible(self) -> str:
+        """Try to register v3; the registry's refusal, or "" if it accepted it."""
+        from zurau.client.schema_registry import SchemaRegistryError
+
+        try:
+            self.registry.register(SUBJECT, json.dumps(READING_V3_INCOMPATIBLE))
+        except SchemaRegistryError as e:
+            log.info("schema v3 refused as expected: %s", e)
+            return f"HTTP {e.status}: {e}"
+        log.warning("the registry accepted an incompatible schema for %s (compatibility NONE?)", SUBJECT)
+        return ""
+
+    def encode(self, reading: dict[str, Any]) -> bytes:
+        from fastavro import schemaless_writer
+
+        from zurau.client.schema_registry import frame
+
+        if self.version >= 2:
+            reading = {**reading, "battery": reading.get("battery", 100)}
+        buf = io.BytesIO()
+        schemaless_writer(buf, self._parsed, reading)
+        return frame(self.schema_id, buf.getvalue())
+
+
+def generate(
+    bootstrap: str, cfg: TelemetryConfig, start_ms: int, stop: threading.Event, registry_url: str
+) -> Generated:
+    """Produce ``cfg.events`` readings (and the end-of-stream record) to ``telemetry``, evolving
+    the schema halfway (see the module docstring)."""
     from confluent_kafka import Producer
 
     rng = random.Random(cfg.seed)
     out = Generated()
+    encoder = ReadingEncoder(registry_url)
     errors: list[Any] = []
     p = Producer(
         {
@@ -146,13 +224,19 @@ def generate(bootstrap: str, cfg: TelemetryConfig, start_ms: int, stop: threadin
     for i in range(cfg.events):
         if stop.is_set():
             break
+        if i == cfg.events // 2:  # the schema evolves while the queries run
+            encoder.use(2, READING_V2)
+            out.refused_change = encoder.try_incompatible()
         device_no = rng.randrange(cfg.devices)
         device = f"dev-{device_no:03d}"
         ts = start_ms + int(i * step_ms)
         temperature, humidity = reading(rng, device_no, cfg.spike_ratio, cfg.threshold)
-        value = json.dumps({"device": device, "ts": ts, "temperature": temperature, "humidity": humidity})
-        _produce(p, device.encode(), value.encode())
+        value = {"device": device, "ts": ts, "temperature": temperature, "humidity": humidity}
+        if encoder.version >= 2:
+            value["battery"] = 100 - device_no % 50 - i * 30 // max(cfg.events, 1)
+        _produce(p, device.encode(), encoder.encode(value))
         out.events += 1
+        out.per_version[encoder.version] = out.per_version.get(encoder.version, 0) + 1
         out.spikes += temperature > cfg.threshold
         out.per_device[device] = out.per_device.get(device, 0) + 1
         out.windows.add((device, ts - ts % 60_000))
@@ -161,8 +245,8 @@ def generate(bootstrap: str, cfg: TelemetryConfig, start_ms: int, stop: threadin
             ahead = (i + 1) / cfg.rate - (time.monotonic() - t0)
             if ahead > 0:
                 time.sleep(ahead)
-    eos = json.dumps({"device": EOS_DEVICE, "ts": last_ts + 120_000, "temperature": 0.0, "humidity": 0.0})
-    _produce(p, EOS_DEVICE.encode(), eos.encode())
+    eos = {"device": EOS_DEVICE, "ts": last_ts + 120_000, "temperature": 0.0, "humidity": 0.0}
+    _produce(p, EOS_DEVICE.encode(), encoder.encode(eos))
     if p.flush(60) != 0 or errors:
         raise RuntimeError(f"telemetry generator: {len(errors)} records failed: {errors[:3]}")
     out.seconds = time.monotonic() - t0
@@ -213,10 +297,12 @@ def end_offsets(bootstrap: str, topic: str) -> dict[str, dict[str, int]]:
 
 # --------------------------------------------------------------------------- Spark
 def build_queries(
-    spark: Any, bootstrap: str, cfg: TelemetryConfig, start: dict[str, Any], workdir: Path
+    spark: Any, bootstrap: str, cfg: TelemetryConfig, start: dict[str, Any], workdir: Path, registry_url: str
 ) -> list[Any]:
     """Start the three streaming queries; returns them (aggregates to Kafka, alerts, Parquet)."""
     from pyspark.sql import functions as F
+
+    from zurau.spark.avro import from_avro
 
     raw = (
         spark.readStream.format("zurau")
@@ -225,9 +311,8 @@ def build_queries(
         .option("startingOffsets", json.dumps(start))
         .load()
     )
-    schema = "device string, ts long, temperature double, humidity double"
     readings = (
-        raw.select(F.from_json(F.col("value").cast("string"), schema).alias("r"))
+        raw.select(from_avro("value", registry_url, reader_schema=json.dumps(READING_V2)).alias("r"))
         .select("r.*")
         .withColumn("event_time", F.timestamp_millis("ts"))
     )
@@ -245,6 +330,7 @@ def build_queries(
             F.max("temperature").alias("max_temperature"),
             F.round(F.avg("humidity"), 3).alias("mean_humidity"),
             F.sum((F.col("temperature") > cfg.threshold).cast("int")).alias("over_threshold"),
+            F.min("battery").alias("min_battery"),
         )
         .select(
             "device",
@@ -255,6 +341,7 @@ def build_queries(
             "max_temperature",
             "mean_humidity",
             "over_threshold",
+            "min_battery",
         )
     )
     alerts = readings.where((F.col("device") != EOS_DEVICE) & (F.col("temperature") > cfg.threshold)).select(
@@ -368,7 +455,8 @@ def summarize(
     )
 
 
-def _wait_for(queries: list[Any], done: Callable[[], bool], timeout_s: float) -> None:
+def wait_for_queries(queries: list[Any], done: Callable[[], bool], timeout_s: float) -> None:
+    """Return once ``done()``; RuntimeError as soon as a query failed, TimeoutError after ``timeout_s``."""
     deadline = time.monotonic() + timeout_s
     while not done():
         for q in queries:
@@ -386,11 +474,14 @@ def run(
     spark: Any = None,
     progress: Callable[[str], None] = lambda _msg: None,
     master: str | None = None,
+    registry_url: str | None = None,
 ) -> Summary:
     """Run the whole pipeline once and return its summary (see the module docstring).
 
     ``bootstrap=None`` starts an embedded broker; ``output`` keeps the Parquet table and
     checkpoints (a temporary directory otherwise, removed afterwards unless ``output`` is set);
+    ``registry_url`` names a schema registry (an embedded one by default, storing its schemas
+    on the same cluster);
     ``spark`` reuses a session that has the ``zurau`` format registered; otherwise one starts on
     ``master`` (any Spark master URL; by default spark-submit's when run under it, else
     ``local[2]``). On a cluster, ``output`` (and so the checkpoints) must be storage every
@@ -405,6 +496,11 @@ def run(
             broker = stack.enter_context(EmbeddedBroker(num_partitions=cfg.partitions))
             bootstrap = broker.bootstrap_servers
             progress(f"embedded broker on {bootstrap}")
+        if registry_url is None:
+            from zurau.schema_registry.embedded_registry import EmbeddedRegistry
+
+            registry_url = stack.enter_context(EmbeddedRegistry(bootstrap)).url
+            progress(f"embedded schema registry on {registry_url}")
         workdir = output if output is not None else Path(tempfile.mkdtemp(prefix="zurau-telemetry-"))
         if output is None:
             stack.callback(shutil.rmtree, workdir, True)
@@ -421,12 +517,12 @@ def run(
             stack.callback(spark.stop)
 
         progress("starting the streaming queries")
-        queries = build_queries(spark, bootstrap, cfg, starts[TELEMETRY], run_dir)
+        queries = build_queries(spark, bootstrap, cfg, starts[TELEMETRY], run_dir, registry_url)
         stop = threading.Event()
         try:
             start_ms = int(time.time() * 1000) // 60_000 * 60_000
             progress(f"producing {cfg.events:,} readings of {cfg.devices} devices to '{TELEMETRY}'")
-            generated = generate(bootstrap, cfg, start_ms, stop)
+            generated = generate(bootstrap, cfg, start_ms, stop, registry_url)
             progress(
                 f"produced {generated.events:,} readings in {generated.seconds:.1f} s; waiting for Spark"
             )
@@ -445,7 +541,7 @@ def run(
                     and _watermark_ms(queries[2]) >= last_window_end
                 )
 
-            _wait_for(queries, finished, cfg.timeout_s)
+            wait_for_queries(queries, finished, cfg.timeout_s)
         finally:
             stop.set()
             for q in queries:
@@ -543,6 +639,9 @@ def format_summary(summary: Summary) -> str:
     t.add_row("readings counted in aggregates", f"{summary.readings_in_aggregates:,}")
     t.add_row(f"alerts in '{ALERTS}' (spikes generated)", f"{summary.alerts_in_kafka:,} ({g.spikes:,})")
     t.add_row("rows in the Parquet table", f"{summary.parquet_rows:,}")
+    versions = " / ".join(f"v{v}: {n:,}" for v, n in sorted(g.per_version.items()))
+    t.add_row(f"readings by schema version ('{SUBJECT}')", versions or "-")
+    t.add_row("incompatible v3", g.refused_change[:60] + ("..." if len(g.refused_change) > 60 else "") or "ACCEPTED")
     console.print(t)
     d = Table(title=f"Top {len(summary.top_devices)} devices by max temperature")
     for col in ("device", "readings", "windows", "mean °C", "max °C", "alerts"):
