@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint unit install kcat java clean
+.PHONY: run test lint unit install kcat java chromium postgres clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,12 +34,28 @@ java:
 	  else sudo -n apt-get install -y -qq openjdk-17-jre-headless >/dev/null 2>&1; fi; }
 	@command -v java >/dev/null 2>&1 || { echo "Java 17 is needed by the Spark tests: apt-get install openjdk-17-jre-headless" >&2; exit 1; }
 
+# Debian's Chromium and its chromedriver run the console's browser tests (Selenium is pointed at
+# /usr/bin/chromedriver and /usr/bin/chromium: it never downloads a driver or a browser).
+chromium:
+	@{ test -x /usr/bin/chromium && test -x /usr/bin/chromedriver; } || { \
+	  if [ "$$(id -u)" = 0 ]; then (apt-get update -qq && apt-get install -y -qq chromium chromium-driver) >/dev/null; \
+	  else sudo -n apt-get install -y -qq chromium chromium-driver >/dev/null 2>&1; fi; }
+	@{ test -x /usr/bin/chromium && test -x /usr/bin/chromedriver; } || { echo "Chromium is needed by the console's browser tests: apt-get install chromium chromium-driver" >&2; exit 1; }
+
+# PostgreSQL's server binaries (initdb, postgres): the change data capture tests start a throwaway
+# server of their own from them (zurau.testing.postgres); a running system server is never touched.
+postgres:
+	@{ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1; } || { \
+	  if [ "$$(id -u)" = 0 ]; then (apt-get update -qq && apt-get install -y -qq postgresql) >/dev/null; \
+	  else sudo -n apt-get install -y -qq postgresql >/dev/null 2>&1; fi; }
+	@{ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1; } || { echo "PostgreSQL's server binaries are needed by the change data capture tests: apt-get install postgresql" >&2; exit 1; }
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
-test: $(STAMP) kcat java lint
+test: $(STAMP) kcat java chromium postgres lint
 	$(BIN)/pytest -q -p no:cacheprovider tests
 
 clean:

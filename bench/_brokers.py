@@ -81,6 +81,10 @@ class BrokerUnderTest(ServerProcess):
         super().__init__(port, workdir / f"{self.name.lower()}-{port}.log")
         self.workdir = workdir
 
+    def client_security(self) -> dict[str, str]:
+        """Client properties needed to reach this broker besides its address (TLS, SASL): none."""
+        return {}
+
     def cpu_seconds(self) -> float:
         return process_cpu_seconds(self.pid)
 

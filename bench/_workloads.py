@@ -123,7 +123,7 @@ class _Window:
 def create_topic(broker: BrokerUnderTest, partitions: int, prefix: str = "bench") -> str:
     """Create a fresh topic and wait until its metadata shows every partition."""
     name = f"{prefix}-{uuid.uuid4().hex[:10]}"
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers, **broker.client_security()})
     futures = admin.create_topics([NewTopic(name, partitions, 1)], operation_timeout=30)
     futures[name].result(60)
     deadline = time.monotonic() + 30
@@ -138,7 +138,7 @@ def create_topic(broker: BrokerUnderTest, partitions: int, prefix: str = "bench"
 
 def end_offsets(broker: BrokerUnderTest, topic: str, partitions: int) -> list[int]:
     """High watermark of each partition."""
-    c = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "bench-offsets"})
+    c = Consumer({"bootstrap.servers": broker.bootstrap_servers, **broker.client_security(), "group.id": "bench-offsets"})
     try:
         return [c.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1] for p in range(partitions)]
     finally:
@@ -151,7 +151,7 @@ def _producer(
     """A producer with the shared settings; failed deliveries (only those) are appended to ``errors``."""
     conf = dict(PRODUCER_BASE)
     conf.update(
-        {"bootstrap.servers": broker.bootstrap_servers, "acks": acks, "compression.type": compression}
+        {"bootstrap.servers": broker.bootstrap_servers, **broker.client_security(), "acks": acks, "compression.type": compression}
     )
     if errors is not None:
         conf["delivery.report.only.error"] = True
@@ -205,9 +205,11 @@ def produce_throughput(
     compression: str,
     max_records: int,
     max_seconds: float,
+    values: list[bytes] | None = None,
 ) -> Measurement:
-    """Produce as fast as the client can for a bounded time; verify every record landed."""
-    values = make_values(size)
+    """Produce as fast as the client can for a bounded time; verify every record landed
+    (``values``: the record values to cycle through, each ``size`` bytes; default make_values)."""
+    values = values if values is not None else make_values(size)
     check_offsets = broker.verifiable_offsets
     before = sum(end_offsets(broker, topic, partitions)) if check_offsets else 0
     errors: list[Any] = []
@@ -245,7 +247,7 @@ def consume_throughput(
 ) -> Measurement:
     """Read ``records`` records from offset 0 of every partition with a fresh consumer."""
     conf = dict(CONSUMER_BASE)
-    conf.update({"bootstrap.servers": broker.bootstrap_servers, "group.id": f"bench-{uuid.uuid4().hex[:8]}"})
+    conf.update({"bootstrap.servers": broker.bootstrap_servers, **broker.client_security(), "group.id": f"bench-{uuid.uuid4().hex[:8]}"})
     c = Consumer(conf)
     try:
         c.list_topics(topic, timeout=10)
@@ -309,7 +311,7 @@ def latency(
     stop = threading.Event()
     ready = threading.Event()
     conf = dict(CONSUMER_BASE)
-    conf.update({"bootstrap.servers": broker.bootstrap_servers, "group.id": f"bench-{uuid.uuid4().hex[:8]}"})
+    conf.update({"bootstrap.servers": broker.bootstrap_servers, **broker.client_security(), "group.id": f"bench-{uuid.uuid4().hex[:8]}"})
 
     def tail() -> None:
         nonlocal received

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["EmbeddedBroker", "EmbeddedCluster", "EmbeddedRegistry", "__version__"]
+__all__ = ["EmbeddedBroker", "EmbeddedCluster", "EmbeddedConnect", "EmbeddedRegistry", "__version__"]
 
 if TYPE_CHECKING:
+    from zurau.connect.embedded_connect import EmbeddedConnect
     from zurau.embedded import EmbeddedBroker, EmbeddedCluster
     from zurau.schema_registry.embedded_registry import EmbeddedRegistry
 
@@ -26,4 +27,8 @@ def __getattr__(name: str) -> Any:
         from zurau.schema_registry.embedded_registry import EmbeddedRegistry
 
         return EmbeddedRegistry
+    if name == "EmbeddedConnect":
+        from zurau.connect.embedded_connect import EmbeddedConnect
+
+        return EmbeddedConnect
     raise AttributeError(name)

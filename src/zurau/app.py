@@ -27,9 +27,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from zurau.broker.auth.authorizer import StandardAuthorizer
 from zurau.broker.dispatcher import api_version_ranges, load_handlers
 from zurau.broker.metadata_publisher import MetadataPublisher
 from zurau.broker.request_context import BrokerServices
+from zurau.broker.schema_validation import RegistryLookup, SchemaValidator
 from zurau.broker.server import BrokerServer
 from zurau.clock import Clock, SystemClock
 from zurau.config import BrokerConfig, resolve_topic_config, warn_inert_configs
@@ -38,6 +40,7 @@ from zurau.coordinator.partition_writer import ReplicaManagerPartitionWriter
 from zurau.coordinator.runtime import GroupCoordinatorRuntime
 from zurau.coordinator.transaction_runtime import TRANSACTION_STATE_TOPIC, TransactionRuntime
 from zurau.coordinator.txn_verification_channel import TxnVerificationChannel
+from zurau.edge_service import new_event_loop  # one uvloop event loop per broker process
 from zurau.metadata.broker_lifecycle_manager import BrokerLifecycleManager
 from zurau.metadata.controller import QuorumController
 from zurau.metadata.image import MetadataImage, TopicImage
@@ -46,6 +49,8 @@ from zurau.metadata.local_controller import LocalControllerChannel
 from zurau.metadata.metadata_log import MetadataLog, formatted_cluster_id, open_metadata
 from zurau.metadata.producer_id_manager import ProducerIdManager
 from zurau.metadata.raft_controller_channel import ClusterProducerIdManager
+from zurau.metrics.exporter import MetricsExporter
+from zurau.metrics.recorder import BrokerMetrics
 from zurau.protocol.errors import (
     InconsistentVoterSetError,
     KafkaError,
@@ -104,7 +109,12 @@ class CoordinatorTopics:
 class Broker:
     """One broker node (combined broker and controller roles on a single node)."""
 
-    def __init__(self, config: BrokerConfig, clock: Clock | None = None) -> None:
+    def __init__(
+        self, config: BrokerConfig, clock: Clock | None = None, *, default_metrics_listener: str | None = None
+    ) -> None:
+        """``default_metrics_listener``: where to serve metrics when ``metrics.http.listener`` is
+        not set (``zurau broker start``); unlike a configured one, if it cannot be bound the
+        broker runs without metrics (with a warning)."""
         self.config = config
         self.node_id: int = config.node_id
         self.clock: Clock = clock or SystemClock()
@@ -132,6 +142,18 @@ class Broker:
         self.marker_channel: TxnMarkerChannel | None = None
         self.verification_channel: TxnVerificationChannel | None = None
         self.log_cleaner: LogCleaner | None = None
+        # Prometheus metrics (metrics.http.listener; empty: off).
+        configured = config.get("metrics.http.listener")
+        self._metrics_fallback = configured is None and bool(default_metrics_listener)
+        self._metrics_listener: str = (default_metrics_listener or "") if configured is None else configured
+        self.metrics: BrokerMetrics | None = BrokerMetrics() if self._metrics_listener else None
+        self.metrics_exporter: MetricsExporter | None = None
+        # Broker-side schema ID validation (confluent.schema.registry.url; topics opt in).
+        registry_url = config.get("confluent.schema.registry.url")
+        self.schema_validator = SchemaValidator(
+            RegistryLookup(registry_url) if registry_url else None,
+            max_cache_size=config.get("confluent.schema.registry.max.cache.size"),
+        )
 
     # ------------------------------------------------------------------ views
     @property
@@ -150,6 +172,13 @@ class Broker:
     def advertised(self) -> tuple[str, int]:
         """The (host, port) clients should connect to (advertised.listeners, else the bound one)."""
         return self.endpoints()[0][1:3]
+
+    def advertised_for(self, listener: str) -> tuple[str, int] | None:
+        """The advertised (host, port) of the client listener ``listener``, if it has one."""
+        for name, host, port, _protocol in self.endpoints():
+            if name == listener:
+                return host, port
+        return None
 
     def endpoints(self) -> list[tuple[str, str, int, str]]:
         """(listener name, host, port, security protocol) of every client-facing listener, as
@@ -254,11 +283,35 @@ class Broker:
             txns=self.txn_coordinator,
             api_versions=self.api_versions,
             advertised=lambda: self.advertised,
+            advertised_for=self.advertised_for,
             running=lambda: self.started,
             controller_id=controller_id,
             quorum=quorum,
             controller_listeners=frozenset(self.config.controller_listener_names),
+            metrics=self.metrics,
+            schema_validator=self.schema_validator,
+            authorizer=StandardAuthorizer.from_config(self.config, lambda: self.controller.image.acls),
         )
+
+    def _start_metrics(self) -> None:
+        """Serve /metrics (metrics.http.listener) from a thread of its own."""
+        if self.metrics is None:
+            return
+        exporter = MetricsExporter(self, self._metrics_listener, self.metrics)
+        try:
+            self.metrics_exporter = exporter.start()
+        except OSError as e:
+            if not self._metrics_fallback:
+                raise KafkaStorageError(f"cannot serve metrics on {self._metrics_listener}: {e}") from e
+            log.warning("metrics are off: cannot listen on %s (%s)", self._metrics_listener, e)
+            self.metrics = self.services.metrics = None
+            return
+        log.info("broker %d serves metrics on %s", self.node_id, exporter.url)
+
+    @property
+    def metrics_url(self) -> str | None:
+        """``http://host:port/metrics`` when metrics are served, else None."""
+        return self.metrics_exporter.url if self.metrics_exporter is not None else None
 
     async def _start_single(self) -> None:
         """One node that is the whole cluster: its own controller over a local metadata log."""
@@ -280,6 +333,7 @@ class Broker:
         self.services = self._services(quorum, lambda: self.node_id)
         self.server = BrokerServer(self.services, self.handlers)
         await self.server.listen(cfg.listeners)
+        self._start_metrics()
         self._tasks.append(asyncio.create_task(self._maintenance()))
         self._start_log_cleaner()
 
@@ -315,6 +369,7 @@ class Broker:
         self.server = BrokerServer(self.services, self.handlers)
         controller_names = set(cfg.controller_listener_names)
         await self.server.listen(cfg.listeners, serving=controller_names)
+        self._start_metrics()
         self.kraft.start()
         self._tasks.append(asyncio.create_task(self._maintenance()))
         self._start_log_cleaner()
@@ -451,6 +506,9 @@ class Broker:
 
     async def _shutdown(self) -> None:
         """Stop everything that exists; safe on a half-started broker."""
+        if self.metrics_exporter is not None:
+            exporter, self.metrics_exporter = self.metrics_exporter, None
+            await asyncio.get_running_loop().run_in_executor(None, exporter.close)
         for t in self._tasks:
             t.cancel()
         for t in self._tasks:
@@ -525,6 +583,11 @@ class Broker:
             wake.set()
             if not fut.cancelled() and fut.exception() is not None:
                 log.error("log cleaner pass failed", exc_info=fut.exception())
+            elif not fut.cancelled() and (stats := fut.result()) is not None and self.metrics is not None:
+                self.metrics.cleaner_pass(
+                    stats.bytes_read, stats.bytes_written, stats.records_removed, stats.map_utilization,
+                    stats.elapsed_s, time.monotonic(),
+                )
 
         try:
             while True:
@@ -597,6 +660,7 @@ class Broker:
     async def _sync_off_loop(self, plans: list[FlushPlan]) -> None:
         """Run flush plans' fsyncs in the flush thread (inline when they hold no descriptor).
         Plans a failure or a cancellation left unrun are discarded (descriptors closed)."""
+        timed = [plan for plan in plans if plan.descriptor_count] if self.metrics is not None else []
         try:
             if any(plan.descriptor_count for plan in plans):
                 await self._flush_off_loop(functools.partial(sync_all, plans))
@@ -605,6 +669,10 @@ class Broker:
         finally:
             for plan in plans:
                 plan.discard()
+            if self.metrics is not None:
+                for plan in timed:
+                    if plan.synced:
+                        self.metrics.log_flush.observe(plan.elapsed_s)
 
     # ------------------------------------------------------------------ conveniences
     def create_topic(
@@ -688,18 +756,8 @@ def _call_on_loop(loop: asyncio.AbstractEventLoop, fn: Callable[[], Any]) -> Any
     return done.result()
 
 
-def new_event_loop() -> asyncio.AbstractEventLoop:
-    """A uvloop loop where available (DESIGN.md: one uvloop event loop per broker process)."""
-    try:
-        import uvloop
-
-        return uvloop.new_event_loop()
-    except ImportError:  # pragma: no cover - uvloop is a dependency on every supported platform
-        return asyncio.new_event_loop()
-
-
-async def serve(config: BrokerConfig) -> None:
-    broker = Broker(config)
+async def serve(config: BrokerConfig, default_metrics_listener: str | None = None) -> None:
+    broker = Broker(config, default_metrics_listener=default_metrics_listener)
     await broker.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -718,9 +776,9 @@ async def serve(config: BrokerConfig) -> None:
         raise KafkaStorageError(f"the metadata log cannot be written: {broker.fatal_error}")
 
 
-def run(config: BrokerConfig) -> None:
+def run(config: BrokerConfig, default_metrics_listener: str | None = None) -> None:
     loop = new_event_loop()
     try:
-        loop.run_until_complete(serve(config))
+        loop.run_until_complete(serve(config, default_metrics_listener))
     finally:
         loop.close()

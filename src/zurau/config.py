@@ -29,8 +29,10 @@ many replicas as there are live brokers (with a warning).
 Support: every definition is honoured, except ``inert`` ones (accepted so that a Kafka
 ``server.properties`` starts; :func:`warn_inert_configs` warns when one is set) and
 ``unsupported`` ones (only the default is accepted: :class:`BrokerConfig` and
-:func:`validate_topic_configs` raise :class:`ConfigError` for anything else). TLS, SASL, ACLs and
-per-listener overrides are refused until security lands.
+:func:`validate_topic_configs` raise :class:`ConfigError` for anything else). Listeners may be
+PLAINTEXT, SSL (PEM key material), SASL_PLAINTEXT or SASL_SSL (PLAIN, SCRAM-SHA-256/512), with
+``listener.name.<listener>.*`` overrides (:meth:`BrokerConfig.listener_config`); ACLs are refused
+until authorization lands.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from typing import Any, NamedTuple
 __all__ = [
     "BROKER_CONFIGS",
     "KAFKA_REQUIRED",
+    "SASL_MECHANISMS",
     "TOPIC_CONFIGS",
     "AnyOf",
     "BrokerConfig",
@@ -386,6 +389,35 @@ class ThrottledReplicas(Validator):
         return "[partitionId]:[brokerId],[partitionId]:[brokerId],..."
 
 
+_HTTP_LISTENER = re.compile(r"http://(\[[0-9A-Fa-f:.]+\]|[^:/\s\[\]]*):(\d{1,5})/?\Z")
+
+
+def parse_http_listener(value: str) -> tuple[str, int]:
+    """``http://host:port`` -> ``(host, port)``: an empty host means every interface
+    (``0.0.0.0``), an IPv6 host loses its brackets. Raises ValueError for anything else."""
+    m = _HTTP_LISTENER.match(value.strip())
+    if m is None or int(m.group(2)) > 65535:
+        raise ValueError(f"not an http://host:port listener: {value!r}")
+    return m.group(1).strip("[]") or "0.0.0.0", int(m.group(2))
+
+
+@dataclass(frozen=True)
+class HttpListener(Validator):
+    """``http://host:port`` (:func:`parse_http_listener`; port 0: an ephemeral port), or empty
+    (nothing served)."""
+
+    def validate(self, name: str, value: Any) -> None:
+        if not str(value).strip():
+            return
+        try:
+            parse_http_listener(str(value))
+        except ValueError:
+            raise ConfigError.invalid(name, value, "must be http://host:port, e.g. http://127.0.0.1:9404") from None
+
+    def __str__(self) -> str:
+        return "http://host:port"
+
+
 @dataclass(frozen=True)
 class AnyOf(Validator):
     """Passes when any of ``validators`` passes (error from the first one otherwise)."""
@@ -644,6 +676,15 @@ _GZIP_LEVEL = Range(1, 9, extra=(-1,))
 _LZ4_LEVEL = _between(1, 17)
 _ZSTD_LEVEL = _between(-131072, 22)
 _MAX_MESSAGE_BYTES = 1024 * 1024 + 12  # 1 MiB + record batch log overhead = 1048588
+# authorizer.class.name values: none, or Kafka's StandardAuthorizer (AclAuthorizer, its ZooKeeper-era
+# predecessor, is accepted as the same authorizer).
+_AUTHORIZERS = ("", "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "kafka.security.authorizer.AclAuthorizer")
+_TOPIC_NAME_STRATEGY = "io.confluent.kafka.serializers.subject.TopicNameStrategy"
+_SUBJECT_STRATEGIES = (
+    _TOPIC_NAME_STRATEGY,
+    "io.confluent.kafka.serializers.subject.RecordNameStrategy",
+    "io.confluent.kafka.serializers.subject.TopicRecordNameStrategy",
+)
 
 
 def _table(defs: Iterable[ConfigDef]) -> dict[str, ConfigDef]:
@@ -675,6 +716,17 @@ TOPIC_CONFIGS: dict[str, ConfigDef] = _table([
     ConfigDef("compression.zstd.level", _I, 3, _ZSTD_LEVEL, _M,
               "zstd level used when compression.type is zstd.",
               synonyms=_syn("compression.zstd.level")),
+    # Confluent Server's broker-side schema ID validation (needs confluent.schema.registry.url)
+    ConfigDef("confluent.key.schema.validation", _B, False, None, _M,
+              "Refuse records whose key lacks the schema registry wire format or names a schema id "
+              "not registered under the key subject (INVALID_RECORD)."),
+    ConfigDef("confluent.key.subject.name.strategy", _S, _TOPIC_NAME_STRATEGY, ValidString(_SUBJECT_STRATEGIES), _M,
+              "How the key subject is named for confluent.key.schema.validation."),
+    ConfigDef("confluent.value.schema.validation", _B, False, None, _M,
+              "Refuse records whose value lacks the schema registry wire format or names a schema id "
+              "not registered under the value subject (INVALID_RECORD)."),
+    ConfigDef("confluent.value.subject.name.strategy", _S, _TOPIC_NAME_STRATEGY, ValidString(_SUBJECT_STRATEGIES), _M,
+              "How the value subject is named for confluent.value.schema.validation."),
     ConfigDef("delete.retention.ms", _L, 86_400_000, _at_least(0), _M,
               "How long tombstones survive in a compacted log after they become cleanable.",
               synonyms=_syn("log.cleaner.delete.retention.ms")),
@@ -870,6 +922,13 @@ BROKER_CONFIGS: dict[str, ConfigDef] = _table([
               "Threads per log directory for recovery at startup and flush at shutdown.", dynamic=True),
     ConfigDef("request.timeout.ms", _I, 30_000, None, _H,
               "Timeout of requests this node sends to other nodes."),
+    ConfigDef("metrics.http.listener", _S, None, HttpListener(), _M,
+              "Zurau's own: where to serve Prometheus metrics (GET /metrics); empty: nowhere."),
+    ConfigDef("confluent.schema.registry.url", _S, None, None, _M,
+              "Schema registry URL(s), comma-separated, that topics with confluent.*.schema.validation "
+              "check schema ids against (Confluent Server's name)."),
+    ConfigDef("confluent.schema.registry.max.cache.size", _I, 10_000, _at_least(1), _LO,
+              "Schema ids (with their subjects) the broker keeps for schema validation."),
     # --- general server ---------------------------------------------------------------------
     ConfigDef("message.max.bytes", _I, _MAX_MESSAGE_BYTES, _at_least(0), _H,
               "Largest record batch accepted (default for the topic config max.message.bytes).",
@@ -1100,8 +1159,9 @@ BROKER_CONFIGS: dict[str, ConfigDef] = _table([
     ConfigDef("producer.id.expiration.check.interval.ms", _I, 600_000, _at_least(1), _LO,
               "Interval between expired producer id checks."),
     # --- security ---------------------------------------------------------------------------
-    ConfigDef("authorizer.class.name", _S, "", None, _LO,
-              "Authorizer to use; empty disables authorization."),
+    ConfigDef("authorizer.class.name", _S, "", ValidString(_AUTHORIZERS), _LO,
+              "Authorizer to use (Kafka's StandardAuthorizer, with ACLs in the metadata log); empty "
+              "disables authorization."),
     ConfigDef("super.users", _S, None, None, _LO,
               "Semicolon-separated principals that bypass ACL checks (read by the authorizer)."),
     ConfigDef("allow.everyone.if.no.acl.found", _B, False, None, _LO,
@@ -1134,6 +1194,16 @@ BROKER_CONFIGS: dict[str, ConfigDef] = _table([
               "TLS protocol versions accepted.", dynamic=True),
     ConfigDef("ssl.endpoint.identification.algorithm", _S, "https", None, _LO,
               "Host name verification algorithm for outgoing TLS.", dynamic=True),
+    ConfigDef("ssl.keystore.certificate.chain", _P, None, None, _H,
+              "Certificate chain in PEM, inline (with ssl.keystore.type=PEM).", dynamic=True),
+    ConfigDef("ssl.keystore.key", _P, None, None, _H,
+              "Private key in PEM, inline (with ssl.keystore.type=PEM).", dynamic=True),
+    ConfigDef("ssl.truststore.certificates", _P, None, None, _H,
+              "Trusted certificates in PEM, inline (with ssl.truststore.type=PEM).", dynamic=True),
+    ConfigDef("ssl.principal.mapping.rules", _S, "DEFAULT", None, _LO,
+              "Rules mapping a client certificate's distinguished name to a short principal name."),
+    ConfigDef("connections.max.reauth.ms", _L, 0, None, _M,
+              "Longest SASL session before the client must re-authenticate (0: never; KIP-368)."),
 ])
 # fmt: on
 
@@ -1145,7 +1215,6 @@ BROKER_CONFIGS: dict[str, ConfigDef] = _table([
 # --------------------------------------------------------------------------------------------
 
 _TIERED = "it applies to tiered storage only (remote.storage.enable), which Zurau does not have"
-_NO_AUTHORIZER = "it is read by an authorizer only, and Zurau has none yet (authorizer.class.name is refused)"
 _PURGATORY = "completed delayed operations leave the purgatories at once, so there is nothing to purge"
 _OS_BUFFERS = "socket buffer sizes are left to the operating system's auto-tuning"
 _NO_QUEUE = (
@@ -1164,7 +1233,12 @@ _INERT: dict[str, str] = {
     "replica.socket.receive.buffer.bytes": _OS_BUFFERS,
     "queued.max.requests": _NO_QUEUE,
     "queued.max.request.bytes": _NO_QUEUE,
-    "connection.failed.authentication.delay.ms": "listeners are PLAINTEXT only, so no authentication can fail",
+    "ssl.protocol": "the TLS versions a listener accepts are ssl.enabled.protocols (TLSv1.2 and TLSv1.3)",
+    "ssl.endpoint.identification.algorithm": "the broker opens no outgoing TLS connections",
+    "sasl.mechanism.inter.broker.protocol": (
+        "brokers reach each other without SASL (in a cluster the inter-broker listener is PLAINTEXT)"
+    ),
+    "sasl.mechanism.controller.protocol": "controllers reach each other without SASL",
     "max.incremental.fetch.session.cache.slots": (
         "no incremental fetch sessions (KIP-227) are kept; every fetch is a full fetch, as with 0 slots"
     ),
@@ -1186,8 +1260,6 @@ _INERT: dict[str, str] = {
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": (
         "each transaction's timeout is a timer of its own: it is aborted at its deadline, not by a periodic scan"
     ),
-    "super.users": _NO_AUTHORIZER,
-    "allow.everyone.if.no.acl.found": _NO_AUTHORIZER,
     "log.preallocate": _NO_PREALLOCATE,
     "preallocate": _NO_PREALLOCATE,
     "log.local.retention.ms": _TIERED,
@@ -1204,21 +1276,21 @@ _INERT: dict[str, str] = {
     ),
 }
 
-_NO_TLS = "TLS is not implemented yet; listeners are PLAINTEXT only"
-_NO_SASL = "SASL is not implemented yet; listeners are PLAINTEXT only"
+_NO_TLS = "it is not a TLS setting Zurau knows (see README, Security)"
+_NO_SASL = "it is not a SASL setting Zurau knows (see README, Security)"
+_PEM_ONLY = "key and trust stores are PEM (ssl.*.type=PEM), which have no store password; ssl.key.password decrypts the key"
 
 _UNSUPPORTED: dict[str, str] = {
     "remote.storage.enable": "there is no tiered storage (Tiered Storage functionality is disabled in the broker)",
     "create.topic.policy.class.name": "Java policy classes cannot be loaded",
     "alter.config.policy.class.name": "Java policy classes cannot be loaded",
-    "authorizer.class.name": "authorization (ACLs) is not implemented yet",
     "max.connection.creation.rate": "new connections are not throttled",
     "group.consumer.migration.policy": (
         "a non-empty group is never converted between the classic and consumer protocols "
         "(an empty group is, when a member of the other protocol joins)"
     ),
-    **{n: _NO_TLS for n in BROKER_CONFIGS if n.startswith("ssl.")},
-    **{n: _NO_SASL for n in BROKER_CONFIGS if n.startswith("sasl.")},
+    "ssl.keystore.password": _PEM_ONLY,
+    "ssl.truststore.password": _PEM_ONLY,
 }
 
 
@@ -1758,6 +1830,20 @@ class BrokerConfig:
         """Listener name -> security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)."""
         return dict(self._protocol_map)
 
+    def listener_config(self, listener_name: str, name: str) -> Any:
+        """Effective typed value of ``name`` for one listener: its ``listener.name.<listener>.<name>``
+        override when set (listener names match case-insensitively), else the broker-wide value."""
+        raw = self.listener_config_raw(listener_name, name)
+        return BROKER_CONFIGS[name].parse(raw) if raw is not None else self.get(name)
+
+    def listener_config_raw(self, listener_name: str, name: str) -> str | None:
+        """The string of a listener's ``listener.name.<listener>.<name>`` override, or None."""
+        want = f"{_LISTENER_PREFIX}{listener_name.lower()}.{name}"
+        for key, raw in self.listener_overrides.items():
+            if key.lower() == want:
+                return raw
+        return None
+
     def security_protocol(self, listener_name: str) -> str:
         """Security protocol of a listener name (case-insensitive)."""
         return self._protocol_map[listener_name.upper()]
@@ -1920,6 +2006,42 @@ def _not_supported(name: str, value: Any, reason: str) -> ConfigError:
     return ConfigError.invalid(name, value, f"not supported by Zurau: {reason}")
 
 
+#: The SASL mechanisms a broker listener can offer.
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+#: Configs a listener may override (``listener.name.<listener>.<config>``), besides ``ssl.*``/``sasl.*``.
+_LISTENER_SCOPED = ("connections.max.reauth.ms",)
+_JAAS = "sasl.jaas.config"
+
+
+def _check_listener_override(cfg: BrokerConfig, key: str, raw: str) -> None:
+    """``listener.name.<listener>.<config>``: a known listener and a config a listener may
+    override (an ``ssl.*``/``sasl.*`` definition, ``connections.max.reauth.ms``, or a JAAS
+    config, optionally prefixed with its lower-case SASL mechanism), with a valid value."""
+    rest = key[len(_LISTENER_PREFIX) :]
+    listener, _, name = rest.partition(".")
+    if listener.upper() not in {lst.name for lst in cfg._listeners}:
+        raise ConfigError(
+            f"{key} names listener {listener}, which is not in listeners", name=key, reason="unknown listener"
+        )
+    mech, _, jaas = name.partition(".")
+    if name == _JAAS or (jaas == _JAAS and mech.upper() in SASL_MECHANISMS):
+        return
+    d = BROKER_CONFIGS.get(name)
+    if d is None or not (name.startswith(("ssl.", "sasl.")) or name in _LISTENER_SCOPED):
+        raise ConfigError(
+            f"{key} is not supported by Zurau: a listener overrides ssl.*, sasl.* and "
+            f"{', '.join(_LISTENER_SCOPED)} configs and <mechanism>.{_JAAS}",
+            name=key,
+            reason="not a listener config",
+        )
+    try:
+        value = d.parse(raw)
+    except ConfigError as e:
+        raise ConfigError.invalid(key, e.value, e.reason or str(e)) from None
+    if d.unsupported and not _is_default(d, value):
+        raise _not_supported(key, value, d.unsupported)
+
+
 def _check_supported(cfg: BrokerConfig) -> None:
     """Refuse, with a :class:`ConfigError` naming the config, what Zurau would otherwise ignore:
     a non-default value of an ``unsupported`` config, any other ``ssl.*``/``sasl.*`` key,
@@ -1935,21 +2057,27 @@ def _check_supported(cfg: BrokerConfig) -> None:
         for prefix, reason in _SECURITY_PREFIXES.items():
             if name.startswith(prefix):
                 raise ConfigError(f"{name} is not supported by Zurau: {reason}", name=name, reason=reason)
-    for name in sorted(cfg.listener_overrides):
-        raise ConfigError(
-            f"{name} is not supported by Zurau: per-listener configuration overrides "
-            "(listener.name.<listener>.<config>) are not implemented",
-            name=name,
-        )
+    for name, raw in sorted(cfg.listener_overrides.items()):
+        _check_listener_override(cfg, name, raw)
+    if len(cfg._voters) > 1 or cfg._values["controller.quorum.bootstrap.servers"]:
+        for name in (cfg.inter_broker_listener_name, *cfg.controller_listener_names):
+            if cfg._protocol_map.get(name, "PLAINTEXT") != "PLAINTEXT":
+                raise _not_supported(
+                    "listener.security.protocol.map",
+                    cfg._values["listener.security.protocol.map"],
+                    f"listener {name} carries traffic between brokers and controllers, which Zurau "
+                    "sends only over PLAINTEXT",
+                )
     for lst in cfg._listeners:
-        protocol = cfg._protocol_map[lst.name]
-        if protocol != "PLAINTEXT":
-            reason = _NO_TLS if protocol.endswith("SSL") else _NO_SASL
-            raise _not_supported(
-                "listener.security.protocol.map",
-                cfg._values["listener.security.protocol.map"],
-                f"listener {lst.name} uses security protocol {protocol}; {reason}",
-            )
+        if cfg._protocol_map[lst.name].startswith("SASL_"):
+            mechanisms = cfg.listener_config(lst.name, "sasl.enabled.mechanisms")
+            bad = [m for m in mechanisms if m.upper() not in SASL_MECHANISMS]
+            if bad or not mechanisms:
+                raise _not_supported(
+                    "sasl.enabled.mechanisms",
+                    mechanisms,
+                    f"listener {lst.name} uses SASL, and Zurau's SASL mechanisms are {', '.join(SASL_MECHANISMS)}",
+                )
     v = cfg._values
     protocols = v["group.coordinator.rebalance.protocols"]
     if any(p.lower() not in _REBALANCE_PROTOCOLS for p in protocols):

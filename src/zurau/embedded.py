@@ -27,12 +27,13 @@ import contextlib
 import shutil
 import tempfile
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from zurau.app import Broker
 from zurau.config import BrokerConfig
+from zurau.edge_service import run_in_thread
 
 _STOP_GRACE = 5.0  # seconds to wait for the broker's own tasks to finish after stop()
 
@@ -87,6 +88,13 @@ class EmbeddedBroker:
         """``host:port`` for a client's ``bootstrap.servers``."""
         return self.broker.bootstrap_servers
 
+    def listener_address(self, listener: str) -> str:
+        """``host:port`` of one named listener (e.g. ``SASL_SSL`` of a broker with several)."""
+        host, port = self.broker.advertised_for(listener.upper()) or ("", 0)
+        if not port:
+            raise KeyError(f"no client listener named {listener}")
+        return f"{host}:{port}"
+
     @property
     def port(self) -> int:
         return self.broker.advertised[1]
@@ -95,13 +103,20 @@ class EmbeddedBroker:
     def running(self) -> bool:
         return self.broker.started
 
+    @property
+    def metrics_url(self) -> str | None:
+        """``http://host:port/metrics`` of a broker started with a metrics listener
+        (``metrics_http_listener="http://127.0.0.1:0"``), else None. In async mode, scrape it
+        from another thread: the scrape reads the broker's state on its event loop."""
+        return self.broker.metrics_url
+
     # ------------------------------------------------------------------ sync mode
     def start(self) -> EmbeddedBroker:
         """Start on a background thread with its own event loop; returns once it listens."""
         if self._thread is not None or self._async_running:
             raise RuntimeError("this EmbeddedBroker is already running")
         try:
-            self._loop, self._thread, self._stop_event = _run_in_thread(
+            self._loop, self._thread, self._stop_event = run_in_thread(
                 "zurau-embedded-broker", self.broker.start, self._stop_broker
             )
         except BaseException:
@@ -202,63 +217,6 @@ class EmbeddedBroker:
     def _cleanup_dir(self) -> None:
         if self._own_dir:
             shutil.rmtree(self.data_dir, ignore_errors=True)
-
-
-def _run_in_thread(
-    name: str, start: Callable[[], Awaitable[None]], stop: Callable[[], Awaitable[None]]
-) -> tuple[asyncio.AbstractEventLoop, threading.Thread, asyncio.Event]:
-    """Run ``start()`` on a new event loop (uvloop) in a daemon thread; return once it finished
-    (re-raising its error after ``stop()`` ran and the thread ended). Setting the returned event
-    (thread-safely) runs ``stop()`` and ends the loop: leftover tasks cancelled, async generators
-    and the default executor shut down, the loop closed."""
-    from zurau.app import new_event_loop
-
-    loop = new_event_loop()
-    started = threading.Event()
-    error: list[BaseException] = []
-    stop_event = asyncio.Event()
-
-    async def serve() -> None:
-        try:
-            await start()
-        except BaseException as e:  # reported to the starting thread
-            error.append(e)
-            started.set()
-            await stop()
-            return
-        started.set()
-        try:
-            await stop_event.wait()
-        finally:
-            await stop()
-
-    def run() -> None:
-        asyncio.set_event_loop(loop)
-        try:
-            loop.run_until_complete(serve())
-            _cancel_remaining(loop)
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.run_until_complete(loop.shutdown_default_executor())
-        finally:
-            asyncio.set_event_loop(None)
-            loop.close()
-
-    thread = threading.Thread(target=run, name=name, daemon=True)
-    thread.start()
-    started.wait()
-    if error:
-        thread.join()
-        raise error[0]
-    return loop, thread, stop_event
-
-
-def _cancel_remaining(loop: asyncio.AbstractEventLoop) -> None:
-    """What ``asyncio.run`` does on exit: cancel leftover tasks and let them finish."""
-    tasks = [t for t in asyncio.all_tasks(loop) if not t.done()]
-    for t in tasks:
-        t.cancel()
-    if tasks:
-        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
 
 
 async def _call(fn: Any, *args: Any) -> Any:
@@ -472,7 +430,7 @@ class EmbeddedCluster:
         if self._thread is not None:
             raise RuntimeError("this EmbeddedCluster is already running")
         try:
-            self._loop, self._thread, self._stop_event = _run_in_thread(
+            self._loop, self._thread, self._stop_event = run_in_thread(
                 "zurau-embedded-cluster", self._start_all, self._stop_all
             )
         except BaseException:

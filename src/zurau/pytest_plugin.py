@@ -9,6 +9,10 @@ Registered through the ``pytest11`` entry point ``zurau``, so installing Zurau i
   override.
 * ``zurau_registry`` (session scope): an :class:`~zurau.EmbeddedRegistry` (a Confluent-compatible
   schema registry) on an ephemeral port against ``zurau_broker``; ``.url`` for clients.
+* ``zurau_connect`` (session scope): an :class:`~zurau.EmbeddedConnect` (a standalone Kafka Connect
+  worker) on an ephemeral port against ``zurau_broker``; ``.url`` for its REST API.
+* ``zurau_postgres`` (session scope): a throwaway PostgreSQL server with ``wal_level=logical``
+  (:class:`~zurau.testing.postgres.TemporaryPostgres`), started on first use.
 * ``zurau_topic`` (function scope): the name of a topic created for the test on
   ``zurau_broker`` (1 partition unless the test is marked
   ``@pytest.mark.zurau_topic(partitions=3, configs={"cleanup.policy": "compact"})``) and deleted
@@ -64,6 +68,25 @@ def zurau_registry(zurau_broker: EmbeddedBroker) -> Iterator[Any]:
 
     with EmbeddedRegistry(zurau_broker.bootstrap_servers) as registry:
         yield registry
+
+
+@pytest.fixture(scope="session")
+def zurau_connect(zurau_broker: EmbeddedBroker) -> Iterator[Any]:
+    """A standalone Kafka Connect worker for the whole test session, on ``zurau_broker``."""
+    from zurau.connect.embedded_connect import EmbeddedConnect
+
+    with EmbeddedConnect(zurau_broker.bootstrap_servers) as connect:
+        yield connect
+
+
+@pytest.fixture(scope="session")
+def zurau_postgres() -> Iterator[Any]:
+    """A throwaway PostgreSQL server (``wal_level=logical``, 127.0.0.1, temp dir) for the session:
+    a :class:`~zurau.testing.postgres.TemporaryPostgres` (``.dsn``, ``.connect_kwargs()``)."""
+    from zurau.testing.postgres import TemporaryPostgres
+
+    with TemporaryPostgres() as server:
+        yield server
 
 
 def topic_name_for(node_name: str) -> str:

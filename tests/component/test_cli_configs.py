@@ -81,7 +81,7 @@ def test_config_errors(zurau_broker: EmbeddedBroker, zurau_topic: str) -> None:
     failed(cli(zurau_broker, "configs", "describe", "--topic", unknown), "[UNKNOWN_TOPIC_OR_PARTITION]")
     failed(cli(zurau_broker, "configs", "alter", "--topic", unknown, "--add-config", "retention.ms=1"),
            "[UNKNOWN_TOPIC_OR_PARTITION]")  # fmt: skip
-    assert cli(zurau_broker, "configs", "describe", "--entity-type", "users").exit_code == 2
+    assert cli(zurau_broker, "configs", "describe", "--entity-type", "clients").exit_code == 2
     assert cli(zurau_broker, "configs", "alter", "--topic", t).exit_code == 2
 
 

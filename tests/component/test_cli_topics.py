@@ -234,7 +234,7 @@ def test_command_config_file(zurau_broker: EmbeddedBroker, zurau_topic: str, tmp
     props.write_text(f"bootstrap.servers={zurau_broker.bootstrap_servers}\nsecurity.protocol=SASL_SSL\n")
     failed(
         runner.invoke(app, ["topics", "list", "--command-config", str(props)]),
-        "security.protocol=SASL_SSL is not supported",
+        "sasl.mechanism=GSSAPI is not supported",
     )
     failed(
         runner.invoke(app, ["topics", "list", "--command-config", str(tmp_path / "absent")]), "cannot read"

@@ -164,8 +164,8 @@ async def test_broker_warns_once_at_start_for_each_inert_config_set(
 
 
 def test_embedded_broker_refuses_an_unsupported_config() -> None:
-    with pytest.raises(ConfigError, match="authorizer.class.name"):
-        EmbeddedBroker(**{"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer"})
+    with pytest.raises(ConfigError, match="create.topic.policy.class.name"):
+        EmbeddedBroker(**{"create.topic.policy.class.name": "com.example.Policy"})
 
 
 # ---------------------------------------------------------------------------------------------

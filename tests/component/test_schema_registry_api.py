@@ -59,7 +59,7 @@ def test_root_metadata_and_types(http: httpx.Client) -> None:
     assert http.get("/").json() == {}
     assert http.get("/master_available").json() == {"master_available": True}
     assert http.get("/v1/metadata/id").json()["scope"]["clusters"]["schema-registry-cluster"]
-    assert sorted(http.get("/schemas/types").json()) == ["AVRO", "JSON"]
+    assert sorted(http.get("/schemas/types").json()) == ["AVRO", "JSON", "PROTOBUF"]
     assert http.get("/").headers["content-type"].startswith("application/vnd.schemaregistry.v1+json")
 
 

@@ -33,10 +33,12 @@ def test_properties_file_and_bootstrap_override(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("props", "message"),
     [
-        ({"security.protocol": "SASL_SSL"}, "security.protocol=SASL_SSL is not supported"),
-        ({"security.protocol": "SSL"}, "only PLAINTEXT"),
-        ({"sasl.mechanism": "PLAIN"}, "sasl.mechanism is set"),
-        ({"ssl.truststore.location": "/x"}, "ssl.truststore.location is set"),
+        ({"security.protocol": "TLS"}, "security.protocol=TLS is not one of"),
+        ({"security.protocol": "SASL_SSL"}, "sasl.mechanism=GSSAPI is not supported"),
+        ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN"}, "needs sasl.username"),
+        ({"ssl.truststore.type": "JKS"}, "PEM files only"),
+        ({"ssl.keystore.password": "x"}, "ssl.keystore.password is not a security setting"),
+        ({"sasl.jaas.config": "X required;"}, 'needs username="..."'),
         ({"request.timeout.ms": "soon"}, "request.timeout.ms must be an integer"),
         ({"request.timeout.ms": "0"}, "must be positive"),
         ({"bootstrap.servers": "nohost"}, "is not host:port"),

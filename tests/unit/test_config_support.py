@@ -117,7 +117,7 @@ def test_inert_configs_left_unset_are_not_warned_about(caplog: pytest.LogCapture
 def test_describe_configs_documentation_says_inert_or_unsupported() -> None:
     entries = {e.name: e for e in describe_broker_config(BrokerConfig())}
     assert "Has no effect in Zurau" in entries["num.network.threads"].doc
-    assert "Zurau accepts only the default" in entries["authorizer.class.name"].doc
+    assert "Zurau accepts only the default" in entries["create.topic.policy.class.name"].doc
     assert "Has no effect" not in entries["num.partitions"].doc
     assert TOPIC_CONFIGS["preallocate"].inert and "Has no effect" in TOPIC_CONFIGS["preallocate"].documentation
 
@@ -153,20 +153,40 @@ def test_unsupported_broker_config_with_a_non_default_value_is_refused(name: str
         BrokerConfig({name: format_value(d, d.default)})
 
 
-def test_security_and_authorization_are_refused_until_implemented() -> None:
-    assert {"authorizer.class.name", "ssl.keystore.location", "sasl.enabled.mechanisms"} <= set(UNSUPPORTED_BROKER)
-    with pytest.raises(ConfigError, match="listener SSL uses security protocol SSL"):
-        BrokerConfig(
-            {
-                "listeners": "PLAINTEXT://:9092,SSL://:9093",
-                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL",
-                "inter.broker.listener.name": "PLAINTEXT",
-            }
-        )
+def test_security_settings_are_checked() -> None:
+    assert {"ssl.keystore.password", "ssl.truststore.password"} <= set(UNSUPPORTED_BROKER)
+    assert "authorizer.class.name" not in UNSUPPORTED_BROKER  # StandardAuthorizer (tests/unit/test_authorizer.py)
+    # A broker-wide JAAS config is not Kafka's (it is per listener and mechanism).
     with pytest.raises(ConfigError, match="sasl.jaas.config is not supported"):
         BrokerConfig({"sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required;"})
-    with pytest.raises(ConfigError, match="listener.name.plaintext.ssl.keystore.location is not supported"):
-        BrokerConfig({"listener.name.plaintext.ssl.keystore.location": "/k.jks"})
+    # Listener overrides: a known listener, a listener config, a valid value.
+    with pytest.raises(ConfigError, match="names listener other, which is not in listeners"):
+        BrokerConfig({"listener.name.other.ssl.keystore.location": "/k.pem"})
+    with pytest.raises(ConfigError, match="listener.name.plaintext.num.partitions is not supported"):
+        BrokerConfig({"listener.name.plaintext.num.partitions": "3"})
+    with pytest.raises(ConfigError, match="listener.name.plaintext.ssl.client.auth"):
+        BrokerConfig({"listener.name.plaintext.ssl.client.auth": "sometimes"})
+    with pytest.raises(ConfigError, match="ssl.keystore.password"):
+        BrokerConfig({"listener.name.plaintext.ssl.keystore.password": "s3cret"})
+    with pytest.raises(ConfigError, match="sasl.enabled.mechanisms"):
+        BrokerConfig(
+            {
+                "listeners": "PLAINTEXT://:9092,SASL_PLAINTEXT://:9093",
+                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+                "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN,OAUTHBEARER",
+            }
+        )
+    cfg = BrokerConfig(
+        {
+            "listeners": "PLAINTEXT://:9092,SASL_PLAINTEXT://:9093",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+            "sasl.enabled.mechanisms": "PLAIN",
+            "listener.name.SASL_PLAINTEXT.sasl.enabled.mechanisms": "SCRAM-SHA-512",
+            "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": "x required;",
+        }
+    )
+    assert cfg.listener_config("sasl_plaintext", "sasl.enabled.mechanisms") == ("SCRAM-SHA-512",)
+    assert cfg.listener_config("PLAINTEXT", "sasl.enabled.mechanisms") == ("PLAIN",)
 
 
 def test_group_protocols_and_assignors_zurau_lacks_are_refused() -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from zurau.broker.auth.session import SecuritySession
 from zurau.broker.connection import DIRECT_FRAME_BYTES, RECEIVE_BUFFER_BYTES, KafkaConnection
 
 SIZES = [
@@ -37,11 +38,15 @@ class _Config:
 
 class _Services:
     config = _Config()
+    metrics = None
 
 
 class _Broker:
     services = _Services()
     connections: set[Any] = set()
+
+    def new_session(self, conn: Any) -> SecuritySession:
+        return SecuritySession(None, lambda user, mechanism: None, conn.close)  # PLAINTEXT: no authentication
 
 
 class _Capture(KafkaConnection):

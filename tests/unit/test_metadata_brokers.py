@@ -558,6 +558,7 @@ def _ctx(image: MetadataImage, *, listener: str = "INTERNAL", version: int = 12,
         controller_id=lambda: controller_id,
         groups=groups,
         txns=txns,
+        authorizer=None,
     )
     return RequestContext(RequestHeader(api_key, version, 1, "test"), cast(Any, services), "127.0.0.1:1", listener)
 

@@ -56,7 +56,7 @@ class InProcessConnection:
     def __init__(self, leader: ReplicaManager, fetch_version: int = 18) -> None:
         topic = SimpleNamespace(name="t", topic_id=TID, num_partitions=1, partitions={0: None})
         image = SimpleNamespace(get=lambda n: topic if n == "t" else None, by_id=lambda i: topic if i == TID else None)
-        services = SimpleNamespace(node_id=leader.node_id)
+        services = SimpleNamespace(node_id=leader.node_id, authorizer=None, schema_validator=None, metrics=None)
         self.ctx: Any = SimpleNamespace(
             replica_manager=leader,
             image=image,

@@ -381,7 +381,7 @@ async def test_cancelled_waits_leave_nothing_watched(tmp_path: Path) -> None:
 def _ctx(rm: ReplicaManager) -> Any:
     topic = SimpleNamespace(name="t", topic_id=None, num_partitions=2)
     image = SimpleNamespace(get=lambda name: topic if name == "t" else None, by_id=lambda _id: None)
-    return SimpleNamespace(replica_manager=rm, image=image)
+    return SimpleNamespace(replica_manager=rm, image=image, services=SimpleNamespace(metrics=None, authorizer=None, schema_validator=None))
 
 
 def _request(acks: int, timeout_ms: int = 5_000) -> dict[str, Any]:

@@ -33,6 +33,7 @@ import os
 import struct
 import time
 from collections import deque
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from zurau.broker.request_context import CloseConnection, RequestContext
@@ -45,6 +46,7 @@ from zurau.protocol.frame import (
     size_prefix,
 )
 from zurau.protocol.primitives import DecodeError
+from zurau.replication.purgatory import WaitTime, request_wait
 
 if TYPE_CHECKING:
     from zurau.broker.server import BrokerServer as ConnectionHost
@@ -54,6 +56,7 @@ log = logging.getLogger("zurau.connection")
 MAX_IN_FLIGHT = 64
 RECEIVE_BUFFER_BYTES = 256 * 1024  # reused for headers and small frames
 DIRECT_FRAME_BYTES = 64 * 1024  # frames this large are received straight into their own buffer
+TLS_WRITE_BYTES = 64 * 1024  # fetched file bytes go to a TLS transport in pieces of this size
 _NO_RESPONSE = object()
 _SIZE = struct.Struct(">i")
 
@@ -95,6 +98,16 @@ class FileRegion:
     def __bytes__(self) -> bytes:
         return self.read()
 
+    def chunks(self, skip: int, size: int) -> Iterator[bytes]:
+        """The region's bytes from ``skip`` on, ``size`` bytes at a time (EOFError if truncated)."""
+        pos, end = self.position + skip, self.position + self.size
+        while pos < end:
+            chunk = os.pread(self.fd, min(size, end - pos), pos)
+            if not chunk:
+                raise EOFError(f"file region truncated: {end - pos} of {self.size} bytes missing")
+            pos += len(chunk)
+            yield chunk
+
     def close(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)
@@ -105,7 +118,10 @@ class FileRegion:
 
 
 class _Slot:
-    __slots__ = ("correlation_id", "api_key", "version", "header_version", "response", "done")
+    __slots__ = (
+        "correlation_id", "api_key", "version", "header_version", "response", "done",
+        "received", "dispatched", "handled", "wait",
+    )
 
     def __init__(self, correlation_id: int, api_key: int, version: int, header_version: int) -> None:
         self.correlation_id = correlation_id
@@ -114,6 +130,9 @@ class _Slot:
         self.header_version = header_version
         self.response: Any = None
         self.done = False
+        # perf_counter() times for request metrics (0.0: not measured) and the purgatory wait.
+        self.received = self.dispatched = self.handled = 0.0
+        self.wait: WaitTime | None = None
 
 
 class KafkaConnection(asyncio.BufferedProtocol):
@@ -139,6 +158,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._sendfile_fd = -1  # the socket's descriptor when os.sendfile may write to it
         self.last_active = time.monotonic()  # last bytes received or response written
+        self._metrics = host.services.metrics  # None: metrics are off
+        self.session = host.new_session(self)  # authentication state and principal (broker.auth)
 
     # ------------------------------------------------------------------ asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -151,7 +172,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 self._sendfile_fd = -1
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
-        refused = self.host.admit(self, str(peer[0]) if peer else "")
+        ssl_object = transport.get_extra_info("ssl_object")
+        refused = self.session.on_tls(ssl_object.getpeercert()) if ssl_object is not None else None
+        refused = refused or self.host.admit(self, str(peer[0]) if peer else "")
         if refused is not None:
             self.close(refused)
 
@@ -244,11 +267,23 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 self.transport.close()
 
     def _on_frame(self, frame: bytearray) -> None:
+        received = time.perf_counter()
+        session = self.session
+        if session.raw_tokens:  # legacy SASL (SaslHandshake v0): a raw token, not a request
+            reply = session.raw_token(bytes(frame))
+            if reply is not None and self.transport is not None:
+                self.transport.writelines([size_prefix(len(reply)), reply])
+            return
         try:
             api_key, version, correlation_id = peek_api(frame)
         except DecodeError as e:
             self.close(str(e))
             return
+        if session.checks_requests:
+            refused = session.refuse(api_key)
+            if refused is not None:
+                self.close(refused)
+                return
         handler = self.host.handlers.get(api_key)
         if handler is None:
             self.close(f"unknown api key {api_key}")
@@ -276,7 +311,13 @@ class KafkaConnection(asyncio.BufferedProtocol):
             return
         slot = _Slot(correlation_id, api_key, version, schema.response_header_version(version))
         self.pending.append(slot)
-        ctx = RequestContext(header, self.host.services, self.peer, self.listener)
+        if self._metrics is not None:
+            # Each request sets its own timer; tasks its handler starts inherit it (purgatory.py).
+            slot.received = received
+            slot.wait = WaitTime()
+            request_wait.set(slot.wait)
+            slot.dispatched = time.perf_counter()
+        ctx = RequestContext(header, self.host.services, self.peer, self.listener, session)
         try:
             result = handler.handle(ctx, request)
         except CloseConnection as e:
@@ -293,6 +334,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         else:
             slot.response = result if result is not None else _NO_RESPONSE
             slot.done = True
+            slot.handled = time.perf_counter()
             self._flush()
 
     def _done_callback(self, slot: _Slot, task: asyncio.Task[Any]) -> None:
@@ -313,14 +355,19 @@ class KafkaConnection(asyncio.BufferedProtocol):
         result = task.result()
         slot.response = result if result is not None else _NO_RESPONSE
         slot.done = True
+        slot.handled = time.perf_counter()
         self._flush()
 
     def _flush(self) -> None:
         transport = self.transport
         pending = self.pending
+        metrics = self._metrics
         while pending and pending[0].done:
             slot = pending.popleft()
+            sending = time.perf_counter() if metrics is not None else 0.0
             if slot.response is _NO_RESPONSE or transport is None or self._closed:
+                if metrics is not None and slot.received:
+                    self._record(metrics, slot, sending)
                 continue
             try:
                 pieces = codec.encode_pieces(slot.api_key, slot.version, "response", slot.response)
@@ -334,8 +381,20 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 transport.writelines([size_prefix(total), head, *pieces])
             elif not self._write_with_regions([size_prefix(total), head, *pieces]):
                 return
+            if metrics is not None and slot.received:
+                self._record(metrics, slot, sending)
         self.last_active = time.monotonic()
         self._update_reading()
+
+    @staticmethod
+    def _record(metrics: Any, slot: _Slot, sending: float) -> None:
+        response = slot.response if slot.response is not _NO_RESPONSE else None
+        wait = slot.wait
+        metrics.request_done(
+            slot.api_key, slot.version, slot.received, slot.dispatched, slot.handled or sending,
+            sending, time.perf_counter(), wait.seconds if wait is not None else 0.0, response,
+            wait.variant if wait is not None else None,
+        )
 
     def _write_with_regions(self, bufs: list[Any]) -> bool:
         """Write one response holding file regions, in order; False if the connection closed."""
@@ -353,7 +412,13 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 sent = 0
                 if self._sendfile_fd >= 0 and transport.get_write_buffer_size() == 0:
                     sent = self._sendfile(b)
-                if sent < b.size:
+                if self._sendfile_fd < 0 and b.size - sent > TLS_WRITE_BYTES:
+                    # TLS: hand the transport small pieces, so each is encrypted into (and read
+                    # back out of) a buffer that stays warm in cache instead of one fresh
+                    # allocation the size of the whole region.
+                    for chunk in b.chunks(sent, TLS_WRITE_BYTES):
+                        transport.write(chunk)
+                elif sent < b.size:
                     transport.write(b.read(sent))
                 b.close()
             if run:

@@ -35,6 +35,15 @@ HANDLER_MODULES = (
     "incremental_alter_configs",
     "describe_cluster",
     "describe_log_dirs",
+    # authentication (broker.auth)
+    "sasl_handshake",
+    "sasl_authenticate",
+    "describe_user_scram_credentials",
+    "alter_user_scram_credentials",
+    # authorisation (broker.auth.authorizer)
+    "describe_acls",
+    "create_acls",
+    "delete_acls",
     # replication
     "offset_for_leader_epoch",
     "alter_partition",

@@ -53,6 +53,14 @@ class ControllerChannel(Protocol):
         self, resources: list[dict[str, Any]], validate_only: bool
     ) -> list[dict[str, Any]]: ...
 
+    async def alter_user_scram_credentials(
+        self, deletions: list[dict[str, Any]], upsertions: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]: ...
+
+    async def create_acls(self, creations: list[dict[str, Any]]) -> list[dict[str, Any]]: ...
+
+    async def delete_acls(self, filters: list[dict[str, Any]]) -> list[dict[str, Any]]: ...
+
     async def elect_leaders(
         self, election_type: int, topic_partitions: list[dict[str, Any]] | None
     ) -> dict[str, Any]: ...
@@ -155,6 +163,43 @@ class ReplicaManagerService(Protocol):
     def active_producers(self, topic: str, partition: int) -> list[ProducerStateEntry]: ...
 
     def describe_log_dirs(self) -> dict[Path, list[ReplicaInfo]]: ...
+
+
+class BrokerMetricsRecorder(Protocol):
+    """What the connection and the produce and fetch handlers record while metrics are on
+    (implemented by :mod:`zurau.metrics`). Called on the event loop, on the hot path: cheap."""
+
+    def request_done(
+        self,
+        api_key: int,
+        version: int,
+        received: float,
+        dispatched: float,
+        handled: float,
+        sending: float,
+        sent: float,
+        remote_s: float,
+        response: Any,
+        variant: str | None = None,
+    ) -> None:
+        """One request answered: ``time.perf_counter()`` when its frame was complete, its
+        handler started, its response was ready, its response began to be written and was
+        written; ``remote_s`` of that time was spent waiting in purgatories; ``response`` is the
+        response body (None when there is none, as for acks=0); ``variant`` a finer name the
+        request is counted and timed under as well (``FetchConsumer``, ``FetchFollower``)."""
+        ...
+
+    def produced(self, topic: str, nbytes: int, records: int) -> None:
+        """A client's records appended as leader (not a retried duplicate)."""
+        ...
+
+    def produce_failed(self, topic: str) -> None: ...
+
+    def fetched(self, topic: str, nbytes: int, follower: bool) -> None:
+        """Record bytes sent in a Fetch response (a follower's or a consumer's)."""
+        ...
+
+    def fetch_failed(self, topic: str) -> None: ...
 
 
 # The coordinators' handler-facing surface is their runtime (``submit`` of an operation on the

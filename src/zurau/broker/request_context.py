@@ -17,7 +17,10 @@ from typing import TYPE_CHECKING
 from zurau.protocol.frame import RequestHeader
 
 if TYPE_CHECKING:
+    from zurau.broker.auth.authorizer import StandardAuthorizer
+    from zurau.broker.auth.session import SecuritySession
     from zurau.broker.interfaces import (
+        BrokerMetricsRecorder,
         ControllerChannel,
         GroupCoordinatorService,
         MetadataView,
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
         ReplicaManagerService,
         TxnCoordinatorService,
     )
+    from zurau.broker.schema_validation import SchemaValidator
     from zurau.clock import Clock
     from zurau.config import BrokerConfig
     from zurau.metadata.image import MetadataImage
@@ -60,6 +64,14 @@ class BrokerServices:
     quorum: QuorumService | None = None
     # Names of the listeners the controller quorum uses (controller.listener.names).
     controller_listeners: frozenset[str] = frozenset()
+    # Request and topic metrics (None: metrics.http.listener is off, nothing is recorded).
+    metrics: BrokerMetricsRecorder | None = None
+    # The advertised (host, port) of a client listener by name (None: not known).
+    advertised_for: Callable[[str], tuple[str, int] | None] | None = None
+    # Broker-side schema ID validation (None: produce never inspects records for it).
+    schema_validator: SchemaValidator | None = None
+    # ACL checks (None: authorizer.class.name is unset, every request is allowed unchecked).
+    authorizer: StandardAuthorizer | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +80,12 @@ class RequestContext:
     services: BrokerServices
     peer: str
     listener: str = ""  # name of the listener the request came in on (e.g. PLAINTEXT, CONTROLLER)
+    session: SecuritySession | None = None  # the connection's authentication (None: unauthenticated tests)
+
+    @property
+    def principal(self) -> str:
+        """``User:<name>`` of the connection (``User:ANONYMOUS`` without TLS client auth or SASL)."""
+        return self.session.principal if self.session is not None else "User:ANONYMOUS"
 
     @property
     def api_version(self) -> int:
@@ -125,6 +143,12 @@ class RequestContext:
 
     @property
     def advertised(self) -> tuple[str, int]:
+        """This node's advertised address on the request's listener (else its first one)."""
+        advertised_for = getattr(self.services, "advertised_for", None)  # tests may pass partial services
+        if self.listener and advertised_for is not None:
+            found = advertised_for(self.listener)
+            if found is not None:
+                return found
         return self.services.advertised()
 
     @property

@@ -16,6 +16,11 @@ Kafka's connection settings, as this server applies them:
   listeners; controller listeners (a separate socket server in Kafka) are not limited or counted.
 * ``connections.max.idle.ms``: a connection with no request in progress, nothing left to send
   and no bytes received for that long is closed (checked a few times per period; <= 0 never).
+
+Security (:mod:`zurau.broker.auth`): each listener's protocol decides whether it speaks TLS (SSL,
+SASL_SSL; its context is checked every ``TLS_RELOAD_CHECK_S`` for changed PEM files) and SASL
+(SASL_PLAINTEXT, SASL_SSL); every connection gets a :class:`SecuritySession` with its principal.
+A TLS handshake that does not finish within ``TLS_HANDSHAKE_TIMEOUT_S`` is dropped.
 """
 
 from __future__ import annotations
@@ -30,12 +35,18 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from zurau.broker.auth.listener_security import ListenerSecurity, listener_security
+from zurau.broker.auth.session import SecuritySession
+from zurau.broker.auth.ssl_context import ListenerSslContext
 from zurau.broker.connection import KafkaConnection
 from zurau.broker.dispatcher import Handler
 from zurau.broker.request_context import BrokerServices
 from zurau.config import parse_connection_overrides
 
 log = logging.getLogger("zurau.connection")
+
+TLS_RELOAD_CHECK_S = 1.0
+TLS_HANDSHAKE_TIMEOUT_S = 10.0
 
 
 class BrokerServer:
@@ -61,7 +72,29 @@ class BrokerServer:
         self._protected = {cfg.inter_broker_listener_name} if len(client_listeners) > 1 else set()
         self._per_ip: Counter[str] = Counter()
         self._ip_of: dict[KafkaConnection, str] = {}  # counted (non-controller) connections
+        # Connections admitted and closed so far, per listener name (metrics).
+        self.connections_created: Counter[str] = Counter()
+        self.connections_closed: Counter[str] = Counter()
         self._reaper: asyncio.Task[None] | None = None
+        self.security: dict[str, ListenerSecurity] = {}
+        self.tls: dict[str, ListenerSslContext] = {}
+        self._tls_reloader: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------------ security
+    def new_session(self, conn: KafkaConnection) -> SecuritySession:
+        """The authentication state of a connection accepted on ``conn.listener``."""
+        metadata = self.services.metadata
+        return SecuritySession(
+            self.security.get(conn.listener),
+            lambda user, mechanism: metadata.image.scram_credentials.get((user, mechanism)),
+            conn.close,
+        )
+
+    async def _reload_tls(self) -> None:
+        while True:
+            await asyncio.sleep(TLS_RELOAD_CHECK_S)
+            for ctx in self.tls.values():
+                ctx.reload_if_changed()
 
     # ------------------------------------------------------------------ connection limits
     def admit(self, conn: KafkaConnection, ip: str) -> str | None:
@@ -75,10 +108,13 @@ class BrokerServer:
             self._ip_of[conn] = ip
             self._per_ip[ip] += 1
         self.connections.add(conn)
+        self.connections_created[conn.listener] += 1
         return None
 
     def release(self, conn: KafkaConnection) -> None:
         """Forget a closed connection (one :meth:`admit` refused is not counted)."""
+        if conn in self.connections:
+            self.connections_closed[conn.listener] += 1
         self.connections.discard(conn)
         ip = self._ip_of.pop(conn, None)
         if ip is not None:
@@ -123,7 +159,14 @@ class BrokerServer:
             await self._resolve_overrides()
             if self._idle_ms > 0:
                 self._reaper = loop.create_task(self._close_idle(), name="zurau-idle-connections")
+        for name, _host, _port in listeners:
+            security = self.security[name] = listener_security(self.services.config, name)
+            if security.ssl is not None:
+                self.tls[name] = ListenerSslContext(security.ssl)
+        if self.tls and self._tls_reloader is None:
+            self._tls_reloader = loop.create_task(self._reload_tls(), name="zurau-tls-reload")
         for name, host, port in listeners:
+            tls = self.tls.get(name)
             server = await loop.create_server(
                 lambda name=name: KafkaConnection(self, name),
                 host or None,
@@ -131,6 +174,8 @@ class BrokerServer:
                 reuse_address=True,
                 backlog=self._backlog,
                 start_serving=serve_now is None or name in serve_now,
+                ssl=tls.context if tls is not None else None,
+                ssl_handshake_timeout=TLS_HANDSHAKE_TIMEOUT_S if tls is not None else None,
             )
             self._servers.append(server)
             self._names.append(name)
@@ -146,11 +191,12 @@ class BrokerServer:
 
     async def close(self) -> None:
         """Stop accepting, close every connection and cancel its in-flight handlers."""
-        if self._reaper is not None:
-            self._reaper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reaper
-            self._reaper = None
+        for task in (self._reaper, self._tls_reloader):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._reaper = self._tls_reloader = None
         for s in self._servers:
             s.close()
         handler_tasks: list[asyncio.Task[Any]] = []

@@ -3,7 +3,9 @@ nodes, one process each, for people trying Zurau as a cluster.
 
 Node ``i`` (1..N) keeps its data and its ``server.properties`` in ``<data-dir>/node-i``; its client
 listener is ``127.0.0.1:<base-port + 2(i-1)>`` and its controller listener the port after it
-(defaults: 9092/9093, 9094/9095, ...). The first start formats every node with one new cluster
+(defaults: 9092/9093, 9094/9095, ...), and it serves metrics on ``127.0.0.1:<9404 + i-1>`` when
+that port is free at start (else on ``zurau broker start``'s default, if that is free). The first
+start formats every node with one new cluster
 id; later starts reuse the directories (same ids, same data). Ctrl-C (or SIGTERM) stops every node
 with a controlled shutdown; a node that dies is reported and the others keep running.
 """
@@ -39,6 +41,22 @@ def node_properties(node: int, nodes: int, data_dir: Path, base_port: int, host:
         "inter.broker.listener.name": "PLAINTEXT",
         "log.dirs": str(data_dir / f"node-{node}"),
     }
+
+
+METRICS_BASE_PORT = 9404
+
+
+def free_metrics_listener(node: int, host: str = "127.0.0.1") -> str | None:
+    """``http://host:<9404 + node-1>`` if that port can be bound now, else None."""
+    import socket
+
+    port = METRICS_BASE_PORT + node - 1
+    with socket.socket() as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return None
+    return f"http://{host}:{port}"
 
 
 def write_properties(path: Path, props: dict[str, str]) -> None:
@@ -79,10 +97,13 @@ def start(
         print_error(f"cannot prepare the cluster: {e}")
         raise typer.Exit(1) from None
     procs: list[subprocess.Popen[bytes]] = []
-    for cfg in configs:
+    for i, cfg in enumerate(configs, start=1):
+        metrics = free_metrics_listener(i)
+        extra = ["--override", f"metrics.http.listener={metrics}"] if metrics is not None else []
         procs.append(
             subprocess.Popen(
-                [sys.executable, "-m", "zurau.cli.main", "broker", "start", "--config", str(cfg), "--log-level", log_level],
+                [sys.executable, "-m", "zurau.cli.main", "broker", "start", "--config", str(cfg), "--log-level", log_level,
+                 *extra],
                 stdout=open(cfg.parent / "broker.log", "ab"),  # noqa: SIM115 - owned by the child
                 stderr=subprocess.STDOUT,
             )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
@@ -106,6 +107,23 @@ def setup_service_logging(level: str) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+
+
+def run_until_signalled(serve: Callable[[], Awaitable[None]]) -> None:
+    """Run ``serve()`` (a service in the foreground) on a new event loop until it returns or
+    SIGINT/SIGTERM cancels it; its errors reach the caller."""
+
+    async def main() -> None:
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, lambda: task.cancel() if task else None)
+        try:
+            await serve()
+        except asyncio.CancelledError:
+            pass
+
+    asyncio.run(main())
 
 
 def service_properties(config: Path | None, overrides: Iterable[str]) -> dict[str, str]:

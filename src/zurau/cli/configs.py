@@ -29,10 +29,11 @@ from zurau.cli.common import (
     split_config_list,
 )
 from zurau.cli.output import print_json
+from zurau.cli.user_scram import alter_users, describe_users
 
 app = typer.Typer(help="Describe and alter topic and broker configs.", no_args_is_help=True)
 
-ENTITY_TYPES = {"topics": "topic", "brokers": "broker", "broker-loggers": "broker-logger"}
+ENTITY_TYPES = {"topics": "topic", "brokers": "broker", "broker-loggers": "broker-logger", "users": "user"}
 
 
 def _entity(
@@ -50,11 +51,11 @@ def _entity(
     if entity_type is None:
         raise typer.BadParameter("give --entity-type (topics, brokers, broker-loggers), --topic or --broker")
     kind = entity_type.strip().lower()
-    if kind in ("topic", "broker", "broker-logger"):
+    if kind in ("topic", "broker", "broker-logger", "user"):
         kind += "s"
     if kind not in ENTITY_TYPES:
         raise typer.BadParameter(
-            f"--entity-type must be topics, brokers or broker-loggers, not {entity_type!r}"
+            f"--entity-type must be topics, brokers, broker-loggers or users, not {entity_type!r}"
         )
     if entity_default:
         if kind != "brokers":
@@ -93,8 +94,12 @@ def describe(
     from zurau.client.admin import AdminClient, ConfigResource, ConfigSource
 
     kind, name = _entity(entity_type, entity_name, entity_default, topic, broker)
-    rtype = _resource_type(kind)
     cfg = client_config(bootstrap_server, command_config)
+    if kind == "users":  # SCRAM credentials (zurau.cli.user_scram)
+        for line in describe_users(cfg, name):
+            typer.echo(line)
+        return
+    rtype = _resource_type(kind)
 
     async def main() -> list[tuple[str, list[Any]]]:
         async with AdminClient(cfg) as admin:
@@ -174,6 +179,10 @@ def alter(
     if not add_config and not delete_config:
         raise typer.BadParameter("nothing to alter: give --add-config or --delete-config")
     cfg = client_config(bootstrap_server, command_config)
+    if kind == "users":  # SCRAM credentials: SCRAM-SHA-256=[iterations=8192,password=...]
+        deleted = [k for item in delete_config for k in split_config_list(item)]
+        typer.echo(alter_users(cfg, name, config_pairs(add_config), deleted))
+        return
 
     async def main() -> str:
         sets = config_pairs(add_config)

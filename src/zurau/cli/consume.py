@@ -12,7 +12,9 @@ offset as of the start), ``--timeout-ms`` (no record for that long), or Ctrl-C. 
 stderr at the end (``Processed a total of N messages``), as Kafka's console consumer does.
 
 Output: ``--format`` (kcat tokens or ``json``, see :mod:`zurau.cli.formatting`) or Kafka's
-``--property print.key=true`` style.
+``--property print.key=true`` style. ``--value-format avro|json-schema|protobuf`` decodes values
+in the schema registry wire format against ``--registry-url`` (:mod:`zurau.cli.schema_decoding`)
+into one line of JSON each.
 """
 
 from __future__ import annotations
@@ -82,11 +84,19 @@ def consume(
     isolation_level: str = typer.Option(
         "read_uncommitted", "--isolation-level", help="read_uncommitted or read_committed"
     ),
+    value_format: str | None = typer.Option(
+        None, "--value-format", help="Decode schema registry framed values: avro, json-schema or protobuf"
+    ),
+    registry_url: str = typer.Option(
+        "http://127.0.0.1:8081", "--registry-url", "--registry", help="Schema registry for --value-format"
+    ),
     bootstrap_server: str | None = BootstrapOption,
     command_config: Path | None = CommandConfigOption,
 ) -> None:
     """Print records of a topic."""
     from zurau.cli.formatting import make_formatter
+    from zurau.cli.registry_client import RegistryClient
+    from zurau.cli.schema_decoding import ValueDecoder
     from zurau.client.consumer import READ_COMMITTED, READ_UNCOMMITTED, Consumer
     from zurau.client.types import TopicPartition
 
@@ -97,6 +107,10 @@ def consume(
     if isolation_level not in levels:
         raise typer.BadParameter("--isolation-level must be read_uncommitted or read_committed")
     out = sys.stdout.buffer
+    try:
+        decoder = ValueDecoder(value_format, RegistryClient(registry_url)) if value_format else None
+    except CommandError as e:
+        raise typer.BadParameter(str(e)) from None
 
     async def main() -> int:
         formatter = make_formatter(fmt, dict((k, v or "") for k, v in parse_kv(prop, "--property")))
@@ -149,6 +163,10 @@ def consume(
                         )
                         if got:
                             last_record = time.monotonic()
+                            if decoder is not None:
+                                values = [r.value for records in got.values() for r in records]
+                                await asyncio.to_thread(decoder.fetch, decoder.missing(values))
+                                got = {tp: [r._replace(value=decoder.decode(r.value)) for r in rs] for tp, rs in got.items()}
                             chunk = b"".join(formatter(r) for tp in sorted(got) for r in got[tp])
                             try:
                                 out.write(chunk)

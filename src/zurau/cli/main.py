@@ -2,9 +2,13 @@
 
 * ``zurau broker start [--config server.properties] [--override key=value ...]`` starts one broker
   with Kafka's broker config names; with no config file it listens on 127.0.0.1:9092 and keeps
-  data in ./data.
+  data in ./data; it serves Prometheus metrics on http://127.0.0.1:9404/metrics unless
+  ``metrics.http.listener`` says otherwise (empty: none).
 * ``zurau storage random-uuid|format`` prepares log directories (``kafka-storage.sh``).
-* ``zurau registry start`` runs a Confluent-compatible schema registry (:mod:`zurau.cli.registry`).
+* ``zurau registry start`` runs a Confluent-compatible schema registry (:mod:`zurau.cli.registry`);
+  ``zurau schemas list|get|register|check|delete|config`` talks to one (:mod:`zurau.cli.schemas`).
+* ``zurau connect start`` runs a Kafka Connect worker (:mod:`zurau.cli.connect`).
+* ``zurau console`` runs the web console (:mod:`zurau.cli.console`).
 * ``zurau cluster start --nodes 3`` runs a local KRaft cluster of combined nodes, one process each.
 * ``zurau metadata-quorum describe --status|--replication`` (``kafka-metadata-quorum.sh``).
 * ``zurau topics list|create|describe|delete|alter``, ``zurau configs describe|alter``,
@@ -28,13 +32,18 @@ from typing import NoReturn
 import typer
 
 from zurau.cli import cluster, configs, groups, metadata_quorum, registry, storage, topics, transactions
+from zurau.cli import connect as connect_cli
+from zurau.cli import schemas as schemas_cli
+from zurau.cli.acls import acls
 from zurau.cli.common import CommandError, service_properties, setup_service_logging
+from zurau.cli.console import console
 from zurau.cli.consume import consume
 from zurau.cli.leader_election import leader_election
 from zurau.cli.output import print_error
 from zurau.cli.pipeline import app as pipeline_app
 from zurau.cli.produce import produce
 from zurau.cli.reassign_partitions import reassign_partitions
+from zurau.cli.user_scram import app as user_scram_app
 
 app = typer.Typer(
     help="Zurau: a Kafka-compatible event streaming platform.",
@@ -52,10 +61,20 @@ app.add_typer(storage.app, name="storage")
 app.add_typer(cluster.app, name="cluster")
 app.add_typer(metadata_quorum.app, name="metadata-quorum")
 app.add_typer(registry.app, name="registry")
+app.add_typer(schemas_cli.app, name="schemas")
+app.add_typer(connect_cli.app, name="connect")
+app.add_typer(user_scram_app, name="user-scram")
+app.command("acls")(acls)
 app.command("produce")(produce)
 app.command("consume")(consume)
 app.command("leader-election")(leader_election)
 app.command("reassign-partitions")(reassign_partitions)
+app.command("console")(console)
+
+
+# Where `zurau broker start` serves Prometheus metrics unless metrics.http.listener is set
+# (9404: the port Strimzi and the JMX exporter examples give Kafka's metrics).
+DEFAULT_METRICS_LISTENER = "http://127.0.0.1:9404"
 
 
 def _fail(message: str) -> NoReturn:
@@ -84,8 +103,8 @@ def broker_start(
     except ConfigError as e:
         _fail(str(e))
     try:
-        run(cfg)
-    except (OSError, KafkaError) as e:
+        run(cfg, default_metrics_listener=DEFAULT_METRICS_LISTENER)
+    except (OSError, KafkaError, ConfigError) as e:  # ConfigError: a listener's TLS/SASL material
         _fail(f"cannot start the broker: {e}")
 
 

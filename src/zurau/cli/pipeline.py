@@ -1,5 +1,9 @@
 """``zurau pipeline``: end-to-end demo pipelines.
 
+``zurau pipeline cdc [--bootstrap-server ...] [--postgres-dsn DSN] [--connect-url URL] ...`` runs the
+change-data-capture pipeline of :mod:`zurau.pipelines.cdc` (PostgreSQL -> Debezium-format events ->
+Kafka -> Spark totals -> PostgreSQL and Parquet, checked against SQL).
+
 ``zurau pipeline telemetry [--bootstrap-server HOST:PORT] [--events N] [--devices N] ...`` runs
 the device-telemetry pipeline of :mod:`zurau.pipelines.telemetry` (generator -> Kafka -> Spark
 Structured Streaming -> Kafka and Parquet) and prints a summary table. Without
@@ -20,7 +24,9 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -83,11 +89,6 @@ def telemetry(
         partitions=partitions,
         timeout_s=timeout,
     )
-    t0 = time.monotonic()
-
-    def progress(msg: str) -> None:
-        notice(f"[{time.monotonic() - t0:5.1f}s] {msg}")
-
     from zurau.spark.register import is_local_master
 
     if bootstrap_server is None and not is_local_master(master):
@@ -95,8 +96,74 @@ def telemetry(
             "note: the embedded broker listens on 127.0.0.1, so only executors on this machine reach "
             "it; give --bootstrap-server for a cluster elsewhere"
         )
+    _run_and_report(
+        lambda progress: run(bootstrap_server, cfg, output, progress=progress, master=master, registry_url=registry_url),
+        format_summary,
+    )
+
+
+@app.command("cdc")
+def cdc(
+    bootstrap_server: str | None = typer.Option(
+        None, "--bootstrap-server", "-b", help="Kafka cluster to use (default: an embedded broker)"
+    ),
+    postgres_dsn: str | None = typer.Option(
+        None,
+        "--postgres-dsn",
+        help="PostgreSQL with wal_level=logical (default: a temporary instance from the installed binaries)",
+    ),
+    connect_url: str | None = typer.Option(
+        None, "--connect-url", help="Kafka Connect REST URL (default: an embedded Connect worker)"
+    ),
+    transactions: int = typer.Option(400, "--transactions", "-n", min=1, help="workload transactions"),
+    customers: int = typer.Option(20, "--customers", min=1, help="distinct customers"),
+    seed: int = typer.Option(50, "--seed", min=0, help="orders written before the connector starts"),
+    rate: float = typer.Option(200.0, "--rate", min=0, help="transactions per second (0: unthrottled)"),
+    abort_every: int = typer.Option(10, "--abort-every", min=0, help="roll back every N-th transaction (0: never)"),
+    partitions: int = typer.Option(3, "--partitions", min=1, help="partitions of the change topic"),
+    output: Path | None = typer.Option(None, "--output", "-o", help="keep the Parquet table and checkpoint here"),
+    timeout: float = typer.Option(300.0, "--timeout", help="give up after this many seconds"),
+    master: str | None = typer.Option(
+        None, "--master", help="Spark master URL; default: spark-submit's, else local[2]"
+    ),
+) -> None:
+    """PostgreSQL orders -> CDC (Debezium format) -> Kafka -> Spark per-customer totals -> PostgreSQL + Parquet, checked against SQL."""
     try:
-        summary = run(bootstrap_server, cfg, output, progress=progress, master=master, registry_url=registry_url)
+        import psycopg2  # noqa: F401
+        import pyspark  # noqa: F401
+    except ImportError as e:
+        print_error(f"{e.name} is missing: pip install 'zurau[spark,connect]' (and Java 17)")
+        raise typer.Exit(1) from None
+    from zurau.pipelines.cdc import CdcConfig, format_summary, run
+
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+    )
+    cfg = CdcConfig(
+        transactions=transactions,
+        customers=customers,
+        seed=seed,
+        rate=rate,
+        abort_every=abort_every,
+        partitions=partitions,
+        timeout_s=timeout,
+    )
+    _run_and_report(
+        lambda progress: run(bootstrap_server, cfg, output, postgres_dsn, connect_url, master=master, progress=progress),
+        format_summary,
+    )
+
+
+def _run_and_report(run: Callable[[Callable[[str], None]], Any], format_summary: Callable[[Any], str]) -> None:
+    """Run a pipeline with timestamped progress on stderr, print its summary, exit 1 unless it
+    is ok (a failure is one line on stderr)."""
+    t0 = time.monotonic()
+
+    def progress(msg: str) -> None:
+        notice(f"[{time.monotonic() - t0:5.1f}s] {msg}")
+
+    try:
+        summary = run(progress)
     except Exception as e:  # noqa: BLE001 - one line on stderr, exit status 1
         print_error(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
         raise typer.Exit(1) from None

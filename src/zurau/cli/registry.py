@@ -8,13 +8,11 @@ schemas in ``_schemas`` on 127.0.0.1:9092.
 
 from __future__ import annotations
 
-import asyncio
-import signal
 from pathlib import Path
 
 import typer
 
-from zurau.cli.common import CommandError, service_properties, setup_service_logging
+from zurau.cli.common import CommandError, run_until_signalled, service_properties, setup_service_logging
 from zurau.cli.output import print_error
 
 app = typer.Typer(help="Run a Confluent-compatible schema registry.", no_args_is_help=True)
@@ -40,19 +38,8 @@ def registry_start(
         print_error(str(e))
         raise typer.Exit(1) from None
 
-    async def main() -> None:
-        server = RegistryServer(cfg)
-        task = asyncio.current_task()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, lambda: task.cancel() if task else None)
-        try:
-            await server.serve_forever()
-        except asyncio.CancelledError:
-            pass
-
     try:
-        asyncio.run(main())
+        run_until_signalled(lambda: RegistryServer(cfg).serve_forever())
     except (OSError, RegistryError, ClientError) as e:
         print_error(f"cannot start the schema registry: {e}")
         raise typer.Exit(1) from None

@@ -18,6 +18,7 @@ delete_records                 DeleteRecords per partition leader
 elect_leaders                  ElectLeaders (PREFERRED or UNCLEAN)
 alter_partition_reassignments  AlterPartitionReassignments (start or cancel)
 list_partition_reassignments   ListPartitionReassignments
+describe_log_dirs              DescribeLogDirs to each named broker
 =============================  ===========================================================
 
 Batch operations return one result per item: ``None`` for success or the item's
@@ -35,6 +36,7 @@ from typing import Any
 
 from zurau.client.cluster import Cluster, PartitionMetadata, TopicMetadata
 from zurau.client.config import ClientConfig
+from zurau.client.errors import ClientError
 from zurau.client.types import TopicPartition
 from zurau.protocol.errors import (
     KafkaError,
@@ -45,6 +47,7 @@ from zurau.protocol.errors import (
 LIST_OFFSETS, CREATE_TOPICS, DELETE_TOPICS, DELETE_RECORDS = 2, 19, 20, 21
 DESCRIBE_CONFIGS, INCREMENTAL_ALTER_CONFIGS, CREATE_PARTITIONS = 32, 44, 37
 ELECT_LEADERS, ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 43, 45, 46
+DESCRIBE_LOG_DIRS = 35
 
 EARLIEST, LATEST, MAX_TIMESTAMP = -2, -1, -3
 
@@ -156,6 +159,18 @@ class PartitionDescription:
     log_start_offset: int
     log_end_offset: int
     offline_replicas: tuple[int, ...] = ()
+    error: KafkaError | None = None
+
+
+@dataclass(frozen=True)
+class LogDirDescription:
+    """One log directory of a broker (DescribeLogDirs): the bytes of each partition replica in it,
+    and the directory's total and usable bytes (-1 when the broker does not say: before v4)."""
+
+    path: str
+    replica_sizes: Mapping[TopicPartition, int]
+    total_bytes: int = -1
+    usable_bytes: int = -1
     error: KafkaError | None = None
 
 
@@ -533,6 +548,45 @@ class AdminClient:
         return out
 
 
+    async def describe_log_dirs(
+        self, broker_ids: Iterable[int]
+    ) -> dict[int, list[LogDirDescription] | KafkaError | ClientError]:
+        """Each broker's log directories and the replicas in them (every partition), asked of
+        that broker; a broker that cannot be reached or refuses carries its error."""
+
+        async def one(node: int) -> list[LogDirDescription]:
+            resp = await self.cluster.send(node, DESCRIBE_LOG_DIRS, {"topics": None})
+            if resp.get("error_code"):
+                raise _error(resp["error_code"], None, f"broker {node} cannot describe its log dirs")
+            return [
+                LogDirDescription(
+                    path=d["log_dir"],
+                    replica_sizes={
+                        TopicPartition(t["name"], p["partition_index"]): p["partition_size"]
+                        for t in d["topics"]
+                        for p in t["partitions"]
+                    },
+                    total_bytes=d.get("total_bytes", -1),
+                    usable_bytes=d.get("usable_bytes", -1),
+                    error=_error(d["error_code"], None, f"log dir {d['log_dir']} is offline")
+                    if d["error_code"]
+                    else None,
+                )
+                for d in resp["results"]
+            ]
+
+        ids = list(broker_ids)
+        results = await asyncio.gather(*(one(n) for n in ids), return_exceptions=True)
+        out: dict[int, list[LogDirDescription] | KafkaError | ClientError] = {}
+        for node, r in zip(ids, results, strict=True):
+            if isinstance(r, (KafkaError, ClientError)):
+                out[node] = r
+            elif isinstance(r, BaseException):
+                raise r
+            else:
+                out[node] = r
+        return out
+
     # ------------------------------------------------------------------ leadership
     async def elect_leaders(
         self, election_type: ElectionType, partitions: Iterable[TopicPartition] | None = None
@@ -633,6 +687,7 @@ __all__ = [
     "ConfigResource",
     "ConfigSource",
     "ElectionType",
+    "LogDirDescription",
     "NewTopic",
     "OffsetInfo",
     "PartitionDescription",

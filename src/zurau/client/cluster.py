@@ -118,6 +118,7 @@ class Cluster:
             client_id=self.config.client_id,
             request_timeout=self.config.request_timeout,
             node_id=node_id,
+            security=self.config.security,
         )
 
     async def bootstrap(self) -> None:

@@ -1,11 +1,12 @@
 """Client settings with Kafka's property names (the ``--command-config`` file of Kafka's tools).
 
 Understood properties: ``bootstrap.servers``, ``client.id``, ``request.timeout.ms``,
-``socket.connection.setup.timeout.ms``, ``security.protocol`` (only ``PLAINTEXT``; SSL and SASL
-are refused with a clear message) and ``metadata.max.age.ms``. Other Kafka client properties
-(``acks``, ``compression.type``, ``linger.ms`` ...) are accepted and kept in ``extra`` for the
-producer and consumer to read; a ``sasl.*``/``ssl.*`` property is refused, because silently
-ignoring it would connect without the security the user asked for.
+``socket.connection.setup.timeout.ms``, ``metadata.max.age.ms`` and the security settings
+(``security.protocol``, ``ssl.*``, ``sasl.*``; see :mod:`zurau.client.security`). Other Kafka
+client properties (``acks``, ``compression.type``, ``linger.ms`` ...) are accepted and kept in
+``extra`` for the producer and consumer to read; an ``ssl.*``/``sasl.*`` property the client does
+not understand is refused, because silently ignoring it would connect without the security the
+user asked for.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from zurau.client.errors import ClientConfigError
+from zurau.client.security import SECURITY_PROTOCOLS, ClientSecurity
 from zurau.config import ConfigError, parse_properties
 
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
-SUPPORTED_SECURITY_PROTOCOLS = ("PLAINTEXT",)
+SUPPORTED_SECURITY_PROTOCOLS = SECURITY_PROTOCOLS
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class ClientConfig:
     metadata_max_age_ms: int = 300_000
     security_protocol: str = "PLAINTEXT"
     extra: Mapping[str, str] = field(default_factory=dict)
+    security: ClientSecurity = field(default_factory=ClientSecurity)
 
     @property
     def request_timeout(self) -> float:
@@ -58,20 +61,14 @@ class ClientConfig:
                 kwargs["client_id"] = value
             elif key in ("request.timeout.ms", "socket.connection.setup.timeout.ms", "metadata.max.age.ms"):
                 kwargs[key.replace("socket.", "").replace(".", "_")] = _positive_int(key, value)
-            elif key == "security.protocol":
-                proto = value.upper()
-                if proto not in SUPPORTED_SECURITY_PROTOCOLS:
-                    raise ClientConfigError(
-                        f"security.protocol={value} is not supported by this client yet (only PLAINTEXT)"
-                    )
-                kwargs["security_protocol"] = proto
-            elif key.startswith(("sasl.", "ssl.")):
-                raise ClientConfigError(
-                    f"{key} is set but this client supports only security.protocol=PLAINTEXT"
-                )
+            elif key == "security.protocol" or key.startswith(("sasl.", "ssl.")):
+                continue  # read by ClientSecurity.from_props below
             else:
                 extra[key] = value
         kwargs["extra"] = extra
+        security = ClientSecurity.from_props(props)
+        kwargs["security"] = security
+        kwargs["security_protocol"] = security.protocol
         return cls(**kwargs)  # type: ignore[arg-type]
 
     @classmethod

@@ -15,6 +15,13 @@ Invariants:
   broker answers UNSUPPORTED_VERSION (in v0 form, listing what it serves), retries with the
   highest version both sides know. :meth:`version` then picks, per API, the highest version in
   the intersection of the broker's range, this codebase's schema range and the caller's cap.
+* With a :class:`~zurau.client.security.ClientSecurity`, the socket speaks TLS (SSL, SASL_SSL)
+  and, after ApiVersions, authenticates with SaslHandshake v1 and SaslAuthenticate (SASL_*)
+  before any other request; a refusal raises :class:`AuthenticationError` with the broker's
+  message and closes the connection. When the broker gives the session a lifetime
+  (``connections.max.reauth.ms``, KIP-368), the client re-authenticates on the same connection
+  once 85% of it has passed: the next request waits while the requests in flight finish and the
+  SaslHandshake/SaslAuthenticate exchange runs, then goes out.
 * A request that gets no answer within its timeout fails with RequestTimeoutError and closes the
   connection (as Kafka's Java client does), failing every other waiting request with
   ConnectionLostError; so does the peer closing the socket. After :meth:`close` returns no task
@@ -29,9 +36,10 @@ import functools
 import importlib.metadata
 import logging
 from collections.abc import Callable, Hashable
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from zurau.client.errors import (
+    AuthenticationError,
     BrokerUnreachableError,
     ConnectionLostError,
     RequestTimeoutError,
@@ -42,6 +50,10 @@ from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import UnsupportedVersionError
 from zurau.protocol.frame import FrameDecoder, decode_response, encode_request, response_correlation_id
 from zurau.protocol.primitives import DecodeError
+from zurau.protocol.sasl import SaslError
+
+if TYPE_CHECKING:
+    from zurau.client.security import ClientSecurity
 
 log = logging.getLogger("zurau.client")
 
@@ -75,8 +87,10 @@ class BrokerConnection:
         client_id: str = "zurau",
         request_timeout: float = 30.0,
         node_id: int = -1,
+        security: ClientSecurity | None = None,
     ) -> None:
         self.host = host
+        self.security = security
         self.port = port
         self.node_id = node_id
         self.client_id = client_id
@@ -89,6 +103,8 @@ class BrokerConnection:
         self._next_correlation_id = 0
         self._closed = False
         self._close_reason: str | None = None
+        self._reauth_at: float | None = None  # loop time to re-authenticate at (KIP-368)
+        self._reauthenticating: asyncio.Future[None] | None = None
 
     def __repr__(self) -> str:
         return f"BrokerConnection({self.host}:{self.port}, node {self.node_id})"
@@ -108,9 +124,12 @@ class BrokerConnection:
     # ------------------------------------------------------------------ lifecycle
     async def connect(self, timeout: float = 10.0) -> BrokerConnection:
         """Open the socket and negotiate API versions. BrokerUnreachableError if it cannot."""
+        security = self.security
+        tls = security.ssl_context() if security is not None else None
         try:
             self._reader, self._writer = await asyncio.wait_for(
-                asyncio.open_connection(self.host, self.port), timeout
+                asyncio.open_connection(self.host, self.port, ssl=tls, server_hostname=self.host if tls else None),
+                timeout,
             )
         except (OSError, TimeoutError) as e:
             reason = "timed out" if isinstance(e, TimeoutError) else (e.strerror or str(e))
@@ -120,6 +139,8 @@ class BrokerConnection:
         )
         try:
             await self._negotiate(timeout)
+            if security is not None and security.uses_sasl:
+                await self._authenticate(security, timeout)
         except BaseException:
             await self.close()
             raise
@@ -142,6 +163,54 @@ class BrokerConnection:
             self.api_versions = ranges
             return
         raise UnsupportedApiError(f"{self.address} speaks no ApiVersions version this client knows")
+
+    async def _authenticate(self, security: ClientSecurity, timeout: float) -> None:
+        """SaslHandshake v1 then SaslAuthenticate rounds until the mechanism completes."""
+        mechanism = security.sasl_mechanism.upper()
+        resp = await self._send(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": mechanism}, timeout)
+        if resp["error_code"]:
+            offered = ", ".join(resp["mechanisms"]) or "none"
+            raise AuthenticationError(
+                f"{self.address} refused SASL mechanism {mechanism} (error {resp['error_code']}; it offers {offered})"
+            )
+        client = security.sasl_client()
+        assert client is not None
+        version = self.version(ApiKey.SASL_AUTHENTICATE, 2)
+        token: bytes | None = client.first()
+        try:
+            while token is not None:
+                resp = await self._send(ApiKey.SASL_AUTHENTICATE, version, {"auth_bytes": token}, timeout)
+                if resp["error_code"]:
+                    raise AuthenticationError(
+                        f"{self.address}: {resp['error_message'] or 'SASL authentication failed'}"
+                        f" (error {resp['error_code']})"
+                    )
+                token = client.step(bytes(resp["auth_bytes"]))
+        except SaslError as e:
+            raise AuthenticationError(f"{self.address}: {e}") from None
+        lifetime_ms = resp.get("session_lifetime_ms", 0)
+        loop = asyncio.get_running_loop()
+        self._reauth_at = loop.time() + 0.85 * lifetime_ms / 1000 if lifetime_ms > 0 else None
+
+    async def _reauthenticate(self) -> None:
+        """Re-authenticate once no request is in flight; concurrent callers wait for it."""
+        if self._reauthenticating is not None:
+            await asyncio.shield(self._reauthenticating)
+            return
+        loop = asyncio.get_running_loop()
+        done = self._reauthenticating = loop.create_future()
+        try:
+            while self._pending and not self._closed:
+                await asyncio.sleep(0.002)
+            assert self.security is not None
+            await self._authenticate(self.security, self.request_timeout)
+            done.set_result(None)
+        except BaseException as e:
+            done.set_exception(e)
+            done.exception()  # retrieved: the waiters re-raise it
+            raise
+        finally:
+            self._reauthenticating = None
 
     async def close(self) -> None:
         """Close the socket, fail waiting requests, and wait for the reader task to end."""
@@ -190,6 +259,10 @@ class BrokerConnection:
         expect_response: bool = True,
     ) -> dict[str, Any]:
         """Send one request and return the decoded answer (``{}`` when none is expected)."""
+        if self._reauthenticating is not None or (
+            self._reauth_at is not None and asyncio.get_running_loop().time() >= self._reauth_at
+        ):
+            await self._reauthenticate()
         if version is None:
             version = self.version(api_key, max_version)
         return await self._send(api_key, version, body, timeout, expect_response)

@@ -31,3 +31,7 @@ class RequestTimeoutError(ClientError):
 
 class UnsupportedApiError(ClientError):
     """The broker does not serve the API, or no version both sides speak."""
+
+
+class AuthenticationError(ClientError):
+    """The broker refused this client's SASL credentials or mechanism."""

@@ -118,7 +118,13 @@ def group_error(code: int, what: str) -> KafkaError:
 
 
 class GroupMember:
-    """One member of a classic consumer group, subscribed to ``topics``."""
+    """One member of a classic consumer group, subscribed to ``topics``.
+
+    Subclasses speaking another embedded protocol (Kafka Connect's ``connect``) override
+    ``PROTOCOL_TYPE``, :meth:`_protocols`, :meth:`_assign` and :meth:`_decode_assignment`.
+    """
+
+    PROTOCOL_TYPE = "consumer"
 
     def __init__(
         self,
@@ -206,8 +212,8 @@ class GroupMember:
             "rebalance_timeout_ms": self.rebalance_timeout_ms,
             "member_id": self.member_id,
             "group_instance_id": None,
-            "protocol_type": "consumer",
-            "protocols": [{"name": "range", "metadata": encode_subscription(self.topics)}],
+            "protocol_type": self.PROTOCOL_TYPE,
+            "protocols": self._protocols(),
             "reason": None,
         }
         resp = await self._send(
@@ -238,7 +244,7 @@ class GroupMember:
             "generation_id": self.generation_id,
             "member_id": self.member_id,
             "group_instance_id": None,
-            "protocol_type": "consumer",
+            "protocol_type": self.PROTOCOL_TYPE,
             "protocol_name": self.protocol_name,
             "assignments": assignments,
         }
@@ -259,7 +265,14 @@ class GroupMember:
             raise _Retry
         if code:
             raise group_error(code, f"SyncGroup of group '{self.group_id}'")
-        return decode_assignment(bytes(sync["assignment"] or b""))
+        return self._decode_assignment(bytes(sync["assignment"] or b""))
+
+    def _protocols(self) -> list[dict[str, Any]]:
+        """The JoinGroup protocols offered: ``range`` with this member's subscription."""
+        return [{"name": "range", "metadata": encode_subscription(self.topics)}]
+
+    def _decode_assignment(self, data: bytes) -> list[TopicPartition]:
+        return decode_assignment(data)
 
     async def _assign(self, members: list[dict[str, Any]]) -> list[dict[str, Any]]:
         subs: dict[str, list[str]] = {}

@@ -104,6 +104,12 @@ class SchemaRegistryClient:
         assert last is not None
         raise last
 
+    def request(self, method: str, path: str, body: Any = None, **params: Any) -> Any:
+        """Any call of the REST API: ``path`` (``/subjects/...``) with ``params`` as its query
+        (None dropped, booleans as true/false); the answer's JSON, or SchemaRegistryError."""
+        query = {k: str(v).lower() if isinstance(v, bool) else v for k, v in params.items() if v is not None}
+        return self._call(method, path + (f"?{urllib.parse.urlencode(query)}" if query else ""), body)
+
     def schema_by_id(self, schema_id: int) -> RegisteredSchema:
         """The schema with global id ``schema_id`` (cached)."""
         with self._lock:

@@ -79,6 +79,7 @@ from zurau.protocol.errors import (
     TopicAlreadyExistsError,
     UnknownServerError,
 )
+from zurau.replication.purgatory import request_wait
 
 log = logging.getLogger("zurau.coordinator")
 
@@ -626,12 +627,19 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
         on_error: Callable[[KafkaError], Any] | None = None,
     ) -> asyncio.Future[Any]:
         """:meth:`request` as a future: its reply, or ``on_error(error)`` (without ``on_error``,
-        the error is raised). A cancelled future (the client went away) is left alone."""
+        the error is raised). A cancelled future (the client went away) is left alone. A reply
+        that comes later than the call (a rebalance, a write waiting for the high watermark) is
+        charged to the request's purgatory time (``request_wait``, when measured)."""
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        timer = request_wait.get()
+        started = time.perf_counter() if timer is not None else 0.0
+        pending = False  # True once request() has returned without an answer
 
         def done(result: Any, err: KafkaError | None) -> None:
             if fut.done():
                 return
+            if timer is not None and pending:
+                timer.seconds += time.perf_counter() - started
             if err is None:
                 fut.set_result(result)
             elif on_error is not None:
@@ -640,6 +648,7 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
                 fut.set_exception(err)
 
         self.request(key, op, done)
+        pending = True
         return fut
 
     def _enqueue(self, partition: int, event: _Event) -> None:

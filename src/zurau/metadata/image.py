@@ -15,6 +15,11 @@ Invariants:
   unregister records apply only to the registration whose epoch they name (a record naming
   another epoch targets a registration that no longer exists and changes nothing). A single node
   that has not registered has no brokers here.
+* ``scram_credentials`` maps (user, SCRAM mechanism) to the stored credential; a
+  ``UserScramCredentialRecord`` sets one, a ``RemoveUserScramCredentialRecord`` removes it.
+* ``acls`` maps an ACL's id to its binding; an ``AccessControlEntryRecord`` adds one, a
+  ``RemoveAccessControlEntryRecord`` removes it. The mapping object is replaced whenever an ACL
+  changes and shared otherwise, so its identity tells the authorizer when to rebuild its index.
 
 Readers (handlers, the replica manager, coordinators) take the current image once per operation
 and read it without locks.
@@ -39,6 +44,7 @@ from zurau.metadata.records import (
     FENCING_UNFENCE,
     NO_LEADER_CHANGE,
     TOPIC_RESOURCE,
+    AccessControlEntryRecord,
     BrokerEndpoint,
     BrokerFeature,
     BrokerRegistrationChangeRecord,
@@ -50,11 +56,16 @@ from zurau.metadata.records import (
     PartitionRecord,
     ProducerIdsRecord,
     RegisterBrokerRecord,
+    RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
+    RemoveUserScramCredentialRecord,
     TopicRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
+    UserScramCredentialRecord,
 )
+from zurau.protocol.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
+from zurau.protocol.sasl import ScramCredential, ScramMechanism
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__cluster_metadata"})
 
@@ -191,6 +202,10 @@ class MetadataImage:
     next_producer_id: int = 0
     offset: int = -1
     brokers: Mapping[int, BrokerRegistration] = field(default_factory=dict)
+    # (user name, ScramMechanism) -> the user's SCRAM credential for that mechanism.
+    scram_credentials: Mapping[tuple[str, ScramMechanism], ScramCredential] = field(default_factory=dict)
+    # ACL id -> binding (zurau.protocol.acl).
+    acls: Mapping[uuid.UUID, AclBinding] = field(default_factory=dict)
     # What changed from the image this one was built from (not part of its value).
     _parent: weakref.ReferenceType[MetadataImage] | None = field(default=None, compare=False, repr=False)
     _touched: frozenset[uuid.UUID] = field(default=frozenset(), compare=False, repr=False)
@@ -278,6 +293,8 @@ class _Delta:
         self.broker_configs: dict[str, dict[str, str]] | None = None
         self.features: dict[str, int] | None = None
         self.brokers: dict[int, BrokerRegistration] | None = None
+        self.scram: dict[tuple[str, ScramMechanism], ScramCredential] | None = None
+        self.acls: dict[uuid.UUID, AclBinding] | None = None
         self.next_producer_id = base.next_producer_id
 
     def _brokers(self) -> dict[int, BrokerRegistration]:
@@ -401,6 +418,27 @@ class _Delta:
             self._change_broker(r.broker_id, r.epoch, FENCING_UNFENCE, CONTROLLED_SHUTDOWN_NONE)
         elif isinstance(r, BrokerRegistrationChangeRecord):
             self._change_broker(r.broker_id, r.broker_epoch, r.fenced, r.in_controlled_shutdown, r.log_dirs)
+        elif isinstance(r, UserScramCredentialRecord):
+            if self.scram is None:
+                self.scram = dict(self.base.scram_credentials)
+            self.scram[(r.name, ScramMechanism(r.mechanism))] = ScramCredential(
+                r.salt, r.stored_key, r.server_key, r.iterations
+            )
+        elif isinstance(r, RemoveUserScramCredentialRecord):
+            if self.scram is None:
+                self.scram = dict(self.base.scram_credentials)
+            self.scram.pop((r.name, ScramMechanism(r.mechanism)), None)
+        elif isinstance(r, AccessControlEntryRecord):
+            if self.acls is None:
+                self.acls = dict(self.base.acls)
+            self.acls[r.id] = AclBinding(
+                ResourceType(r.resource_type), r.resource_name, PatternType(r.pattern_type), r.principal, r.host,
+                AclOperation(r.operation), AclPermissionType(r.permission_type),
+            )
+        elif isinstance(r, RemoveAccessControlEntryRecord):
+            if self.acls is None:
+                self.acls = dict(self.base.acls)
+            self.acls.pop(r.id, None)
         else:  # pragma: no cover - decode_record only returns the types above
             raise ValueError(f"cannot apply {r!r}")
 
@@ -436,6 +474,8 @@ class _Delta:
             next_producer_id=self.next_producer_id,
             offset=offset,
             brokers=MappingProxyType(self.brokers) if self.brokers is not None else self.base.brokers,
+            scram_credentials=MappingProxyType(self.scram) if self.scram is not None else self.base.scram_credentials,
+            acls=MappingProxyType(self.acls) if self.acls is not None else self.base.acls,
             _parent=weakref.ref(self.base),
             _touched=frozenset(self.touched | set(self.partitions) | set(self.configs)),
         )

@@ -21,9 +21,11 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
+from zurau.metadata.acl_control import create_acls, delete_acls
 from zurau.metadata.controller import ControllerResult, QuorumController
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.metadata_log import MetadataLog
+from zurau.metadata.scram_control import alter_user_scram_credentials
 from zurau.protocol.errors import KafkaStorageError
 
 log = logging.getLogger("zurau.controller")
@@ -104,6 +106,17 @@ class LocalControllerChannel:
 
     async def create_partitions(self, topics: list[dict[str, Any]], validate_only: bool) -> list[dict[str, Any]]:
         return await self._durable(self.controller.create_partitions(self._image, topics, validate_only))
+
+    async def alter_user_scram_credentials(
+        self, deletions: list[dict[str, Any]], upsertions: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        return await self._durable(alter_user_scram_credentials(self._image, deletions, upsertions))
+
+    async def create_acls(self, creations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return await self._durable(create_acls(self._image, creations))
+
+    async def delete_acls(self, filters: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return await self._durable(delete_acls(self._image, filters))
 
     async def alter_configs(self, resources: list[dict[str, Any]], validate_only: bool) -> list[dict[str, Any]]:
         return await self._durable(self.controller.alter_configs(self._image, resources, validate_only))

@@ -44,11 +44,13 @@ from typing import Any, TypeVar
 from zurau.client.connection import BrokerConnection, ConnectionCache
 from zurau.client.errors import ClientError
 from zurau.clock import Clock
+from zurau.metadata.acl_control import create_acls, delete_acls
 from zurau.metadata.broker_heartbeat_manager import BrokerHeartbeatManager
 from zurau.metadata.controller import ControllerResult, QuorumController, config_result, create_topic_error
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.raft_client import RaftClient
 from zurau.metadata.records import MetadataRecord, decode_record, encode_record
+from zurau.metadata.scram_control import alter_user_scram_credentials
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     CoordinatorLoadInProgressError,
@@ -589,6 +591,51 @@ class RaftControllerChannel:
             return {"error_code": code, "error_message": msg, "responses": []}
 
         return await self._decide(local, forward, refuse)
+
+    async def alter_user_scram_credentials(
+        self, deletions: list[dict[str, Any]], upsertions: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """AlterUserScramCredentials, decided by the active controller: one result per user."""
+
+        async def forward(conn: BrokerConnection) -> list[dict[str, Any]] | None:
+            body = {"deletions": deletions, "upsertions": upsertions}
+            resp = await conn.request(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, body)
+            out: list[dict[str, Any]] = resp["results"]
+            return None if _all_not_controller(out) else out
+
+        def refuse(code: int, msg: str) -> list[dict[str, Any]]:
+            users = dict.fromkeys(op["name"] for op in [*deletions, *upsertions])
+            return [{"user": u, "error_code": code, "error_message": msg} for u in users]
+
+        return await self._decide(
+            lambda image: alter_user_scram_credentials(image, deletions, upsertions), forward, refuse
+        )
+
+    async def create_acls(self, creations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """CreateAcls, decided by the active controller: one result per creation."""
+
+        async def forward(conn: BrokerConnection) -> list[dict[str, Any]] | None:
+            resp = await conn.request(ApiKey.CREATE_ACLS, {"creations": creations})
+            out: list[dict[str, Any]] = resp["results"]
+            return None if _all_not_controller(out) else out
+
+        def refuse(code: int, msg: str) -> list[dict[str, Any]]:
+            return [{"error_code": code, "error_message": msg} for _ in creations]
+
+        return await self._decide(lambda image: create_acls(image, creations), forward, refuse)
+
+    async def delete_acls(self, filters: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """DeleteAcls, decided by the active controller: one result per filter."""
+
+        async def forward(conn: BrokerConnection) -> list[dict[str, Any]] | None:
+            resp = await conn.request(ApiKey.DELETE_ACLS, {"filters": filters})
+            out: list[dict[str, Any]] = resp["filter_results"]
+            return None if _all_not_controller(out) else out
+
+        def refuse(code: int, msg: str) -> list[dict[str, Any]]:
+            return [{"error_code": code, "error_message": msg, "matching_acls": []} for _ in filters]
+
+        return await self._decide(lambda image: delete_acls(image, filters), forward, refuse)
 
     async def list_partition_reassignments(self, topics: list[dict[str, Any]] | None) -> dict[str, Any]:
         """ListPartitionReassignments, answered by the active controller: ``error_code``,

@@ -16,6 +16,10 @@ carry it unchanged:
   identified by its id and its *broker epoch*; fence/unfence/change/unregister records name both.
 * ``PartitionChangeRecord`` (5): a change to one partition (new ISR, new leader, new replicas);
   every such record bumps the partition epoch, and one that names a leader bumps the leader epoch.
+* ``UserScramCredentialRecord`` (11) and ``RemoveUserScramCredentialRecord`` (22): a user's SCRAM
+  credential per mechanism (salt, stored key, server key, iterations; never the password).
+* ``AccessControlEntryRecord`` (18) and ``RemoveAccessControlEntryRecord`` (19): an ACL binding
+  (with the id the controller gave it) was added or, by that id, removed.
 
 Each record type is written at the newest version this module knows and read at any version up
 to it (fields a version lacks take their defaults); a record newer than that is refused.
@@ -34,7 +38,20 @@ from typing import Any, ClassVar, NamedTuple
 
 from zurau.protocol.codec import compile_struct
 from zurau.protocol.primitives import DecodeError, read_uvarint, write_uvarint
-from zurau.protocol.schema import BOOL, INT8, INT16, INT32, INT64, STRING, UINT16, UUID, Array, Field, Struct
+from zurau.protocol.schema import (
+    BOOL,
+    BYTES,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    STRING,
+    UINT16,
+    UUID,
+    Array,
+    Field,
+    Struct,
+)
 
 FRAME_VERSION = 1
 
@@ -221,6 +238,52 @@ class BrokerRegistrationChangeRecord:
     log_dirs: tuple[uuid.UUID, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class UserScramCredentialRecord:
+    """A user's SCRAM credential for one mechanism (1 SCRAM-SHA-256, 2 SCRAM-SHA-512) was set:
+    the salt, the stored and server keys derived from the salted password, and the iterations."""
+
+    TYPE: ClassVar[int] = 11
+    name: str
+    mechanism: int
+    salt: bytes
+    stored_key: bytes
+    server_key: bytes
+    iterations: int
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveUserScramCredentialRecord:
+    """A user's SCRAM credential for one mechanism was deleted."""
+
+    TYPE: ClassVar[int] = 22
+    name: str
+    mechanism: int
+
+
+@dataclass(frozen=True, slots=True)
+class AccessControlEntryRecord:
+    """An ACL binding was added, under a unique id (ids as in :mod:`zurau.protocol.acl`)."""
+
+    TYPE: ClassVar[int] = 18
+    id: uuid.UUID
+    resource_type: int
+    resource_name: str
+    pattern_type: int
+    principal: str
+    host: str
+    operation: int
+    permission_type: int
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveAccessControlEntryRecord:
+    """The ACL binding with this id was removed."""
+
+    TYPE: ClassVar[int] = 19
+    id: uuid.UUID
+
+
 MetadataRecord = (
     TopicRecord
     | PartitionRecord
@@ -234,6 +297,10 @@ MetadataRecord = (
     | FenceBrokerRecord
     | UnfenceBrokerRecord
     | BrokerRegistrationChangeRecord
+    | UserScramCredentialRecord
+    | RemoveUserScramCredentialRecord
+    | AccessControlEntryRecord
+    | RemoveAccessControlEntryRecord
 )
 
 
@@ -502,6 +569,71 @@ _LAYOUTS: dict[int, _Layout] = {
             lambda d: BrokerRegistrationChangeRecord(
                 d["broker_id"], d["broker_epoch"], d["fenced"], d["in_controlled_shutdown"], tuple(d["log_dirs"])
             ),
+        ),
+        _Layout(
+            UserScramCredentialRecord,
+            0,
+            (
+                Field("name", STRING),
+                Field("mechanism", INT8),
+                Field("salt", BYTES),
+                Field("stored_key", BYTES),
+                Field("server_key", BYTES),
+                Field("iterations", INT32),
+            ),
+            lambda r: {
+                "name": r.name,
+                "mechanism": r.mechanism,
+                "salt": r.salt,
+                "stored_key": r.stored_key,
+                "server_key": r.server_key,
+                "iterations": r.iterations,
+            },
+            lambda d: UserScramCredentialRecord(
+                d["name"], d["mechanism"], bytes(d["salt"]), bytes(d["stored_key"]), bytes(d["server_key"]), d["iterations"]
+            ),
+        ),
+        _Layout(
+            RemoveUserScramCredentialRecord,
+            0,
+            (Field("name", STRING), Field("mechanism", INT8)),
+            lambda r: {"name": r.name, "mechanism": r.mechanism},
+            lambda d: RemoveUserScramCredentialRecord(d["name"], d["mechanism"]),
+        ),
+        _Layout(
+            AccessControlEntryRecord,
+            0,
+            (
+                Field("id", UUID),
+                Field("resource_type", INT8),
+                Field("resource_name", STRING),
+                Field("pattern_type", INT8),
+                Field("principal", STRING),
+                Field("host", STRING),
+                Field("operation", INT8),
+                Field("permission_type", INT8),
+            ),
+            lambda r: {
+                "id": r.id,
+                "resource_type": r.resource_type,
+                "resource_name": r.resource_name,
+                "pattern_type": r.pattern_type,
+                "principal": r.principal,
+                "host": r.host,
+                "operation": r.operation,
+                "permission_type": r.permission_type,
+            },
+            lambda d: AccessControlEntryRecord(
+                d["id"], d["resource_type"], d["resource_name"], d["pattern_type"], d["principal"], d["host"],
+                d["operation"], d["permission_type"],
+            ),
+        ),
+        _Layout(
+            RemoveAccessControlEntryRecord,
+            0,
+            (Field("id", UUID),),
+            lambda r: {"id": r.id},
+            lambda d: RemoveAccessControlEntryRecord(d["id"]),
         ),
     )
 }

@@ -47,6 +47,7 @@ from zurau.metadata.image import MetadataImage
 from zurau.metadata.records import (
     BROKER_RESOURCE,
     TOPIC_RESOURCE,
+    AccessControlEntryRecord,
     ConfigRecord,
     FeatureLevelRecord,
     MetadataRecord,
@@ -54,6 +55,7 @@ from zurau.metadata.records import (
     ProducerIdsRecord,
     RegisterBrokerRecord,
     TopicRecord,
+    UserScramCredentialRecord,
     decode_record,
     encode_record,
 )
@@ -136,6 +138,13 @@ def image_records(image: MetadataImage) -> list[MetadataRecord]:
         out += [ConfigRecord(BROKER_RESOURCE, resource, k, configs[k]) for k in sorted(configs)]
     if image.next_producer_id:
         out.append(ProducerIdsRecord(-1, -1, image.next_producer_id))
+    for (user, mech), c in sorted(image.scram_credentials.items()):
+        out.append(UserScramCredentialRecord(user, int(mech), c.salt, c.stored_key, c.server_key, c.iterations))
+    for acl_id, acl in sorted(image.acls.items()):
+        out.append(AccessControlEntryRecord(
+            acl_id, int(acl.resource_type), acl.resource_name, int(acl.pattern_type), acl.principal, acl.host,
+            int(acl.operation), int(acl.permission),
+        ))
     return out
 
 

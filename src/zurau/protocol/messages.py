@@ -1127,6 +1127,124 @@ class TxnOffsetCommitResponse(TypedDict, total=False):
     topics: list[TxnOffsetCommitResponseTopics]
 
 
+class DescribeAclsRequest(TypedDict, total=False):
+    """DescribeAcls request (api key 29), v1-3; flexible v2+."""
+
+    resource_type_filter: int
+    resource_name_filter: str | None  # nullable v0+
+    pattern_type_filter: int
+    principal_filter: str | None  # nullable v0+
+    host_filter: str | None  # nullable v0+
+    operation: int
+    permission_type: int
+
+
+class DescribeAclsResponseResourcesAcls(TypedDict, total=False):
+    """An element of ``DescribeAclsResponseResources.acls``."""
+
+    principal: str
+    host: str
+    operation: int
+    permission_type: int
+
+
+class DescribeAclsResponseResources(TypedDict, total=False):
+    """An element of ``DescribeAclsResponse.resources``."""
+
+    resource_type: int
+    resource_name: str
+    pattern_type: int
+    acls: list[DescribeAclsResponseResourcesAcls]
+
+
+class DescribeAclsResponse(TypedDict, total=False):
+    """DescribeAcls response (api key 29), v1-3; flexible v2+."""
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+    resources: list[DescribeAclsResponseResources]
+
+
+class CreateAclsRequestCreations(TypedDict, total=False):
+    """An element of ``CreateAclsRequest.creations``."""
+
+    resource_type: int
+    resource_name: str
+    resource_pattern_type: int
+    principal: str
+    host: str
+    operation: int
+    permission_type: int
+
+
+class CreateAclsRequest(TypedDict, total=False):
+    """CreateAcls request (api key 30), v1-3; flexible v2+."""
+
+    creations: list[CreateAclsRequestCreations]
+
+
+class CreateAclsResponseResults(TypedDict, total=False):
+    """An element of ``CreateAclsResponse.results``."""
+
+    error_code: int
+    error_message: str | None  # nullable v0+
+
+
+class CreateAclsResponse(TypedDict, total=False):
+    """CreateAcls response (api key 30), v1-3; flexible v2+."""
+
+    throttle_time_ms: int
+    results: list[CreateAclsResponseResults]
+
+
+class DeleteAclsRequestFilters(TypedDict, total=False):
+    """An element of ``DeleteAclsRequest.filters``."""
+
+    resource_type_filter: int
+    resource_name_filter: str | None  # nullable v0+
+    pattern_type_filter: int
+    principal_filter: str | None  # nullable v0+
+    host_filter: str | None  # nullable v0+
+    operation: int
+    permission_type: int
+
+
+class DeleteAclsRequest(TypedDict, total=False):
+    """DeleteAcls request (api key 31), v1-3; flexible v2+."""
+
+    filters: list[DeleteAclsRequestFilters]
+
+
+class DeleteAclsResponseFilterResultsMatchingAcls(TypedDict, total=False):
+    """An element of ``DeleteAclsResponseFilterResults.matching_acls``."""
+
+    error_code: int
+    error_message: str | None  # nullable v0+
+    resource_type: int
+    resource_name: str
+    pattern_type: int
+    principal: str
+    host: str
+    operation: int
+    permission_type: int
+
+
+class DeleteAclsResponseFilterResults(TypedDict, total=False):
+    """An element of ``DeleteAclsResponse.filter_results``."""
+
+    error_code: int
+    error_message: str | None  # nullable v0+
+    matching_acls: list[DeleteAclsResponseFilterResultsMatchingAcls]
+
+
+class DeleteAclsResponse(TypedDict, total=False):
+    """DeleteAcls response (api key 31), v1-3; flexible v2+."""
+
+    throttle_time_ms: int
+    filter_results: list[DeleteAclsResponseFilterResults]
+
+
 class DescribeConfigsRequestResources(TypedDict, total=False):
     """An element of ``DescribeConfigsRequest.resources``."""
 
@@ -1543,6 +1661,82 @@ class OffsetDeleteResponse(TypedDict, total=False):
     error_code: int
     throttle_time_ms: int
     topics: list[OffsetDeleteResponseTopics]
+
+
+class DescribeUserScramCredentialsRequestUsers(TypedDict, total=False):
+    """An element of ``DescribeUserScramCredentialsRequest.users``."""
+
+    name: str
+
+
+class DescribeUserScramCredentialsRequest(TypedDict, total=False):
+    """DescribeUserScramCredentials request (api key 50), v0-0; flexible v0+."""
+
+    users: list[DescribeUserScramCredentialsRequestUsers] | None  # nullable v0+
+
+
+class DescribeUserScramCredentialsResponseResultsCredentialInfos(TypedDict, total=False):
+    """An element of ``DescribeUserScramCredentialsResponseResults.credential_infos``."""
+
+    mechanism: int
+    iterations: int
+
+
+class DescribeUserScramCredentialsResponseResults(TypedDict, total=False):
+    """An element of ``DescribeUserScramCredentialsResponse.results``."""
+
+    user: str
+    error_code: int
+    error_message: str | None  # nullable v0+
+    credential_infos: list[DescribeUserScramCredentialsResponseResultsCredentialInfos]
+
+
+class DescribeUserScramCredentialsResponse(TypedDict, total=False):
+    """DescribeUserScramCredentials response (api key 50), v0-0; flexible v0+."""
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+    results: list[DescribeUserScramCredentialsResponseResults]
+
+
+class AlterUserScramCredentialsRequestDeletions(TypedDict, total=False):
+    """An element of ``AlterUserScramCredentialsRequest.deletions``."""
+
+    name: str
+    mechanism: int
+
+
+class AlterUserScramCredentialsRequestUpsertions(TypedDict, total=False):
+    """An element of ``AlterUserScramCredentialsRequest.upsertions``."""
+
+    name: str
+    mechanism: int
+    iterations: int
+    salt: bytes
+    salted_password: bytes
+
+
+class AlterUserScramCredentialsRequest(TypedDict, total=False):
+    """AlterUserScramCredentials request (api key 51), v0-0; flexible v0+."""
+
+    deletions: list[AlterUserScramCredentialsRequestDeletions]
+    upsertions: list[AlterUserScramCredentialsRequestUpsertions]
+
+
+class AlterUserScramCredentialsResponseResults(TypedDict, total=False):
+    """An element of ``AlterUserScramCredentialsResponse.results``."""
+
+    user: str
+    error_code: int
+    error_message: str | None  # nullable v0+
+
+
+class AlterUserScramCredentialsResponse(TypedDict, total=False):
+    """AlterUserScramCredentials response (api key 51), v0-0; flexible v0+."""
+
+    throttle_time_ms: int
+    results: list[AlterUserScramCredentialsResponseResults]
 
 
 class VoteRequestTopicsPartitions(TypedDict, total=False):

@@ -11,21 +11,50 @@
   stays in the log: a timeout says "not known to be replicated", not "not written").
 
 Both are driven by the replica manager on the event loop; neither is thread-safe.
+
+Remote time (Kafka's ``RemoteTimeMs``): a wait made while :data:`request_wait` holds a
+:class:`WaitTime` (the broker's connection sets one per request when metrics are on) adds its
+duration to it, so the request's time in purgatory can be told from its local processing time.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from contextvars import ContextVar
 
 from zurau.protocol.errors import RequestTimedOutError
 from zurau.types import TopicPartitionKey
 
 
+class WaitTime:
+    """Seconds one request has spent waiting in purgatories so far; ``variant``: a finer name for
+    its request metrics that its handler may give (Kafka's ``FetchConsumer``/``FetchFollower``)."""
+
+    __slots__ = ("seconds", "variant")
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.variant: str | None = None
+
+
+#: The current request's :class:`WaitTime`, or None when nobody measures it.
+request_wait: ContextVar[WaitTime | None] = ContextVar("zurau_request_wait", default=None)
+
+
 class FetchPurgatory:
     def __init__(self) -> None:
         self._waiters: dict[tuple[str, int], set[asyncio.Future[None]]] = defaultdict(set)
+
+    def watch_count(self) -> int:
+        """Number of (waiting fetch, partition) watches (Kafka's ``PurgatorySize``)."""
+        return sum(len(s) for s in self._waiters.values())
+
+    def operation_count(self) -> int:
+        """Number of fetches waiting (Kafka's ``NumDelayedOperations``)."""
+        return len(set().union(*self._waiters.values())) if self._waiters else 0
 
     def notify(self, topic: str, partition: int) -> None:
         waiters = self._waiters.pop((topic, partition), None)
@@ -46,11 +75,15 @@ class FetchPurgatory:
         keys = list(partitions)
         for key in keys:
             self._waiters[key].add(fut)
+        timer = request_wait.get()
+        started = time.perf_counter() if timer is not None else 0.0
         try:
             await asyncio.wait_for(fut, timeout_s)
         except TimeoutError:
             pass
         finally:
+            if timer is not None:
+                timer.seconds += time.perf_counter() - started
             for key in keys:
                 s = self._waiters.get(key)
                 if s is not None:
@@ -106,6 +139,10 @@ class ProducePurgatory:
         """Number of (operation, partition) watches."""
         return sum(len(ops) for ops in self._watchers.values())
 
+    def operation_count(self) -> int:
+        """Number of produces waiting (Kafka's ``NumDelayedOperations``)."""
+        return len({id(op) for ops in self._watchers.values() for op in ops})
+
     def __bool__(self) -> bool:
         """True if any operation is watched (cheap: the hot path asks this on every HW advance)."""
         return bool(self._watchers)
@@ -158,6 +195,8 @@ class ProducePurgatory:
 
     async def wait(self, op: DelayedProduce, timeout_s: float) -> dict[TopicPartitionKey, int]:
         """Wait until ``op`` is done or ``timeout_s`` passes; return its per-partition error codes."""
+        timer = request_wait.get()
+        started = time.perf_counter() if timer is not None else 0.0
         try:
             if not op.done and timeout_s > 0:
                 fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -167,6 +206,8 @@ class ProducePurgatory:
                 except TimeoutError:
                     pass
         finally:
+            if timer is not None:
+                timer.seconds += time.perf_counter() - started
             # Also on cancellation (the client went away): never leave the operation watched.
             op._future = None
             if not op.done:

@@ -191,6 +191,10 @@ class ReplicaManager:
         self.replica_selector: ReplicaSelector | None = None
         self.broker_rack: Callable[[int], str | None] = lambda _b: None
         self.follower_consumer_reads = 0  # consumer reads this broker served as a follower
+        # ISR changes this leader proposed and the controller accepted (Kafka's IsrShrinksPerSec
+        # and IsrExpandsPerSec, as totals).
+        self.isr_shrinks = 0
+        self.isr_expands = 0
 
     # ------------------------------------------------------------------ hosting
     def _open(self, topic: str, index: int) -> tuple[Partition, bool]:
@@ -648,6 +652,10 @@ class ReplicaManager:
             return
         if leader_epoch != p.leader_epoch or partition_epoch <= p.partition_epoch or isr is None:
             return  # stale: the metadata has moved on already
+        if len(isr) < len(p.isr):
+            self.isr_shrinks += 1
+        elif len(isr) > len(p.isr):
+            self.isr_expands += 1
         p.isr = list(isr)
         p.partition_epoch = partition_epoch
         p.maybe_advance_high_watermark(notify_data=False)

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from zurau.schema_registry import errors
 from zurau.schema_registry.registry_config import COMPATIBILITY_LEVELS
 from zurau.schema_registry.registry_state import RegistryState, StoredSchema
-from zurau.schema_registry.schema_types import AVRO, SUPPORTED_TYPES, ParsedSchema, parse
+from zurau.schema_registry.schema_types import AVRO, PROTOBUF, SUPPORTED_TYPES, ParsedSchema, parse
 from zurau.schema_registry.store_records import (
     CONFIG,
     DELETE_SUBJECT,
@@ -87,7 +87,7 @@ class SchemaRegistry:
         if not new.schema.strip():
             raise errors.invalid_schema("Empty schema")
         refs = [self._parse_reference(r, _depth) for r in new.references]
-        parsed = parse(new.schema_type, new.schema, refs)
+        parsed = parse(new.schema_type, new.schema, refs, new.references)
         if normalize:
             parsed.canonical = parsed.normalized()
         return parsed
@@ -102,8 +102,16 @@ class SchemaRegistry:
             raise errors.invalid_schema(f"Invalid reference {ref.name}: subject {ref.subject} version {ref.version} not found")
         return self._parse(NewSchema(sv.schema, sv.schema_type, sv.references), _depth=depth + 1)
 
-    def _stored_parsed(self, sv: SchemaValue) -> ParsedSchema:
-        return self._parse(NewSchema(sv.schema, sv.schema_type, sv.references))
+    def _stored_parsed(self, sv: SchemaValue | StoredSchema) -> ParsedSchema:
+        return self._parse(NewSchema(sv.schema, sv.schema_type, tuple(sv.references)))
+
+    def formatted(self, sv: SchemaValue | StoredSchema, fmt: str | None) -> str:
+        """The schema string in a requested ``format``: ``serialized`` gives a PROTOBUF schema as
+        base64 of its ``FileDescriptorProto`` (what confluent-kafka's deserializer asks for);
+        other formats and types give the stored text."""
+        if fmt == "serialized" and sv.schema_type == PROTOBUF:
+            return str(self._stored_parsed(sv).parsed.serialized())
+        return sv.schema
 
     # ------------------------------------------------------------------ config and mode
     def level(self, subject: str | None) -> str:
@@ -224,6 +232,12 @@ class SchemaRegistry:
             return False
         if sv.schema == parsed.canonical:
             return True
+        if parsed.schema_type == PROTOBUF and not normalize:
+            # stored text from another registry (Confluent's own formatting) compares by our canonical form
+            try:
+                return self._stored_parsed(sv).canonical == parsed.canonical
+            except errors.RegistryError:
+                return False
         if normalize:
             try:
                 stored = self._parse(NewSchema(sv.schema, sv.schema_type, tuple(sv.references)), normalize=True)

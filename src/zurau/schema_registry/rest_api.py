@@ -15,12 +15,14 @@ import logging
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from zurau.schema_registry import errors
 from zurau.schema_registry.errors import RegistryError
+from zurau.schema_registry.metrics import RegistryMetrics, RequestMetricsMiddleware
 from zurau.schema_registry.registry import NewSchema, SchemaRegistry
 from zurau.schema_registry.schema_types import AVRO, SUPPORTED_TYPES
 from zurau.schema_registry.store_records import Reference
@@ -115,28 +117,32 @@ class RestApi:
             Route("/schemas/ids/{id}/subjects", r.subjects_by_id, methods=["GET"]),
             Route("/schemas/ids/{id}/versions", r.versions_by_id, methods=["GET"]),
             Route("/subjects", r.list_subjects, methods=["GET"]),
-            Route("/subjects/{subject}", r.lookup, methods=["POST"]),
-            Route("/subjects/{subject}", r.delete_subject, methods=["DELETE"]),
-            Route("/subjects/{subject}/versions", r.list_versions, methods=["GET"]),
-            Route("/subjects/{subject}/versions", r.register, methods=["POST"]),
-            Route("/subjects/{subject}/versions/{version}", r.get_version, methods=["GET"]),
-            Route("/subjects/{subject}/versions/{version}", r.delete_version, methods=["DELETE"]),
-            Route("/subjects/{subject}/versions/{version}/schema", r.raw_version, methods=["GET"]),
-            Route("/subjects/{subject}/versions/{version}/referencedby", r.referenced_by, methods=["GET"]),
-            Route("/compatibility/subjects/{subject}/versions", r.compatibility, methods=["POST"]),
-            Route("/compatibility/subjects/{subject}/versions/{version}", r.compatibility, methods=["POST"]),
+            # Subjects may contain "/" (sent as %2F; protobuf references are named after files):
+            # {subject:path} matches it, and the longer forms come first so they win.
+            Route("/subjects/{subject:path}/versions/{version}/schema", r.raw_version, methods=["GET"]),
+            Route("/subjects/{subject:path}/versions/{version}/referencedby", r.referenced_by, methods=["GET"]),
+            Route("/subjects/{subject:path}/versions/{version}", r.get_version, methods=["GET"]),
+            Route("/subjects/{subject:path}/versions/{version}", r.delete_version, methods=["DELETE"]),
+            Route("/subjects/{subject:path}/versions", r.list_versions, methods=["GET"]),
+            Route("/subjects/{subject:path}/versions", r.register, methods=["POST"]),
+            Route("/subjects/{subject:path}", r.lookup, methods=["POST"]),
+            Route("/subjects/{subject:path}", r.delete_subject, methods=["DELETE"]),
+            Route("/compatibility/subjects/{subject:path}/versions/{version}", r.compatibility, methods=["POST"]),
+            Route("/compatibility/subjects/{subject:path}/versions", r.compatibility, methods=["POST"]),
             Route("/config", r.get_config, methods=["GET"]),
             Route("/config", r.put_config, methods=["PUT"]),
             Route("/config", r.delete_config, methods=["DELETE"]),
-            Route("/config/{subject}", r.get_config, methods=["GET"]),
-            Route("/config/{subject}", r.put_config, methods=["PUT"]),
-            Route("/config/{subject}", r.delete_config, methods=["DELETE"]),
+            Route("/config/{subject:path}", r.get_config, methods=["GET"]),
+            Route("/config/{subject:path}", r.put_config, methods=["PUT"]),
+            Route("/config/{subject:path}", r.delete_config, methods=["DELETE"]),
             Route("/mode", r.get_mode, methods=["GET"]),
             Route("/mode", r.put_mode, methods=["PUT"]),
-            Route("/mode/{subject}", r.get_mode, methods=["GET"]),
-            Route("/mode/{subject}", r.put_mode, methods=["PUT"]),
-            Route("/mode/{subject}", r.delete_mode, methods=["DELETE"]),
+            Route("/mode/{subject:path}", r.get_mode, methods=["GET"]),
+            Route("/mode/{subject:path}", r.put_mode, methods=["PUT"]),
+            Route("/mode/{subject:path}", r.delete_mode, methods=["DELETE"]),
         ]
+        metrics = RegistryMetrics(self.registry.state)
+        routes.append(Route("/metrics", metrics.endpoint, methods=["GET"]))
 
         async def registry_error(request: Request, exc: Exception) -> Response:
             assert isinstance(exc, RegistryError)
@@ -155,6 +161,7 @@ class RestApi:
         return Starlette(
             routes=routes,
             exception_handlers={RegistryError: registry_error, HTTPException: http_error, Exception: unexpected},
+            middleware=[Middleware(RequestMetricsMiddleware, routes=routes, metrics=metrics)],
         )
 
     # ------------------------------------------------------------------ handlers
@@ -192,7 +199,7 @@ class RestApi:
             body["schemaType"] = stored.schema_type
         if stored.references:
             body["references"] = [ref.to_json() for ref in stored.references]
-        body["schema"] = stored.schema
+        body["schema"] = self.registry.formatted(stored, request.query_params.get("format"))
         return _json(body)
 
     async def raw_schema_by_id(self, request: Request) -> Response:
@@ -236,14 +243,13 @@ class RestApi:
         )
         return _json({"id": new_id})
 
-    @staticmethod
-    def _version_body(sv: Any) -> dict[str, Any]:
+    def _version_body(self, sv: Any, request: Request | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {"subject": sv.subject, "version": sv.version, "id": sv.id}
         if sv.schema_type != AVRO:
             body["schemaType"] = sv.schema_type
         if sv.references:
             body["references"] = [ref.to_json() for ref in sv.references]
-        body["schema"] = sv.schema
+        body["schema"] = self.registry.formatted(sv, request.query_params.get("format") if request else None)
         return body
 
     async def lookup(self, request: Request) -> Response:
@@ -254,13 +260,13 @@ class RestApi:
             normalize=_flag(request, "normalize"),
             deleted=_flag(request, "deleted"),
         )
-        return _json(self._version_body(sv))
+        return _json(self._version_body(sv, request))
 
     async def get_version(self, request: Request) -> Response:
         sv = self.registry.get_version(
             request.path_params["subject"], request.path_params["version"], _flag(request, "deleted")
         )
-        return _json(self._version_body(sv))
+        return _json(self._version_body(sv, request))
 
     async def raw_version(self, request: Request) -> Response:
         sv = self.registry.get_version(

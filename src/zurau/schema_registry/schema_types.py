@@ -4,24 +4,30 @@ Each supported type turns a schema string (plus its resolved references) into a
 :class:`ParsedSchema` or raises :class:`~zurau.schema_registry.errors.RegistryError` 42201.
 ``canonical`` is the string the registry stores and serves: compact JSON (no insignificant
 whitespace) for AVRO and JSON, so the same schema sent with different formatting is recognised
-as the same schema. ``normalized()`` (``normalize=true``) is a semantic normal form: AVRO drops
-docs and resolves names to full names with Avro's canonical key order; JSON sorts keys.
+as the same schema; for PROTOBUF it is the ``.proto`` text printed from the compiled descriptor
+(:mod:`~zurau.schema_registry.protobuf_schema`), whether text or a base64 descriptor was sent.
+``normalized()`` (``normalize=true``) is a semantic normal form: AVRO drops docs and resolves
+names to full names with Avro's canonical key order; JSON sorts keys; PROTOBUF sorts imports
+and options.
 
 Compatibility: ``is_compatible(new, old, mode_direction)`` runs the type's checker
-(:mod:`~zurau.schema_registry.avro_compatibility`, :mod:`~zurau.schema_registry.json_compatibility`).
+(:mod:`~zurau.schema_registry.avro_compatibility`, :mod:`~zurau.schema_registry.json_compatibility`,
+:mod:`~zurau.schema_registry.protobuf_compatibility`).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from zurau.schema_registry import avro_compatibility, json_compatibility
 from zurau.schema_registry.errors import RegistryError, invalid_schema
+from zurau.schema_registry.store_records import Reference
 
 AVRO, JSON, PROTOBUF = "AVRO", "JSON", "PROTOBUF"
-SUPPORTED_TYPES = (AVRO, JSON)
+SUPPORTED_TYPES = (AVRO, JSON, PROTOBUF)
 
 
 @dataclass
@@ -29,12 +35,14 @@ class ParsedSchema:
     schema_type: str
     canonical: str
     obj: Any  # the parsed JSON document
-    parsed: Any = None  # AVRO: fastavro's parsed form
+    parsed: Any = None  # AVRO: fastavro's parsed form; PROTOBUF: the compiled ProtobufFile
     named: dict[str, Any] = field(default_factory=dict)  # AVRO: named types, references included
 
     def normalized(self) -> str:
         if self.schema_type == AVRO:
             return _compact(_avro_normal_form(self.parsed, self.named, set()))
+        if self.schema_type == PROTOBUF:
+            return str(self.parsed.text(normalize=True))
         return json.dumps(self.obj, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
 
     def can_read(self, writer: ParsedSchema) -> list[str]:
@@ -43,15 +51,24 @@ class ParsedSchema:
             return [f"SCHEMA_TYPE_CHANGED: {writer.schema_type} -> {self.schema_type}"]
         if self.schema_type == AVRO:
             return avro_compatibility.check(self.parsed, writer.parsed, self.named, writer.named)
+        if self.schema_type == PROTOBUF:
+            from zurau.schema_registry import protobuf_compatibility
+
+            return protobuf_compatibility.check(self.parsed, writer.parsed)
         return json_compatibility.check(self.obj, writer.obj)
 
 
-def parse(schema_type: str, text: str, references: list[ParsedSchema]) -> ParsedSchema:
-    """Parse ``text`` as ``schema_type`` with the already-parsed referenced schemas."""
+def parse(
+    schema_type: str, text: str, references: list[ParsedSchema], reference_names: Sequence[Reference] = ()
+) -> ParsedSchema:
+    """Parse ``text`` as ``schema_type`` with the already-parsed referenced schemas
+    (``reference_names[i]`` names ``references[i]``: PROTOBUF imports files by that name)."""
     if schema_type == AVRO:
         return _parse_avro(text, references)
     if schema_type == JSON:
         return _parse_json(text)
+    if schema_type == PROTOBUF:
+        return _parse_protobuf(text, references, reference_names)
     raise RegistryError(422, 42201, f"Invalid schema type {schema_type!r}: this registry supports {', '.join(SUPPORTED_TYPES)}")
 
 
@@ -185,3 +202,15 @@ def _parse_json(text: str) -> ParsedSchema:
     except SchemaError as e:
         raise invalid_schema(f"{e.message}") from e
     return ParsedSchema(JSON, _compact(obj), obj)
+
+
+def _parse_protobuf(text: str, references: list[ParsedSchema], names: Sequence[Reference]) -> ParsedSchema:
+    from zurau.schema_registry.protobuf_schema import ProtoDependency, parse_protobuf
+
+    deps = []
+    for ref, parsed in zip(names, references, strict=True):
+        if parsed.schema_type != PROTOBUF:
+            raise invalid_schema("a PROTOBUF schema can only reference PROTOBUF schemas")
+        deps.append(ProtoDependency(ref.name, ref.subject, ref.version, parsed.parsed))
+    compiled = parse_protobuf(text, deps)
+    return ParsedSchema(PROTOBUF, compiled.text(), None, compiled)

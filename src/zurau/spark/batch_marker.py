@@ -49,15 +49,25 @@ MARKER_PARTITION = 0
 FETCH = 1
 _FETCH_MAX_VERSION = 12  # v13 names topics by id
 _REFRESH_CODES = {3, 5, 6, 74, 75, 100}  # unknown partition, no leader, not leader, fenced/unknown epoch
-_ADMIN_KEYS = ("bootstrap.servers", "security.protocol", "client.id", "request.timeout.ms")
+_ADMIN_KEYS = (
+    "bootstrap.servers", "client.id", "request.timeout.ms",
+    # the security settings zurau.client reads with librdkafka's names (zurau.client.security)
+    "security.protocol", "sasl.mechanism", "sasl.username", "sasl.password",
+    "ssl.ca.location", "ssl.certificate.location", "ssl.key.location", "ssl.key.password",
+    "ssl.endpoint.identification.algorithm",
+)
 
 Key = tuple[str, int]
 """(query id, Spark partition id)."""
 
 
 def admin_config(kafka: Mapping[str, Any]) -> ClientConfig:
-    """A :mod:`zurau.client` config from the sink's librdkafka settings (connection keys only)."""
-    return ClientConfig.from_props({k: str(kafka[k]) for k in _ADMIN_KEYS if k in kafka})
+    """A :mod:`zurau.client` config from the sink's librdkafka settings (connection and security
+    keys; librdkafka's ``sasl.mechanisms`` is its ``sasl.mechanism``)."""
+    props = {k: str(kafka[k]) for k in _ADMIN_KEYS if k in kafka}
+    if "sasl.mechanisms" in kafka:
+        props.setdefault("sasl.mechanism", str(kafka["sasl.mechanisms"]))
+    return ClientConfig.from_props(props)
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,8 @@ nothing of the batch for that partition is visible, and a restart re-runs the ba
 
 Requirements: the same input partitions must map to the same Spark partition ids when a batch is
 re-run (true for a query without a shuffle whose source plans deterministically, as ``zurau`` does);
-the driver side talks to the cluster with :mod:`zurau.client`, which supports PLAINTEXT only.
+the driver side talks to the cluster with :mod:`zurau.client` (PLAINTEXT, SSL with PEM files, SASL
+PLAIN/SCRAM; a PKCS#12 ``ssl.keystore.location`` client certificate is not read there).
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterable
 
 
@@ -41,10 +42,11 @@ class FlushPlan:
     ``target``: the recovery point once the plan has run; ``dir_changes``: the log's count of
     segment files created, as of the plan (a directory fsync in the plan covers them);
     ``generation``: the log's truncation count, as of the plan; ``messages``: unflushed messages
-    the plan covers; ``now_ms``: the flush time to record (None: do not record one).
+    the plan covers; ``now_ms``: the flush time to record (None: do not record one);
+    ``elapsed_s``: how long :meth:`run` took to fsync (0.0 until it has run).
     """
 
-    __slots__ = ("target", "dir_changes", "generation", "messages", "now_ms", "synced", "_fds", "_lock")
+    __slots__ = ("target", "dir_changes", "generation", "messages", "now_ms", "synced", "elapsed_s", "_fds", "_lock")
 
     def __init__(
         self,
@@ -62,6 +64,7 @@ class FlushPlan:
         self.messages = messages
         self.now_ms = now_ms
         self.synced = False
+        self.elapsed_s = 0.0
         self._fds: list[int] | None = fds
         self._lock = threading.Lock()
 
@@ -85,11 +88,13 @@ class FlushPlan:
         fds = self._claim()
         if fds is None:
             return
+        started = time.perf_counter()
         try:
             for fd in fds:
                 os.fsync(fd)
             self.synced = True
         finally:
+            self.elapsed_s = time.perf_counter() - started
             for fd in fds:
                 try:
                     os.close(fd)

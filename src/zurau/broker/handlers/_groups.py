@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from zurau.broker.handlers._authz import GROUP, Op, allowed
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.runtime import GroupCoordinatorRuntime
+from zurau.protocol.acl import AclOperation
+from zurau.protocol.errors import GroupAuthorizationFailedError, KafkaError
 
 # Bit set of the ACL operations on a group (READ, DELETE, DESCRIBE): with no authorizer every one
 # is allowed, as Kafka reports.
@@ -15,6 +18,14 @@ OPERATIONS_OMITTED = -(2**31)
 
 def coordinator(ctx: RequestContext) -> GroupCoordinatorRuntime:
     return ctx.groups
+
+
+def group_error(ctx: RequestContext, group_id: str, op: AclOperation = Op.READ) -> KafkaError | None:
+    """GROUP_AUTHORIZATION_FAILED when the principal may not do ``op`` on the group (checked
+    first, as Kafka does), else the coordinator's error for the group (not coordinator, loading)."""
+    if not allowed(ctx, op, GROUP, group_id):
+        return GroupAuthorizationFailedError("Group authorization failed.")
+    return ctx.groups.coordinator_error(group_id)
 
 
 def client_host(ctx: RequestContext) -> str:
@@ -38,3 +49,12 @@ def since(req: dict[str, Any], name: str, version: int, first: int) -> Any:
 
 def operations(requested: Any) -> int:
     return GROUP_OPERATIONS if requested else OPERATIONS_OMITTED
+
+
+def group_operations(ctx: RequestContext, group_id: str, requested: bool) -> int:
+    """The ``authorized_operations`` bit set of a group for the request's principal."""
+    if not requested:
+        return OPERATIONS_OMITTED
+    if ctx.services.authorizer is None:
+        return GROUP_OPERATIONS
+    return sum(1 << op for op in (Op.READ, Op.DELETE, Op.DESCRIBE) if allowed(ctx, op, GROUP, group_id, log=False))

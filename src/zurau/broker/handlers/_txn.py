@@ -4,14 +4,33 @@ from __future__ import annotations
 
 from typing import Any
 
+from zurau.broker.handlers._authz import TRANSACTIONAL_ID, Op, allowed
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.transaction_runtime import TransactionRuntime
-from zurau.protocol.errors import InvalidProducerEpochError, ProducerFencedError
+from zurau.protocol.errors import (
+    InvalidProducerEpochError,
+    KafkaError,
+    ProducerFencedError,
+    TransactionalIdAuthorizationFailedError,
+)
 from zurau.types import TopicPartitionKey
 
 
 def txn_coordinator(ctx: RequestContext) -> TransactionRuntime:
     return ctx.txns
+
+
+def txn_denied(ctx: RequestContext, tid: str) -> KafkaError | None:
+    """TRANSACTIONAL_ID_AUTHORIZATION_FAILED without WRITE on the transactional id, else None."""
+    if not allowed(ctx, Op.WRITE, TRANSACTIONAL_ID, tid):
+        return TransactionalIdAuthorizationFailedError("Transactional id authorization failed.")
+    return None
+
+
+def txn_error(ctx: RequestContext, tid: str) -> KafkaError | None:
+    """:func:`txn_denied` (checked first, as Kafka does), else the transaction coordinator's
+    error for the id (None: proceed)."""
+    return txn_denied(ctx, tid) or (ctx.txns.coordinator_error(tid) if tid else None)
 
 
 def fenced_code(code: int, version: int, first_version_with_fenced: int) -> int:

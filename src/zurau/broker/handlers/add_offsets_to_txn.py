@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from zurau.broker.handlers._authz import GROUP, Op, allowed
 from zurau.broker.handlers._groups import coordinator
-from zurau.broker.handlers._txn import fenced_code, txn_coordinator
+from zurau.broker.handlers._txn import fenced_code, txn_coordinator, txn_error
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.runtime import OFFSETS_TOPIC
 from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.errors import GroupAuthorizationFailedError
 
 API_KEY = ApiKey.ADD_OFFSETS_TO_TXN
 
@@ -23,7 +25,9 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     tid = req["transactional_id"]
     rt = txn_coordinator(ctx)
     groups = coordinator(ctx)
-    err = rt.coordinator_error(tid) if tid else None
+    err = txn_error(ctx, tid)
+    if err is None and not allowed(ctx, Op.READ, GROUP, req["group_id"]):
+        err = GroupAuthorizationFailedError("Group authorization failed.")
     if err is None:
         # The group's coordinator may be another broker: only the topic must exist (created here
         # on first use), as the group's partition joins the transaction whoever leads it.

@@ -15,16 +15,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from zurau.broker.handlers._authz import TOPIC, Op, allowed_names, cluster_allowed
 from zurau.broker.handlers._txn import (
     by_topic,
     fenced_code,
     known_partition,
     requested_partitions,
     txn_coordinator,
+    txn_denied,
 )
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.errors import OperationNotAttemptedError, UnknownTopicOrPartitionError
+from zurau.protocol.errors import (
+    ClusterAuthorizationFailedError,
+    OperationNotAttemptedError,
+    TopicAuthorizationFailedError,
+    UnknownTopicOrPartitionError,
+)
 
 API_KEY = ApiKey.ADD_PARTITIONS_TO_TXN
 
@@ -41,7 +48,15 @@ async def _one(
     codes: dict[tuple[str, int], int] = {}
     unknown = {tp for tp in parts if not known_partition(ctx, tp)}
     rt = txn_coordinator(ctx)
-    if unknown:
+    denied: set[tuple[str, int]] = set()
+    if ctx.services.authorizer is not None:
+        writable = allowed_names(ctx, Op.WRITE, TOPIC, (t for t, _ in parts))
+        denied = {tp for tp in parts if tp[0] not in writable}
+    if (auth_err := txn_denied(ctx, tid)) is not None:
+        codes = dict.fromkeys(parts, auth_err.code)
+    elif denied:
+        codes = {tp: TopicAuthorizationFailedError.code if tp in denied else OperationNotAttemptedError.code for tp in parts}
+    elif unknown:
         codes = {
             tp: UnknownTopicOrPartitionError.code if tp in unknown else OperationNotAttemptedError.code
             for tp in parts
@@ -87,6 +102,8 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
             False,
         )
         return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": results}
+    if not cluster_allowed(ctx, Op.CLUSTER_ACTION):  # v4+ is the brokers' (KIP-890 verification)
+        return {"throttle_time_ms": 0, "error_code": ClusterAuthorizationFailedError.code, "results_by_transaction": []}
     out = []
     for t in req["transactions"]:
         results = await _one(

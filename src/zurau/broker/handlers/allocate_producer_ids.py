@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from zurau.broker.handlers._authz import CLUSTER_AUTHORIZATION_FAILED, controller_listener_allowed
 from zurau.broker.handlers._common import error_of
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
@@ -13,6 +14,8 @@ API_KEY = ApiKey.ALLOCATE_PRODUCER_IDS
 
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    if not controller_listener_allowed(ctx):  # node-to-node only; other fields take their defaults
+        return {"throttle_time_ms": 0, "error_code": CLUSTER_AUTHORIZATION_FAILED}
     quorum = ctx.services.quorum
     assert quorum is not None, "every node has a quorum service (a single node is its own)"
     try:

@@ -15,12 +15,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from zurau.broker.handlers._authz import Op, config_denied
 from zurau.broker.request_context import RequestContext
+from zurau.metadata.controller import config_result
 from zurau.protocol.api_keys import ApiKey
 
 API_KEY = ApiKey.ALTER_CONFIGS
 
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    results = await ctx.controller.alter_configs(req["resources"], bool(req["validate_only"]))
-    return {"throttle_time_ms": 0, "responses": results}
+    resources, denied = req["resources"], []
+    if ctx.services.authorizer is not None and not ctx.on_controller_listener:
+        ok = []
+        for r in resources:
+            refusal = config_denied(ctx, r["resource_type"], r["resource_name"], Op.ALTER_CONFIGS)
+            if refusal is None:
+                ok.append(r)
+            else:
+                denied.append(config_result(r, refusal.code, str(refusal)))
+        resources = ok
+    results = await ctx.controller.alter_configs(resources, bool(req["validate_only"])) if resources else []
+    return {"throttle_time_ms": 0, "responses": results + denied}

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from zurau.broker.handlers._authz import CLUSTER_AUTHORIZATION_FAILED, controller_listener_allowed
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import NotControllerError
@@ -20,6 +21,8 @@ API_KEY = ApiKey.ALTER_PARTITION
 
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    if not controller_listener_allowed(ctx):  # node-to-node only; other fields take their defaults
+        return {"throttle_time_ms": 0, "error_code": CLUSTER_AUTHORIZATION_FAILED}
     alter: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]] | None = getattr(
         ctx.controller, "alter_partition", None
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from zurau.broker.handlers._authz import CLUSTER_AUTHORIZATION_FAILED, Op, cluster_allowed
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 
@@ -17,5 +18,8 @@ API_KEY = ApiKey.ALTER_PARTITION_REASSIGNMENTS
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     allow = bool(req.get("allow_replication_factor_change", True)) if ctx.api_version >= 1 else True
+    if not ctx.on_controller_listener and not cluster_allowed(ctx, Op.ALTER):
+        return {"throttle_time_ms": 0, "allow_replication_factor_change": allow,
+                "error_code": CLUSTER_AUTHORIZATION_FAILED, "error_message": "Cluster authorization failed.", "responses": []}
     result = await ctx.controller.alter_partition_reassignments(req["topics"], allow)
     return {"throttle_time_ms": 0, "allow_replication_factor_change": allow, **result}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zurau.broker.handlers._groups import client_host, client_id, coordinator, since
+from zurau.broker.handlers._groups import client_host, client_id, coordinator, group_error, since
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group_coordinator import ConsumerGroupHeartbeatResult
 from zurau.protocol.api_keys import ApiKey
@@ -34,7 +34,7 @@ def _response(r: ConsumerGroupHeartbeatResult) -> dict[str, Any]:
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     rt = coordinator(ctx)
-    err = rt.coordinator_error(req["group_id"])
+    err = group_error(ctx, req["group_id"])
     if err is not None:
         return _response(ConsumerGroupHeartbeatResult(err.code, err.message, req["member_id"] or None, -1))
     result = await rt.submit(

@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from zurau.broker.handlers._groups import coordinator
+from zurau.broker.handlers._authz import Op
+from zurau.broker.handlers._groups import coordinator, group_error
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.runtime import GroupCoordinatorRuntime
 from zurau.protocol.api_keys import ApiKey
@@ -31,7 +32,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     errors: dict[str, int] = {}
     ours = []
     for gid in names:
-        err = rt.coordinator_error(gid) if gid else None
+        err = group_error(ctx, gid, Op.DELETE) if gid else None
         if err is not None:
             errors[gid] = err.code
         else:

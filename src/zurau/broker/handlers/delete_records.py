@@ -14,11 +14,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from zurau.broker.handlers._authz import TOPIC, Op, allowed_names
 from zurau.broker.handlers._common import error_of
 from zurau.broker.request_context import RequestContext
 from zurau.metadata.image import INTERNAL_TOPICS
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.errors import InvalidTopicError, UnknownTopicOrPartitionError
+from zurau.protocol.errors import (
+    InvalidTopicError,
+    TopicAuthorizationFailedError,
+    UnknownTopicOrPartitionError,
+)
 
 API_KEY = ApiKey.DELETE_RECORDS
 
@@ -34,12 +39,15 @@ def _delete(ctx: RequestContext, name: str, index: int, offset: int) -> int:
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     topics_out = []
+    deletable = allowed_names(ctx, Op.DELETE, TOPIC, (t["name"] for t in req["topics"]))
     for rt in req["topics"]:
         name = rt["name"]
         parts_out = []
         for rp in rt["partitions"]:
             index = rp["partition_index"]
             try:
+                if name not in deletable:
+                    raise TopicAuthorizationFailedError("Topic authorization failed.")
                 low = _delete(ctx, name, index, rp["offset"])
                 parts_out.append({"partition_index": index, "low_watermark": low, "error_code": 0})
             except Exception as e:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from zurau.broker.handlers._authz import Op, config_denied
 from zurau.broker.handlers._common import error_of
 from zurau.broker.request_context import RequestContext
 from zurau.config import ConfigEntry, ConfigSource, describe_broker_config, describe_topic_config
@@ -166,6 +167,8 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
             "configs": [],
         }
         try:
+            if (denied := config_denied(ctx, rtype, resource["resource_name"], Op.DESCRIBE_CONFIGS)) is not None:
+                raise denied
             if rtype == RESOURCE_TOPIC:
                 result["configs"] = _describe_topic(ctx, resource, syn, doc)
             elif rtype == RESOURCE_BROKER:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from zurau.broker.handlers._groups import coordinator, operations
+from zurau.broker.handlers._authz import Op
+from zurau.broker.handlers._groups import coordinator, group_error, group_operations
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import GroupIdNotFoundError
@@ -21,10 +22,11 @@ API_KEY = ApiKey.DESCRIBE_GROUPS
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     version = ctx.api_version
     rt = coordinator(ctx)
-    ops = operations(req.get("include_authorized_operations"))
+    want_ops = bool(req.get("include_authorized_operations"))
     out = []
     for gid in req["groups"]:
-        err = rt.coordinator_error(gid) if gid else None
+        ops = group_operations(ctx, gid, want_ops)
+        err = group_error(ctx, gid, Op.DESCRIBE) if gid else None
         if err is not None:
             out.append(
                 {

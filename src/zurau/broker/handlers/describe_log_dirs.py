@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from zurau.broker.handlers._authz import CLUSTER_AUTHORIZATION_FAILED, Op, cluster_allowed
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import KafkaStorageError
@@ -29,6 +30,8 @@ def _space(path: Path) -> tuple[int, int]:
 
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    if not cluster_allowed(ctx, Op.DESCRIBE):
+        return {"throttle_time_ms": 0, "error_code": CLUSTER_AUTHORIZATION_FAILED, "results": []}
     requested = req["topics"]
     wanted: dict[str, set[int]] | None = None
     if requested is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from zurau.broker.handlers._authz import TOPIC, TOPIC_AUTHORIZATION_FAILED, Op, allowed_names
 from zurau.broker.handlers._common import error_of
 from zurau.broker.handlers._txn import known_partition
 from zurau.broker.request_context import RequestContext
@@ -41,10 +42,14 @@ def _partition(ctx: RequestContext, topic: str, index: int) -> dict[str, Any]:
 
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    readable = allowed_names(ctx, Op.READ, TOPIC, (t["name"] for t in req["topics"]))
     return {
         "throttle_time_ms": 0,
         "topics": [
-            {"name": t["name"], "partitions": [_partition(ctx, t["name"], i) for i in t["partition_indexes"]]}
+            {"name": t["name"], "partitions": [
+                _partition(ctx, t["name"], i) if t["name"] in readable
+                else {"partition_index": i, "error_code": TOPIC_AUTHORIZATION_FAILED, "active_producers": []}
+                for i in t["partition_indexes"]]}
             for t in req["topics"]
         ],
     }

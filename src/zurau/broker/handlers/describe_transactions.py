@@ -8,6 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from zurau.broker.handlers._authz import (
+    TRANSACTIONAL_ID,
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+    Op,
+    allowed_names,
+)
 from zurau.broker.handlers._txn import by_topic, txn_coordinator
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.transaction_coordinator import DescribedTransaction
@@ -28,7 +34,10 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         described = [
             (d.transactional_id, d.error_code, d) for d in rt.core.describe(req["transactional_ids"])
         ]
+    visible = allowed_names(ctx, Op.DESCRIBE, TRANSACTIONAL_ID, req["transactional_ids"])
     for tid, code, d in described:
+        if tid not in visible:
+            code, d = TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None
         if d is None or code:
             states.append(
                 {

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zurau.broker.handlers._txn import fenced_code, txn_coordinator
+from zurau.broker.handlers._txn import fenced_code, txn_coordinator, txn_error
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 
@@ -25,7 +25,7 @@ MAX_VERSION = 4
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     tid = req["transactional_id"]
     rt = txn_coordinator(ctx)
-    err = rt.coordinator_error(tid) if tid else None
+    err = txn_error(ctx, tid)
     if err is not None:
         code = err.code
     else:

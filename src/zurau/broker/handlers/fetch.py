@@ -23,6 +23,9 @@
 * Fetch sessions (KIP-227) are not kept: a full fetch is answered with session id 0 ("no
   session"), which every client accepts; an incremental fetch for a session we never created gets
   FETCH_SESSION_ID_NOT_FOUND so the client falls back to full fetches.
+* Authorisation (only with an authorizer configured): a consumer needs READ on each topic, a
+  follower CLUSTER_ACTION on the cluster; a partition refused gets TOPIC_AUTHORIZATION_FAILED and
+  is not read.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import time
 from typing import Any
 
 from zurau.broker.connection import FileRegion
+from zurau.broker.handlers._authz import TOPIC, Op, allowed_names, cluster_allowed
 from zurau.broker.handlers._common import error_of, resolve_topic
 from zurau.broker.handlers._quorum import to_raft
 from zurau.broker.request_context import RequestContext
@@ -40,9 +44,11 @@ from zurau.protocol.errors import (
     FetchSessionIdNotFoundError,
     InvalidFetchSessionEpochError,
     KafkaError,
+    TopicAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
 from zurau.raft.wire import METADATA_TOPIC, METADATA_TOPIC_ID
+from zurau.replication.purgatory import request_wait
 from zurau.replication.replica_manager import LogReadSlice
 
 API_KEY = ApiKey.FETCH
@@ -52,9 +58,9 @@ READ_COMMITTED = 1
 def _replica_id(req: dict[str, Any]) -> int:
     """The fetching replica's broker id (-1 for a consumer): v0-14 ``replica_id``, v15+ the
     tagged ``replica_state``."""
-    state = req.get("replica_state")
-    if state:
-        return int(state.get("replica_id", -1))
+    state = req.get("replica_state")  # decoded with its default (-1) below v15
+    if state and state.get("replica_id", -1) >= 0:
+        return int(state["replica_id"])
     return int(req.get("replica_id", -1))
 
 
@@ -198,6 +204,8 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         if topic is not None:
             keys.extend((topic.name, fp["partition"]) for fp in ft["partitions"])
         topics.append(((name, topic_id, terr, topic), ft["partitions"]))
+    if ctx.services.authorizer is not None:
+        topics, keys = _authorized(ctx, req, topics, keys)
 
     min_bytes = max(req.get("min_bytes", 1), 1)
     deadline = time.monotonic() + max(req.get("max_wait_ms", 0), 0) / 1000
@@ -211,8 +219,51 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
             await purgatory.wait(keys, left)
         except asyncio.CancelledError:
             raise
+    if ctx.services.metrics is not None:
+        follower = _replica_id(req) >= 0
+        _record(ctx, topics, responses, follower)
+        timer = request_wait.get()
+        if timer is not None:
+            timer.variant = "FetchFollower" if follower else "FetchConsumer"
     _to_file_regions(responses)
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
+
+
+def _authorized(
+    ctx: RequestContext, req: dict[str, Any], topics: list[Any], keys: list[tuple[str, int]]
+) -> tuple[list[Any], list[tuple[str, int]]]:
+    """``topics`` with the refused ones turned into TOPIC_AUTHORIZATION_FAILED, and the keys
+    left to wait on."""
+    ok_names: set[str] | None
+    if _replica_id(req) >= 0:
+        ok_names = None if cluster_allowed(ctx, Op.CLUSTER_ACTION) else set()
+    else:
+        names = (topic.name if topic is not None else name for (name, _, _, topic), _ in topics)
+        ok_names = allowed_names(ctx, Op.READ, TOPIC, (n for n in names if n))
+    if ok_names is None:
+        return topics, keys
+    out = []
+    for (name, topic_id, terr, topic), parts in topics:
+        key = topic.name if topic is not None else name
+        if key not in ok_names and not (topic is None and name is None):  # an unknown id stays UNKNOWN_TOPIC_ID
+            terr, topic = TopicAuthorizationFailedError("Topic authorization failed."), None
+        out.append(((name, topic_id, terr, topic), parts))
+    return out, [k for k in keys if k[0] in ok_names]
+
+
+def _record(ctx: RequestContext, topics: list[Any], responses: list[dict[str, Any]], follower: bool) -> None:
+    """Bytes out (and failed fetches) per topic, for the metrics."""
+    metrics = ctx.services.metrics
+    assert metrics is not None
+    for ((_name, _topic_id, _terr, topic), _parts), t in zip(topics, responses, strict=True):
+        if topic is None:
+            continue
+        for entry in t["partitions"]:
+            data = entry["records"]
+            if type(data) is LogReadSlice:
+                metrics.fetched(topic.name, data.size, follower)
+            elif entry["error_code"]:
+                metrics.fetch_failed(topic.name)
 
 
 def _to_file_regions(responses: list[dict[str, Any]]) -> None:

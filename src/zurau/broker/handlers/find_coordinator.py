@@ -21,15 +21,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from zurau.broker.handlers._authz import GROUP as GROUP_RESOURCE
+from zurau.broker.handlers._authz import TRANSACTIONAL_ID, Op, allowed
 from zurau.broker.handlers._groups import coordinator
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.coordinator_runtime import CoordinatorRuntime
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     CoordinatorNotAvailableError,
+    GroupAuthorizationFailedError,
     InvalidRequestError,
     KafkaError,
     NotCoordinatorError,
+    TransactionalIdAuthorizationFailedError,
 )
 
 API_KEY = ApiKey.FIND_COORDINATOR
@@ -41,8 +45,12 @@ NO_NODE: dict[str, Any] = {"node_id": -1, "host": "", "port": -1}
 def _lookup(ctx: RequestContext, key: str, key_type: int) -> tuple[KafkaError | None, dict[str, Any]]:
     rt: CoordinatorRuntime[Any, Any, Any]
     if key_type == GROUP:
+        if not allowed(ctx, Op.DESCRIBE, GROUP_RESOURCE, key):
+            return GroupAuthorizationFailedError("Group authorization failed."), dict(NO_NODE)
         rt = coordinator(ctx)
     elif key_type == TRANSACTION:
+        if not allowed(ctx, Op.DESCRIBE, TRANSACTIONAL_ID, key):
+            return TransactionalIdAuthorizationFailedError("Transactional id authorization failed."), dict(NO_NODE)
         rt = ctx.txns
     else:
         return InvalidRequestError(f"unsupported coordinator key type {key_type}"), dict(NO_NODE)

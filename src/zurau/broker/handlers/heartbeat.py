@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zurau.broker.handlers._groups import coordinator, since
+from zurau.broker.handlers._groups import coordinator, group_error, since
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 
@@ -17,7 +17,7 @@ API_KEY = ApiKey.HEARTBEAT
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     rt = coordinator(ctx)
-    err = rt.coordinator_error(req["group_id"])
+    err = group_error(ctx, req["group_id"])
     if err is not None:
         return {"throttle_time_ms": 0, "error_code": err.code}
     code = await rt.submit(

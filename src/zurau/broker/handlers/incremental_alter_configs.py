@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from zurau.broker.handlers._authz import Op, config_denied
 from zurau.broker.handlers._common import error_of
 from zurau.broker.handlers.describe_configs import LOG4J_LEVELS, ROOT_LOGGER, broker_loggers, parse_broker_id
 from zurau.broker.request_context import RequestContext
@@ -89,6 +90,10 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     forwarded: list[dict[str, Any]] = []
 
     def decide(r: dict[str, Any]) -> dict[str, Any] | None:
+        if not ctx.on_controller_listener:
+            refusal = config_denied(ctx, r["resource_type"], r["resource_name"], Op.ALTER_CONFIGS)
+            if refusal is not None:
+                return config_result(r, refusal.code, str(refusal))
         if r["resource_type"] != RESOURCE_BROKER_LOGGER:
             forwarded.append(r)
             return None  # the controller's answer goes here

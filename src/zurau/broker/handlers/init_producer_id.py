@@ -21,10 +21,13 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any
 
+from zurau.broker.handlers._authz import TOPIC, Op, allowed_any, cluster_allowed
+from zurau.broker.handlers._txn import txn_error
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.transaction_coordinator import InitProducerIdResult
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
+    ClusterAuthorizationFailedError,
     InvalidProducerEpochError,
     KafkaError,
     ProducerFencedError,
@@ -47,6 +50,11 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | Awaitab
     tid = req.get("transactional_id")
     if tid is not None:
         return _transactional(ctx, req, tid)
+    # An idempotent producer needs IDEMPOTENT_WRITE on the cluster or WRITE on some topic (KIP-679).
+    if ctx.services.authorizer is not None and not (
+        cluster_allowed(ctx, Op.IDEMPOTENT_WRITE, log=False) or allowed_any(ctx, Op.WRITE, TOPIC)
+    ):
+        return _response(ClusterAuthorizationFailedError.code)
     # Like Kafka, no check of transaction_timeout_ms here: librdkafka's idempotent producer sends -1.
     try:
         producer_id = ctx.txns.next_producer_id()
@@ -57,7 +65,7 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | Awaitab
 
 async def _transactional(ctx: RequestContext, req: dict[str, Any], tid: str) -> dict[str, Any]:
     rt = ctx.txns
-    err = rt.coordinator_error(tid) if tid else None
+    err = txn_error(ctx, tid)
     if err is not None:
         return _response(err.code)
     result: InitProducerIdResult = await rt.submit(

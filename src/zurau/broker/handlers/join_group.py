@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zurau.broker.handlers._groups import client_host, client_id, coordinator, since
+from zurau.broker.handlers._groups import client_host, client_id, coordinator, group_error, since
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group_coordinator import JoinGroupResult
 from zurau.protocol.api_keys import ApiKey
@@ -35,7 +35,7 @@ def _response(version: int, r: JoinGroupResult) -> dict[str, Any]:
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     version = ctx.api_version
     rt = coordinator(ctx)
-    err = rt.coordinator_error(req["group_id"])
+    err = group_error(ctx, req["group_id"])
     if err is not None:
         return _response(version, JoinGroupResult(err.code, member_id=req["member_id"]))
     rebalance_timeout = req["rebalance_timeout_ms"] if version >= 1 else -1

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zurau.broker.handlers._groups import coordinator
+from zurau.broker.handlers._groups import coordinator, group_error
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group_coordinator import LeaveGroupResult
 from zurau.protocol.api_keys import ApiKey
@@ -23,7 +23,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     else:
         leaving = [(req["member_id"], None)]
     rt = coordinator(ctx)
-    err = rt.coordinator_error(req["group_id"])
+    err = group_error(ctx, req["group_id"])
     if err is not None:
         result = LeaveGroupResult(err.code)
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from zurau.broker.handlers._authz import GROUP, Op, allowed_names, cluster_allowed
 from zurau.broker.handlers._groups import coordinator
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
@@ -23,6 +24,9 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     if err is not None:
         return {"throttle_time_ms": 0, "error_code": err.code, "groups": []}
     groups = rt.core.list_groups(req.get("states_filter") or (), req.get("types_filter") or ())
+    if ctx.services.authorizer is not None and not cluster_allowed(ctx, Op.DESCRIBE, log=False):
+        visible = allowed_names(ctx, Op.DESCRIBE, GROUP, (g.group_id for g in groups), log=False)
+        groups = [g for g in groups if g.group_id in visible]
     return {
         "throttle_time_ms": 0,
         "error_code": 0,

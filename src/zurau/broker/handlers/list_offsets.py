@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from zurau.broker.handlers._authz import TOPIC, Op, allowed_names
 from zurau.broker.handlers._common import error_of, resolve_topic
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.errors import KafkaError, UnknownTopicOrPartitionError
+from zurau.protocol.errors import KafkaError, TopicAuthorizationFailedError, UnknownTopicOrPartitionError
 
 API_KEY = ApiKey.LIST_OFFSETS
 
@@ -22,10 +23,13 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     rm = ctx.replica_manager
     read_committed = req.get("isolation_level", 0) == 1
     topics_out = []
+    described = allowed_names(ctx, Op.DESCRIBE, TOPIC, (t["name"] for t in req["topics"]))
     for rt in req["topics"]:
         name = rt["name"]
         parts_out = []
         try:
+            if name not in described:
+                raise TopicAuthorizationFailedError("Topic authorization failed.")
             topic, terr = resolve_topic(ctx, name, None), None
         except KafkaError as e:
             topic, terr = None, e

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from zurau.broker.handlers._authz import TRANSACTIONAL_ID, Op, allowed_names
 from zurau.broker.handlers._txn import txn_coordinator
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
@@ -34,6 +35,10 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         pattern=req.get("transactional_id_pattern"),
         now_ms=rt.clock.now_ms(),
     )
+    listed = list(result.transactions)
+    if ctx.services.authorizer is not None:
+        visible = allowed_names(ctx, Op.DESCRIBE, TRANSACTIONAL_ID, (t.transactional_id for t in listed), log=False)
+        listed = [t for t in listed if t.transactional_id in visible]
     return {
         "throttle_time_ms": 0,
         "error_code": result.error_code,
@@ -44,6 +49,6 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                 "producer_id": t.producer_id,
                 "transaction_state": t.state,
             }
-            for t in result.transactions
+            for t in listed
         ],
     }

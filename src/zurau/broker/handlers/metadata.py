@@ -12,12 +12,19 @@ partition whose leader is not registered or is fenced has leader -1 and LEADER_N
 ``offline_replicas`` are its replicas on unregistered or fenced brokers. The controller id is the
 active controller's. An image without registrations (a single node that does not register) is
 answered with this node alone, at its advertised address.
+
+Authorisation (only with an authorizer configured): the list of all topics holds only those the
+principal may DESCRIBE (unlisted ones are not logged as denials); a requested topic it may not
+DESCRIBE gets TOPIC_AUTHORIZATION_FAILED, exists or not, and auto-creating one needs CREATE on the
+cluster or the topic (else TOPIC_AUTHORIZATION_FAILED). ``topic_authorized_operations`` then
+holds the operations the principal is allowed on the topic.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from zurau.broker.handlers._authz import TOPIC, Op, allowed, allowed_names, topic_or_cluster_allowed
 from zurau.broker.handlers._common import ZERO_UUID, controller_id, error_of
 from zurau.broker.request_context import RequestContext
 from zurau.metadata.image import MetadataImage, PartitionRegistration, TopicImage
@@ -26,6 +33,7 @@ from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     KafkaError,
     LeaderNotAvailableError,
+    TopicAuthorizationFailedError,
     UnknownTopicIdError,
     UnknownTopicOrPartitionError,
     for_code,
@@ -59,7 +67,16 @@ def _partition_entry(image: MetadataImage, i: int, p: PartitionRegistration) -> 
     }
 
 
-def _topic_entry(image: MetadataImage, t: TopicImage, include_ops: bool) -> dict[str, Any]:
+def _topic_operations(ctx: RequestContext, name: str) -> int:
+    if ctx.services.authorizer is None:
+        return TOPIC_OPERATIONS
+    return sum(1 << op for op in _TOPIC_OPS if allowed(ctx, op, TOPIC, name, log=False))
+
+
+_TOPIC_OPS = (Op.READ, Op.WRITE, Op.CREATE, Op.DELETE, Op.ALTER, Op.DESCRIBE, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS)
+
+
+def _topic_entry(ctx: RequestContext, image: MetadataImage, t: TopicImage, include_ops: bool) -> dict[str, Any]:
     parts = [_partition_entry(image, i, p) for i, p in sorted(t.partitions.items())]
     return {
         "error_code": 0,
@@ -67,7 +84,7 @@ def _topic_entry(image: MetadataImage, t: TopicImage, include_ops: bool) -> dict
         "topic_id": t.topic_id,
         "is_internal": t.is_internal,
         "partitions": parts,
-        "topic_authorized_operations": TOPIC_OPERATIONS if include_ops else UNSET_OPERATIONS,
+        "topic_authorized_operations": _topic_operations(ctx, t.name) if include_ops else UNSET_OPERATIONS,
     }
 
 
@@ -78,7 +95,11 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     topics_out: list[dict[str, Any]] = []
     if requested is None or (version == 0 and not requested):
         image = ctx.image
-        topics_out = [_topic_entry(image, t, include_ops) for t in image.all()]
+        listed = image.all()
+        if ctx.services.authorizer is not None:
+            ok = allowed_names(ctx, Op.DESCRIBE, TOPIC, (t.name for t in listed), log=False)
+            listed = [t for t in listed if t.name in ok]
+        topics_out = [_topic_entry(ctx, image, t, include_ops) for t in listed]
     else:
         allow_create = req.get("allow_auto_topic_creation", True) and ctx.config.get("auto.create.topics.enable")
         for rt in requested:
@@ -91,10 +112,16 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                     t = ctx.image.by_id(topic_id)
                     if t is None:
                         raise UnknownTopicIdError(f"unknown topic id {topic_id}")
+                    if not allowed(ctx, Op.DESCRIBE, TOPIC, t.name):
+                        raise TopicAuthorizationFailedError("Topic authorization failed.")
                 else:
                     validate_topic_name(name)
+                    if not allowed(ctx, Op.DESCRIBE, TOPIC, name):
+                        raise TopicAuthorizationFailedError("Topic authorization failed.")
                     t = ctx.image.get(name)
                     if t is None:
+                        if allow_create and not topic_or_cluster_allowed(ctx, Op.CREATE, name):
+                            raise TopicAuthorizationFailedError("Topic authorization failed.")
                         if not allow_create:
                             raise UnknownTopicOrPartitionError(f"unknown topic {name!r}")
                         if name == "__consumer_offsets":  # created with the coordinator's settings
@@ -106,7 +133,7 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                         t = ctx.image.get(name)
                         if t is None:
                             raise UnknownTopicOrPartitionError(f"unknown topic {name!r}")
-                topics_out.append(_topic_entry(ctx.image, t, include_ops))
+                topics_out.append(_topic_entry(ctx, ctx.image, t, include_ops))
             except (KafkaError, Exception) as e:
                 code, _msg = error_of(e)
                 topics_out.append(

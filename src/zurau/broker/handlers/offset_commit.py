@@ -13,12 +13,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from zurau.broker.handlers._authz import TOPIC, Op, allowed_names
 from zurau.broker.handlers._common import ZERO_UUID
-from zurau.broker.handlers._groups import coordinator, since
+from zurau.broker.handlers._groups import coordinator, group_error, since
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group_coordinator import OffsetCommitEntry
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.errors import UnknownTopicIdError, UnknownTopicOrPartitionError
+from zurau.protocol.errors import (
+    TopicAuthorizationFailedError,
+    UnknownTopicIdError,
+    UnknownTopicOrPartitionError,
+)
 
 API_KEY = ApiKey.OFFSET_COMMIT
 
@@ -28,7 +33,11 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     topics = ctx.image
     rt = coordinator(ctx)
     group_id = req["group_id"]
-    err = rt.coordinator_error(group_id)
+    err = group_error(ctx, group_id)
+    readable: set[str] | None = None
+    if ctx.services.authorizer is not None and err is None:
+        names = (t["name"] if version < 10 else getattr(topics.by_id(t["topic_id"]), "name", None) for t in req["topics"])
+        readable = allowed_names(ctx, Op.READ, TOPIC, (n for n in names if n))
     # (topic as requested, resolved name or None, [(partition, error or None)])
     plan: list[tuple[dict[str, Any], str | None, list[tuple[dict[str, Any], int | None]]]] = []
     entries: list[OffsetCommitEntry] = []
@@ -43,6 +52,8 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         for p in t["partitions"]:
             if err is not None:
                 parts.append((p, err.code))
+            elif readable is not None and (tm.name if tm is not None else t["name"]) not in readable:
+                parts.append((p, TopicAuthorizationFailedError.code))
             elif tm is None:
                 parts.append((p, missing))
             elif not 0 <= p["partition_index"] < tm.num_partitions:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from zurau.broker.handlers._groups import coordinator
+from zurau.broker.handlers._authz import TOPIC, Op, allowed_names
+from zurau.broker.handlers._groups import coordinator, group_error
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.errors import UnknownTopicOrPartitionError
+from zurau.protocol.errors import TopicAuthorizationFailedError, UnknownTopicOrPartitionError
 
 API_KEY = ApiKey.OFFSET_DELETE
 
@@ -20,17 +21,21 @@ API_KEY = ApiKey.OFFSET_DELETE
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     rt = coordinator(ctx)
     group_id = req["group_id"]
-    err = rt.coordinator_error(group_id)
+    err = group_error(ctx, group_id, Op.DELETE)
     if err is not None:
         return {"error_code": err.code, "throttle_time_ms": 0, "topics": []}
     registry = ctx.image
     valid: list[tuple[str, int]] = []
+    results_denied: set[tuple[str, int]] = set()
     invalid: set[tuple[str, int]] = set()
+    readable = allowed_names(ctx, Op.READ, TOPIC, (t["name"] for t in req["topics"]))
     for t in req["topics"]:
         tm = registry.get(t["name"])
         for p in t["partitions"]:
             tp = (t["name"], p["partition_index"])
-            if tm is None or not 0 <= tp[1] < tm.num_partitions:
+            if t["name"] not in readable:
+                results_denied.add(tp)
+            elif tm is None or not 0 <= tp[1] < tm.num_partitions:
                 invalid.add(tp)
             else:
                 valid.append(tp)
@@ -47,6 +52,8 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         for p in t["partitions"]:
             tp = (t["name"], p["partition_index"])
             c = UnknownTopicOrPartitionError.code if tp in invalid else results.get(tp, 0)
+            if tp in results_denied:
+                c = TopicAuthorizationFailedError.code
             parts.append({"partition_index": tp[1], "error_code": c})
         topics.append({"name": t["name"], "partitions": parts})
     return {"error_code": 0, "throttle_time_ms": 0, "topics": topics}

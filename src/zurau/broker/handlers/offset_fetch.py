@@ -12,11 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from zurau.broker.handlers._authz import GROUP, TOPIC, Op, allowed, allowed_names
 from zurau.broker.handlers._groups import coordinator, since
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group_coordinator import FetchedOffset, OffsetFetchResult
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.errors import UnknownTopicIdError
+from zurau.protocol.errors import (
+    GroupAuthorizationFailedError,
+    TopicAuthorizationFailedError,
+    UnknownTopicIdError,
+)
 
 API_KEY = ApiKey.OFFSET_FETCH
 
@@ -42,6 +47,8 @@ def _fetch_group(
 ) -> tuple[int, list[dict[str, Any]]]:
     """(group error, topics of the response) for one group."""
     rt = coordinator(ctx)
+    if not allowed(ctx, Op.DESCRIBE, GROUP, group_id):
+        return GroupAuthorizationFailedError.code, []
     err = rt.coordinator_error(group_id)
     if err is not None:
         return err.code, []
@@ -72,8 +79,15 @@ def _fetch_group(
     )
     if result.error_code:
         return result.error_code, []
+    described: set[str] | None = None
+    if ctx.services.authorizer is not None:  # all topics: only those it may DESCRIBE; asked for: an error
+        described = allowed_names(ctx, Op.DESCRIBE, TOPIC, (n for n, _ in result.topics), log=wanted is not None)
     out = []
     for name, parts in result.topics:
+        if described is not None and name not in described:
+            if wanted is None:
+                continue
+            parts = [FetchedOffset(f.partition, -1, -1, "", TopicAuthorizationFailedError.code) for f in parts]
         entry: dict[str, Any] = {"name": name, "partitions": [_partition(f) for f in parts]}
         if by_id:
             tm = registry.get(name)

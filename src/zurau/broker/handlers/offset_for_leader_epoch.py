@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from zurau.broker.handlers._authz import TOPIC, TOPIC_AUTHORIZATION_FAILED, Op, allowed_names, cluster_allowed
 from zurau.broker.handlers._common import error_of
 from zurau.broker.request_context import RequestContext
 from zurau.metadata.image import MetadataImage
@@ -60,6 +61,26 @@ def _partition(ctx: RequestContext, image: MetadataImage, topic: str, rp: dict[s
 
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     image = ctx.image
+    if ctx.services.authorizer is not None:
+        if req.get("replica_id", -1) >= 0:  # a follower
+            ok = {t["topic"] for t in req["topics"]} if cluster_allowed(ctx, Op.CLUSTER_ACTION) else set()
+        else:
+            ok = allowed_names(ctx, Op.DESCRIBE, TOPIC, (t["topic"] for t in req["topics"]))
+        denied = TOPIC_AUTHORIZATION_FAILED
+        return {
+            "throttle_time_ms": 0,
+            "topics": [
+                {
+                    "topic": t["topic"],
+                    "partitions": [
+                        _partition(ctx, image, t["topic"], p) if t["topic"] in ok
+                        else {"partition": p["partition"], "error_code": denied, "leader_epoch": -1, "end_offset": -1}
+                        for p in t["partitions"]
+                    ],
+                }
+                for t in req["topics"]
+            ],
+        }
     return {
         "throttle_time_ms": 0,
         "topics": [

@@ -18,21 +18,35 @@ to the producer's ongoing transaction. When this broker coordinates the request'
 the partitions needing it are verified first with that coordinator
 (:class:`~zurau.coordinator.txn_verification_channel.TxnVerificationChannel`, one round trip),
 and a partition it refuses gets the coordinator's error without being appended.
+
+Schema ID validation (:mod:`~zurau.broker.schema_validation`): partitions of topics with
+``confluent.key/value.schema.validation`` are inspected first; ids the broker's cache cannot vouch
+for are looked up in the schema registry (awaited, never blocking the loop), and a refused
+partition gets INVALID_RECORD with its ``record_errors`` without being appended.
+
+Authorisation (only with an authorizer configured): WRITE on each topic, else that topic's
+partitions get TOPIC_AUTHORIZATION_FAILED before their existence is looked at; a transactional
+produce also needs WRITE on its transactional id, else every partition gets
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
+from zurau.broker.handlers._authz import TOPIC, TRANSACTIONAL_ID, Op, allowed, allowed_names
 from zurau.broker.handlers._common import error_of, resolve_topic
 from zurau.broker.request_context import CloseConnection, RequestContext
+from zurau.broker.schema_validation import PartitionCheck, SchemaValidator, validation_enabled
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     CorruptRecordError,
     InvalidRequiredAcksError,
     KafkaError,
+    TopicAuthorizationFailedError,
+    TransactionalIdAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
 
@@ -51,13 +65,111 @@ def _partition_error(index: int, code: int, message: str | None) -> dict[str, An
     }
 
 
+Refusals = Mapping[tuple[str, int], KafkaError]
+
+
 def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | Awaitable[dict[str, Any] | None] | None:
+    denied: dict[tuple[str, int], KafkaError] = {}
+    if ctx.services.authorizer is not None:
+        denied = _denied(ctx, req)
+    validator = ctx.services.schema_validator
+    if validator is not None:
+        checks = _schema_checks(ctx, req, validator)
+        if checks:
+            if validator.wanted([c for c in checks.values() if isinstance(c, PartitionCheck)]):
+                return _validate_then_produce(ctx, req, validator, checks, denied)
+            return _handle(ctx, req, {**_refusals(validator, checks), **denied})  # the cache vouches: no await
+    return _handle(ctx, req, denied)
+
+
+def _denied(ctx: RequestContext, req: dict[str, Any]) -> dict[tuple[str, int], KafkaError]:
+    """Partitions the principal may not write, keyed by the topic's name (as requested, or
+    resolved from its id), with the authorisation error each gets."""
+    tid = req.get("transactional_id")
+    if tid and not allowed(ctx, Op.WRITE, TRANSACTIONAL_ID, tid):
+        error: KafkaError = TransactionalIdAuthorizationFailedError("Transactional id authorization failed.")
+        return {
+            (key, pd["index"]): error
+            for td in req["topic_data"]
+            if (key := _topic_key(ctx, td)) is not None
+            for pd in td["partition_data"]
+        }
+    names = {_topic_key(ctx, td) for td in req["topic_data"]}
+    ok = allowed_names(ctx, Op.WRITE, TOPIC, (n for n in names if n is not None))
+    error = TopicAuthorizationFailedError("Topic authorization failed.")
+    return {
+        (key, pd["index"]): error
+        for td in req["topic_data"]
+        if (key := _topic_key(ctx, td)) is not None and key not in ok
+        for pd in td["partition_data"]
+    }
+
+
+def _topic_key(ctx: RequestContext, td: dict[str, Any]) -> str | None:
+    name = td.get("name")
+    if name:
+        return str(name)
+    topic = ctx.image.by_id(td["topic_id"]) if td.get("topic_id") is not None else None
+    return topic.name if topic is not None else None
+
+
+def _handle(
+    ctx: RequestContext, req: dict[str, Any], refusals: Refusals
+) -> dict[str, Any] | Awaitable[dict[str, Any] | None] | None:
     tid = req.get("transactional_id")
     if tid and ctx.txns.remote_coordinator(tid):
         pending = _needing_verification(ctx, req)
         if pending:
-            return _verify_then_produce(ctx, req, tid, pending)
-    return _produce(ctx, req, {})
+            return _verify_then_produce(ctx, req, tid, pending, refusals)
+    return _produce(ctx, req, {}, refusals)
+
+
+def _schema_checks(
+    ctx: RequestContext, req: dict[str, Any], validator: SchemaValidator
+) -> dict[tuple[str, int], PartitionCheck | KafkaError]:
+    """The partitions of topics with schema validation on, inspected (or the error doing so)."""
+    out: dict[tuple[str, int], PartitionCheck | KafkaError] = {}
+    for td in req["topic_data"]:
+        try:
+            topic = resolve_topic(ctx, td.get("name"), td.get("topic_id"))
+        except KafkaError:
+            continue  # reported by the append loop
+        if not topic.configs or not validation_enabled(topic.configs):
+            continue
+        for pd in td["partition_data"]:
+            if pd["records"]:
+                try:
+                    out[(topic.name, pd["index"])] = validator.inspect(topic.name, topic.configs, pd["records"])
+                except KafkaError as e:
+                    out[(topic.name, pd["index"])] = e
+                except Exception as e:  # undecodable bytes: the partition's error, never the connection's
+                    out[(topic.name, pd["index"])] = CorruptRecordError(f"records cannot be decoded: {e}")
+    return out
+
+
+def _refusals(
+    validator: SchemaValidator, checks: dict[tuple[str, int], PartitionCheck | KafkaError]
+) -> dict[tuple[str, int], KafkaError]:
+    refusals: dict[tuple[str, int], KafkaError] = {}
+    for tp, check in checks.items():
+        refusal = check if isinstance(check, KafkaError) else validator.verdict(check)
+        if refusal is not None:
+            refusals[tp] = refusal
+    return refusals
+
+
+async def _validate_then_produce(
+    ctx: RequestContext,
+    req: dict[str, Any],
+    validator: SchemaValidator,
+    checks: dict[tuple[str, int], PartitionCheck | KafkaError],
+    denied: dict[tuple[str, int], KafkaError],
+) -> dict[str, Any] | None:
+    await validator.resolve([c for c in checks.values() if isinstance(c, PartitionCheck)])
+    result = _handle(ctx, req, {**_refusals(validator, checks), **denied})
+    if inspect.isawaitable(result):
+        return await result
+    return result
 
 
 def _needing_verification(ctx: RequestContext, req: dict[str, Any]) -> dict[tuple[str, int], tuple[int, int]]:
@@ -79,7 +191,11 @@ def _needing_verification(ctx: RequestContext, req: dict[str, Any]) -> dict[tupl
 
 
 async def _verify_then_produce(
-    ctx: RequestContext, req: dict[str, Any], tid: str, pending: dict[tuple[str, int], tuple[int, int]]
+    ctx: RequestContext,
+    req: dict[str, Any],
+    tid: str,
+    pending: dict[tuple[str, int], tuple[int, int]],
+    refusals: Refusals,
 ) -> dict[str, Any] | None:
     channel = ctx.txns.verification_channel
     assert channel is not None
@@ -89,18 +205,23 @@ async def _verify_then_produce(
     verdicts: dict[tuple[str, int], KafkaError | None] = {}
     for (pid, epoch), tps in by_producer.items():
         verdicts.update(await channel.verify(tid, pid, epoch, tps))
-    result = _produce(ctx, req, verdicts)
+    result = _produce(ctx, req, verdicts, refusals)
     if inspect.isawaitable(result):
         return await result
     return result
 
 
 def _produce(
-    ctx: RequestContext, req: dict[str, Any], verdicts: dict[tuple[str, int], KafkaError | None]
+    ctx: RequestContext,
+    req: dict[str, Any],
+    verdicts: dict[tuple[str, int], KafkaError | None],
+    refusals: Refusals,
 ) -> dict[str, Any] | Awaitable[dict[str, Any]] | None:
-    """Append every partition; ``verdicts``: remote KIP-890 outcomes (None: verified)."""
+    """Append every partition; ``verdicts``: remote KIP-890 outcomes (None: verified);
+    ``refusals``: partitions refused before the append (schema validation)."""
     acks = req["acks"]
     rm = ctx.replica_manager
+    metrics = ctx.services.metrics
     responses = []
     # acks=all partitions whose high watermark has not reached their last offset yet:
     # (topic, partition) -> (offset the high watermark must reach, response entry)
@@ -119,6 +240,8 @@ def _produce(
             try:
                 if acks not in (-1, 0, 1):
                     raise InvalidRequiredAcksError(f"acks must be -1, 0 or 1, not {acks}")
+                if refusals and (refusal := refusals.get((topic.name if topic else name or "", index))) is not None:
+                    raise refusal
                 if terr is not None:
                     raise terr
                 assert topic is not None
@@ -131,9 +254,12 @@ def _produce(
                 if verified and (refused := verdicts[(topic.name, index)]) is not None:
                     raise refused
                 # The request buffer is ours alone (see broker/connection): patch it in place.
+                nbytes = len(records)
                 r = rm.append_as_leader(
                     topic.name, index, records, required_acks=acks, in_place=True, txn_verified=verified
                 )
+                if metrics is not None and not r.duplicate:
+                    metrics.produced(topic.name, nbytes, r.record_count)
                 entry = {
                     "index": index,
                     "error_code": 0,
@@ -149,6 +275,8 @@ def _produce(
                         waiting = {}
                     waiting[(topic.name, index)] = (r.last_offset + 1, entry)
             except Exception as e:  # every failure is this partition's error code
+                if metrics is not None and topic is not None:
+                    metrics.produce_failed(topic.name)
                 code, msg = error_of(e)
                 part_error = _partition_error(index, code, msg)
                 # INVALID_RECORD from the log validator names the records (Kafka's RecordError)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zurau.broker.handlers._groups import coordinator, since
+from zurau.broker.handlers._groups import coordinator, group_error, since
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group_coordinator import SyncGroupResult
 from zurau.protocol.api_keys import ApiKey
@@ -30,7 +30,7 @@ def _response(r: SyncGroupResult) -> dict[str, Any]:
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     version = ctx.api_version
     rt = coordinator(ctx)
-    err = rt.coordinator_error(req["group_id"])
+    err = group_error(ctx, req["group_id"])
     if err is not None:
         return _response(SyncGroupResult(err.code))
     assignments = {a["member_id"]: bytes(a["assignment"]) for a in req["assignments"]}

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from zurau.broker.handlers._groups import coordinator, since
+from zurau.broker.handlers._authz import TOPIC, Op, allowed_names
+from zurau.broker.handlers._groups import coordinator, group_error, since
+from zurau.broker.handlers._txn import txn_denied
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group_coordinator import OffsetCommitEntry
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.errors import UnknownTopicOrPartitionError
+from zurau.protocol.errors import TopicAuthorizationFailedError, UnknownTopicOrPartitionError
 
 API_KEY = ApiKey.TXN_OFFSET_COMMIT
 MAX_VERSION = 4
@@ -28,7 +30,8 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     topics = ctx.image
     rt = coordinator(ctx)
     group_id = req["group_id"]
-    err = rt.coordinator_error(group_id)
+    err = txn_denied(ctx, req["transactional_id"]) or group_error(ctx, group_id)
+    readable = allowed_names(ctx, Op.READ, TOPIC, (t["name"] for t in req["topics"]))
     plan: list[tuple[str, list[tuple[int, int | None]]]] = []
     entries: list[OffsetCommitEntry] = []
     for t in req["topics"]:
@@ -38,6 +41,8 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
             index = p["partition_index"]
             if err is not None:
                 parts.append((index, err.code))
+            elif t["name"] not in readable:
+                parts.append((index, TopicAuthorizationFailedError.code))
             elif tm is None or not 0 <= index < tm.num_partitions:
                 parts.append((index, UnknownTopicOrPartitionError.code))
             else:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from zurau.broker.handlers._authz import CLUSTER_AUTHORIZATION_FAILED, Op, cluster_allowed
 from zurau.broker.handlers._txn import by_topic, known_partition, requested_partitions, txn_coordinator
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
@@ -25,6 +26,13 @@ API_KEY = ApiKey.WRITE_TXN_MARKERS
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     rt = txn_coordinator(ctx)
+    if not cluster_allowed(ctx, Op.CLUSTER_ACTION):  # brokers only
+        return {"markers": [
+            {"producer_id": m["producer_id"], "topics": [
+                {"name": t["name"], "partitions": [
+                    {"partition_index": p, "error_code": CLUSTER_AUTHORIZATION_FAILED} for p in t["partition_indexes"]]}
+                for t in m["topics"]]}
+            for m in req["markers"]]}
     out = []
     for m in req["markers"]:
         parts = requested_partitions(m["topics"], "name", "partition_indexes")

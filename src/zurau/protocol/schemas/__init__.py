@@ -53,6 +53,11 @@ _MODULES = (
     "list_transactions",
     "sasl_handshake",
     "sasl_authenticate",
+    "describe_user_scram_credentials",
+    "alter_user_scram_credentials",
+    "describe_acls",
+    "create_acls",
+    "delete_acls",
     # Replication and KRaft (inter-broker and controller APIs). A schema alone advertises
     # nothing: ApiVersions lists only APIs with a handler (zurau.broker.dispatcher).
     "offset_for_leader_epoch",

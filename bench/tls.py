@@ -1,0 +1,111 @@
+"""What TLS costs: produce and consume throughput over an SSL listener against a PLAINTEXT one.
+
+    .venv/bin/python -m bench.tls [--runs 2] [--seconds 5] [--size 1024] [--partitions 4]
+
+Each run starts a fresh broker process (``zurau broker start``) per mode, alternating
+PLAINTEXT/SSL: the SSL broker listens on ``SSL://127.0.0.1`` with a generated CA and a PEM key
+store (ECDSA P-256; TLS 1.3, whatever cipher OpenSSL and librdkafka agree on) and confluent-kafka
+connects with ``security.protocol=SSL``. Workloads (confluent-kafka, bench._workloads' settings):
+produce ``--size``-byte records with acks=1 for ``--seconds``; then consume what a fill wrote from
+offset 0. Prints the best throughput of each mode, the median broker CPU per MB and the ratios
+SSL/PLAINTEXT. Under TLS, fetched bytes cannot go out with sendfile: they are read from the page
+cache and encrypted in the event loop's TLS transport.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.support.tls import TestCA
+
+from bench._brokers import ZurauBroker
+from bench._provenance import provenance_line
+from bench._workloads import Measurement, consume_throughput, create_topic, fill, produce_throughput
+
+
+class TlsZurauBroker(ZurauBroker):
+    """Zurau with a single SSL listener (PEM key store) on its port."""
+
+    def __init__(self, workdir: Path, ca: TestCA, keystore: Path) -> None:
+        super().__init__(
+            workdir,
+            **{
+                "listeners": f"SSL://127.0.0.1:{0}",
+                "listener.security.protocol.map": "SSL:SSL",
+                "inter.broker.listener.name": "SSL",
+                "ssl.keystore.type": "PEM",
+                "ssl.keystore.location": str(keystore),
+            },
+        )
+        self.overrides["listeners"] = f"SSL://127.0.0.1:{self.port}"
+        self.ca = ca
+
+    def client_security(self) -> dict[str, str]:
+        return {"security.protocol": "SSL", "ssl.ca.location": str(self.ca.cert_path)}
+
+
+Workload = Callable[[ZurauBroker, float], Measurement]
+
+
+def _produce(size: int, partitions: int) -> Workload:
+    def run(b: ZurauBroker, seconds: float) -> Measurement:
+        topic = create_topic(b, partitions)
+        return produce_throughput(
+            b, topic=topic, partitions=partitions, size=size, acks="1", compression="none",
+            max_records=3_000_000 * 1024 // size, max_seconds=seconds,
+        )
+
+    return run
+
+
+def _consume(size: int, partitions: int, records: int) -> Workload:
+    def run(b: ZurauBroker, seconds: float) -> Measurement:
+        topic = create_topic(b, partitions)
+        fill(b, topic, partitions, size, records)
+        return consume_throughput(b, topic=topic, partitions=partitions, size=size, records=records, max_seconds=seconds * 4)
+
+    return run
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--partitions", type=int, default=4)
+    ap.add_argument("--consume-records", type=int, default=300_000)
+    args = ap.parse_args()
+    print(provenance_line(clients=["confluent_kafka"]))
+    with tempfile.TemporaryDirectory(prefix="zurau-bench-tls-") as tmp:
+        work = Path(tmp)
+        ca = TestCA(work / "pki")
+        keystore = ca.issue("server", "localhost", server=True).keystore
+        cases: dict[str, Workload] = {
+            f"produce {args.size} B acks=1": _produce(args.size, args.partitions),
+            f"consume {args.size} B": _consume(args.size, args.partitions, args.consume_records),
+        }
+        for label, workload in cases.items():
+            results: dict[str, list[Measurement]] = {"PLAINTEXT": [], "SSL": []}
+            for _ in range(args.runs):
+                for mode in ("PLAINTEXT", "SSL"):
+                    broker = ZurauBroker(work) if mode == "PLAINTEXT" else TlsZurauBroker(work, ca, keystore)
+                    broker.start()
+                    try:
+                        results[mode].append(workload(broker, args.seconds))
+                    finally:
+                        broker.stop()
+            best = {m: max(r.mb_per_s for r in rs) for m, rs in results.items()}
+            cpu = {m: statistics.median(r.cpu_s_per_mb for r in rs) for m, rs in results.items()}
+            print(
+                f"{label:24s} PLAINTEXT {best['PLAINTEXT']:7.1f} MB/s  SSL {best['SSL']:7.1f} MB/s  "
+                f"ratio {best['SSL'] / best['PLAINTEXT']:.2f}   broker CPU ms/MB "
+                f"{cpu['PLAINTEXT'] * 1000:.1f} -> {cpu['SSL'] * 1000:.1f} (x{cpu['SSL'] / cpu['PLAINTEXT']:.2f})"
+            )
+
+
+if __name__ == "__main__":
+    main()

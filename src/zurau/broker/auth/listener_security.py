@@ -1,0 +1,155 @@
+"""What one listener requires of its clients, resolved once from the broker config.
+
+Every setting is read for the listener with :meth:`BrokerConfig.listener_config`, so
+``listener.name.<listener>.<config>`` overrides the broker-wide value (Kafka's rule).
+
+* TLS (SSL, SASL_SSL): ``ssl.keystore.type`` must be ``PEM``; the certificate chain and key come
+  from ``ssl.keystore.location`` (one file holding both) or inline ``ssl.keystore.certificate.chain``
+  and ``ssl.keystore.key`` (``ssl.key.password`` decrypts an encrypted key). Trusted CAs (needed
+  for ``ssl.client.auth`` requested/required) come from ``ssl.truststore.location`` or inline
+  ``ssl.truststore.certificates`` (``ssl.truststore.type=PEM``), else the system's CAs.
+  ``ssl.enabled.protocols`` may hold TLSv1.2 and TLSv1.3.
+* SASL (SASL_PLAINTEXT, SASL_SSL): ``sasl.enabled.mechanisms`` among PLAIN, SCRAM-SHA-256,
+  SCRAM-SHA-512. PLAIN's users come from ``listener.name.<l>.plain.sasl.jaas.config`` (or the
+  listener's ``sasl.jaas.config``): ``PlainLoginModule required user_<name>="<password>" ...;``.
+  SCRAM credentials live in the metadata log (AlterUserScramCredentials).
+* ``connections.max.reauth.ms`` (KIP-368) and ``connection.failed.authentication.delay.ms``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from zurau.broker.auth.jaas import parse_jaas_config, plain_users
+from zurau.broker.auth.principal_mapping import PrincipalMapper
+from zurau.config import BrokerConfig, ConfigError, Password
+
+TLS_VERSIONS = ("TLSv1.2", "TLSv1.3")
+
+
+def _secret(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value.value if isinstance(value, Password) else str(value)
+
+
+@dataclass(frozen=True)
+class SslSettings:
+    """A listener's TLS material and policy (PEM only)."""
+
+    listener: str
+    keystore_location: str | None
+    keystore_chain: str | None
+    keystore_key: str | None
+    key_password: str | None = field(repr=False)
+    truststore_location: str | None
+    truststore_certificates: str | None
+    client_auth: str  # none | requested | required
+    enabled_protocols: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ListenerSecurity:
+    """One listener: its security protocol, TLS settings, SASL mechanisms and PLAIN users."""
+
+    name: str
+    protocol: str
+    ssl: SslSettings | None
+    sasl_mechanisms: tuple[str, ...]
+    plain_users: dict[str, str] = field(repr=False)
+    principal_mapper: PrincipalMapper
+    reauth_ms: int
+    failed_auth_delay_ms: int
+
+    @property
+    def uses_sasl(self) -> bool:
+        return self.protocol.startswith("SASL_")
+
+
+def _ssl_settings(cfg: BrokerConfig, name: str) -> SslSettings:
+    def get(key: str) -> Any:
+        return cfg.listener_config(name, key)
+
+    def bad(key: str, value: Any, reason: str) -> ConfigError:
+        return ConfigError.invalid(key, value, f"listener {name}: {reason}")
+
+    location, chain, key = get("ssl.keystore.location"), _secret(get("ssl.keystore.certificate.chain")), _secret(
+        get("ssl.keystore.key")
+    )
+    if str(get("ssl.keystore.type")).upper() != "PEM":
+        raise bad("ssl.keystore.type", get("ssl.keystore.type"), "Zurau reads PEM key stores only: set ssl.keystore.type=PEM")
+    if location and (chain or key):
+        raise bad("ssl.keystore.location", location, "give ssl.keystore.location or the inline certificate chain and key, not both")
+    if not location and not (chain and key):
+        raise bad(
+            "ssl.keystore.location",
+            location,
+            "a TLS listener needs ssl.keystore.location (PEM with key and certificate chain) "
+            "or both ssl.keystore.certificate.chain and ssl.keystore.key",
+        )
+    trust_location, trust_certs = get("ssl.truststore.location"), _secret(get("ssl.truststore.certificates"))
+    if (trust_location or trust_certs) and str(get("ssl.truststore.type")).upper() != "PEM":
+        raise bad("ssl.truststore.type", get("ssl.truststore.type"), "Zurau reads PEM trust stores only: set ssl.truststore.type=PEM")
+    if trust_location and trust_certs:
+        raise bad("ssl.truststore.location", trust_location, "give ssl.truststore.location or ssl.truststore.certificates, not both")
+    protocols = tuple(get("ssl.enabled.protocols"))
+    unknown = [p for p in protocols if p not in TLS_VERSIONS]
+    if unknown or not protocols:
+        raise bad("ssl.enabled.protocols", protocols, f"the TLS versions Zurau accepts are {', '.join(TLS_VERSIONS)}")
+    return SslSettings(
+        listener=name,
+        keystore_location=location,
+        keystore_chain=chain,
+        keystore_key=key,
+        key_password=_secret(get("ssl.key.password")),
+        truststore_location=trust_location,
+        truststore_certificates=trust_certs,
+        client_auth=str(get("ssl.client.auth")).lower(),
+        enabled_protocols=protocols,
+    )
+
+
+def _plain_users(cfg: BrokerConfig, name: str) -> dict[str, str]:
+    for key in ("plain.sasl.jaas.config", "sasl.jaas.config"):
+        raw = cfg.listener_config_raw(name, key)
+        if raw is not None:
+            config_name = f"listener.name.{name.lower()}.{key}"
+            entry = parse_jaas_config(raw, config_name)
+            if not entry.login_module.endswith("PlainLoginModule"):
+                raise ConfigError(
+                    f"{config_name} must configure org.apache.kafka.common.security.plain.PlainLoginModule "
+                    f"for PLAIN, not {entry.login_module}",
+                    name=config_name,
+                )
+            return plain_users(entry)
+    return {}
+
+
+def listener_security(cfg: BrokerConfig, name: str) -> ListenerSecurity:
+    """Resolve listener ``name``'s security; :class:`ConfigError` for incomplete or bad settings."""
+    protocol = cfg.security_protocol(name)
+    ssl = _ssl_settings(cfg, name) if protocol.endswith("SSL") else None
+    mechanisms: tuple[str, ...] = ()
+    users: dict[str, str] = {}
+    if protocol.startswith("SASL_"):
+        mechanisms = tuple(m.upper() for m in cfg.listener_config(name, "sasl.enabled.mechanisms"))
+        if "PLAIN" in mechanisms:
+            users = _plain_users(cfg, name)
+            if not users:
+                raise ConfigError(
+                    f"listener {name} enables PLAIN but defines no users: set listener.name.{name.lower()}"
+                    '.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule '
+                    'required user_<name>="<password>";',
+                    name=f"listener.name.{name.lower()}.plain.sasl.jaas.config",
+                )
+    return ListenerSecurity(
+        name=name,
+        protocol=protocol,
+        ssl=ssl,
+        sasl_mechanisms=mechanisms,
+        plain_users=users,
+        principal_mapper=PrincipalMapper(str(cfg.listener_config(name, "ssl.principal.mapping.rules"))),
+        reauth_ms=int(cfg.listener_config(name, "connections.max.reauth.ms")),
+        failed_auth_delay_ms=int(cfg.get("connection.failed.authentication.delay.ms")),
+    )

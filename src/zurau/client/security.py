@@ -1,0 +1,136 @@
+"""The client's security settings, with the Kafka client property names librdkafka and the Java
+client use, and what they turn into: a TLS context and a SASL mechanism's client side.
+
+Properties:
+
+* ``security.protocol``: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.
+* TLS: ``ssl.ca.location`` (PEM CAs; else the system's), ``ssl.certificate.location`` and
+  ``ssl.key.location`` (client certificate and key, PEM), ``ssl.key.password``,
+  ``ssl.endpoint.identification.algorithm`` (``https``, the default, checks the broker's host name
+  against its certificate; ``none`` does not). The Java client's PEM names are accepted too:
+  ``ssl.truststore.location`` (with ``ssl.truststore.type=PEM``) and ``ssl.keystore.location``
+  (``ssl.keystore.type=PEM``, a file holding the key and its certificate chain).
+* SASL: ``sasl.mechanism`` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; default GSSAPI is refused),
+  ``sasl.username`` / ``sasl.password``, or the Java client's ``sasl.jaas.config``
+  (``... required username="u" password="p";``).
+
+Anything else under ``ssl.``/``sasl.`` is refused with :class:`ClientConfigError` naming it: a
+silently ignored security setting would connect with less security than asked for.
+"""
+
+from __future__ import annotations
+
+import re
+import ssl
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from zurau.client.errors import ClientConfigError
+from zurau.protocol.sasl import PlainClient, ScramClient, ScramMechanism
+
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+_KEYS = {
+    "ssl.ca.location": "ca_location",
+    "ssl.truststore.location": "ca_location",
+    "ssl.certificate.location": "certificate_location",
+    "ssl.keystore.location": "keystore_location",
+    "ssl.key.location": "key_location",
+    "ssl.key.password": "key_password",
+    "ssl.endpoint.identification.algorithm": "endpoint_identification",
+    "sasl.mechanism": "sasl_mechanism",
+    "sasl.username": "sasl_username",
+    "sasl.password": "sasl_password",
+}
+_PEM_TYPES = ("ssl.truststore.type", "ssl.keystore.type")
+_JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
+
+
+@dataclass(frozen=True)
+class ClientSecurity:
+    """Invariant: ``protocol`` is one of :data:`SECURITY_PROTOCOLS`; a SASL protocol has a
+    supported mechanism with a user name and password."""
+
+    protocol: str = "PLAINTEXT"
+    ca_location: str | None = None
+    certificate_location: str | None = None
+    keystore_location: str | None = None
+    key_location: str | None = None
+    key_password: str | None = field(default=None, repr=False)
+    endpoint_identification: str = "https"
+    sasl_mechanism: str = "GSSAPI"
+    sasl_username: str | None = None
+    sasl_password: str | None = field(default=None, repr=False)
+
+    @property
+    def uses_tls(self) -> bool:
+        return self.protocol.endswith("SSL")
+
+    @property
+    def uses_sasl(self) -> bool:
+        return self.protocol.startswith("SASL_")
+
+    @classmethod
+    def from_props(cls, props: Mapping[str, str]) -> ClientSecurity:
+        """The security part of client properties (the rest is ignored here)."""
+        kwargs: dict[str, str] = {}
+        protocol = props.get("security.protocol", "PLAINTEXT").strip().upper()
+        if protocol not in SECURITY_PROTOCOLS:
+            raise ClientConfigError(f"security.protocol={protocol} is not one of {', '.join(SECURITY_PROTOCOLS)}")
+        for key, raw in props.items():
+            value = raw.strip()
+            if key in _KEYS:
+                kwargs[_KEYS[key]] = value
+            elif key in _PEM_TYPES:
+                if value.upper() != "PEM":
+                    raise ClientConfigError(f"{key}={value}: this client reads PEM files only")
+            elif key == "sasl.jaas.config":
+                options = dict(_JAAS_OPTION.findall(value))
+                if "username" not in options or "password" not in options:
+                    raise ClientConfigError('sasl.jaas.config needs username="..." and password="..."')
+                kwargs.setdefault("sasl_username", options["username"])
+                kwargs.setdefault("sasl_password", options["password"])
+            elif key.startswith(("ssl.", "sasl.")):
+                raise ClientConfigError(f"{key} is not a security setting this client understands")
+        security = cls(protocol=protocol, **kwargs)
+        security._check()
+        return security
+
+    def _check(self) -> None:
+        if self.uses_sasl:
+            if self.sasl_mechanism.upper() not in SASL_MECHANISMS:
+                raise ClientConfigError(
+                    f"sasl.mechanism={self.sasl_mechanism} is not supported (use one of {', '.join(SASL_MECHANISMS)})"
+                )
+            if not self.sasl_username or self.sasl_password is None:
+                raise ClientConfigError(f"security.protocol={self.protocol} needs sasl.username and sasl.password")
+        if self.endpoint_identification.lower() not in ("https", "none", ""):
+            raise ClientConfigError("ssl.endpoint.identification.algorithm must be https or none")
+        if self.certificate_location and not self.key_location:
+            raise ClientConfigError("ssl.certificate.location needs ssl.key.location")
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """A client TLS context (None for PLAINTEXT and SASL_PLAINTEXT)."""
+        if not self.uses_tls:
+            return None
+        try:
+            ctx = ssl.create_default_context(cafile=self.ca_location)
+            ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+            ctx.check_hostname = self.endpoint_identification.lower() == "https"
+            if self.certificate_location:
+                ctx.load_cert_chain(self.certificate_location, self.key_location, password=self.key_password)
+            elif self.keystore_location:
+                ctx.load_cert_chain(self.keystore_location, password=self.key_password)
+        except (OSError, ssl.SSLError) as e:
+            raise ClientConfigError(f"cannot load the TLS material: {e}") from None
+        return ctx
+
+    def sasl_client(self) -> PlainClient | ScramClient | None:
+        """A fresh client side of the configured mechanism (None without SASL)."""
+        if not self.uses_sasl:
+            return None
+        assert self.sasl_username is not None and self.sasl_password is not None
+        mechanism = self.sasl_mechanism.upper()
+        if mechanism == "PLAIN":
+            return PlainClient(self.sasl_username, self.sasl_password)
+        return ScramClient(ScramMechanism.from_name(mechanism), self.sasl_username, self.sasl_password)

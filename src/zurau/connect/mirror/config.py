@@ -1,0 +1,150 @@
+"""MirrorMaker 2's connector settings (the names of ``MirrorSourceConfig``/``MirrorCheckpointConfig``)
+and its replication policies.
+
+Common: ``source.cluster.alias`` (required), ``target.cluster.alias`` (default ``target``),
+``source.cluster.bootstrap.servers`` and ``target.cluster.bootstrap.servers`` (required; the target
+must be the worker's cluster, it is used for topic creation and group offsets), other
+``source.cluster.*``/``target.cluster.*`` client settings, ``replication.policy.class``
+(``org.apache.kafka.connect.mirror.DefaultReplicationPolicy`` or ``IdentityReplicationPolicy``),
+``replication.policy.separator`` (``.``), ``offset-syncs.topic.location`` (``source`` or ``target``),
+``topics``/``topics.exclude`` (comma-separated regexes, whole-name matches).
+
+Differences from MM2: replication factors default to -1 (the broker's default) instead of 2/3,
+so that a one-broker cluster works; topic configs and ACLs are not copied.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from zurau.client.config import ClientConfig
+from zurau.connect.config_def import ConfigDef, ConfigException, ConfigType, Importance, valid_string
+
+DEFAULT_POLICY = "org.apache.kafka.connect.mirror.DefaultReplicationPolicy"
+IDENTITY_POLICY = "org.apache.kafka.connect.mirror.IdentityReplicationPolicy"
+_POLICIES = (DEFAULT_POLICY, "DefaultReplicationPolicy", IDENTITY_POLICY, "IdentityReplicationPolicy")
+TOPICS_EXCLUDE_DEFAULT = r".*[\-\.]internal,.*\.replica,__.*"
+GROUPS_EXCLUDE_DEFAULT = r"console-consumer-.*,connect-.*,__.*"
+
+
+def regex_list(name: str, value: Any) -> None:
+    for pattern in value or []:
+        try:
+            re.compile(pattern)
+        except re.error as e:
+            raise ConfigException(f"Invalid value {pattern} for configuration {name}: {e}") from None
+
+
+def _policy(name: str, value: Any) -> None:
+    if value not in _POLICIES:
+        raise ConfigException(f"Invalid value {value} for configuration {name}: supported policies are "
+                              f"{DEFAULT_POLICY} and {IDENTITY_POLICY}")
+
+
+def _bootstrap(name: str, value: Any) -> None:
+    if value is None:
+        return
+    try:
+        ClientConfig.from_props({"bootstrap.servers": str(value)})
+    except Exception as e:
+        raise ConfigException(f"Invalid value {value} for configuration {name}: {e}") from None
+
+
+COMMON = (
+    ConfigDef()
+    .define("source.cluster.alias", ConfigType.STRING, importance=Importance.HIGH,
+            documentation="Alias of the source cluster (the prefix of remote topics).")
+    .define("target.cluster.alias", ConfigType.STRING, "target", importance=Importance.HIGH,
+            documentation="Alias of the target cluster.")
+    .define("source.cluster.bootstrap.servers", ConfigType.STRING, validator=_bootstrap, importance=Importance.HIGH,
+            documentation="The source cluster's brokers.")
+    .define("target.cluster.bootstrap.servers", ConfigType.STRING, validator=_bootstrap, importance=Importance.HIGH,
+            documentation="The target cluster's brokers (the worker's cluster).")
+    .define("replication.policy.class", ConfigType.STRING, DEFAULT_POLICY, validator=_policy,
+            importance=Importance.LOW, documentation="How remote topics are named.")
+    .define("replication.policy.separator", ConfigType.STRING, ".", importance=Importance.LOW,
+            documentation="Separator between the source alias and the topic name.")
+    .define("offset-syncs.topic.location", ConfigType.STRING, "source", validator=valid_string("source", "target"),
+            importance=Importance.LOW, documentation="Cluster holding the offset-syncs topic.")
+    .define("topics", ConfigType.LIST, ".*", validator=regex_list, importance=Importance.HIGH,
+            documentation="Topics to replicate (regexes).")
+    .define("topics.exclude", ConfigType.LIST, TOPICS_EXCLUDE_DEFAULT, validator=regex_list,
+            importance=Importance.HIGH, documentation="Topics not to replicate (regexes).")
+)
+
+
+@dataclass(frozen=True)
+class ReplicationPolicy:
+    """MM2's DefaultReplicationPolicy (``<alias><separator><topic>``) or IdentityReplicationPolicy
+    (names unchanged)."""
+
+    separator: str = "."
+    identity: bool = False
+
+    def format_remote_topic(self, source_alias: str, topic: str) -> str:
+        return topic if self.identity else f"{source_alias}{self.separator}{topic}"
+
+    def topic_source(self, topic: str) -> str | None:
+        """The cluster a remote topic came from (None for a local topic)."""
+        if self.identity:
+            return None
+        source, sep, _ = topic.partition(self.separator)
+        return source if sep else None
+
+    def offset_syncs_topic(self, target_alias: str) -> str:
+        return f"mm2-offset-syncs{self.separator}{target_alias}{self.separator}internal"
+
+    def checkpoints_topic(self, source_alias: str) -> str:
+        return f"{source_alias}{self.separator}checkpoints{self.separator}internal"
+
+
+@dataclass(frozen=True)
+class MirrorSettings:
+    source_alias: str
+    target_alias: str
+    source: ClientConfig
+    target: ClientConfig
+    policy: ReplicationPolicy
+    offset_syncs_on_source: bool
+    topics: tuple[re.Pattern[str], ...]
+    topics_exclude: tuple[re.Pattern[str], ...]
+
+    @staticmethod
+    def from_props(props: Mapping[str, Any], definition: ConfigDef = COMMON) -> tuple[MirrorSettings, dict[str, Any]]:
+        """The common settings and every parsed value of ``definition``."""
+        c = definition.parse(props)
+        policy = ReplicationPolicy(c["replication.policy.separator"], "Identity" in c["replication.policy.class"])
+        return MirrorSettings(
+            source_alias=c["source.cluster.alias"], target_alias=c["target.cluster.alias"],
+            source=_client(props, "source.cluster."), target=_client(props, "target.cluster."),
+            policy=policy, offset_syncs_on_source=c["offset-syncs.topic.location"] == "source",
+            topics=tuple(re.compile(p) for p in c["topics"] if p),
+            topics_exclude=tuple(re.compile(p) for p in c["topics.exclude"] if p),
+        ), c
+
+    def replicates(self, topic: str) -> bool:
+        """Whether ``topic`` of the source is mirrored: it matches ``topics``, not ``topics.exclude``,
+        and is not the target's own data coming back (a cycle)."""
+        if not any(p.fullmatch(topic) for p in self.topics) or any(p.fullmatch(topic) for p in self.topics_exclude):
+            return False
+        return self.policy.topic_source(topic) != self.target_alias
+
+    @property
+    def offset_syncs_topic(self) -> str:
+        return self.policy.offset_syncs_topic(self.target_alias)
+
+    @property
+    def offset_syncs_cluster(self) -> ClientConfig:
+        return self.source if self.offset_syncs_on_source else self.target
+
+
+def _client(props: Mapping[str, Any], prefix: str) -> ClientConfig:
+    """Client settings under ``prefix`` (``source.cluster.bootstrap.servers`` ...)."""
+    picked = {k[len(prefix):]: str(v) for k, v in props.items()
+              if k.startswith(prefix) and v is not None and k != prefix + "alias"}
+    picked.setdefault("client.id", f"zurau-mirror-{prefix.split('.')[0]}")
+    return ClientConfig.from_props(picked)
+

@@ -1,0 +1,261 @@
+"""MirrorMaker 2's ``MirrorSourceConnector``: copies source topics into the worker's cluster.
+
+Each replicated source topic ``t`` (``topics`` minus ``topics.exclude``, never a remote topic of
+the target itself) goes to ``<source alias><separator>t`` (DefaultReplicationPolicy) with the same
+partition count; record ``(t, p, offset)`` goes to partition ``p`` with its key, value, headers and
+timestamp unchanged. Run it with ``key.converter``/``value.converter`` set to
+``org.apache.kafka.connect.converters.ByteArrayConverter`` (as MM2 on Connect needs): then the
+bytes are copied as they are.
+
+Source offsets are MM2's: partition ``{"cluster": alias, "topic": t, "partition": p}``, offset
+``{"offset": last copied upstream offset}``; a restarted task resumes after it. Delivery is at
+least once: records copied after the last offset flush are copied again after a crash (not after
+a clean stop, which flushes).
+
+Offset syncs (for the checkpoint connector's translation) go to ``mm2-offset-syncs.<target
+alias>.internal`` (on the source cluster unless ``offset-syncs.topic.location=target``). A sync is
+written for the first record of a partition a task copies, whenever a record's downstream offset
+is not its upstream offset plus the last sync's difference (a gap: compaction, transaction markers,
+a re-copy), when ``offset.lag.max`` records passed since the last sync, and at each offset flush
+for the last copied record. Between two consecutive syncs upstream and downstream offsets thus
+advance together, which makes translation exact there.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from zurau.client.consumer import Consumer
+from zurau.client.producer import Producer
+from zurau.client.types import TopicPartition
+from zurau.connect.api import (
+    OPTIONAL_BYTES_SCHEMA,
+    ConfigDef,
+    ConfigType,
+    ConfigValue,
+    ConnectException,
+    Importance,
+    Range,
+    SourceConnector,
+    SourceRecord,
+    SourceTask,
+    Task,
+)
+from zurau.connect.mirror.bridge import AsyncBridge
+from zurau.connect.mirror.config import COMMON, MirrorSettings
+from zurau.connect.mirror.formats import OffsetSync
+from zurau.connect.mirror.topics import decode_partitions, encode_partitions, ensure_topics, source_partitions
+
+log = logging.getLogger("zurau.connect.mirror")
+
+BYTE_ARRAY_CONVERTER = "org.apache.kafka.connect.converters.ByteArrayConverter"
+ASSIGNED = "task.assigned.partitions"
+
+SOURCE_DEF = COMMON.merged(
+    ConfigDef()
+    .define("refresh.topics.enabled", ConfigType.BOOLEAN, True, importance=Importance.LOW,
+            documentation="Look for new topics and partitions periodically.")
+    .define("refresh.topics.interval.seconds", ConfigType.LONG, 600, validator=Range.at_least(1),
+            importance=Importance.LOW, documentation="How often to look for new topics and partitions.")
+    .define("emit.offset-syncs.enabled", ConfigType.BOOLEAN, True, importance=Importance.LOW,
+            documentation="Write offset syncs (needed by MirrorCheckpointConnector).")
+    .define("offset.lag.max", ConfigType.LONG, 100, validator=Range.at_least(0), importance=Importance.LOW,
+            documentation="Most records between two offset syncs of a partition.")
+    .define("replication.factor", ConfigType.INT, -1, importance=Importance.LOW,
+            documentation="Replication factor of created remote topics (-1: the broker's default).")
+    .define("offset-syncs.topic.replication.factor", ConfigType.INT, -1, importance=Importance.LOW,
+            documentation="Replication factor of the offset-syncs topic (-1: the broker's default).")
+)
+
+
+def validate_mirror(definition: ConfigDef, config: Mapping[str, Any]) -> list[ConfigValue]:
+    """Per-setting validation, plus converters that would not copy bytes unchanged."""
+    values = definition.validate(config)
+    for name in ("key.converter", "value.converter"):
+        given = config.get(name)
+        if given is not None and str(given).strip() not in (BYTE_ARRAY_CONVERTER, "zurau.connect.converters.ByteArrayConverter"):
+            values.append(ConfigValue(name, given, errors=[
+                f"MirrorMaker connectors copy bytes unchanged: set {name}={BYTE_ARRAY_CONVERTER}"]))
+    return values
+
+
+class MirrorSourceConnector(SourceConnector):
+    """Spreads the replicated source partitions over the tasks, round robin."""
+
+    def start(self, config: dict[str, str]) -> None:
+        self.config = dict(config)
+        self.stopping = threading.Event()
+        self.refresher: threading.Thread | None = None
+        self.settings, parsed = MirrorSettings.from_props(config, SOURCE_DEF)
+        self.replication_factor: int = parsed["replication.factor"]
+        self.bridge = AsyncBridge(f"mirror-source-{self.settings.source_alias}")
+        try:
+            self.partitions = self._refresh()
+            if parsed["emit.offset-syncs.enabled"]:
+                self.bridge.run(ensure_topics(self.settings.offset_syncs_cluster, {self.settings.offset_syncs_topic: 1},
+                                              parsed["offset-syncs.topic.replication.factor"],
+                                              {"cleanup.policy": "compact"}))
+        except Exception as e:
+            self.bridge.close()
+            raise ConnectException(f"mirror {self.settings.source_alias}: cannot list or create topics "
+                                   f"(source {config.get('source.cluster.bootstrap.servers')}, target "
+                                   f"{config.get('target.cluster.bootstrap.servers')}): {e!r}") from e
+        if parsed["refresh.topics.enabled"]:
+            interval = float(parsed["refresh.topics.interval.seconds"])
+            self.refresher = threading.Thread(target=self._refresh_loop, args=(interval,), daemon=True,
+                                              name="mirror-source-refresh")
+            self.refresher.start()
+
+    def _refresh(self) -> list[TopicPartition]:
+        """Create the remote topics and return every replicated source partition."""
+        counts = self.bridge.run(source_partitions(self.settings))
+        remote = {self.settings.policy.format_remote_topic(self.settings.source_alias, t): n for t, n in counts.items()}
+        self.bridge.run(ensure_topics(self.settings.target, remote, self.replication_factor))
+        return sorted(TopicPartition(t, p) for t, n in counts.items() for p in range(n))
+
+    def _refresh_loop(self, interval: float) -> None:
+        while not self.stopping.wait(interval):
+            try:
+                now = self._refresh()
+            except Exception as e:  # the source may be away for a while: try again next time
+                log.warning("mirror %s: cannot list source topics: %s", self.settings.source_alias, e)
+                continue
+            if now != self.partitions:
+                log.info("mirror %s: replicated partitions changed (%d -> %d)", self.settings.source_alias,
+                         len(self.partitions), len(now))
+                self.partitions = now
+                self.context.request_task_reconfiguration()
+
+    def task_class(self) -> type[Task]:
+        return MirrorSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        n = min(max_tasks, len(self.partitions))
+        return [dict(self.config, **{ASSIGNED: encode_partitions(self.partitions[i::n])}) for i in range(n)]
+
+    def stop(self) -> None:
+        self.stopping.set()
+        if self.refresher is not None:
+            self.refresher.join(5)
+        bridge = getattr(self, "bridge", None)
+        if bridge is not None:
+            bridge.close()
+
+    def config_def(self) -> ConfigDef:
+        return SOURCE_DEF
+
+    def validate(self, config: Mapping[str, Any]) -> list[ConfigValue]:
+        return validate_mirror(SOURCE_DEF, config)
+
+
+@dataclass
+class _SyncState:
+    """The last offset sync written for one source partition, and the last record copied."""
+
+    upstream: int
+    downstream: int
+    last_upstream: int
+    last_downstream: int
+
+
+class MirrorSourceTask(SourceTask):
+    """Consumes its assigned source partitions and returns their records, renamed."""
+
+    def start(self, config: dict[str, str]) -> None:
+        self.settings, parsed = MirrorSettings.from_props(config, SOURCE_DEF)
+        self.emit_syncs: bool = parsed["emit.offset-syncs.enabled"]
+        self.lag_max: int = parsed["offset.lag.max"]
+        self.assigned = decode_partitions(config.get(ASSIGNED, ""))
+        self.remote = {tp.topic: self.settings.policy.format_remote_topic(self.settings.source_alias, tp.topic)
+                       for tp in self.assigned}
+        self.syncs: dict[TopicPartition, _SyncState] = {}
+        self.pending: list[OffsetSync] = []
+        self.bridge = AsyncBridge(f"mirror-source-task-{self.settings.source_alias}")
+        self.consumer: Consumer | None = None
+        self.producer: Producer | None = None
+        starts: dict[TopicPartition, int] = {}
+        for tp in self.assigned:
+            last = self.context.offset_storage_reader.offset(self._partition(tp))
+            if last is not None and isinstance(last.get("offset"), int):
+                starts[tp] = int(last["offset"]) + 1
+        self.bridge.run(self._open(starts))
+
+    def _partition(self, tp: TopicPartition) -> dict[str, Any]:
+        return {"cluster": self.settings.source_alias, "topic": tp.topic, "partition": tp.partition}
+
+    async def _open(self, starts: dict[TopicPartition, int]) -> None:
+        self.consumer = Consumer(self.settings.source, auto_offset_reset="earliest", fetch_max_wait_ms=500)
+        await self.consumer.start()
+        self.consumer.assign(self.assigned)
+        for tp, offset in starts.items():
+            self.consumer.seek(tp, offset)
+        if self.emit_syncs:
+            self.producer = Producer(self.settings.offset_syncs_cluster, acks=-1)
+            await self.producer.start()
+
+    def poll(self) -> list[SourceRecord] | None:
+        if not self.assigned or self.consumer is None:
+            return None
+        batches = self.bridge.run(self.consumer.getmany(timeout_ms=500, max_records=2000))
+        records: list[SourceRecord] = []
+        for tp, recs in batches.items():
+            partition = self._partition(tp)
+            topic = self.remote[tp.topic]
+            for r in recs:
+                records.append(SourceRecord(
+                    source_partition=partition, source_offset={"offset": r.offset}, topic=topic,
+                    kafka_partition=r.partition, key_schema=OPTIONAL_BYTES_SCHEMA, key=r.key,
+                    value_schema=OPTIONAL_BYTES_SCHEMA, value=r.value,
+                    timestamp=r.timestamp if r.timestamp >= 0 else None, headers=tuple(r.headers)))
+        return records
+
+    def commit_record(self, record: SourceRecord, metadata: Any) -> None:
+        if not self.emit_syncs or metadata is None or record.source_partition is None or record.source_offset is None:
+            return
+        tp = TopicPartition(str(record.source_partition["topic"]), int(record.source_partition["partition"]))
+        upstream, downstream = int(record.source_offset["offset"]), int(metadata.offset)
+        state = self.syncs.get(tp)
+        if (state is None or upstream - state.upstream != downstream - state.downstream
+                or upstream - state.upstream >= self.lag_max):
+            self.pending.append(OffsetSync(tp.topic, tp.partition, upstream, downstream))
+            self.syncs[tp] = _SyncState(upstream, downstream, upstream, downstream)
+        else:
+            state.last_upstream, state.last_downstream = upstream, downstream
+
+    def commit(self) -> None:
+        """After each offset flush: a sync for the last copied record of every partition, then
+        every pending sync is written."""
+        if not self.emit_syncs:
+            return
+        for tp, state in self.syncs.items():
+            if state.last_upstream != state.upstream:
+                self.pending.append(OffsetSync(tp.topic, tp.partition, state.last_upstream, state.last_downstream))
+                state.upstream, state.downstream = state.last_upstream, state.last_downstream
+        if self.pending:
+            syncs, self.pending = self.pending, []
+            self.bridge.run(self._send_syncs(syncs))
+
+    async def _send_syncs(self, syncs: list[OffsetSync]) -> None:
+        if self.producer is None:
+            raise ConnectException("the offset-syncs producer is not running")
+        topic = self.settings.offset_syncs_topic
+        for sync in syncs:
+            await self.producer.send(topic, sync.value(), sync.key(), partition=0)
+        await self.producer.flush()
+
+    def stop(self) -> None:
+        async def close() -> None:
+            if self.consumer is not None:
+                await self.consumer.close()
+            if self.producer is not None:
+                await self.producer.close()
+        try:
+            self.bridge.run(close(), timeout=10)
+        except Exception as e:
+            log.warning("mirror task: closing the clients failed: %s", e)
+        finally:
+            self.bridge.close()

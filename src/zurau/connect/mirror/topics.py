@@ -1,0 +1,59 @@
+"""Cluster-side helpers of the mirror connectors: which source partitions to copy, and creating the
+remote and internal topics (all through zurau.client)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from zurau.client.admin import AdminClient, NewTopic
+from zurau.client.config import ClientConfig
+from zurau.client.types import TopicPartition
+from zurau.connect.api import ConnectException
+from zurau.connect.mirror.config import MirrorSettings
+
+_TOPIC_EXISTS = 36
+
+
+async def source_partitions(settings: MirrorSettings) -> dict[str, int]:
+    """Partition counts of the source topics the settings replicate."""
+    async with AdminClient(settings.source) as admin:
+        names = [t for t in await admin.list_topics() if settings.replicates(t)]
+        if not names:
+            return {}
+        metadata = await admin.topic_metadata(names)
+    return {name: len(md.partitions) for name, md in metadata.items() if md.error is None and md.partitions}
+
+
+async def ensure_topics(config: ClientConfig, topics: dict[str, int], replication_factor: int,
+                        configs: dict[str, str] | None = None) -> None:
+    """Create each of ``topics`` with its partition count, or grow it to that count."""
+    if not topics:
+        return
+    async with AdminClient(config) as admin:
+        created = await admin.create_topics(
+            NewTopic(name, n, replication_factor, configs or {}) for name, n in topics.items())
+        failed = {n: e for n, e in created.items() if e is not None and getattr(e, "code", None) != _TOPIC_EXISTS}
+        if failed:
+            name, error = next(iter(failed.items()))
+            raise ConnectException(f"cannot create topic {name}: {error}")
+        existing = [n for n, e in created.items() if e is not None]
+        if existing:
+            metadata = await admin.topic_metadata(existing)
+            grow = {n: topics[n] for n, md in metadata.items() if md.partitions and len(md.partitions) < topics[n]}
+            if grow:
+                await admin.create_partitions(grow)
+
+
+def encode_partitions(tps: Iterable[TopicPartition]) -> str:
+    """MM2's ``task.assigned.partitions``: ``topic-partition`` entries, comma-separated."""
+    return ",".join(f"{tp.topic}-{tp.partition}" for tp in tps)
+
+
+def decode_partitions(text: str) -> list[TopicPartition]:
+    out = []
+    for item in text.split(","):
+        item = item.strip()
+        if item:
+            topic, _, partition = item.rpartition("-")
+            out.append(TopicPartition(topic, int(partition)))
+    return out

@@ -1,0 +1,404 @@
+"""Running one task: the worker side of SourceTask and SinkTask.
+
+Each task's methods run on a daemon thread of its own (:mod:`~zurau.connect.threads`), the Kafka clients on the
+worker's event loop. A runner reports state changes through ``on_status(state, trace)``:
+RUNNING once ``start`` returned, PAUSED/RUNNING on pause and resume, FAILED with the traceback
+when any task method, converter or transform raises (the worker itself goes on).
+
+Source: ``poll()`` → transforms → converters → (topic creation, :mod:`~zurau.connect.topic_creation`)
+→ producer. Offsets of records Kafka acknowledged
+are written every ``offset.flush.interval.ms`` and when the task stops, then ``commit()`` is
+called. A record a transform drops counts as acknowledged.
+
+Sink: a consumer in group ``connect-<connector>`` subscribed to ``topics`` (or the topics
+matching ``topics.regex`` when the task starts) → converters → transforms → ``put()``. Every
+``offset.flush.interval.ms`` and on stop: ``pre_commit()`` (by default ``flush()``) and then the
+returned offsets are committed for the group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+import time
+import traceback
+from abc import ABC, abstractmethod
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from zurau.client.admin import AdminClient
+from zurau.client.cluster import Cluster
+from zurau.client.consumer import Consumer
+from zurau.client.producer import Producer
+from zurau.client.types import RecordMetadata, TopicPartition
+from zurau.connect.api import (
+    Converter,
+    OffsetStorageReader,
+    SinkTask,
+    SinkTaskContext,
+    SourceTask,
+    SourceTaskContext,
+    Task,
+)
+from zurau.connect.connector_config import TransformChain
+from zurau.connect.records import Header, SinkRecord, SourceRecord
+from zurau.connect.stores import OffsetStore, offset_key
+from zurau.connect.threads import CallThread, call_in_daemon
+from zurau.connect.topic_creation import TopicCreator
+
+log = logging.getLogger("zurau.connect.task")
+
+T = TypeVar("T")
+StatusCallback = Callable[[str, str | None], Awaitable[None]]
+TopicCallback = Callable[[str], Awaitable[None]]
+
+
+def header_bytes(value: Any) -> bytes | None:
+    """A header value as bytes: str as UTF-8, bytes as they are, None as null, else JSON."""
+    if value is None:
+        return None
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    return json.dumps(value, separators=(",", ":"), default=str).encode("utf-8")
+
+
+class StoreOffsetReader(OffsetStorageReader):
+    """A task's view of its connector's committed offsets (read from the task's thread)."""
+
+    def __init__(self, store: OffsetStore, connector: str) -> None:
+        self.store = store
+        self.connector = connector
+
+    def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None:
+        found = self.store.get(self.connector, partition)
+        return dict(found) if found is not None else None
+
+
+@dataclass
+class TaskEnv:
+    """What a runner needs from its worker."""
+
+    connector: str
+    task_id: int
+    config: dict[str, str]
+    connector_config: dict[str, str]
+    key_converter: Converter
+    value_converter: Converter
+    transforms: TransformChain
+    flush_interval: float
+    on_status: StatusCallback
+    on_topic: TopicCallback
+    errors_tolerance_all: bool = False
+    start_config: dict[str, str] | None = None  # ``config`` with config-provider placeholders resolved
+
+    @property
+    def task_config(self) -> dict[str, str]:
+        return dict(self.start_config if self.start_config is not None else self.config)
+
+
+class TaskRunner(ABC):
+    """Common lifecycle: :meth:`run` until :meth:`stop`; pause/resume; failure reporting."""
+
+    def __init__(self, env: TaskEnv, task: Task) -> None:
+        self.env = env
+        self.task = task
+        self.thread = CallThread(f"connect-{env.connector}-{env.task_id}")
+        self.stopping = asyncio.Event()
+        self.resumed = asyncio.Event()
+        self.resumed.set()
+        self.state = "UNASSIGNED"
+        self.killed = False
+        self.stop_called = False
+        self._runner: asyncio.Task[None] | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.env.connector}-{self.env.task_id}"
+
+    async def call(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a task method on the task's thread."""
+        return await self.thread.call(fn, *args)
+
+    def start(self, paused: bool = False) -> None:
+        if paused:
+            self.resumed.clear()
+        self._runner = asyncio.create_task(self._main(), name=f"zurau-connect-task-{self.name}")
+
+    async def _main(self) -> None:
+        try:
+            await self.run()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as e:
+            trace = "".join(traceback.format_exception(e))
+            log.error("task %s failed: %s", self.name, e)
+            self.state = "FAILED"
+            with contextlib.suppress(Exception):
+                await self.env.on_status("FAILED", trace)
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(self.call(self.task.stop), 5)
+        finally:
+            self.thread.shutdown()
+
+    async def set_state(self, state: str) -> None:
+        self.state = state
+        await self.env.on_status(state, None)
+
+    def pause(self) -> None:
+        self.resumed.clear()
+
+    def resume(self) -> None:
+        self.resumed.set()
+
+    async def wait_resumed(self) -> bool:
+        """Block while paused; False once stopping."""
+        if not self.resumed.is_set():
+            await self.set_state("PAUSED")
+            stop = asyncio.create_task(self.stopping.wait())
+            resume = asyncio.create_task(self.resumed.wait())
+            await asyncio.wait({stop, resume}, return_when=asyncio.FIRST_COMPLETED)
+            stop.cancel()
+            resume.cancel()
+            if self.stopping.is_set():
+                return False
+            await self.set_state("RUNNING")
+        return not self.stopping.is_set()
+
+    async def stop(self, timeout: float = 5.0, kill: bool = False) -> None:
+        """Ask the task to stop and wait up to ``timeout`` (``kill``: skip the final commit)."""
+        self.killed = kill
+        self.stopping.set()
+        runner = self._runner
+        if runner is None:
+            return
+        # Interrupt a blocking poll: Kafka calls stop() from another thread as well.
+        if isinstance(self.task, SourceTask) and not runner.done():
+            self.stop_called = True
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(call_in_daemon(self.task.stop, name=f"connect-stop-{self.name}"), timeout)
+        try:
+            await asyncio.wait_for(asyncio.shield(runner), timeout)
+        except (TimeoutError, asyncio.CancelledError):
+            runner.cancel()
+            with contextlib.suppress(BaseException):
+                await runner
+        except BaseException:
+            pass
+
+    @abstractmethod
+    async def run(self) -> None:
+        """Start the task and drive it until :attr:`stopping` is set; raise to fail it."""
+
+
+class SourceTaskRunner(TaskRunner):
+    task: SourceTask
+
+    def __init__(self, env: TaskEnv, task: SourceTask, producer: Producer, offsets: OffsetStore,
+                 topic_creator: TopicCreator | None = None) -> None:
+        super().__init__(env, task)
+        self.producer = producer
+        self.offsets = offsets
+        self.topic_creator = topic_creator
+        # (record, ack future or None when dropped) in poll order
+        self.outstanding: deque[tuple[SourceRecord, asyncio.Future[RecordMetadata] | None]] = deque()
+        self.topics_seen: set[str] = set()
+
+    async def run(self) -> None:
+        env = self.env
+        await self.offsets.refresh()
+        self.task.initialize(SourceTaskContext(env.task_config, StoreOffsetReader(self.offsets, env.connector)))
+        await self.call(self.task.start, env.task_config)
+        await self.set_state("RUNNING")
+        last_flush = time.monotonic()
+        try:
+            while await self.wait_resumed():
+                try:
+                    records = await self.call(self.task.poll)
+                except Exception:
+                    if self.stopping.is_set():  # stop() closed what poll() was reading
+                        break
+                    raise
+                if self.stopping.is_set() and not records:
+                    break
+                for record in records or []:
+                    await self._send(record)
+                if time.monotonic() - last_flush >= env.flush_interval:
+                    await self.commit_offsets()
+                    last_flush = time.monotonic()
+        finally:
+            if not self.killed and self.state != "FAILED":
+                await self.commit_offsets()
+        if not self.stop_called:
+            await self.call(self.task.stop)
+
+    async def _send(self, record: SourceRecord) -> None:
+        env = self.env
+        try:
+            transformed = env.transforms.apply(record)
+            if transformed is None:
+                self.outstanding.append((record, None))
+                return
+            key = env.key_converter.from_connect_data(transformed.topic, transformed.key_schema, transformed.key)
+            value = env.value_converter.from_connect_data(transformed.topic, transformed.value_schema, transformed.value)
+            headers = [(k, header_bytes(v)) for k, v in transformed.headers]
+        except Exception:
+            if env.errors_tolerance_all:
+                log.warning("task %s skipped a record it could not convert or transform", self.name, exc_info=True)
+                self.outstanding.append((record, None))
+                return
+            raise
+        if self.topic_creator is not None:
+            await self.topic_creator.ensure(transformed.topic)
+        fut = await self.producer.send(transformed.topic, value, key, headers=headers,
+                                       partition=transformed.kafka_partition, timestamp_ms=transformed.timestamp)
+        self.outstanding.append((record, fut))
+        if transformed.topic not in self.topics_seen:
+            self.topics_seen.add(transformed.topic)
+            await env.on_topic(transformed.topic)
+
+    async def commit_offsets(self) -> None:
+        """Wait for every outstanding record's acknowledgement, store the latest offset per source
+        partition, then call the task's commit hooks."""
+        if not self.outstanding:
+            return
+        await self.producer.flush()
+        done = list(self.outstanding)
+        self.outstanding.clear()
+        latest: dict[bytes, dict[str, Any] | None] = {}
+        acked: list[tuple[SourceRecord, RecordMetadata | None]] = []
+        for record, fut in done:
+            meta = None
+            if fut is not None:
+                meta = await fut  # a delivery failure raises here and fails the task
+            acked.append((record, meta))
+            if record.source_partition is not None and record.source_offset is not None:
+                latest[offset_key(self.env.connector, record.source_partition)] = dict(record.source_offset)
+        if latest:
+            await self.offsets.put(self.env.connector, latest)
+
+        def hooks() -> None:
+            for record, meta in acked:
+                self.task.commit_record(record, meta)
+            self.task.commit()
+
+        await self.call(hooks)
+
+
+class SinkTaskRunner(TaskRunner):
+    task: SinkTask
+
+    def __init__(self, env: TaskEnv, task: SinkTask, cluster: Cluster, session_timeout_ms: int,
+                 heartbeat_interval_ms: int) -> None:
+        super().__init__(env, task)
+        self.cluster = cluster
+        self.consumer = Consumer(cluster, group_id=f"connect-{env.connector}", auto_offset_reset="earliest",
+                                 fetch_max_wait_ms=200, session_timeout_ms=session_timeout_ms,
+                                 heartbeat_interval_ms=heartbeat_interval_ms)
+        self.positions: dict[TopicPartition, int] = {}
+        self.assigned: list[TopicPartition] = []
+
+    async def _topics(self) -> list[str]:
+        topics = [t.strip() for t in self.env.connector_config.get("topics", "").split(",") if t.strip()]
+        regex = self.env.connector_config.get("topics.regex", "").strip()
+        if regex:
+            pattern = re.compile(regex)
+            names = await AdminClient(self.cluster).list_topics()
+            topics = sorted(t for t in names if pattern.fullmatch(t))
+        return topics
+
+    async def run(self) -> None:
+        env = self.env
+        context = SinkTaskContext(env.task_config)
+        self.task.initialize(context)
+        await self.call(self.task.start, env.task_config)
+        topics = await self._topics()
+        await self.consumer.subscribe(topics)
+        for t in topics:
+            await env.on_topic(t)
+        await self._sync_assignment(context)
+        await self.set_state("RUNNING")
+        last_flush = time.monotonic()
+        try:
+            while await self.wait_resumed():
+                for tp, off in list(context.requested_offsets.items()):
+                    if tp in self.consumer.assignment():
+                        self.consumer.seek(tp, off)
+                        self.positions[tp] = off
+                context.requested_offsets.clear()
+                batches = await self.consumer.getmany(timeout_ms=200, max_records=500)
+                await self._sync_assignment(context)
+                records: list[SinkRecord] = []
+                for tp, recs in batches.items():
+                    for r in recs:
+                        converted = self._convert(r)
+                        if converted is not None:
+                            records.append(converted)
+                    if recs:
+                        self.positions[tp] = recs[-1].offset + 1
+                if records:
+                    await self.call(self.task.put, records)
+                if context.commit_requested or time.monotonic() - last_flush >= env.flush_interval:
+                    context.commit_requested = False
+                    await self.commit_offsets()
+                    last_flush = time.monotonic()
+            if not self.killed:
+                await self.commit_offsets()
+            await self.call(self.task.stop)
+        finally:
+            with contextlib.suppress(Exception):
+                if self.killed:
+                    assert self.consumer.group is not None
+                    await self.consumer.group.stop_heartbeat()
+                else:
+                    await self.consumer.close()
+            with contextlib.suppress(Exception):
+                await self.cluster.close()
+
+    async def _sync_assignment(self, context: SinkTaskContext) -> None:
+        now = self.consumer.assignment()
+        if now == self.assigned:
+            return
+        lost = [tp for tp in self.assigned if tp not in now]
+        new = [tp for tp in now if tp not in self.assigned]
+        self.assigned = now
+        context._assignment = list(now)
+        for tp in lost:
+            self.positions.pop(tp, None)
+        if lost:
+            await self.call(self.task.close, lost)
+        if new:
+            await self.call(self.task.open, new)
+
+    def _convert(self, r: Any) -> SinkRecord | None:
+        env = self.env
+        try:
+            key = env.key_converter.to_connect_data(r.topic, r.key)
+            value = env.value_converter.to_connect_data(r.topic, r.value)
+            headers: tuple[Header, ...] = tuple((k, v) for k, v in r.headers)
+            record = SinkRecord(topic=r.topic, kafka_partition=r.partition, key_schema=key.schema, key=key.value,
+                                value_schema=value.schema, value=value.value, timestamp=r.timestamp,
+                                headers=headers, kafka_offset=r.offset,
+                                timestamp_type="LogAppendTime" if r.timestamp_type == 1 else "CreateTime")
+            out = env.transforms.apply(record)
+            return out if isinstance(out, SinkRecord) or out is None else None
+        except Exception:
+            if env.errors_tolerance_all:
+                log.warning("task %s skipped the record at %s-%d@%d", self.name, r.topic, r.partition, r.offset,
+                            exc_info=True)
+                return None
+            raise
+
+    async def commit_offsets(self) -> None:
+        if not self.positions:
+            return
+        current = dict(self.positions)
+        to_commit = await self.call(self.task.pre_commit, current)
+        if to_commit:
+            await self.consumer.commit(to_commit)

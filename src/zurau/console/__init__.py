@@ -1,0 +1,13 @@
+"""``zurau console``: a web console for a Kafka-compatible cluster, its schema registry and
+Kafka Connect. An edge app: it reaches the cluster only through :mod:`zurau.client` and the other
+services only through their REST APIs, so it works against any Kafka-compatible cluster.
+
+Modules: :mod:`.console_config` (settings), :mod:`.cluster_views` (overview, topics, configs,
+produce), :mod:`.message_browser` (bounded, filtered scans) with :mod:`.filter_expr` (the safe
+filter language) and :mod:`.record_decoding` (string/JSON/hex/Avro), :mod:`.groups_view` (lag,
+lag history, offset resets), :mod:`.service_views` and :mod:`.service_clients` (registry,
+Connect, metrics over HTTP), :mod:`.metrics_view`, :mod:`.web_api` (the JSON API and the front
+end in ``static/``), :mod:`.server` and :mod:`.embedded_console` (``EmbeddedConsole`` for tests).
+
+It never imports the broker stack (an import-linter contract enforces it).
+"""

@@ -1,0 +1,451 @@
+"""The console's HTTP side: the JSON API under ``/api`` and the single-page front end.
+
+=====================================================  ======================================
+route                                                  what
+=====================================================  ======================================
+GET  /api/info                                         cluster address, configured services
+GET  /api/overview                                     brokers, controller, counts, disk use
+GET  /api/topics?search=                               topics (name contains ``search``)
+POST /api/topics                                       create ``{name, partitions, replication_factor, configs}``
+GET  /api/topics/{t}                                   partitions (leader/replicas/ISR/offsets), configs
+DELETE /api/topics/{t}                                 delete
+GET  /api/topics/{t}/configs                           described configs
+PATCH /api/topics/{t}/configs                          ``{set: {k: v}, delete: [k]}`` (IncrementalAlterConfigs)
+GET  /api/topics/{t}/messages?...                      browse (:mod:`~zurau.console.message_browser`)
+POST /api/topics/{t}/messages                          produce ``{key, value, headers, partition, encoding}``
+GET  /api/groups                                       groups with state and type
+GET  /api/groups/{g}                                   members, assignments, lag per partition
+GET  /api/groups/{g}/lag-history                       sampled lag (starts sampling the group)
+POST /api/groups/{g}/reset-offsets                     ``{topics, mode, value, dry_run}``
+GET  /api/schemas/subjects[/{s}[/versions/{v}]]        registry subjects, versions, one version
+GET  /api/schemas/subjects/{s}/diff?from=&to=          line diff of two versions
+GET  /api/connect/connectors[/{c}]                     connectors with status, one connector
+POST /api/connect/connectors/{c}/restart               ``?include_tasks=&only_failed=``
+POST /api/connect/connectors/{c}/tasks/{n}/restart     one task
+GET  /api/metrics                                      selected series of ``--metrics-url``
+=====================================================  ======================================
+
+Errors are ``{"error": message, "kind": name}`` with a status that says whose fault it is: 400
+bad input (a malformed filter, an offset beyond the log, a bad config value), 404 an unknown
+topic, group, subject or connector, 409 a conflict (topic exists, group not empty), 502 a broker
+or service that answered with an error, 503 a cluster that cannot be reached (the message names
+the bootstrap servers). No error stops the server; unexpected ones are logged and answered 500.
+A produced ``value`` is text (``encoding`` ``string``, the default), ``json`` (checked to parse)
+or ``hex``/``base64`` bytes, the ``key`` likewise with ``key_encoding`` (default ``string``);
+``null`` produces a null key or value.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from zurau.cli.output import describe_error, kafka_error_name
+from zurau.client.admin import AdminClient
+from zurau.client.errors import ClientError
+from zurau.client.groups_admin import GroupAdmin
+from zurau.client.producer import Producer
+from zurau.console import cluster_views, groups_view, service_views
+from zurau.console.console_config import ConsoleConfig
+from zurau.console.filter_expr import FilterError
+from zurau.console.groups_view import LagSampler, ResetError
+from zurau.console.message_browser import BrowseError, BrowseRequest, MessageBrowser
+from zurau.console.metrics_view import metrics_summary
+from zurau.console.record_decoding import RecordDecoder
+from zurau.console.service_clients import ConnectClient, MetricsClient, RegistryClient, ServiceError
+from zurau.protocol.errors import KafkaError
+
+log = logging.getLogger("zurau.console")
+
+STATIC = Path(__file__).parent / "static"
+
+_NOT_FOUND = {3, 69}  # UNKNOWN_TOPIC_OR_PARTITION, GROUP_ID_NOT_FOUND
+_BAD_INPUT = {17, 37, 38, 39, 40, 42, 44}  # invalid topic/partitions/replication/assignment/config/request, policy
+_CONFLICT = {36, 68}  # TOPIC_ALREADY_EXISTS, NON_EMPTY_GROUP
+
+
+class BadRequest(ValueError):
+    pass
+
+
+def _error(status: int, message: str, kind: str) -> JSONResponse:
+    return JSONResponse({"error": message, "kind": kind}, status_code=status)
+
+
+Handler = Callable[[Request], Awaitable[Any]]
+
+
+class ConsoleApi:
+    """The console's state (one cluster connection set, service clients, the lag sampler) and
+    its Starlette application."""
+
+    def __init__(self, config: ConsoleConfig) -> None:
+        self.config = config
+        self.admin = AdminClient(config.client_config())
+        self.groups = GroupAdmin(self.admin)
+        self.registry = RegistryClient(config.registry_url) if config.registry_url else None
+        self.connect = ConnectClient(config.connect_url) if config.connect_url else None
+        self.metrics = MetricsClient(config.metrics_url) if config.metrics_url else None
+        self.decoder = RecordDecoder(self.registry)
+        self.browser = MessageBrowser(self.admin, self.decoder)
+        self.sampler = LagSampler(self.groups, config.lag_sample_interval)
+        self._producer: Producer | None = None
+
+    async def start(self) -> None:
+        self.sampler.start()
+        try:
+            await self.admin.cluster.bootstrap()
+        except (ClientError, KafkaError, OSError) as e:
+            log.warning("the cluster at %s is not reachable yet: %s", self.config.bootstrap_servers, e)
+
+    async def close(self) -> None:
+        await self.sampler.stop()
+        if self._producer is not None:
+            try:
+                await self._producer.close()
+            except (ClientError, KafkaError, OSError) as e:
+                log.debug("closing the producer: %s", e)
+        for client in (self.registry, self.connect, self.metrics):
+            if client is not None:
+                await client.close()
+        await self.admin.close()
+
+    async def producer(self) -> Producer:
+        if self._producer is None:
+            self._producer = Producer(self.admin.cluster, acks=-1, linger_ms=0, allow_auto_topic_creation=False)
+            await self._producer.start()
+        return self._producer
+
+    # ------------------------------------------------------------------ plumbing
+    def _wrap(self, fn: Handler) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            try:
+                result = await fn(request)
+            except (BadRequest, FilterError, ResetError) as e:
+                return _error(400, str(e), "bad_request")
+            except BrowseError as e:
+                return _error(e.status, str(e), "bad_request")
+            except ServiceError as e:
+                return _error(e.status, e.message, "service")
+            except KafkaError as e:
+                status = 404 if e.code in _NOT_FOUND else 400 if e.code in _BAD_INPUT else 409 if e.code in _CONFLICT else 502
+                return _error(status, describe_error(e), kafka_error_name(e))
+            except ClientError as e:
+                return _error(
+                    503, f"cannot reach the cluster at {self.config.bootstrap_servers}: {e}", type(e).__name__
+                )
+            except OSError as e:
+                return _error(503, f"cannot reach the cluster at {self.config.bootstrap_servers}: {e}", "OSError")
+            except Exception:
+                log.exception("console request %s %s failed", request.method, request.url.path)
+                return _error(500, "internal error (see the console's log)", "internal")
+            if isinstance(result, Response):
+                return result
+            return JSONResponse(result)
+
+        return endpoint
+
+    @staticmethod
+    async def _body(request: Request) -> dict[str, Any]:
+        raw = await request.body()
+        if len(raw) > 10 * 1024 * 1024:
+            raise BadRequest("the request body is larger than 10 MiB")
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError as e:
+            raise BadRequest(f"the request body is not JSON: {e}") from None
+        if not isinstance(body, dict):
+            raise BadRequest("the request body must be a JSON object")
+        return body
+
+    @staticmethod
+    def _int(params: Any, name: str, default: int | None = None) -> int | None:
+        raw = params.get(name)
+        if raw is None or str(raw).strip() in ("", "all"):
+            return default
+        try:
+            return int(str(raw).strip())
+        except ValueError:
+            raise BadRequest(f"{name} must be a whole number, not {raw!r}") from None
+
+    def _registry(self) -> RegistryClient:
+        if self.registry is None:
+            raise ServiceError(404, "no schema registry is configured (start the console with --registry-url)")
+        return self.registry
+
+    def _connect(self) -> ConnectClient:
+        if self.connect is None:
+            raise ServiceError(404, "no Kafka Connect is configured (start the console with --connect-url)")
+        return self.connect
+
+    # ------------------------------------------------------------------ cluster
+    async def info(self, request: Request) -> Any:
+        return {
+            "bootstrap_servers": self.config.bootstrap_servers,
+            "registry_url": self.config.registry_url,
+            "connect_url": self.config.connect_url,
+            "metrics_url": self.config.metrics_url,
+            "lag_sample_interval_ms": round(self.config.lag_sample_interval * 1000),
+        }
+
+    async def overview(self, request: Request) -> Any:
+        return await cluster_views.overview(self.admin)
+
+    async def topics(self, request: Request) -> Any:
+        return await cluster_views.topics(self.admin, request.query_params.get("search", ""))
+
+    async def create_topic(self, request: Request) -> Any:
+        body = await self._body(request)
+        name = body.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise BadRequest("a topic needs a name")
+        configs = body.get("configs") or {}
+        if not isinstance(configs, dict):
+            raise BadRequest("configs must be an object of name: value")
+        partitions = self._int(body, "partitions", -1)
+        rf = self._int(body, "replication_factor", -1)
+        assert partitions is not None and rf is not None
+        return await cluster_views.create_topic(
+            self.admin, name.strip(), partitions, rf, {str(k): str(v) for k, v in configs.items()}
+        )
+
+    async def topic(self, request: Request) -> Any:
+        return await cluster_views.topic(self.admin, request.path_params["topic"])
+
+    async def delete_topic(self, request: Request) -> Any:
+        return await cluster_views.delete_topic(self.admin, request.path_params["topic"])
+
+    async def topic_configs(self, request: Request) -> Any:
+        return {"configs": await cluster_views.topic_configs(self.admin, request.path_params["topic"])}
+
+    async def alter_configs(self, request: Request) -> Any:
+        body = await self._body(request)
+        set_ = body.get("set") or {}
+        delete = body.get("delete") or []
+        if not isinstance(set_, dict) or not isinstance(delete, list):
+            raise BadRequest("expected {set: {name: value}, delete: [name]}")
+        configs = await cluster_views.alter_topic_configs(
+            self.admin,
+            request.path_params["topic"],
+            {str(k): str(v) for k, v in set_.items()},
+            [str(k) for k in delete],
+            validate_only=bool(body.get("validate_only")),
+        )
+        return {"configs": configs}
+
+    async def messages(self, request: Request) -> Any:
+        q = request.query_params
+        ts = q.get("timestamp")
+        timestamp_ms = None
+        if ts:
+            timestamp_ms = self._parse_time(ts)
+        limit = self._int(q, "limit", 50)
+        max_scan = self._int(q, "max_scan", 100_000)
+        budget = self._int(q, "time_budget_ms", 10_000)
+        assert limit is not None and max_scan is not None and budget is not None
+        req = BrowseRequest(
+            topic=request.path_params["topic"],
+            partition=self._int(q, "partition"),
+            start=q.get("start", "beginning"),
+            offset=self._int(q, "offset"),
+            timestamp_ms=timestamp_ms,
+            limit=limit,
+            max_scan=max_scan,
+            time_budget_ms=budget,
+            key_mode=q.get("key_format", "auto"),
+            value_mode=q.get("value_format", "auto"),
+            filter=q.get("filter") or None,
+        )
+        return await self.browser.browse(req)
+
+    @staticmethod
+    def _parse_time(text: str) -> int:
+        """Milliseconds since the epoch, or ISO 8601 (a time without a zone is UTC)."""
+        from datetime import UTC, datetime
+
+        text = text.strip()
+        if text.lstrip("-").isdigit():
+            return int(text)
+        try:
+            dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise BadRequest(
+                f"timestamp must be milliseconds since the epoch or ISO 8601 (2026-01-31T10:00:00Z), not {text!r}"
+            ) from None
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=UTC)
+        return int(dt.timestamp() * 1000)
+
+    @staticmethod
+    def _payload(body: dict[str, Any], name: str, encoding: str) -> bytes | None:
+        value = body.get(name)
+        if value is None:
+            return None
+        if encoding == "json":
+            if isinstance(value, str):
+                try:
+                    json.loads(value)
+                except ValueError as e:
+                    raise BadRequest(f"the {name} is not JSON: {e}") from None
+                return value.encode()
+            return json.dumps(value).encode()
+        if not isinstance(value, str):
+            raise BadRequest(f"the {name} must be a string with encoding {encoding}")
+        if encoding == "string":
+            return value.encode()
+        if encoding == "hex":
+            try:
+                return bytes.fromhex(value)
+            except ValueError:
+                raise BadRequest(f"the {name} is not hex") from None
+        if encoding == "base64":
+            try:
+                return base64.b64decode(value, validate=True)
+            except (binascii.Error, ValueError):
+                raise BadRequest(f"the {name} is not base64") from None
+        raise BadRequest(f"encoding must be string, json, hex or base64, not {encoding!r}")
+
+    async def produce(self, request: Request) -> Any:
+        body = await self._body(request)
+        encoding = str(body.get("encoding", "string"))
+        key = self._payload(body, "key", str(body.get("key_encoding", "string")))
+        value = self._payload(body, "value", encoding)
+        headers_in = body.get("headers") or []
+        headers: list[tuple[str, bytes | None]] = []
+        if isinstance(headers_in, dict):
+            headers_in = [{"key": k, "value": v} for k, v in headers_in.items()]
+        if not isinstance(headers_in, list):
+            raise BadRequest("headers must be a list of {key, value}")
+        for h in headers_in:
+            if not isinstance(h, dict) or not isinstance(h.get("key"), str) or not h["key"]:
+                raise BadRequest("each header needs a non-empty key")
+            v = h.get("value")
+            headers.append((h["key"], None if v is None else str(v).encode()))
+        partition = self._int(body, "partition")
+        producer = await self.producer()
+        return await cluster_views.produce(producer, request.path_params["topic"], value, key, headers, partition)
+
+    # ------------------------------------------------------------------ groups
+    async def groups_list(self, request: Request) -> Any:
+        return await groups_view.list_groups(self.groups)
+
+    async def group(self, request: Request) -> Any:
+        return await groups_view.describe_group(self.groups, request.path_params["group"])
+
+    async def lag_history(self, request: Request) -> Any:
+        return self.sampler.history(request.path_params["group"])
+
+    async def reset_offsets(self, request: Request) -> Any:
+        body = await self._body(request)
+        topics = body.get("topics") or []
+        if isinstance(topics, str):
+            topics = [t.strip() for t in topics.split(",") if t.strip()]
+        if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
+            raise BadRequest("topics must be a list of topic names")
+        mode = str(body.get("mode", ""))
+        raw = body.get("value")
+        value: int | None = None
+        if raw not in (None, ""):
+            value = self._parse_time(str(raw)) if mode == "timestamp" else self._int(body, "value")
+        dry_run = body.get("dry_run", True)
+        if not isinstance(dry_run, bool):
+            raise BadRequest("dry_run must be true or false")
+        return await groups_view.reset_offsets(self.groups, request.path_params["group"], topics, mode, value, dry_run)
+
+    # ------------------------------------------------------------------ registry and connect
+    async def subjects(self, request: Request) -> Any:
+        return await service_views.subjects(self._registry())
+
+    async def subject(self, request: Request) -> Any:
+        return await service_views.subject_versions(self._registry(), request.path_params["subject"])
+
+    async def subject_version(self, request: Request) -> Any:
+        p = request.path_params
+        return await service_views.subject_version(self._registry(), p["subject"], p["version"])
+
+    async def subject_diff(self, request: Request) -> Any:
+        q = request.query_params
+        old, new = q.get("from"), q.get("to")
+        if not old or not new:
+            raise BadRequest("a diff needs ?from=VERSION&to=VERSION")
+        return await service_views.diff(self._registry(), request.path_params["subject"], old, new)
+
+    async def connectors(self, request: Request) -> Any:
+        return await service_views.connectors(self._connect())
+
+    async def connector(self, request: Request) -> Any:
+        return await service_views.connector(self._connect(), request.path_params["connector"])
+
+    async def restart_connector(self, request: Request) -> Any:
+        q = request.query_params
+        return await service_views.restart(
+            self._connect(),
+            request.path_params["connector"],
+            q.get("include_tasks", "false").lower() == "true",
+            q.get("only_failed", "false").lower() == "true",
+        )
+
+    async def restart_task(self, request: Request) -> Any:
+        task = self._int(request.path_params, "task")
+        assert task is not None
+        return await service_views.restart_task(self._connect(), request.path_params["connector"], task)
+
+    async def metrics_view(self, request: Request) -> Any:
+        if self.metrics is None:
+            raise ServiceError(404, "no metrics endpoint is configured (start the console with --metrics-url)")
+        return metrics_summary(await self.metrics.scrape())
+
+    # ------------------------------------------------------------------ the app
+    async def index(self, request: Request) -> Response:
+        return FileResponse(STATIC / "index.html", media_type="text/html")
+
+    def app(self) -> Starlette:
+        w = self._wrap
+        routes = [
+            Route("/", self.index),
+            Route("/api/info", w(self.info)),
+            Route("/api/overview", w(self.overview)),
+            Route("/api/topics", w(self.topics), methods=["GET"]),
+            Route("/api/topics", w(self.create_topic), methods=["POST"]),
+            Route("/api/topics/{topic}", w(self.topic), methods=["GET"]),
+            Route("/api/topics/{topic}", w(self.delete_topic), methods=["DELETE"]),
+            Route("/api/topics/{topic}/configs", w(self.topic_configs), methods=["GET"]),
+            Route("/api/topics/{topic}/configs", w(self.alter_configs), methods=["PATCH", "POST"]),
+            Route("/api/topics/{topic}/messages", w(self.messages), methods=["GET"]),
+            Route("/api/topics/{topic}/messages", w(self.produce), methods=["POST"]),
+            Route("/api/groups", w(self.groups_list)),
+            Route("/api/groups/{group}", w(self.group)),
+            Route("/api/groups/{group}/lag-history", w(self.lag_history)),
+            Route("/api/groups/{group}/reset-offsets", w(self.reset_offsets), methods=["POST"]),
+            Route("/api/schemas/subjects", w(self.subjects)),
+            Route("/api/schemas/subjects/{subject}", w(self.subject)),
+            Route("/api/schemas/subjects/{subject}/diff", w(self.subject_diff)),
+            Route("/api/schemas/subjects/{subject}/versions/{version}", w(self.subject_version)),
+            Route("/api/connect/connectors", w(self.connectors)),
+            Route("/api/connect/connectors/{connector}", w(self.connector)),
+            Route("/api/connect/connectors/{connector}/restart", w(self.restart_connector), methods=["POST"]),
+            Route(
+                "/api/connect/connectors/{connector}/tasks/{task}/restart", w(self.restart_task), methods=["POST"]
+            ),
+            Route("/api/metrics", w(self.metrics_view)),
+            Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
+        ]
+
+        async def not_found(request: Request, exc: Exception) -> Response:
+            return _error(404, f"no such page: {request.url.path}", "not_found")
+
+        return Starlette(routes=routes, exception_handlers={404: not_found})
+
+
+__all__ = ["ConsoleApi"]
