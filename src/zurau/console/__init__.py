@@ -7,7 +7,9 @@ produce), :mod:`.message_browser` (bounded, filtered scans) with :mod:`.filter_e
 filter language) and :mod:`.record_decoding` (string/JSON/hex/Avro), :mod:`.groups_view` (lag,
 lag history, offset resets), :mod:`.service_views` and :mod:`.service_clients` (registry,
 Connect, metrics over HTTP), :mod:`.metrics_view`, :mod:`.web_api` (the JSON API and the front
-end in ``static/``), :mod:`.server` and :mod:`.embedded_console` (``EmbeddedConsole`` for tests).
+end in ``static/``), :mod:`.cluster_clients` (one principal's connections), :mod:`.auth` (logins
+to a SASL cluster: sessions, cookie, request forgery checks), :mod:`.server` and
+:mod:`.embedded_console` (``EmbeddedConsole`` for tests).
 
 It never imports the broker stack (an import-linter contract enforces it).
 """

@@ -6,8 +6,10 @@ an ephemeral 127.0.0.1 port::
     with EmbeddedBroker() as broker, EmbeddedConsole(broker.bootstrap_servers) as console:
         httpx.get(console.url + "/api/overview")
 
-Keyword arguments are :class:`~zurau.console.console_config.ConsoleConfig` fields
-(``registry_url=...``, ``connect_url=...``, ``metrics_url=...``, ``lag_sample_interval=0.5``).
+Keyword arguments are those of :meth:`~zurau.console.console_config.ConsoleConfig.create`
+(``registry_url=...``, ``connect_url=...``, ``metrics_url=...``, ``lag_sample_interval=0.5``,
+``client_properties={"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-256"}``
+for a login page, ``login=True``, ``session_timeout=...`` in seconds).
 Leaving the ``with`` block stops the server and its thread.
 """
 

@@ -3,11 +3,13 @@
 :meth:`ConsoleServer.start` binds the listener first (port 0 picks a free port), then connects
 to the cluster (an unreachable cluster is logged, not fatal: pages show the error and work once
 it is back), then serves. :meth:`ConsoleServer.stop` stops serving, the lag sampler and every
-client, leaving no task behind.
+client, leaving no task behind. A console without login listening on an address other than a
+loopback one logs a warning: anyone who reaches it acts on the cluster as the console's principal.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 from typing import Any
 
@@ -27,7 +29,18 @@ class ConsoleServer(HttpService):
     async def open(self) -> Any:
         self.api = ConsoleApi(self.config)
         await self.api.start()
-        log.info("console listening on %s (cluster %s)", self.url, self.config.bootstrap_servers)
+        log.info(
+            "console listening on %s (cluster %s, %s)",
+            self.url,
+            self.config.bootstrap_servers,
+            "users log in with their SASL credentials" if self.config.login else "no login",
+        )
+        if not self.config.login and not is_loopback(self.config.host):
+            log.warning(
+                "the console listens on %s without a login: anyone who can reach it acts on the cluster "
+                "as the console's own principal (use --login with a SASL listener, or --host 127.0.0.1)",
+                self.config.host or "every address",
+            )
         return self.api.app()
 
     async def close(self) -> None:
@@ -36,4 +49,14 @@ class ConsoleServer(HttpService):
             self.api = None
 
 
-__all__ = ["ConsoleServer"]
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+__all__ = ["ConsoleServer", "is_loopback"]

@@ -1,7 +1,9 @@
 """HTTP clients for the services beside the cluster: the schema registry, Kafka Connect and a
 broker's Prometheus ``/metrics`` endpoint.
 
-Each wraps one ``httpx.AsyncClient`` (timeouts of :data:`TIMEOUT` seconds) for one base URL.
+Each wraps one ``httpx.AsyncClient`` (timeouts of :data:`TIMEOUT` seconds) for one base URL;
+an https URL is checked with the given TLS context (the ``ssl.*`` settings of the console's
+``--command-config``) or else the system's CAs.
 Any failure (the service down, a timeout, an error status, a body that is not JSON) becomes a
 :class:`ServiceError` carrying the HTTP status to answer with (the service's own 4xx status,
 else 502) and a message that names the service; the registry's and Connect's error bodies
@@ -10,6 +12,7 @@ else 502) and a message that names the service; the registry's and Connect's err
 
 from __future__ import annotations
 
+import ssl
 from typing import Any
 
 import httpx
@@ -27,10 +30,10 @@ class ServiceError(Exception):
 class ServiceClient:
     """JSON over HTTP to one service (``name`` is used in messages)."""
 
-    def __init__(self, name: str, base_url: str) -> None:
+    def __init__(self, name: str, base_url: str, tls: ssl.SSLContext | None = None) -> None:
         self.name = name
         self.base_url = base_url.rstrip("/")
-        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=TIMEOUT)
+        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=TIMEOUT, verify=tls if tls is not None else True)
 
     async def close(self) -> None:
         await self._http.aclose()
@@ -69,18 +72,18 @@ class ServiceClient:
 
 
 class RegistryClient(ServiceClient):
-    def __init__(self, base_url: str) -> None:
-        super().__init__("schema registry", base_url)
+    def __init__(self, base_url: str, tls: ssl.SSLContext | None = None) -> None:
+        super().__init__("schema registry", base_url, tls)
 
 
 class ConnectClient(ServiceClient):
-    def __init__(self, base_url: str) -> None:
-        super().__init__("Kafka Connect", base_url)
+    def __init__(self, base_url: str, tls: ssl.SSLContext | None = None) -> None:
+        super().__init__("Kafka Connect", base_url, tls)
 
 
 class MetricsClient(ServiceClient):
-    def __init__(self, base_url: str) -> None:
-        super().__init__("metrics endpoint", base_url)
+    def __init__(self, base_url: str, tls: ssl.SSLContext | None = None) -> None:
+        super().__init__("metrics endpoint", base_url, tls)
 
     async def scrape(self) -> str:
         """The exposition text of the configured URL."""

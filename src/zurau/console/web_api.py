@@ -23,10 +23,20 @@ GET  /api/connect/connectors[/{c}]                     connectors with status, o
 POST /api/connect/connectors/{c}/restart               ``?include_tasks=&only_failed=``
 POST /api/connect/connectors/{c}/tasks/{n}/restart     one task
 GET  /api/metrics                                      selected series of ``--metrics-url``
+GET  /api/session                                      ``{login, user, csrf_token}`` (never 401)
+POST /api/login                                        ``{username, password}``: log in (with ``--login``)
+POST /api/logout                                       end the session
 =====================================================  ======================================
 
+With login (:mod:`~zurau.console.auth`) every route but the page, its static files and the three
+session routes answers 401 ``{"kind": "unauthenticated"}`` without a live session, and runs as
+the session's user otherwise (the broker's authorization errors answer 403). In every mode a
+state-changing request from another origin is refused with 403 ``{"kind": "csrf"}``, and with
+login one without the session's ``X-CSRF-Token`` header is too.
+
 Errors are ``{"error": message, "kind": name}`` with a status that says whose fault it is: 400
-bad input (a malformed filter, an offset beyond the log, a bad config value), 404 an unknown
+bad input (a malformed filter, an offset beyond the log, a bad config value), 403 an operation
+the broker's ACLs deny the principal (the message is the broker's), 404 an unknown
 topic, group, subject or connector, 409 a conflict (topic exists, group not empty), 502 a broker
 or service that answered with an error, 503 a cluster that cannot be reached (the message names
 the bootstrap servers). No error stops the server; unexpected ones are logged and answered 500.
@@ -39,6 +49,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -52,15 +63,22 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from zurau.cli.output import describe_error, kafka_error_name
-from zurau.client.admin import AdminClient
-from zurau.client.errors import ClientError
-from zurau.client.groups_admin import GroupAdmin
-from zurau.client.producer import Producer
+from zurau.client.errors import AuthenticationError, ClientError
 from zurau.console import cluster_views, groups_view, service_views
+from zurau.console.auth import (
+    CSRF_HEADER,
+    SAFE_METHODS,
+    SESSION_COOKIE,
+    LoginFailed,
+    Session,
+    Sessions,
+    same_origin,
+)
+from zurau.console.cluster_clients import ClusterClients
 from zurau.console.console_config import ConsoleConfig
 from zurau.console.filter_expr import FilterError
-from zurau.console.groups_view import LagSampler, ResetError
-from zurau.console.message_browser import BrowseError, BrowseRequest, MessageBrowser
+from zurau.console.groups_view import ResetError
+from zurau.console.message_browser import BrowseError, BrowseRequest
 from zurau.console.metrics_view import metrics_summary
 from zurau.console.record_decoding import RecordDecoder
 from zurau.console.service_clients import ConnectClient, MetricsClient, RegistryClient, ServiceError
@@ -73,10 +91,21 @@ STATIC = Path(__file__).parent / "static"
 _NOT_FOUND = {3, 69}  # UNKNOWN_TOPIC_OR_PARTITION, GROUP_ID_NOT_FOUND
 _BAD_INPUT = {17, 37, 38, 39, 40, 42, 44}  # invalid topic/partitions/replication/assignment/config/request, policy
 _CONFLICT = {36, 68}  # TOPIC_ALREADY_EXISTS, NON_EMPTY_GROUP
+_DENIED = {29, 30, 31, 53}  # TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID _AUTHORIZATION_FAILED
+_PUBLIC = frozenset({"/api/session", "/api/login", "/api/logout"})
 
 
 class BadRequest(ValueError):
     pass
+
+
+class Refused(Exception):
+    """A request the console refuses before running it (no session, a forged request)."""
+
+    def __init__(self, status: int, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
 
 
 def _error(status: int, message: str, kind: str) -> JSONResponse:
@@ -87,51 +116,69 @@ Handler = Callable[[Request], Awaitable[Any]]
 
 
 class ConsoleApi:
-    """The console's state (one cluster connection set, service clients, the lag sampler) and
-    its Starlette application."""
+    """The console's state (the cluster clients: one shared set, or one per logged-in user;
+    service clients) and its Starlette application."""
 
     def __init__(self, config: ConsoleConfig) -> None:
         self.config = config
-        self.admin = AdminClient(config.client_config())
-        self.groups = GroupAdmin(self.admin)
-        self.registry = RegistryClient(config.registry_url) if config.registry_url else None
-        self.connect = ConnectClient(config.connect_url) if config.connect_url else None
-        self.metrics = MetricsClient(config.metrics_url) if config.metrics_url else None
+        tls = config.service_tls()
+        self.registry = RegistryClient(config.registry_url, tls) if config.registry_url else None
+        self.connect = ConnectClient(config.connect_url, tls) if config.connect_url else None
+        self.metrics = MetricsClient(config.metrics_url, tls) if config.metrics_url else None
         self.decoder = RecordDecoder(self.registry)
-        self.browser = MessageBrowser(self.admin, self.decoder)
-        self.sampler = LagSampler(self.groups, config.lag_sample_interval)
-        self._producer: Producer | None = None
+        self.sessions = Sessions(config, self.decoder) if config.login else None
+        self.shared = (
+            None if config.login else ClusterClients(config.client_config(), self.decoder, config.lag_sample_interval)
+        )
 
     async def start(self) -> None:
-        self.sampler.start()
-        try:
-            await self.admin.cluster.bootstrap()
-        except (ClientError, KafkaError, OSError) as e:
-            log.warning("the cluster at %s is not reachable yet: %s", self.config.bootstrap_servers, e)
+        if self.shared is not None:
+            await self.shared.start()
 
     async def close(self) -> None:
-        await self.sampler.stop()
-        if self._producer is not None:
-            try:
-                await self._producer.close()
-            except (ClientError, KafkaError, OSError) as e:
-                log.debug("closing the producer: %s", e)
+        if self.shared is not None:
+            await self.shared.close()
+        if self.sessions is not None:
+            await self.sessions.close()
         for client in (self.registry, self.connect, self.metrics):
             if client is not None:
                 await client.close()
-        await self.admin.close()
-
-    async def producer(self) -> Producer:
-        if self._producer is None:
-            self._producer = Producer(self.admin.cluster, acks=-1, linger_ms=0, allow_auto_topic_creation=False)
-            await self._producer.start()
-        return self._producer
 
     # ------------------------------------------------------------------ plumbing
+    async def _admit(self, request: Request) -> None:
+        """Check the request's origin and session; sets ``request.state.clients`` (the cluster
+        clients to run it with) and ``request.state.session``. Refused when it may not run."""
+        state_changing = request.method not in SAFE_METHODS
+        if state_changing and not same_origin(request):
+            raise Refused(403, "refused a request from another site (its Origin is not this console)", "csrf")
+        session: Session | None = None
+        if self.sessions is not None:
+            session = await self.sessions.lookup(request.cookies.get(SESSION_COOKIE))
+            public = request.url.path in _PUBLIC
+            if session is None and not public:
+                raise Refused(401, "log in first (your session has ended or you have not logged in)", "unauthenticated")
+            if session is not None and state_changing and request.url.path != "/api/login":
+                token = request.headers.get(CSRF_HEADER, "")
+                if not hmac.compare_digest(token.encode(), session.csrf_token.encode()):
+                    raise Refused(403, f"refused a request without this session's {CSRF_HEADER} header", "csrf")
+        request.state.session = session
+        request.state.clients = session.clients if session is not None else self.shared
+
+    @staticmethod
+    def _c(request: Request) -> ClusterClients:
+        clients: ClusterClients | None = request.state.clients
+        assert clients is not None  # _admit lets no cluster route through without clients
+        return clients
+
     def _wrap(self, fn: Handler) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             try:
+                await self._admit(request)
                 result = await fn(request)
+            except Refused as e:
+                return _error(e.status, str(e), e.kind)
+            except LoginFailed as e:
+                return _error(401, str(e), "authentication")
             except (BadRequest, FilterError, ResetError) as e:
                 return _error(400, str(e), "bad_request")
             except BrowseError as e:
@@ -139,8 +186,13 @@ class ConsoleApi:
             except ServiceError as e:
                 return _error(e.status, e.message, "service")
             except KafkaError as e:
-                status = 404 if e.code in _NOT_FOUND else 400 if e.code in _BAD_INPUT else 409 if e.code in _CONFLICT else 502
+                status = (
+                    404 if e.code in _NOT_FOUND else 400 if e.code in _BAD_INPUT else 409 if e.code in _CONFLICT
+                    else 403 if e.code in _DENIED else 502
+                )
                 return _error(status, describe_error(e), kafka_error_name(e))
+            except AuthenticationError as e:  # a user's password changed or was removed since the login
+                return _error(401, f"the cluster no longer accepts your credentials: {e}", "authentication")
             except ClientError as e:
                 return _error(
                     503, f"cannot reach the cluster at {self.config.bootstrap_servers}: {e}", type(e).__name__
@@ -189,10 +241,54 @@ class ConsoleApi:
             raise ServiceError(404, "no Kafka Connect is configured (start the console with --connect-url)")
         return self.connect
 
+    # ------------------------------------------------------------------ sessions
+    def _session_json(self, session: Session | None) -> dict[str, Any]:
+        return {
+            "login": self.config.login,
+            "user": session.user if session is not None else None,
+            "csrf_token": session.csrf_token if session is not None else None,
+        }
+
+    async def session(self, request: Request) -> Any:
+        return self._session_json(request.state.session)
+
+    async def login(self, request: Request) -> Any:
+        if self.sessions is None:
+            raise BadRequest("this console has no login (start it with --login against a SASL listener)")
+        body = await self._body(request)
+        username, password = body.get("username"), body.get("password")
+        if not isinstance(username, str) or not username.strip() or not isinstance(password, str):
+            raise BadRequest("a login needs a user name and a password")
+        old: Session | None = request.state.session
+        session = await self.sessions.login(username.strip(), password)
+        if old is not None:
+            await self.sessions.logout(old)
+        resp = JSONResponse(self._session_json(session))
+        resp.set_cookie(
+            SESSION_COOKIE,
+            self.sessions.cookie_value(session),
+            max_age=max(1, int(self.config.session_timeout)),
+            path="/",
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+        )
+        return resp
+
+    async def logout(self, request: Request) -> Any:
+        session: Session | None = request.state.session
+        if self.sessions is not None and session is not None:
+            await self.sessions.logout(session)
+        resp = JSONResponse(self._session_json(None))
+        resp.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict")
+        return resp
+
     # ------------------------------------------------------------------ cluster
     async def info(self, request: Request) -> Any:
         return {
             "bootstrap_servers": self.config.bootstrap_servers,
+            "security_protocol": self.config.security.protocol,
+            "login": self.config.login,
             "registry_url": self.config.registry_url,
             "connect_url": self.config.connect_url,
             "metrics_url": self.config.metrics_url,
@@ -200,10 +296,10 @@ class ConsoleApi:
         }
 
     async def overview(self, request: Request) -> Any:
-        return await cluster_views.overview(self.admin)
+        return await cluster_views.overview(self._c(request).admin)
 
     async def topics(self, request: Request) -> Any:
-        return await cluster_views.topics(self.admin, request.query_params.get("search", ""))
+        return await cluster_views.topics(self._c(request).admin, request.query_params.get("search", ""))
 
     async def create_topic(self, request: Request) -> Any:
         body = await self._body(request)
@@ -217,17 +313,17 @@ class ConsoleApi:
         rf = self._int(body, "replication_factor", -1)
         assert partitions is not None and rf is not None
         return await cluster_views.create_topic(
-            self.admin, name.strip(), partitions, rf, {str(k): str(v) for k, v in configs.items()}
+            self._c(request).admin, name.strip(), partitions, rf, {str(k): str(v) for k, v in configs.items()}
         )
 
     async def topic(self, request: Request) -> Any:
-        return await cluster_views.topic(self.admin, request.path_params["topic"])
+        return await cluster_views.topic(self._c(request).admin, request.path_params["topic"])
 
     async def delete_topic(self, request: Request) -> Any:
-        return await cluster_views.delete_topic(self.admin, request.path_params["topic"])
+        return await cluster_views.delete_topic(self._c(request).admin, request.path_params["topic"])
 
     async def topic_configs(self, request: Request) -> Any:
-        return {"configs": await cluster_views.topic_configs(self.admin, request.path_params["topic"])}
+        return {"configs": await cluster_views.topic_configs(self._c(request).admin, request.path_params["topic"])}
 
     async def alter_configs(self, request: Request) -> Any:
         body = await self._body(request)
@@ -236,7 +332,7 @@ class ConsoleApi:
         if not isinstance(set_, dict) or not isinstance(delete, list):
             raise BadRequest("expected {set: {name: value}, delete: [name]}")
         configs = await cluster_views.alter_topic_configs(
-            self.admin,
+            self._c(request).admin,
             request.path_params["topic"],
             {str(k): str(v) for k, v in set_.items()},
             [str(k) for k in delete],
@@ -267,7 +363,7 @@ class ConsoleApi:
             value_mode=q.get("value_format", "auto"),
             filter=q.get("filter") or None,
         )
-        return await self.browser.browse(req)
+        return await self._c(request).browser.browse(req)
 
     @staticmethod
     def _parse_time(text: str) -> int:
@@ -333,18 +429,18 @@ class ConsoleApi:
             v = h.get("value")
             headers.append((h["key"], None if v is None else str(v).encode()))
         partition = self._int(body, "partition")
-        producer = await self.producer()
+        producer = await self._c(request).producer()
         return await cluster_views.produce(producer, request.path_params["topic"], value, key, headers, partition)
 
     # ------------------------------------------------------------------ groups
     async def groups_list(self, request: Request) -> Any:
-        return await groups_view.list_groups(self.groups)
+        return await groups_view.list_groups(self._c(request).groups)
 
     async def group(self, request: Request) -> Any:
-        return await groups_view.describe_group(self.groups, request.path_params["group"])
+        return await groups_view.describe_group(self._c(request).groups, request.path_params["group"])
 
     async def lag_history(self, request: Request) -> Any:
-        return self.sampler.history(request.path_params["group"])
+        return self._c(request).sampler.history(request.path_params["group"])
 
     async def reset_offsets(self, request: Request) -> Any:
         body = await self._body(request)
@@ -361,7 +457,7 @@ class ConsoleApi:
         dry_run = body.get("dry_run", True)
         if not isinstance(dry_run, bool):
             raise BadRequest("dry_run must be true or false")
-        return await groups_view.reset_offsets(self.groups, request.path_params["group"], topics, mode, value, dry_run)
+        return await groups_view.reset_offsets(self._c(request).groups, request.path_params["group"], topics, mode, value, dry_run)
 
     # ------------------------------------------------------------------ registry and connect
     async def subjects(self, request: Request) -> Any:
@@ -439,6 +535,9 @@ class ConsoleApi:
                 "/api/connect/connectors/{connector}/tasks/{task}/restart", w(self.restart_task), methods=["POST"]
             ),
             Route("/api/metrics", w(self.metrics_view)),
+            Route("/api/session", w(self.session)),
+            Route("/api/login", w(self.login), methods=["POST"]),
+            Route("/api/logout", w(self.logout), methods=["POST"]),
             Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
         ]
 

@@ -6,6 +6,9 @@ const main = document.getElementById("main");
 const errorBox = document.getElementById("error");
 let timers = [];
 let info = {};
+// {login, user, csrf_token} from /api/session: with login, every state-changing request carries
+// the token in X-CSRF-Token and a 401 brings the login page back.
+let session = { login: false, user: null, csrf_token: null };
 
 // ---------------------------------------------------------------- helpers
 function h(tag, attrs, ...children) {
@@ -34,11 +37,12 @@ function clearError() {
 }
 
 class ApiError extends Error {
-  constructor(status, message) { super(message); this.status = status; }
+  constructor(status, message, kind) { super(message); this.status = status; this.kind = kind; }
 }
 
 async function api(method, path, body) {
-  const opts = { method, headers: {} };
+  const opts = { method, headers: {}, credentials: "same-origin" };
+  if (method !== "GET" && session.csrf_token) opts.headers["X-CSRF-Token"] = session.csrf_token;
   if (body !== undefined) {
     opts.headers["Content-Type"] = "application/json";
     opts.body = JSON.stringify(body);
@@ -53,7 +57,7 @@ async function api(method, path, body) {
   try { data = await resp.json(); } catch (e) { data = null; }
   if (!resp.ok) {
     const msg = data && data.error ? data.error : `HTTP ${resp.status}`;
-    throw new ApiError(resp.status, msg);
+    throw new ApiError(resp.status, msg, data && data.kind);
   }
   return data;
 }
@@ -547,8 +551,53 @@ async function metricsPage() {
   every(2000, poll);
 }
 
+// ---------------------------------------------------------------- login
+function showUser() {
+  document.getElementById("user").hidden = !(session.login && session.user);
+  document.getElementById("user-name").textContent = session.user ? "user " + session.user : "";
+}
+
+function loginPage(message) {
+  for (const t of timers) clearInterval(t);
+  timers = [];
+  clearError();
+  session.user = null;
+  session.csrf_token = null;
+  showUser();
+  document.getElementById("nav").hidden = true;
+  const failure = h("p", { class: "bad", "data-testid": "login-error", role: "alert", hidden: !message }, message || "");
+  const form = h("form", { class: "login", "data-testid": "login-form" },
+    h("label", {}, "user name", h("input", { name: "username", autocomplete: "username", required: true })),
+    h("label", {}, "password", h("input", { name: "password", type: "password", autocomplete: "current-password" })),
+    h("button", { type: "submit", "data-testid": "login-button" }, "Log in"));
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const f = new FormData(form);
+    const button = form.querySelector("button");
+    button.disabled = true;
+    try {
+      session = await api("POST", "/api/login", { username: String(f.get("username")), password: String(f.get("password")) });
+      await start();
+    } catch (e) {
+      failure.textContent = e.message;
+      failure.hidden = false;
+      button.disabled = false;
+    }
+  });
+  main.replaceChildren(h("h1", {}, "Log in"),
+    h("p", { class: "muted" }, "Log in with your user name and password on the Kafka cluster:" +
+      " you see and may do what the cluster's ACLs allow that user."), form, failure);
+  document.body.dataset.loaded = "login";
+}
+
+async function logout() {
+  try { await api("POST", "/api/logout"); } catch (e) { /* the session is gone either way */ }
+  loginPage("You have logged out.");
+}
+
 // ---------------------------------------------------------------- routing
 async function route() {
+  if (session.login && !session.user) { loginPage(); return; }
   for (const t of timers) clearInterval(t);
   timers = [];
   clearError();
@@ -571,22 +620,38 @@ async function route() {
     else if (section === "metrics") await metricsPage();
     else main.replaceChildren(h("h1", {}, "No such page"), h("p", {}, h("a", { href: "#/" }, "Back to the overview")));
   } catch (e) {
+    if (e.status === 401 && session.login) { loginPage("Your session has ended: log in again."); return; }
     if (!(main.querySelector("h1"))) main.replaceChildren(h("h1", {}, "Cannot show this page"));
     showError(e.message);
   }
   document.body.dataset.loaded = raw;
 }
 
-async function boot() {
+// Loads what the pages need (after a login, with login) and shows the current page.
+async function start() {
+  showUser();
+  document.getElementById("nav").hidden = false;
   try {
     info = await get("/api/info");
     document.getElementById("cluster").textContent = "cluster " + info.bootstrap_servers;
     for (const [nav, key] of [["schemas", "registry_url"], ["connect", "connect_url"], ["metrics", "metrics_url"]]) {
       document.querySelector(`[data-nav=${nav}]`).hidden = !info[key];
     }
-  } catch (e) { showError(e.message); }
-  window.addEventListener("hashchange", route);
+  } catch (e) {
+    if (e.status === 401 && session.login) { loginPage("Your session has ended: log in again."); return; }
+    showError(e.message);
+  }
   await route();
+}
+
+async function boot() {
+  try {
+    session = await get("/api/session");
+  } catch (e) { showError(e.message); }
+  document.getElementById("logout").addEventListener("click", logout);
+  window.addEventListener("hashchange", route);
+  if (session.login && !session.user) loginPage();
+  else await start();
 }
 
 boot();
