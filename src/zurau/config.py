@@ -1204,6 +1204,27 @@ BROKER_CONFIGS: dict[str, ConfigDef] = _table([
               "Rules mapping a client certificate's distinguished name to a short principal name."),
     ConfigDef("connections.max.reauth.ms", _L, 0, None, _M,
               "Longest SASL session before the client must re-authenticate (0: never; KIP-368)."),
+    ConfigDef("sasl.server.callback.handler.class", _C, None, None, _M,
+              "Server callback handler of a SASL mechanism (for OAUTHBEARER: Kafka's unsecured or "
+              "JWKS validator class name)."),
+    ConfigDef("sasl.oauthbearer.jwks.endpoint.url", _S, None, None, _M,
+              "https:// or file:// URL of the JSON Web Key Set that verifies OAUTHBEARER tokens."),
+    ConfigDef("sasl.oauthbearer.jwks.endpoint.refresh.ms", _L, 3_600_000, _at_least(0), _LO,
+              "Interval between fetches of an https JWKS (an unknown key id fetches sooner)."),
+    ConfigDef("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", _L, 100, _at_least(0), _LO,
+              "Least time between two JWKS fetches asked for by unknown key ids (doubled after a failure)."),
+    ConfigDef("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", _L, 10_000, _at_least(0), _LO,
+              "Most time between two JWKS fetches asked for by unknown key ids, after failures."),
+    ConfigDef("sasl.oauthbearer.expected.audience", _LI, None, None, _LO,
+              "Audiences of which an OAUTHBEARER token's aud claim must name one (unset: not checked)."),
+    ConfigDef("sasl.oauthbearer.expected.issuer", _S, None, None, _LO,
+              "Issuer an OAUTHBEARER token's iss claim must name (unset: not checked)."),
+    ConfigDef("sasl.oauthbearer.sub.claim.name", _S, "sub", None, _LO,
+              "Claim of an OAUTHBEARER token holding the principal's name."),
+    ConfigDef("sasl.oauthbearer.scope.claim.name", _S, "scope", None, _LO,
+              "Claim of an OAUTHBEARER token holding its scope."),
+    ConfigDef("sasl.oauthbearer.clock.skew.seconds", _I, 30, _at_least(0), _LO,
+              "Clock difference with the token issuer tolerated when checking exp and iat."),
 ])
 # fmt: on
 
@@ -2007,10 +2028,12 @@ def _not_supported(name: str, value: Any, reason: str) -> ConfigError:
 
 
 #: The SASL mechanisms a broker listener can offer.
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 #: Configs a listener may override (``listener.name.<listener>.<config>``), besides ``ssl.*``/``sasl.*``.
 _LISTENER_SCOPED = ("connections.max.reauth.ms",)
 _JAAS = "sasl.jaas.config"
+#: Configs read per SASL mechanism (``listener.name.<listener>.<mechanism>.<config>``).
+_MECHANISM_SCOPED = ("connections.max.reauth.ms", "sasl.server.callback.handler.class", "sasl.oauthbearer.")
 
 
 def _check_listener_override(cfg: BrokerConfig, key: str, raw: str) -> None:
@@ -2023,14 +2046,23 @@ def _check_listener_override(cfg: BrokerConfig, key: str, raw: str) -> None:
         raise ConfigError(
             f"{key} names listener {listener}, which is not in listeners", name=key, reason="unknown listener"
         )
-    mech, _, jaas = name.partition(".")
-    if name == _JAAS or (jaas == _JAAS and mech.upper() in SASL_MECHANISMS):
+    mech, _, rest = name.partition(".")
+    if name == _JAAS or (rest == _JAAS and mech.upper() in SASL_MECHANISMS):
         return
+    if mech.upper() in SASL_MECHANISMS and rest:  # listener.name.<l>.<mechanism>.<config>
+        if not rest.startswith(_MECHANISM_SCOPED):
+            raise ConfigError(
+                f"{key} is not supported by Zurau: a SASL mechanism's own configs are "
+                f"{', '.join(p + '*' if p.endswith('.') else p for p in _MECHANISM_SCOPED)} and {_JAAS}",
+                name=key,
+                reason="not a SASL mechanism config",
+            )
+        name = rest
     d = BROKER_CONFIGS.get(name)
     if d is None or not (name.startswith(("ssl.", "sasl.")) or name in _LISTENER_SCOPED):
         raise ConfigError(
             f"{key} is not supported by Zurau: a listener overrides ssl.*, sasl.* and "
-            f"{', '.join(_LISTENER_SCOPED)} configs and <mechanism>.{_JAAS}",
+            f"{', '.join(_LISTENER_SCOPED)} configs, also per SASL mechanism (<mechanism>.<config>)",
             name=key,
             reason="not a listener config",
         )

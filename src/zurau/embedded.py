@@ -18,12 +18,23 @@ executor threads, which belong to (and end with) the caller's loop.
 
 Invariant: a given ``data_dir`` is never deleted; a temporary one always is, also when start-up
 fails (bad config, port in use).
+
+Secured, for testing clients against TLS and SASL: ``EmbeddedBroker(security="SASL_SSL",
+users={"alice": "secret"})`` listens with that security protocol only (SSL, SASL_PLAINTEXT or
+SASL_SSL). TLS uses a throwaway CA and a broker certificate for 127.0.0.1/localhost, generated
+into a temporary directory (:mod:`zurau.testing.certificates`; needs ``cryptography``) and
+removed at stop; ``ca_location`` is the CA's PEM file. SASL offers PLAIN, SCRAM-SHA-256 and
+SCRAM-SHA-512, each user with its password for all three (the SCRAM credentials are written to
+the metadata log at start). ``client_config(user)`` gives the Kafka client properties that
+connect (``bootstrap.servers``, ``security.protocol``, ``ssl.ca.location``, ``sasl.*``), for
+confluent-kafka, kcat and ``zurau.client.ClientConfig.from_props`` alike.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 import shutil
 import tempfile
 import threading
@@ -34,8 +45,41 @@ from typing import Any
 from zurau.app import Broker
 from zurau.config import BrokerConfig
 from zurau.edge_service import run_in_thread
+from zurau.protocol.sasl import ScramMechanism
+from zurau.protocol.sasl.scram import MIN_ITERATIONS, salted_password
 
 _STOP_GRACE = 5.0  # seconds to wait for the broker's own tasks to finish after stop()
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+_SCRAM = (ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512)
+
+
+def _jaas_quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def secure_props(security: str, users: Mapping[str, str], tls_dir: Path | None) -> dict[str, str]:
+    """Broker configs of one listener named after ``security``; ``tls_dir`` receives the
+    generated CA (``ca.pem``... see :mod:`zurau.testing.certificates`) when TLS is on."""
+    props = {
+        "listeners": f"{security}://127.0.0.1:0",
+        "listener.security.protocol.map": f"{security}:{security}",
+        "inter.broker.listener.name": security,
+    }
+    if security.endswith("SSL"):
+        from zurau.testing.certificates import TestCA
+
+        assert tls_dir is not None
+        server = TestCA(tls_dir, "Zurau Embedded CA").issue("broker", "localhost", server=True)
+        props.update({"ssl.keystore.type": "PEM", "ssl.keystore.location": str(server.keystore)})
+    if security.startswith("SASL_"):
+        if not users:
+            raise ValueError(f"security={security} needs users={{name: password}}")
+        props["sasl.enabled.mechanisms"] = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
+        props[f"listener.name.{security.lower()}.plain.sasl.jaas.config"] = (
+            "org.apache.kafka.common.security.plain.PlainLoginModule required "
+            + " ".join(f"user_{name}={_jaas_quote(pw)}" for name, pw in users.items()) + ";"
+        )
+    return props
 
 
 def broker_props(data_dir: Path, overrides: Mapping[str, Any]) -> dict[str, str]:
@@ -62,13 +106,34 @@ def _is_broker_task(task: asyncio.Task[Any]) -> bool:
 class EmbeddedBroker:
     """One broker in this process (see the module docstring for the two modes)."""
 
-    def __init__(self, data_dir: str | Path | None = None, **configs: Any) -> None:
+    def __init__(
+        self,
+        data_dir: str | Path | None = None,
+        *,
+        security: str = "PLAINTEXT",
+        users: Mapping[str, str] | None = None,
+        sasl_mechanism: str = "PLAIN",
+        **configs: Any,
+    ) -> None:
+        """``security``/``users``: see the module docstring; ``sasl_mechanism`` is the one
+        :meth:`client_config` names (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)."""
+        security = security.upper()
+        if security not in SECURITY_PROTOCOLS:
+            raise ValueError(f"security must be one of {', '.join(SECURITY_PROTOCOLS)}, not {security}")
+        self.security = security
+        self.users = dict(users or {})
+        self.sasl_mechanism = sasl_mechanism.upper()
+        self._tls_dir: Path | None = None
         self._own_dir = data_dir is None
         self.data_dir = Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="zurau-"))
         try:
             # One broker: its internal topics have one replica, as Kafka's single-node configs set,
             # instead of warning that 3 were configured (overridable like any config).
-            single = {"offsets.topic.replication.factor": 1, "transaction.state.log.replication.factor": 1}
+            single: dict[str, Any] = {"offsets.topic.replication.factor": 1, "transaction.state.log.replication.factor": 1}
+            if security != "PLAINTEXT":
+                if security.endswith("SSL"):
+                    self._tls_dir = Path(tempfile.mkdtemp(prefix="zurau-tls-"))
+                single.update(secure_props(security, self.users, self._tls_dir))
             self.config = BrokerConfig.from_props(broker_props(self.data_dir, {**single, **configs}))
         except BaseException:
             self._cleanup_dir()
@@ -100,6 +165,43 @@ class EmbeddedBroker:
         return self.broker.advertised[1]
 
     @property
+    def ca_location(self) -> str | None:
+        """The generated CA certificate (PEM) that TLS clients trust; None without TLS."""
+        if self._tls_dir is None:
+            return None
+        return str(self._tls_dir / "zurau-embedded-ca.pem")
+
+    def client_config(self, user: str | None = None) -> dict[str, str]:
+        """Kafka client properties that reach this broker as ``user`` (default: the first user)."""
+        props = {"bootstrap.servers": self.bootstrap_servers, "security.protocol": self.security}
+        if self.ca_location is not None:
+            props["ssl.ca.location"] = self.ca_location
+        if self.security.startswith("SASL_"):
+            name = user if user is not None else next(iter(self.users))
+            props.update({"sasl.mechanism": self.sasl_mechanism, "sasl.username": name,
+                          "sasl.password": self.users[name]})
+        return props
+
+    def _scram_upsertions(self) -> list[dict[str, Any]]:
+        out = []
+        for name, password in self.users.items() if self.security.startswith("SASL_") else ():
+            for mech in _SCRAM:
+                salt = secrets.token_bytes(32)
+                out.append({"name": name, "mechanism": int(mech), "iterations": MIN_ITERATIONS, "salt": salt,
+                            "salted_password": salted_password(mech, password, salt, MIN_ITERATIONS)})
+        return out
+
+    async def _start_broker(self) -> None:
+        """Start the broker, then store the users' SCRAM credentials (secured brokers)."""
+        await self.broker.start()
+        upsertions = self._scram_upsertions()
+        if upsertions:
+            results = await self.broker.controller.alter_user_scram_credentials([], upsertions)
+            failed = [r for r in results if r["error_code"]]
+            if failed:
+                raise RuntimeError(f"cannot store SCRAM credentials: {failed}")
+
+    @property
     def running(self) -> bool:
         return self.broker.started
 
@@ -117,7 +219,7 @@ class EmbeddedBroker:
             raise RuntimeError("this EmbeddedBroker is already running")
         try:
             self._loop, self._thread, self._stop_event = run_in_thread(
-                "zurau-embedded-broker", self.broker.start, self._stop_broker
+                "zurau-embedded-broker", self._start_broker, self._stop_broker
             )
         except BaseException:
             self._cleanup_dir()
@@ -156,7 +258,7 @@ class EmbeddedBroker:
         if self._thread is not None or self._async_running:
             raise RuntimeError("this EmbeddedBroker is already running")
         try:
-            await self.broker.start()
+            await self._start_broker()
         except BaseException:
             await self._stop_broker()
             self._cleanup_dir()
@@ -217,6 +319,8 @@ class EmbeddedBroker:
     def _cleanup_dir(self) -> None:
         if self._own_dir:
             shutil.rmtree(self.data_dir, ignore_errors=True)
+        if self._tls_dir is not None:
+            shutil.rmtree(self._tls_dir, ignore_errors=True)
 
 
 async def _call(fn: Any, *args: Any) -> Any:

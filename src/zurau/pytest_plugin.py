@@ -7,6 +7,10 @@ Registered through the ``pytest11`` entry point ``zurau``, so installing Zurau i
   Its broker configs come from the session fixture ``zurau_broker_configs`` (a dict of Kafka
   config names or ``snake_case`` keywords, empty by default), which a ``conftest.py`` may
   override.
+* ``zurau_secure_broker`` (session scope): an :class:`~zurau.embedded.EmbeddedBroker` with one
+  SASL_SSL listener (a generated throwaway CA; PLAIN and SCRAM-SHA-256/512) for the users of the
+  session fixture ``zurau_secure_broker_users`` (``{"alice": "alice-secret"}`` by default);
+  ``.client_config("alice")`` gives the client properties, ``.ca_location`` the CA's PEM file.
 * ``zurau_registry`` (session scope): an :class:`~zurau.EmbeddedRegistry` (a Confluent-compatible
   schema registry) on an ephemeral port against ``zurau_broker``; ``.url`` for clients.
 * ``zurau_connect`` (session scope): an :class:`~zurau.EmbeddedConnect` (a standalone Kafka Connect
@@ -58,6 +62,21 @@ def zurau_broker(zurau_broker_configs: dict[str, Any]) -> Iterator[EmbeddedBroke
     from zurau.embedded import EmbeddedBroker
 
     with EmbeddedBroker(**zurau_broker_configs) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
+def zurau_secure_broker_users() -> dict[str, str]:
+    """User name -> password for ``zurau_secure_broker`` (override in a conftest.py)."""
+    return {"alice": "alice-secret"}
+
+
+@pytest.fixture(scope="session")
+def zurau_secure_broker(zurau_secure_broker_users: dict[str, str]) -> Iterator[EmbeddedBroker]:
+    """One embedded broker with a SASL_SSL listener for the whole test session."""
+    from zurau.embedded import EmbeddedBroker
+
+    with EmbeddedBroker(security="SASL_SSL", users=zurau_secure_broker_users) as broker:
         yield broker
 
 

@@ -173,7 +173,7 @@ def test_security_settings_are_checked() -> None:
             {
                 "listeners": "PLAINTEXT://:9092,SASL_PLAINTEXT://:9093",
                 "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
-                "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN,OAUTHBEARER",
+                "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN,GSSAPI",
             }
         )
     cfg = BrokerConfig(

@@ -61,7 +61,7 @@ class ClientConfig:
                 kwargs["client_id"] = value
             elif key in ("request.timeout.ms", "socket.connection.setup.timeout.ms", "metadata.max.age.ms"):
                 kwargs[key.replace("socket.", "").replace(".", "_")] = _positive_int(key, value)
-            elif key == "security.protocol" or key.startswith(("sasl.", "ssl.")):
+            elif key in ("security.protocol", "enable.sasl.oauthbearer.unsecure.jwt") or key.startswith(("sasl.", "ssl.")):
                 continue  # read by ClientSecurity.from_props below
             else:
                 extra[key] = value

@@ -10,9 +10,17 @@ Properties:
   against its certificate; ``none`` does not). The Java client's PEM names are accepted too:
   ``ssl.truststore.location`` (with ``ssl.truststore.type=PEM``) and ``ssl.keystore.location``
   (``ssl.keystore.type=PEM``, a file holding the key and its certificate chain).
-* SASL: ``sasl.mechanism`` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; default GSSAPI is refused),
-  ``sasl.username`` / ``sasl.password``, or the Java client's ``sasl.jaas.config``
+* SASL: ``sasl.mechanism`` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER; default GSSAPI is
+  refused), ``sasl.username`` / ``sasl.password``, or the Java client's ``sasl.jaas.config``
   (``... required username="u" password="p";``).
+* OAUTHBEARER's token, one of: ``sasl.oauthbearer.token`` (a compact JWS, Zurau's own property);
+  a callable ``oauthbearer_token_provider`` (``dataclasses.replace`` it into a
+  :class:`ClientSecurity`; called at every (re-)authentication); or an unsecured JWT made fresh
+  each time, as librdkafka's ``enable.sasl.oauthbearer.unsecure.jwt=true`` with
+  ``sasl.oauthbearer.config=principal=<name> [scope=<a,b>] [lifeSeconds=3600]
+  [principalClaimName=sub] [scopeClaimName=scope] [extension_<key>=<value>]`` or the Java client's
+  ``sasl.jaas.config=...OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="<name>"
+  [unsecuredLoginListClaim_scope=",a,b"] [unsecuredLoginLifetimeSeconds="3600"];``.
 
 Anything else under ``ssl.``/``sasl.`` is refused with :class:`ClientConfigError` naming it: a
 silently ignored security setting would connect with less security than asked for.
@@ -22,14 +30,18 @@ from __future__ import annotations
 
 import re
 import ssl
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from zurau.client.errors import ClientConfigError
 from zurau.protocol.sasl import PlainClient, ScramClient, ScramMechanism
+from zurau.protocol.sasl.oauthbearer import OAuthBearerClient, unsecured_claims, unsecured_jws
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+UNSECURE_JWT = "enable.sasl.oauthbearer.unsecure.jwt"
 _KEYS = {
     "ssl.ca.location": "ca_location",
     "ssl.truststore.location": "ca_location",
@@ -41,6 +53,8 @@ _KEYS = {
     "sasl.mechanism": "sasl_mechanism",
     "sasl.username": "sasl_username",
     "sasl.password": "sasl_password",
+    "sasl.oauthbearer.token": "oauthbearer_token",
+    "sasl.oauthbearer.config": "oauthbearer_config",
 }
 _PEM_TYPES = ("ssl.truststore.type", "ssl.keystore.type")
 _JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
@@ -61,6 +75,10 @@ class ClientSecurity:
     sasl_mechanism: str = "GSSAPI"
     sasl_username: str | None = None
     sasl_password: str | None = field(default=None, repr=False)
+    oauthbearer_token: str | None = field(default=None, repr=False)
+    oauthbearer_config: str | None = None  # librdkafka's sasl.oauthbearer.config (unsecured JWT)
+    oauthbearer_unsecure_jwt: bool = False
+    oauthbearer_token_provider: Callable[[], str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def uses_tls(self) -> bool:
@@ -84,6 +102,13 @@ class ClientSecurity:
             elif key in _PEM_TYPES:
                 if value.upper() != "PEM":
                     raise ClientConfigError(f"{key}={value}: this client reads PEM files only")
+            elif key == UNSECURE_JWT:
+                if value.lower() not in ("true", "false"):
+                    raise ClientConfigError(f"{UNSECURE_JWT} must be true or false")
+                kwargs[key] = value.lower()
+            elif key == "sasl.jaas.config" and "OAuthBearerLoginModule" in value:
+                kwargs["oauthbearer_config"] = _jaas_unsecured_login(value)
+                kwargs[UNSECURE_JWT] = "true"
             elif key == "sasl.jaas.config":
                 options = dict(_JAAS_OPTION.findall(value))
                 if "username" not in options or "password" not in options:
@@ -92,7 +117,8 @@ class ClientSecurity:
                 kwargs.setdefault("sasl_password", options["password"])
             elif key.startswith(("ssl.", "sasl.")):
                 raise ClientConfigError(f"{key} is not a security setting this client understands")
-        security = cls(protocol=protocol, **kwargs)
+        unsecure = kwargs.pop(UNSECURE_JWT, "false") == "true"
+        security = cls(protocol=protocol, oauthbearer_unsecure_jwt=unsecure, **kwargs)  # type: ignore[arg-type]
         security._check()
         return security
 
@@ -102,7 +128,15 @@ class ClientSecurity:
                 raise ClientConfigError(
                     f"sasl.mechanism={self.sasl_mechanism} is not supported (use one of {', '.join(SASL_MECHANISMS)})"
                 )
-            if not self.sasl_username or self.sasl_password is None:
+            if self.sasl_mechanism.upper() == "OAUTHBEARER":
+                if self.oauthbearer_unsecure_jwt:
+                    _unsecured_options(self.oauthbearer_config or "")
+                elif not self.oauthbearer_token and self.oauthbearer_token_provider is None:
+                    raise ClientConfigError(
+                        "sasl.mechanism=OAUTHBEARER needs a token: sasl.oauthbearer.token, a token provider, or "
+                        f"{UNSECURE_JWT}=true with sasl.oauthbearer.config=principal=<name>"
+                    )
+            elif not self.sasl_username or self.sasl_password is None:
                 raise ClientConfigError(f"security.protocol={self.protocol} needs sasl.username and sasl.password")
         if self.endpoint_identification.lower() not in ("https", "none", ""):
             raise ClientConfigError("ssl.endpoint.identification.algorithm must be https or none")
@@ -125,12 +159,67 @@ class ClientSecurity:
             raise ClientConfigError(f"cannot load the TLS material: {e}") from None
         return ctx
 
-    def sasl_client(self) -> PlainClient | ScramClient | None:
+    def sasl_client(self) -> PlainClient | ScramClient | OAuthBearerClient | None:
         """A fresh client side of the configured mechanism (None without SASL)."""
         if not self.uses_sasl:
             return None
+        if self.sasl_mechanism.upper() == "OAUTHBEARER":
+            return self._oauthbearer_client()
         assert self.sasl_username is not None and self.sasl_password is not None
         mechanism = self.sasl_mechanism.upper()
         if mechanism == "PLAIN":
             return PlainClient(self.sasl_username, self.sasl_password)
         return ScramClient(ScramMechanism.from_name(mechanism), self.sasl_username, self.sasl_password)
+
+    def _oauthbearer_client(self) -> OAuthBearerClient:
+        if self.oauthbearer_token_provider is not None:
+            return OAuthBearerClient(self.oauthbearer_token_provider)
+        if not self.oauthbearer_unsecure_jwt:
+            token = self.oauthbearer_token or ""
+            return OAuthBearerClient(lambda: token)
+        options = _unsecured_options(self.oauthbearer_config or "")
+
+        def unsecured_token() -> str:
+            return unsecured_jws(unsecured_claims(
+                options["principal"], time.time(), lifetime_s=float(options.get("lifeSeconds", 3600)),
+                scope=[s for s in options.get("scope", "").split(",") if s],
+                principal_claim=options.get("principalClaimName", "sub"),
+                scope_claim=options.get("scopeClaimName", "scope"),
+            ))
+
+        extensions = {k[len("extension_"):]: v for k, v in options.items() if k.startswith("extension_")}
+        return OAuthBearerClient(unsecured_token, extensions)
+
+
+def _unsecured_options(config: str) -> dict[str, Any]:
+    """librdkafka's ``sasl.oauthbearer.config`` for unsecured JWTs (``key=value`` separated by spaces)."""
+    options: dict[str, Any] = {}
+    for part in config.split():
+        key, sep, value = part.partition("=")
+        if not sep or not (key in ("principal", "principalClaimName", "scope", "scopeClaimName", "lifeSeconds")
+                           or key.startswith("extension_")):
+            raise ClientConfigError(f"sasl.oauthbearer.config: unknown or malformed entry {part!r}")
+        options[key] = value
+    if not options.get("principal"):
+        raise ClientConfigError("sasl.oauthbearer.config needs principal=<name> for an unsecured JWT")
+    if "lifeSeconds" in options and not options["lifeSeconds"].isdigit():
+        raise ClientConfigError("sasl.oauthbearer.config: lifeSeconds must be a whole number of seconds")
+    return options
+
+
+def _jaas_unsecured_login(jaas: str) -> str:
+    """The Java client's ``OAuthBearerLoginModule`` unsecured login options as a
+    ``sasl.oauthbearer.config`` string (only the principal, scope and lifetime are carried)."""
+    options = {k: v.replace('\\"', '"') for k, v in _JAAS_OPTION.findall(jaas)}
+    principal_claim = options.get("unsecuredLoginPrincipalClaimName", "sub")
+    principal = options.get(f"unsecuredLoginStringClaim_{principal_claim}")
+    if not principal:
+        raise ClientConfigError(f'sasl.jaas.config needs unsecuredLoginStringClaim_{principal_claim}="<name>"')
+    parts = [f"principal={principal}", f"principalClaimName={principal_claim}"]
+    scope_claim = options.get("unsecuredLoginScopeClaimName", "scope")
+    scope = options.get(f"unsecuredLoginListClaim_{scope_claim}")
+    if scope:
+        parts += [f"scope={','.join(s for s in scope[1:].split(scope[0]) if s)}", f"scopeClaimName={scope_claim}"]
+    if "unsecuredLoginLifetimeSeconds" in options:
+        parts.append(f"lifeSeconds={options['unsecuredLoginLifetimeSeconds']}")
+    return " ".join(parts)

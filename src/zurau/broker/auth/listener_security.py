@@ -10,10 +10,16 @@ Every setting is read for the listener with :meth:`BrokerConfig.listener_config`
   ``ssl.truststore.certificates`` (``ssl.truststore.type=PEM``), else the system's CAs.
   ``ssl.enabled.protocols`` may hold TLSv1.2 and TLSv1.3.
 * SASL (SASL_PLAINTEXT, SASL_SSL): ``sasl.enabled.mechanisms`` among PLAIN, SCRAM-SHA-256,
-  SCRAM-SHA-512. PLAIN's users come from ``listener.name.<l>.plain.sasl.jaas.config`` (or the
-  listener's ``sasl.jaas.config``): ``PlainLoginModule required user_<name>="<password>" ...;``.
+  SCRAM-SHA-512 and OAUTHBEARER (validators: :mod:`.oauthbearer`). PLAIN's users come from
+  ``listener.name.<l>.plain.sasl.jaas.config`` (or the listener's ``sasl.jaas.config``):
+  ``PlainLoginModule required user_<name>="<password>" ...;``.
   SCRAM credentials live in the metadata log (AlterUserScramCredentials).
-* ``connections.max.reauth.ms`` (KIP-368) and ``connection.failed.authentication.delay.ms``.
+* ``connections.max.reauth.ms`` (KIP-368; per mechanism too:
+  ``listener.name.<l>.<mechanism>.connections.max.reauth.ms``) and
+  ``connection.failed.authentication.delay.ms``.
+
+A mechanism's configs resolve ``listener.name.<l>.<mechanism>.<config>``, then
+``listener.name.<l>.<config>``, then the broker-wide value (Kafka's prefix rule).
 """
 
 from __future__ import annotations
@@ -21,9 +27,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from zurau.broker.auth.jaas import parse_jaas_config, plain_users
+from zurau.broker.auth.jaas import JaasEntry, parse_jaas_config, plain_users
+from zurau.broker.auth.oauthbearer import oauthbearer_validator
 from zurau.broker.auth.principal_mapping import PrincipalMapper
-from zurau.config import BrokerConfig, ConfigError, Password
+from zurau.config import BROKER_CONFIGS, BrokerConfig, ConfigError, Password
+from zurau.protocol.sasl.oauthbearer import Validator
 
 TLS_VERSIONS = ("TLSv1.2", "TLSv1.3")
 
@@ -61,10 +69,36 @@ class ListenerSecurity:
     principal_mapper: PrincipalMapper
     reauth_ms: int
     failed_auth_delay_ms: int
+    oauthbearer: Validator | None = field(default=None, repr=False)
+    reauth_ms_by_mechanism: dict[str, int] = field(default_factory=dict)
 
     @property
     def uses_sasl(self) -> bool:
         return self.protocol.startswith("SASL_")
+
+    def reauth_ms_for(self, mechanism: str | None) -> int:
+        """``connections.max.reauth.ms`` for a SASL mechanism (its own override, else the listener's)."""
+        return self.reauth_ms_by_mechanism.get(mechanism or "", self.reauth_ms)
+
+
+def mechanism_config(cfg: BrokerConfig, listener: str, mechanism: str, name: str) -> Any:
+    """The typed value of ``name`` for one mechanism of one listener (see the module docstring)."""
+    raw = cfg.listener_config_raw(listener, f"{mechanism.lower()}.{name}")
+    return BROKER_CONFIGS[name].parse(raw) if raw is not None else cfg.listener_config(listener, name)
+
+
+def _oauthbearer_jaas(cfg: BrokerConfig, name: str) -> JaasEntry | None:
+    """The OAUTHBEARER JAAS entry: the mechanism's own, else the listener's if it names the
+    OAuthBearerLoginModule (a listener-wide entry may be PLAIN's)."""
+    raw = cfg.listener_config_raw(name, "oauthbearer.sasl.jaas.config")
+    if raw is not None:
+        return parse_jaas_config(raw, f"listener.name.{name.lower()}.oauthbearer.sasl.jaas.config")
+    raw = cfg.listener_config_raw(name, "sasl.jaas.config")
+    if raw is not None:
+        entry = parse_jaas_config(raw, f"listener.name.{name.lower()}.sasl.jaas.config")
+        if entry.login_module.endswith("OAuthBearerLoginModule"):
+            return entry
+    return None
 
 
 def _ssl_settings(cfg: BrokerConfig, name: str) -> SslSettings:
@@ -132,6 +166,8 @@ def listener_security(cfg: BrokerConfig, name: str) -> ListenerSecurity:
     ssl = _ssl_settings(cfg, name) if protocol.endswith("SSL") else None
     mechanisms: tuple[str, ...] = ()
     users: dict[str, str] = {}
+    oauthbearer: Validator | None = None
+    reauth_by_mechanism: dict[str, int] = {}
     if protocol.startswith("SASL_"):
         mechanisms = tuple(m.upper() for m in cfg.listener_config(name, "sasl.enabled.mechanisms"))
         if "PLAIN" in mechanisms:
@@ -143,6 +179,23 @@ def listener_security(cfg: BrokerConfig, name: str) -> ListenerSecurity:
                     'required user_<name>="<password>";',
                     name=f"listener.name.{name.lower()}.plain.sasl.jaas.config",
                 )
+        if "OAUTHBEARER" in mechanisms:
+            oauthbearer = oauthbearer_validator(
+                name,
+                lambda key: mechanism_config(cfg, name, "OAUTHBEARER", key),
+                _oauthbearer_jaas(cfg, name),
+                cafile=str(cfg.listener_config(name, "ssl.truststore.location") or "") or None,
+            )
+        for mech in mechanisms:
+            if mech != "OAUTHBEARER" and mechanism_config(cfg, name, mech, "sasl.server.callback.handler.class"):
+                raise ConfigError(
+                    f"listener {name}: Zurau has no server callback handlers for {mech}; "
+                    f"listener.name.{name.lower()}.{mech.lower()}.sasl.server.callback.handler.class must be unset",
+                    name="sasl.server.callback.handler.class",
+                )
+            raw = cfg.listener_config_raw(name, f"{mech.lower()}.connections.max.reauth.ms")
+            if raw is not None:
+                reauth_by_mechanism[mech] = int(BROKER_CONFIGS["connections.max.reauth.ms"].parse(raw))
     return ListenerSecurity(
         name=name,
         protocol=protocol,
@@ -152,4 +205,6 @@ def listener_security(cfg: BrokerConfig, name: str) -> ListenerSecurity:
         principal_mapper=PrincipalMapper(str(cfg.listener_config(name, "ssl.principal.mapping.rules"))),
         reauth_ms=int(cfg.listener_config(name, "connections.max.reauth.ms")),
         failed_auth_delay_ms=int(cfg.get("connection.failed.authentication.delay.ms")),
+        oauthbearer=oauthbearer,
+        reauth_ms_by_mechanism=reauth_by_mechanism,
     )

@@ -13,8 +13,10 @@ States of a SASL connection (Kafka's ``SaslServerAuthenticator``):
   answered SASL_AUTHENTICATION_FAILED (raw tokens: no answer) and the connection is closed after
   ``connection.failed.authentication.delay.ms``.
 
-Re-authentication (KIP-368): with ``connections.max.reauth.ms`` > 0, SaslAuthenticate v1+ tells the
-client its ``session_lifetime_ms``; the client re-authenticates over the same connection (a new
+Re-authentication (KIP-368): a session ends ``connections.max.reauth.ms`` (> 0; the mechanism's
+own override first) after authentication, or when the credential expires if sooner (an
+OAUTHBEARER token's ``exp``; Kafka's ``calcCompletionTimesAndReturnSessionLifetimeMs``), and
+SaslAuthenticate v1+ tells the client its ``session_lifetime_ms``; the client re-authenticates over the same connection (a new
 SaslHandshake and SaslAuthenticate, same mechanism and principal) before it ends. A connection
 whose session ended sends nothing but a re-authentication: any other request closes it.
 
@@ -41,6 +43,8 @@ from zurau.protocol.errors import (
     UnsupportedSaslMechanismError,
 )
 from zurau.protocol.sasl import SCRAM_MECHANISMS, SaslError, ScramCredential, ScramMechanism, ScramServer
+from zurau.protocol.sasl.oauthbearer import MECHANISM as OAUTHBEARER
+from zurau.protocol.sasl.oauthbearer import OAuthBearerServer
 from zurau.protocol.sasl.plain import parse_plain_token
 from zurau.protocol.sasl.scram import parse_client_first
 
@@ -76,6 +80,8 @@ class SecuritySession:
         self.raw_tokens = False
         self.mechanism: str | None = None
         self._scram: ScramServer | None = None
+        self._oauth: OAuthBearerServer | None = None
+        self._lifetime_ms = 0  # the session_lifetime_ms of the last completed exchange
         self._expires_at: float | None = None  # monotonic seconds; None: never
         self._reauth = False
         self.checks_requests = sasl
@@ -130,6 +136,8 @@ class SecuritySession:
             return {"error_code": UnsupportedSaslMechanismError.code, "mechanisms": enabled}
         self.mechanism = mechanism
         self._scram = ScramServer(SCRAM_MECHANISMS[mechanism]) if mechanism in SCRAM_MECHANISMS else None
+        validator = security.oauthbearer
+        self._oauth = OAuthBearerServer(validator) if mechanism == OAUTHBEARER and validator is not None else None
         self._state = _AUTHENTICATE
         self.checks_requests = True
         self.raw_tokens = version == 0
@@ -146,9 +154,7 @@ class SecuritySession:
         except SaslError as e:
             self._fail(str(e))
             return _auth_error(SaslAuthenticationFailedError.code, str(e))
-        lifetime = 0
-        if self._state == _AUTHENTICATED and self._expires_at is not None and version >= 1:
-            lifetime = self.security.reauth_ms if self.security is not None else 0
+        lifetime = self._lifetime_ms if self._state == _AUTHENTICATED and version >= 1 else 0
         return {"error_code": 0, "error_message": None, "auth_bytes": reply, "session_lifetime_ms": lifetime}
 
     def raw_token(self, token: bytes) -> bytes | None:
@@ -162,6 +168,11 @@ class SecuritySession:
 
     def _evaluate(self, token: bytes) -> bytes:
         """Run one step of the mechanism; on completion, set the principal and end the exchange."""
+        if self._oauth is not None:
+            reply = self._oauth.evaluate(token)
+            if self._oauth.token is not None:
+                self._complete(self._oauth.token.principal, self._oauth.token.lifetime_ms)
+            return reply
         if self._scram is None:
             username, password = parse_plain_token(token)
             assert self.security is not None
@@ -182,7 +193,9 @@ class SecuritySession:
         self._complete(scram.username)
         return reply
 
-    def _complete(self, username: str) -> None:
+    def _complete(self, username: str, credential_expires_ms: int | None = None) -> None:
+        """End the exchange as ``username``; the session lasts ``connections.max.reauth.ms`` or
+        until ``credential_expires_ms`` (epoch ms), whichever is sooner (neither: forever)."""
         principal = f"User:{username}"
         if self._reauth and principal != self.principal:
             raise SaslError(f"Cannot change principals during re-authentication from {self.principal}: {principal}")
@@ -190,8 +203,12 @@ class SecuritySession:
         self._state = _AUTHENTICATED
         self.raw_tokens = False
         self._reauth = False
-        reauth_ms = self.security.reauth_ms if self.security is not None else 0
-        self._expires_at = time.monotonic() + reauth_ms / 1000 if reauth_ms > 0 else None
+        reauth_ms = self.security.reauth_ms_for(self.mechanism) if self.security is not None else 0
+        lifetimes = [reauth_ms] if reauth_ms > 0 else []
+        if credential_expires_ms is not None:
+            lifetimes.append(max(0, credential_expires_ms - int(time.time() * 1000)))
+        self._lifetime_ms = min(lifetimes) if lifetimes else 0
+        self._expires_at = time.monotonic() + self._lifetime_ms / 1000 if lifetimes else None
         self.checks_requests = self._expires_at is not None
 
     def _fail(self, reason: str) -> None:
