@@ -20,7 +20,6 @@ WORKER = {"group.id": "connect-cluster", "offset_flush_interval_ms": 200, "sessi
           "offset.storage.partitions": 3, "status.storage.partitions": 2}
 
 
-
 def read_topic(bootstrap: str, topic: str, expected: int) -> Counter[str]:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{time.monotonic_ns()}",
                          "auto.offset.reset": "earliest", "enable.auto.commit": False})

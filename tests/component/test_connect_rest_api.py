@@ -17,7 +17,6 @@ from zurau.connect.embedded_connect import EmbeddedConnect
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 
 
-
 @pytest.fixture(scope="module")
 def broker() -> Iterator[EmbeddedBroker]:
     with EmbeddedBroker(group_initial_rebalance_delay_ms=0) as b:

@@ -25,7 +25,6 @@ BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
 Record = tuple[int, bytes | None, bytes | None, list[tuple[str, bytes | None]], int]
 
 
-
 def read_all(bootstrap: str, topic: str, count: int, timeout: float = 30.0) -> list[Record]:
     """``count`` records of ``topic`` as (partition, key, value, headers, timestamp), then a short
     wait to see that no more arrive."""

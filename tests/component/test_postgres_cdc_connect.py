@@ -1,7 +1,7 @@
 """End to end: a Debezium PostgreSQL connector JSON posted unchanged to a Zurau Connect worker's
-``/connectors``, Debezium's JSON change events read back from Zurau with confluent-kafka, a bad
-config refused by ``/config/validate``, and a dropped replication slot shown as a FAILED task with
-a clear trace."""
+``/connectors``, Debezium's JSON change events read back from Zurau with confluent-kafka (across a
+worker crash and a broker restart), a bad config refused by ``/config/validate``, and a dropped
+replication slot shown as a FAILED task with a clear trace."""
 
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
 from tests.support.waiting import wait_for
+from zurau import EmbeddedBroker
 from zurau.connect.embedded_connect import EmbeddedConnect
 from zurau.testing.postgres import TemporaryPostgres
 
 DEBEZIUM = "io.debezium.connector.postgresql.PostgresConnector"
-
 
 
 @pytest.fixture
@@ -239,3 +239,72 @@ def test_a_killed_worker_resumes_from_the_committed_offsets_without_loss(
         firsts = [values.index(n) for n in range(8)]
         assert firsts == sorted(firsts), (k, values)
         assert len(values) <= 8 + 3, (k, values)  # only the unflushed tail of the first run repeats
+
+
+def test_changes_committed_while_the_broker_is_down_arrive_once_it_is_back(
+    database: Any, tmp_path: Any
+) -> None:
+    """A broker restart under a streaming CDC task (same port and log dir): the task's producer
+    retries, the slot is only confirmed up to what the broker acknowledged, and every change,
+    also those committed while no broker ran, arrives in commit order."""
+    server, dbname, conn = database
+    with conn.cursor() as cur:
+        cur.execute("CREATE TABLE tally (id int PRIMARY KEY, n int NOT NULL)")
+        cur.execute("INSERT INTO tally SELECT g, 0 FROM generate_series(1, 3) g")
+    slot = f"dbz_{uuid.uuid4().hex[:8]}"
+    config = {
+        "connector.class": DEBEZIUM, "database.hostname": server.host, "database.port": str(server.port),
+        "database.user": "postgres", "database.dbname": dbname, "topic.prefix": "bounce", "slot.name": slot,
+        "publication.name": f"pub_{slot}",
+        "key.converter": "org.apache.kafka.connect.json.JsonConverter", "key.converter.schemas.enable": "false",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
+    }
+    topic = "bounce.public.tally"
+    log_dir = tmp_path / "broker"
+
+    def bump(rounds: range) -> None:
+        with conn.cursor() as cur:
+            for n in rounds:
+                cur.execute("UPDATE tally SET n = %s", (n,))
+
+    def per_key(records: list[tuple[Any, Any]]) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = {}
+        for key, value in records:
+            if value is not None:
+                out.setdefault(key["id"], []).append(value["after"]["n"])
+        return out
+
+    def reached(n: int) -> Callable[[list[tuple[Any, Any]]], bool]:
+        return lambda records: len(per_key(records)) == 3 and all(
+            set(range(n + 1)) <= set(v) for v in per_key(records).values()
+        )
+
+    broker = EmbeddedBroker(log_dir).start()
+    port = broker.port
+    connect = None
+    try:
+        bootstrap = broker.bootstrap_servers
+        connect = EmbeddedConnect(bootstrap, offset_flush_interval_ms=100,
+                                  **{"offset.storage.file.filename": str(tmp_path / "offsets")}).start()
+        with httpx.Client(base_url=connect.url, timeout=20) as http:
+            assert http.post("/connectors", json={"name": "bouncy", "config": config}).status_code == 201
+        read_topic(bootstrap, topic, done=reached(0))  # the snapshot
+        bump(range(1, 3))
+        read_topic(bootstrap, topic, done=reached(2))
+        broker.stop()
+        bump(range(3, 6))  # committed in PostgreSQL while no broker runs
+        time.sleep(1.0)  # the task polls these and its producer retries
+        broker = EmbeddedBroker(log_dir, listeners=f"PLAINTEXT://127.0.0.1:{port}").start()
+        bump(range(6, 8))
+        events = read_topic(bootstrap, topic, done=reached(7), timeout=60)
+        with httpx.Client(base_url=connect.url, timeout=20) as http:
+            status = http.get("/connectors/bouncy/status").json()
+        assert status["tasks"][0]["state"] == "RUNNING", status
+    finally:
+        if connect is not None:
+            connect.stop()
+        broker.stop()
+    for k, values in per_key(events).items():
+        assert sorted(set(values)) == list(range(8)), (k, values)
+        firsts = [values.index(n) for n in range(8)]
+        assert firsts == sorted(firsts), (k, values)  # commit order per key

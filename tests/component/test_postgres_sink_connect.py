@@ -27,7 +27,6 @@ CONFLUENT_SINK = "io.confluent.connect.jdbc.JdbcSinkConnector"
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 
 
-
 def _database(server: TemporaryPostgres) -> tuple[str, Any]:
     name = f"db_{uuid.uuid4().hex[:8]}"
     admin = psycopg2.connect(server.dsn)
