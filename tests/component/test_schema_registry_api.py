@@ -26,7 +26,8 @@ B = {"name": "b", "type": "string"}
 
 @pytest.fixture(scope="module")
 def broker() -> Iterator[EmbeddedBroker]:
-    with EmbeddedBroker() as b:
+    # no initial rebalance delay: the registry's first write waits for its primary election
+    with EmbeddedBroker(group_initial_rebalance_delay_ms=0) as b:
         yield b
 
 

@@ -33,7 +33,7 @@ def _samples(http: httpx.Client) -> dict[tuple[str, tuple[tuple[str, str], ...]]
 
 def test_request_and_schema_counts() -> None:
     with (
-        EmbeddedBroker() as broker,
+        EmbeddedBroker(group_initial_rebalance_delay_ms=0) as broker,
         EmbeddedRegistry(broker.bootstrap_servers) as registry,
         httpx.Client(base_url=registry.url, headers=CT, timeout=30) as http,
     ):

@@ -4,7 +4,9 @@
 Modules: :mod:`.store_records` (the topic's key/value JSON), :mod:`.registry_state` (state
 rebuilt from the topic), :mod:`.kafka_store` (the topic as a store), :mod:`.schema_types`
 (parsing, canonical forms), :mod:`.avro_compatibility` / :mod:`.json_compatibility`
-(checkers), :mod:`.registry` (operations), :mod:`.rest_api` (HTTP), :mod:`.server`,
+(checkers), :mod:`.registry` (operations), :mod:`.rest_api` (HTTP), :mod:`.leader_election`
+(the primary, elected through the Kafka group protocol), :mod:`.forwarding` (secondaries' writes
+to the primary), :mod:`.server`,
 :mod:`.embedded_registry` (``EmbeddedRegistry`` for tests), :mod:`.registry_config`.
 
 It never imports the broker stack (an import-linter contract enforces it).

@@ -9,7 +9,8 @@ Codes (Confluent's ``Errors`` class; Karapace returns the same):
 * 409: error code 409, an incompatible schema (Confluent up to 8.1 and Karapace).
 * 422: 42201 invalid schema, 42202 invalid version, 42203 invalid compatibility level, 42204
   invalid mode, 42205 operation not permitted, 42206 a schema still referenced by another.
-* 500: 50001 store error, 50002 store timeout, 50003 forwarding error.
+* 500: 50001 store error, 50002 store timeout, 50003 forwarding to the primary failed, 50004
+  primary unknown (Confluent's ``UNKNOWN_LEADER_ERROR_CODE``).
 """
 
 from __future__ import annotations
@@ -137,3 +138,13 @@ def store_error(detail: str) -> RegistryError:
 
 def store_timeout(detail: str) -> RegistryError:
     return RegistryError(500, 50002, f"Timed out while waiting for the schema registry store: {detail}")
+
+
+def forwarding_failed(message: str) -> RegistryError:
+    """50003: the primary could not be reached (Confluent words the message per resource)."""
+    return RegistryError(500, 50003, message)
+
+
+def unknown_leader(message: str) -> RegistryError:
+    """50004: no primary is known (no eligible instance, or an election that does not settle)."""
+    return RegistryError(500, 50004, message)

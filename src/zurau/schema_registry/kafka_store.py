@@ -11,8 +11,9 @@
 * A background task reads the topic from offset 0 and applies each record to
   :class:`~zurau.schema_registry.registry_state.RegistryState`.
 
-Writes are serialised by the caller (one writer per registry; several instances with primary
-election is a later step).
+Writes are serialised by the caller. With several instances only the primary writes schemas,
+configs and modes; every instance writes NOOP records (:meth:`KafkaStore.catch_up`, as Confluent's
+store does to find the end of the topic).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class KafkaStore:
         self._consumer.assign([self.tp])
         self._consumer.seek(self.tp, 0)
         self._reader = asyncio.create_task(self._read_forever(), name="zurau-registry-store-reader")
-        await self.put(RegistryKey(NOOP).encode(), None, timeout_ms=self.config.init_timeout_ms)
+        await self.catch_up(self.config.init_timeout_ms)
         log.info(
             "schema registry store ready: %s, %d records replayed, max id %d",
             self.config.topic, self.state.records_applied, self.state.max_id,
@@ -155,6 +156,12 @@ class KafkaStore:
             raise store_error(f"{type(e).__name__}: {e}") from e
         await self.wait_for(meta.offset, timeout)
         return meta.offset
+
+    async def catch_up(self, timeout_ms: int | None = None) -> int:
+        """Write a NOOP and wait until it is applied: the state then holds every record written
+        to the topic before this call (what a new primary needs before it allocates ids, and a
+        secondary after a forwarded write). Returns the NOOP's offset."""
+        return await self.put(RegistryKey(NOOP).encode(), None, timeout_ms=timeout_ms)
 
     async def wait_for(self, offset: int, timeout: float) -> None:
         async def reached() -> None:

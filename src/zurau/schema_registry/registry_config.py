@@ -11,6 +11,21 @@
   ``avro.compatibility.level``);
 * ``max.request.bytes`` (Zurau's, default 16 MiB): larger request bodies get HTTP 413.
 
+Several instances (:mod:`.leader_election`, :mod:`.forwarding`), Confluent's names and defaults:
+
+* ``schema.registry.group.id`` (default ``schema-registry``): the group the instances of one
+  registry cluster join to elect the primary;
+* ``leader.eligibility`` (or the older ``master.eligibility``; default true): whether this
+  instance may become the primary;
+* ``host.name`` / ``host.port`` (default the listener's host, this machine's name for a wildcard
+  listener, and port): where the other instances reach this one; ``inter.instance.protocol`` (or
+  ``schema.registry.inter.instance.protocol``; only ``http``);
+* ``inter.instance.headers.whitelist``: request headers forwarded to the primary besides
+  ``Content-Type``, ``Accept`` and ``Authorization``;
+* ``kafkagroup.session.timeout.ms`` (10000), ``kafkagroup.heartbeat.interval.ms`` (3000),
+  ``kafkagroup.rebalance.timeout.ms`` (300000); ``leader.election.sticky`` (false);
+* ``leader.connect.timeout.ms`` / ``leader.read.timeout.ms`` (60000): forwarding timeouts.
+
 Unknown keys are kept in ``extra`` and otherwise ignored, as Confluent ignores them.
 """
 
@@ -46,6 +61,18 @@ class RegistryConfig:
     store_timeout_ms: int = 10_000
     init_timeout_ms: int = 60_000
     max_request_bytes: int = 16 * 1024 * 1024
+    group_id: str = "schema-registry"
+    leader_eligibility: bool = True
+    host_name: str | None = None
+    host_port: int | None = None
+    inter_instance_protocol: str = "http"
+    headers_whitelist: tuple[str, ...] = ()
+    session_timeout_ms: int = 10_000
+    heartbeat_interval_ms: int = 3_000
+    rebalance_timeout_ms: int = 300_000
+    leader_election_sticky: bool = False
+    leader_connect_timeout_ms: int = 60_000
+    leader_read_timeout_ms: int = 60_000
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -85,10 +112,44 @@ class RegistryConfig:
                 kw["init_timeout_ms"] = _int(key, value, 1)
             elif key == "max.request.bytes":
                 kw["max_request_bytes"] = _int(key, value, 1024)
+            elif key == "schema.registry.group.id":
+                if not value:
+                    raise RegistryConfigError("schema.registry.group.id is empty")
+                kw["group_id"] = value
+            elif key in ("leader.eligibility", "master.eligibility"):
+                kw["leader_eligibility"] = _bool(key, value)
+            elif key == "leader.election.sticky":
+                kw["leader_election_sticky"] = _bool(key, value)
+            elif key == "host.name":
+                kw["host_name"] = value or None
+            elif key == "host.port":
+                kw["host_port"] = _int(key, value, 1)
+            elif key in ("inter.instance.protocol", "schema.registry.inter.instance.protocol"):
+                if value.lower() != "http":
+                    raise RegistryConfigError(f"{key}={value}: only http is supported")
+                kw["inter_instance_protocol"] = "http"
+            elif key == "inter.instance.headers.whitelist":
+                kw["headers_whitelist"] = tuple(h.strip() for h in value.split(",") if h.strip())
+            elif key == "kafkagroup.session.timeout.ms":
+                kw["session_timeout_ms"] = _int(key, value, 1)
+            elif key == "kafkagroup.heartbeat.interval.ms":
+                kw["heartbeat_interval_ms"] = _int(key, value, 1)
+            elif key == "kafkagroup.rebalance.timeout.ms":
+                kw["rebalance_timeout_ms"] = _int(key, value, 1)
+            elif key == "leader.connect.timeout.ms":
+                kw["leader_connect_timeout_ms"] = _int(key, value, 1)
+            elif key == "leader.read.timeout.ms":
+                kw["leader_read_timeout_ms"] = _int(key, value, 1)
             else:
                 extra[key] = value
         kw["extra"] = extra
         return cls(**kw)  # type: ignore[arg-type]
+
+
+def _bool(key: str, value: str) -> bool:
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise RegistryConfigError(f"{key}={value}: must be true or false")
 
 
 def _int(key: str, value: str, minimum: int) -> int:

@@ -6,6 +6,11 @@ gets HTTP 415. Bodies larger than ``max.request.bytes`` get HTTP 413 before they
 full. Responses are ``application/vnd.schemaregistry.v1+json``; errors are Confluent's
 ``{"error_code": N, "message": "..."}`` (see :mod:`~zurau.schema_registry.errors`).
 Boolean query parameters accept ``true``/``false`` in any case, as Jersey does.
+
+With several instances, every write handler first asks the
+:class:`~zurau.schema_registry.forwarding.Forwarder` whether the primary must serve it (a register
+of a schema already live in the subject is answered locally first, as Confluent does); reads are
+always served from this instance's state.
 """
 
 from __future__ import annotations
@@ -22,6 +27,17 @@ from starlette.routing import Route
 
 from zurau.schema_registry import errors
 from zurau.schema_registry.errors import RegistryError
+from zurau.schema_registry.forwarding import (
+    DELETE_CONFIG,
+    DELETE_MODE,
+    DELETE_SUBJECT,
+    DELETE_VERSION,
+    REGISTER,
+    UPDATE_CONFIG,
+    UPDATE_MODE,
+    Forwarder,
+    WriteOp,
+)
 from zurau.schema_registry.metrics import RegistryMetrics, RequestMetricsMiddleware
 from zurau.schema_registry.registry import NewSchema, SchemaRegistry
 from zurau.schema_registry.schema_types import AVRO, SUPPORTED_TYPES
@@ -47,13 +63,26 @@ def _flag(request: Request, name: str) -> bool:
 
 
 class RestApi:
-    def __init__(self, registry: SchemaRegistry, max_request_bytes: int, cluster_id: str | None = None) -> None:
+    def __init__(
+        self,
+        registry: SchemaRegistry,
+        max_request_bytes: int,
+        cluster_id: str | None = None,
+        forwarder: Forwarder | None = None,
+        group_id: str = "schema-registry",
+    ) -> None:
         self.registry = registry
         self.max_request_bytes = max_request_bytes
         self.cluster_id = cluster_id
+        self.forwarder = forwarder
+        self.group_id = group_id
 
     # ------------------------------------------------------------------ request plumbing
-    async def _body(self, request: Request) -> Any:
+    async def _raw(self, request: Request) -> bytes:
+        """The request body, checked (415, 413) and read once (kept for forwarding)."""
+        cached = getattr(request.state, "raw_body", None)
+        if cached is not None:
+            return bytes(cached)
         ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype and ctype not in ACCEPTED_TYPES:
             raise RegistryError(415, 415, f"HTTP 415 Unsupported Media Type: {ctype}")
@@ -68,6 +97,11 @@ class RestApi:
                 raise RegistryError(413, 413, f"Request body larger than {self.max_request_bytes} bytes")
             chunks.append(chunk)
         raw = b"".join(chunks)
+        request.state.raw_body = raw
+        return raw
+
+    async def _body(self, request: Request) -> Any:
+        raw = await self._raw(request)
         try:
             return json.loads(raw)
         except (ValueError, UnicodeDecodeError) as e:
@@ -103,6 +137,17 @@ class RestApi:
                 raise errors.unprocessable(f"Invalid reference {r!r}: needs name, subject and an integer version")
             refs.append(Reference(r["name"], r["subject"], r["version"]))
         return NewSchema(schema, schema_type, tuple(refs)), body
+
+    async def _primary_answer(self, request: Request, op: WriteOp, subject: str | None = None) -> Response | None:
+        """The primary's answer when another instance is the primary; None to serve it here."""
+        if self.forwarder is None:
+            return None
+        body = await self._raw(request) if request.method in ("POST", "PUT") else b""
+        return await self.forwarder.forward(request, body, op, subject)
+
+    def _secondary(self) -> bool:
+        elector = self.forwarder.elector if self.forwarder is not None else None
+        return elector is not None and not elector.is_primary
 
     # ------------------------------------------------------------------ app
     def app(self) -> Starlette:
@@ -173,12 +218,21 @@ class RestApi:
             {
                 "scope": {
                     "path": [],
-                    "clusters": {"kafka-cluster": self.cluster_id, "schema-registry-cluster": "schema-registry"},
+                    "clusters": {"kafka-cluster": self.cluster_id, "schema-registry-cluster": self.group_id},
                 }
             }
         )
 
     async def master_available(self, request: Request) -> Response:
+        """Karapace's endpoint: whether a write would find a primary (an election under way is
+        waited for, as writes wait for it)."""
+        forwarder = self.forwarder
+        if forwarder is None or forwarder.elector is None:
+            return _json({"master_available": True})
+        try:
+            await forwarder.primary_url(UPDATE_CONFIG, None)
+        except RegistryError:
+            return _json({"master_available": False})
         return _json({"master_available": True})
 
     async def schema_types(self, request: Request) -> Response:
@@ -238,6 +292,14 @@ class RestApi:
         for name, value in (("id", schema_id), ("version", version)):
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                 raise errors.unprocessable(f"{name} must be a positive integer")
+        if self._secondary() and schema_id is None and version is None:
+            try:  # already registered: answered here, as Confluent's registerOrForward does
+                return _json({"id": self.registry.lookup(subject, new, normalize=_flag(request, "normalize")).id})
+            except RegistryError:
+                pass
+        forwarded = await self._primary_answer(request, REGISTER, subject)
+        if forwarded is not None:
+            return forwarded
         new_id = await self.registry.register(
             subject, new, normalize=_flag(request, "normalize"), schema_id=schema_id, version=version
         )
@@ -278,12 +340,18 @@ class RestApi:
         return _json(self.registry.referenced_by(request.path_params["subject"], request.path_params["version"]))
 
     async def delete_version(self, request: Request) -> Response:
+        forwarded = await self._primary_answer(request, DELETE_VERSION, request.path_params["subject"])
+        if forwarded is not None:
+            return forwarded
         version = await self.registry.delete_version(
             request.path_params["subject"], request.path_params["version"], _flag(request, "permanent")
         )
         return _json(version)
 
     async def delete_subject(self, request: Request) -> Response:
+        forwarded = await self._primary_answer(request, DELETE_SUBJECT, request.path_params["subject"])
+        if forwarded is not None:
+            return forwarded
         return _json(await self.registry.delete_subject(request.path_params["subject"], _flag(request, "permanent")))
 
     async def compatibility(self, request: Request) -> Response:
@@ -306,10 +374,16 @@ class RestApi:
 
     async def put_config(self, request: Request) -> Response:
         body = await self._object(request)
+        forwarded = await self._primary_answer(request, UPDATE_CONFIG, request.path_params.get("subject"))
+        if forwarded is not None:
+            return forwarded
         level = await self.registry.set_config(request.path_params.get("subject"), body.get("compatibility"))
         return _json({"compatibility": level})
 
     async def delete_config(self, request: Request) -> Response:
+        forwarded = await self._primary_answer(request, DELETE_CONFIG, request.path_params.get("subject"))
+        if forwarded is not None:
+            return forwarded
         previous = await self.registry.delete_config(request.path_params.get("subject"))
         return _json({"compatibilityLevel": previous})
 
@@ -319,10 +393,16 @@ class RestApi:
 
     async def put_mode(self, request: Request) -> Response:
         body = await self._object(request)
+        forwarded = await self._primary_answer(request, UPDATE_MODE, request.path_params.get("subject"))
+        if forwarded is not None:
+            return forwarded
         mode = await self.registry.set_mode(
             request.path_params.get("subject"), body.get("mode"), force=_flag(request, "force")
         )
         return _json({"mode": mode})
 
     async def delete_mode(self, request: Request) -> Response:
+        forwarded = await self._primary_answer(request, DELETE_MODE, request.path_params["subject"])
+        if forwarded is not None:
+            return forwarded
         return _json({"mode": await self.registry.delete_mode(request.path_params["subject"])})
