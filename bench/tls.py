@@ -20,11 +20,10 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.support.tls import TestCA
-
 from bench._brokers import ZurauBroker
 from bench._provenance import provenance_line
 from bench._workloads import Measurement, consume_throughput, create_topic, fill, produce_throughput
+from zurau.testing.certificates import TestCA
 
 
 class TlsZurauBroker(ZurauBroker):
