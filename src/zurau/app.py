@@ -30,6 +30,7 @@ from typing import Any
 from zurau.broker.auth.authorizer import StandardAuthorizer
 from zurau.broker.dispatcher import api_version_ranges, load_handlers
 from zurau.broker.metadata_publisher import MetadataPublisher
+from zurau.broker.quotas.client_quota_manager import ClientQuotaManager
 from zurau.broker.request_context import BrokerServices
 from zurau.broker.schema_validation import RegistryLookup, SchemaValidator
 from zurau.broker.server import BrokerServer
@@ -291,6 +292,12 @@ class Broker:
             metrics=self.metrics,
             schema_validator=self.schema_validator,
             authorizer=StandardAuthorizer.from_config(self.config, lambda: self.controller.image.acls),
+            quotas=ClientQuotaManager(
+                lambda: self.controller.image.client_quotas,
+                int(self.config.get("quota.window.num")),
+                int(self.config.get("quota.window.size.seconds")),
+                self.clock.now_ms,
+            ),
         )
 
     def _start_metrics(self) -> None:

@@ -902,6 +902,10 @@ BROKER_CONFIGS: dict[str, ConfigDef] = _table([
               "Per-host overrides of max.connections.per.ip, as host:count,...", dynamic=True),
     ConfigDef("max.connection.creation.rate", _I, INT_MAX, _at_least(0), _M,
               "Most new connections accepted per second.", dynamic=True),
+    ConfigDef("quota.window.num", _I, 11, _at_least(1), _LO,
+              "Samples kept in memory for client quotas (their rate spans this many windows)."),
+    ConfigDef("quota.window.size.seconds", _I, 1, _at_least(1), _LO,
+              "Length of each client quota sample window, in seconds."),
     ConfigDef("connections.max.idle.ms", _L, 600_000, None, _M,
               "Idle time after which the broker closes a connection."),
     ConfigDef("connection.failed.authentication.delay.ms", _I, 100, _at_least(0), _LO,
@@ -957,7 +961,7 @@ BROKER_CONFIGS: dict[str, ConfigDef] = _table([
     ConfigDef("fetch.max.bytes", _I, 57_671_680, _at_least(1024), _M,
               "Largest fetch response the broker builds."),
     ConfigDef("max.incremental.fetch.session.cache.slots", _I, 1000, _at_least(0), _M,
-              "Incremental fetch sessions kept by the broker."),
+              "Incremental fetch sessions (KIP-227) the broker keeps; 0 answers every fetch sessionless."),
     ConfigDef("controlled.shutdown.enable", _B, True, None, _M,
               "Move leadership away before shutting down."),
     ConfigDef("auto.leader.rebalance.enable", _B, True, None, _H,
@@ -1260,9 +1264,6 @@ _INERT: dict[str, str] = {
         "brokers reach each other without SASL (in a cluster the inter-broker listener is PLAINTEXT)"
     ),
     "sasl.mechanism.controller.protocol": "controllers reach each other without SASL",
-    "max.incremental.fetch.session.cache.slots": (
-        "no incremental fetch sessions (KIP-227) are kept; every fetch is a full fetch, as with 0 slots"
-    ),
     "fetch.purgatory.purge.interval.requests": _PURGATORY,
     "producer.purgatory.purge.interval.requests": _PURGATORY,
     "delete.records.purgatory.purge.interval.requests": _PURGATORY,

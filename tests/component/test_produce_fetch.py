@@ -218,11 +218,16 @@ async def test_fetch_limits_and_out_of_range(env: Env) -> None:
     assert r["responses"][0]["partitions"][0]["error_code"] == 1  # OFFSET_OUT_OF_RANGE
 
 
-async def test_fetch_sessions_are_declined_cleanly(env: Env) -> None:
+async def test_fetch_sessions_are_granted_and_checked(env: Env) -> None:
     await env.create("sess")
     r = await env.fetch("sess", 0, version=12, session_epoch=0)  # asks for a new session
-    assert r["error_code"] == 0 and r["session_id"] == 0
-    r = await env.fetch("sess", 0, version=12, session_id=1234, session_epoch=1)
+    assert r["error_code"] == 0 and r["session_id"] != 0
+    session = r["session_id"]
+    r = await env.fetch("sess", 0, version=12, session_id=session, session_epoch=1)
+    assert r["error_code"] == 0 and r["session_id"] == session
+    r = await env.fetch("sess", 0, version=12, session_id=session, session_epoch=5)
+    assert r["error_code"] == 71  # INVALID_FETCH_SESSION_EPOCH
+    r = await env.fetch("sess", 0, version=12, session_id=session + 1, session_epoch=1)
     assert r["error_code"] == 70  # FETCH_SESSION_ID_NOT_FOUND
 
 

@@ -56,7 +56,15 @@ class InProcessConnection:
     def __init__(self, leader: ReplicaManager, fetch_version: int = 18) -> None:
         topic = SimpleNamespace(name="t", topic_id=TID, num_partitions=1, partitions={0: None})
         image = SimpleNamespace(get=lambda n: topic if n == "t" else None, by_id=lambda i: topic if i == TID else None)
-        services = SimpleNamespace(node_id=leader.node_id, authorizer=None, schema_validator=None, metrics=None)
+        services = SimpleNamespace(
+            node_id=leader.node_id,
+            authorizer=None,
+            schema_validator=None,
+            metrics=None,
+            config=BrokerConfig({}),
+            clock=SimpleNamespace(now_ms=leader.now_ms),
+            fetch_sessions=None,
+        )
         self.ctx: Any = SimpleNamespace(
             replica_manager=leader,
             image=image,
@@ -74,6 +82,7 @@ class InProcessConnection:
     async def request(self, api_key: int, body: dict[str, Any], **_kw: Any) -> dict[str, Any]:
         self.requests.append((api_key, body))
         if api_key == ApiKey.FETCH:
+            self.ctx.api_version = self.fetch_version
             if self.fetch_version < 12:
                 for t in body["topics"]:
                     for p in t["partitions"]:
@@ -295,3 +304,33 @@ async def test_isr_expands_when_caught_up_and_shrinks_when_lagging(tmp_path: Pat
     clock.ms += 200
     rm2.read("t", 0, 1, 100, replica_id=2)
     assert p2.pending_isr == [1, 2]
+
+
+async def test_a_follower_fetches_in_a_session_naming_only_what_changed(tmp_path: Path) -> None:
+    """KIP-227: the first fetch is full (epoch 0), later ones name only partitions whose fetch
+    offset moved; an idle partition in the session still counts as caught up on the leader."""
+    clock = Clock()
+    leader, follower = make_rm(tmp_path / "l", 1, clock), make_rm(tmp_path / "f", 2, clock)
+    lp = leader.make_leader("t", 0, leader_epoch=3, replicas=[1, 2], isr=[1, 2])
+    fp = follower.make_follower("t", 0, leader_id=1, leader_epoch=3)
+    leader.append_as_leader("t", 0, batch(2), required_acks=1)
+    conn = InProcessConnection(leader)
+    fetcher = make_fetcher(follower, conn)
+    await follow(fetcher, fp, rounds=3)
+    bodies = [b for api, b in conn.requests if api == ApiKey.FETCH]
+    assert (bodies[0]["session_id"], bodies[0]["session_epoch"]) == (0, 0)
+    assert bodies[1]["session_id"] != 0 and bodies[1]["session_epoch"] == 1
+    assert bodies[1]["topics"][0]["partitions"][0]["fetch_offset"] == 2  # the offset moved: named
+    assert bodies[2]["session_epoch"] == 2 and bodies[2]["topics"] == []  # nothing changed
+    assert fp.log_end_offset == 2 and lp.high_watermark == 2
+    clock.ms += 60_000
+    state = fetcher.partitions[("t", 0)]
+    state.delayed_until = 0
+    await fetcher.run_once([state])
+    assert lp.out_of_sync_replicas(clock(), 30_000) == []  # the idle fetch kept it in sync
+    # A dropped connection starts over with a full fetch.
+    await fetcher._drop_connection()
+    state.delayed_until = 0
+    await fetcher.run_once([state])
+    last = [b for api, b in conn.requests if api == ApiKey.FETCH][-1]
+    assert (last["session_id"], last["session_epoch"]) == (0, 0) and last["topics"]

@@ -11,6 +11,11 @@ ApiVersions (which is answered in v0 form with UNSUPPORTED_VERSION, as clients e
 Flow control: reading pauses while more than ``MAX_IN_FLIGHT`` requests wait for their response or
 while the transport's write buffer is above its high-water mark.
 
+Client quotas (:mod:`zurau.broker.quotas`): while any quota is configured, each answered request
+is recorded against its client's quotas; a response over a quota carries the throttle time in
+``throttle_time_ms`` and, once it is written, the connection reads nothing more from the client
+for that long (the channel is muted, as Kafka 2.0+ does, KIP-219).
+
 Receiving (an ``asyncio.BufferedProtocol``, so the loop ``recv_into``s our buffers): small frames
 are sliced out of one reusable receive buffer (one copy each, several frames per read); a frame
 of ``DIRECT_FRAME_BYTES`` or more gets a ``bytearray`` of its exact size that the socket reads
@@ -36,6 +41,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from zurau.broker.quotas.throttling import exempt, produce_throttle_ms, request_throttle_ms
 from zurau.broker.request_context import CloseConnection, RequestContext
 from zurau.protocol import codec
 from zurau.protocol.errors import UnsupportedVersionError
@@ -120,7 +126,7 @@ class FileRegion:
 class _Slot:
     __slots__ = (
         "correlation_id", "api_key", "version", "header_version", "response", "done",
-        "received", "dispatched", "handled", "wait",
+        "received", "dispatched", "handled", "wait", "quota", "started", "throttle_ms",
     )
 
     def __init__(self, correlation_id: int, api_key: int, version: int, header_version: int) -> None:
@@ -133,6 +139,11 @@ class _Slot:
         # perf_counter() times for request metrics (0.0: not measured) and the purgatory wait.
         self.received = self.dispatched = self.handled = 0.0
         self.wait: WaitTime | None = None
+        # Client quotas: the client id when the request counts against them, perf_counter()
+        # when its handler started, and the throttle decided on arrival (Produce's byte rate).
+        self.quota: str | None = None
+        self.started = 0.0
+        self.throttle_ms = 0
 
 
 class KafkaConnection(asyncio.BufferedProtocol):
@@ -160,6 +171,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.last_active = time.monotonic()  # last bytes received or response written
         self._metrics = host.services.metrics  # None: metrics are off
         self.session = host.new_session(self)  # authentication state and principal (broker.auth)
+        self._quotas = getattr(host.services, "quotas", None)  # None: quotas are never enforced
+        self._muted = False  # throttled by a quota: nothing is read until _muted_until
+        self._muted_until = 0.0
 
     # ------------------------------------------------------------------ asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -224,7 +238,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         """Hand on every whole frame in the receive buffer; set up a direct read for a large one."""
         buf = self._rbuf
         pos, end = self._rstart, self._rend
-        while end - pos >= 4 and not self._closed:
+        while end - pos >= 4 and not self._closed and not self._muted:
             (size,) = _SIZE.unpack_from(buf, pos)
             if size < 0 or size > self.max_frame_bytes:
                 self.close(
@@ -317,6 +331,18 @@ class KafkaConnection(asyncio.BufferedProtocol):
             slot.wait = WaitTime()
             request_wait.set(slot.wait)
             slot.dispatched = time.perf_counter()
+        quotas = self._quotas
+        if (quotas is not None and quotas.enabled and not exempt(api_key, request)
+                and self.listener not in self.host.services.controller_listeners):
+            slot.quota = header.client_id or ""
+            if api_key == 0:  # Produce: its bytes count as it arrives, holding back what follows
+                slot.throttle_ms = produce_throttle_ms(quotas, session.principal, slot.quota, len(frame))
+                if slot.throttle_ms:
+                    self._mute(slot.throttle_ms)
+            if slot.wait is None:
+                slot.wait = WaitTime()
+                request_wait.set(slot.wait)
+            slot.started = time.perf_counter()
         ctx = RequestContext(header, self.host.services, self.peer, self.listener, session)
         try:
             result = handler.handle(ctx, request)
@@ -365,9 +391,12 @@ class KafkaConnection(asyncio.BufferedProtocol):
         while pending and pending[0].done:
             slot = pending.popleft()
             sending = time.perf_counter() if metrics is not None else 0.0
+            throttle_ms = self._throttle(slot) if slot.quota is not None else 0
             if slot.response is _NO_RESPONSE or transport is None or self._closed:
                 if metrics is not None and slot.received:
                     self._record(metrics, slot, sending)
+                if throttle_ms:
+                    self._mute(throttle_ms)
                 continue
             try:
                 pieces = codec.encode_pieces(slot.api_key, slot.version, "response", slot.response)
@@ -383,7 +412,35 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 return
             if metrics is not None and slot.received:
                 self._record(metrics, slot, sending)
+            if throttle_ms:
+                self._mute(throttle_ms)
         self.last_active = time.monotonic()
+        self._update_reading()
+
+    def _throttle(self, slot: _Slot) -> int:
+        """Record an answered request against its client's quotas; the throttle time in ms."""
+        assert slot.quota is not None and self._quotas is not None
+        waited = slot.wait.seconds if slot.wait is not None else 0.0
+        busy = (slot.handled or time.perf_counter()) - slot.started - waited
+        response = None if slot.response is _NO_RESPONSE else slot.response
+        return request_throttle_ms(self._quotas, self.session.principal, slot.quota, busy, response, slot.throttle_ms)
+
+    def _mute(self, throttle_ms: int) -> None:
+        """Read nothing from the client for ``throttle_ms`` (a later, longer throttle extends it)."""
+        until = time.monotonic() + throttle_ms / 1000
+        if until <= self._muted_until:
+            return
+        self._muted_until = until
+        if not self._muted:
+            self._muted = True
+            self._update_reading()
+        asyncio.get_running_loop().call_later(throttle_ms / 1000, self._unmute)
+
+    def _unmute(self) -> None:
+        if self._closed or time.monotonic() + 0.001 < self._muted_until:
+            return  # muted again meanwhile: that mute's timer ends it
+        self._muted = False
+        self._split_frames()  # requests received while muted
         self._update_reading()
 
     @staticmethod
@@ -451,7 +508,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
     def _update_reading(self) -> None:
         if self.transport is None or self._closed:
             return
-        should_pause = self._writing_paused or len(self.pending) >= MAX_IN_FLIGHT
+        should_pause = self._writing_paused or len(self.pending) >= MAX_IN_FLIGHT or self._muted
         if should_pause and not self._reading_paused:
             self.transport.pause_reading()
             self._reading_paused = True

@@ -44,6 +44,9 @@ HANDLER_MODULES = (
     "describe_acls",
     "create_acls",
     "delete_acls",
+    # client quotas (broker.quotas)
+    "describe_client_quotas",
+    "alter_client_quotas",
     # replication
     "offset_for_leader_epoch",
     "alter_partition",

@@ -59,6 +59,8 @@ class ControllerChannel(Protocol):
 
     async def create_acls(self, creations: list[dict[str, Any]]) -> list[dict[str, Any]]: ...
 
+    async def alter_client_quotas(self, entries: list[dict[str, Any]], validate_only: bool) -> list[dict[str, Any]]: ...
+
     async def delete_acls(self, filters: list[dict[str, Any]]) -> list[dict[str, Any]]: ...
 
     async def elect_leaders(
@@ -145,6 +147,19 @@ class ReplicaManagerService(Protocol):
         replica_epoch: int = -1,
         allow_follower: bool = False,
     ) -> LogReadResult: ...
+
+    def fetch_idle(
+        self,
+        topic: str,
+        partition: int,
+        fetch_offset: int,
+        current_leader_epoch: int,
+        seen: tuple[int, int, int],
+        *,
+        replica_id: int = -1,
+        read_committed: bool = False,
+        replica_epoch: int = -1,
+    ) -> bool: ...
 
     def preferred_read_replica(self, topic: str, partition: int, fetch_offset: int, client_rack: str) -> int: ...
 

@@ -19,6 +19,7 @@ from zurau.protocol.frame import RequestHeader
 if TYPE_CHECKING:
     from zurau.broker.auth.authorizer import StandardAuthorizer
     from zurau.broker.auth.session import SecuritySession
+    from zurau.broker.fetch_session import FetchSessionCache
     from zurau.broker.interfaces import (
         BrokerMetricsRecorder,
         ControllerChannel,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
         ReplicaManagerService,
         TxnCoordinatorService,
     )
+    from zurau.broker.quotas.client_quota_manager import ClientQuotaManager
     from zurau.broker.schema_validation import SchemaValidator
     from zurau.clock import Clock
     from zurau.config import BrokerConfig
@@ -72,6 +74,10 @@ class BrokerServices:
     schema_validator: SchemaValidator | None = None
     # ACL checks (None: authorizer.class.name is unset, every request is allowed unchecked).
     authorizer: StandardAuthorizer | None = None
+    # Incremental fetch sessions (KIP-227), made on first use by zurau.broker.fetch_session.
+    fetch_sessions: FetchSessionCache | None = None
+    # Client quotas (None: never enforced, as in tests with partial services).
+    quotas: ClientQuotaManager | None = None
 
 
 @dataclass(frozen=True, slots=True)

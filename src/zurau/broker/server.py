@@ -14,6 +14,8 @@ Kafka's connection settings, as this server applies them:
   with a logged reason (for ``max.connections`` Kafka leaves it waiting in the backlog instead).
   As in Kafka, the inter-broker listener is exempt from ``max.connections`` when there are other
   listeners; controller listeners (a separate socket server in Kafka) are not limited or counted.
+* ``connection_creation_rate`` client quotas (``ip`` entities, :mod:`zurau.broker.quotas`): a
+  connection over its IP's rate is closed as soon as it is accepted.
 * ``connections.max.idle.ms``: a connection with no request in progress, nothing left to send
   and no bytes received for that long is closed (checked a few times per period; <= 0 never).
 
@@ -105,6 +107,9 @@ class BrokerServer:
                 return f"too many connections from {ip} (max.connections.per.ip: {limit})"
             if conn.listener not in self._protected and len(self._ip_of) >= self._max_connections:
                 return f"too many connections (max.connections: {self._max_connections})"
+            quotas = getattr(self.services, "quotas", None)
+            if quotas is not None and quotas.enabled and (throttle_ms := quotas.connection_throttle_ms(ip)):
+                return f"connection creation rate of {ip} is over its quota (connection_creation_rate), throttled {throttle_ms} ms"
             self._ip_of[conn] = ip
             self._per_ip[ip] += 1
         self.connections.add(conn)

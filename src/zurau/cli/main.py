@@ -35,6 +35,7 @@ from zurau.cli import cluster, configs, groups, metadata_quorum, registry, stora
 from zurau.cli import connect as connect_cli
 from zurau.cli import schemas as schemas_cli
 from zurau.cli.acls import acls
+from zurau.cli.client_quotas import app as client_quotas_app
 from zurau.cli.common import CommandError, service_properties, setup_service_logging
 from zurau.cli.console import console
 from zurau.cli.consume import consume
@@ -64,6 +65,7 @@ app.add_typer(registry.app, name="registry")
 app.add_typer(schemas_cli.app, name="schemas")
 app.add_typer(connect_cli.app, name="connect")
 app.add_typer(user_scram_app, name="user-scram")
+app.add_typer(client_quotas_app, name="client-quotas")
 app.command("acls")(acls)
 app.command("produce")(produce)
 app.command("consume")(consume)

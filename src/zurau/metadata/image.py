@@ -20,6 +20,10 @@ Invariants:
 * ``acls`` maps an ACL's id to its binding; an ``AccessControlEntryRecord`` adds one, a
   ``RemoveAccessControlEntryRecord`` removes it. The mapping object is replaced whenever an ACL
   changes and shared otherwise, so its identity tells the authorizer when to rebuild its index.
+* ``client_quotas`` maps a client quota entity (see :data:`~zurau.metadata.records.ClientQuotaEntity`)
+  to its quota values by key; a ``ClientQuotaRecord`` sets or removes one value, and an entity
+  with no values left is dropped (so an empty mapping means "no quota anywhere"). Replaced
+  whenever a quota changes, shared otherwise (the quota manager rebuilds on a new identity).
 
 Readers (handlers, the replica manager, coordinators) take the current image once per operation
 and read it without locks.
@@ -48,6 +52,8 @@ from zurau.metadata.records import (
     BrokerEndpoint,
     BrokerFeature,
     BrokerRegistrationChangeRecord,
+    ClientQuotaEntity,
+    ClientQuotaRecord,
     ConfigRecord,
     FeatureLevelRecord,
     FenceBrokerRecord,
@@ -206,6 +212,8 @@ class MetadataImage:
     scram_credentials: Mapping[tuple[str, ScramMechanism], ScramCredential] = field(default_factory=dict)
     # ACL id -> binding (zurau.protocol.acl).
     acls: Mapping[uuid.UUID, AclBinding] = field(default_factory=dict)
+    # client quota entity -> quota key -> value.
+    client_quotas: Mapping[ClientQuotaEntity, Mapping[str, float]] = field(default_factory=dict)
     # What changed from the image this one was built from (not part of its value).
     _parent: weakref.ReferenceType[MetadataImage] | None = field(default=None, compare=False, repr=False)
     _touched: frozenset[uuid.UUID] = field(default=frozenset(), compare=False, repr=False)
@@ -295,6 +303,7 @@ class _Delta:
         self.brokers: dict[int, BrokerRegistration] | None = None
         self.scram: dict[tuple[str, ScramMechanism], ScramCredential] | None = None
         self.acls: dict[uuid.UUID, AclBinding] | None = None
+        self.quotas: dict[ClientQuotaEntity, Mapping[str, float]] | None = None
         self.next_producer_id = base.next_producer_id
 
     def _brokers(self) -> dict[int, BrokerRegistration]:
@@ -439,6 +448,18 @@ class _Delta:
             if self.acls is None:
                 self.acls = dict(self.base.acls)
             self.acls.pop(r.id, None)
+        elif isinstance(r, ClientQuotaRecord):
+            if self.quotas is None:
+                self.quotas = dict(self.base.client_quotas)
+            values = dict(self.quotas.get(r.entity, {}))
+            if r.remove:
+                values.pop(r.key, None)
+            else:
+                values[r.key] = r.value
+            if values:
+                self.quotas[r.entity] = MappingProxyType(values)
+            else:
+                self.quotas.pop(r.entity, None)
         else:  # pragma: no cover - decode_record only returns the types above
             raise ValueError(f"cannot apply {r!r}")
 
@@ -476,6 +497,7 @@ class _Delta:
             brokers=MappingProxyType(self.brokers) if self.brokers is not None else self.base.brokers,
             scram_credentials=MappingProxyType(self.scram) if self.scram is not None else self.base.scram_credentials,
             acls=MappingProxyType(self.acls) if self.acls is not None else self.base.acls,
+            client_quotas=MappingProxyType(self.quotas) if self.quotas is not None else self.base.client_quotas,
             _parent=weakref.ref(self.base),
             _touched=frozenset(self.touched | set(self.partitions) | set(self.configs)),
         )

@@ -25,6 +25,7 @@ from zurau.metadata.acl_control import create_acls, delete_acls
 from zurau.metadata.controller import ControllerResult, QuorumController
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.metadata_log import MetadataLog
+from zurau.metadata.quota_control import alter_client_quotas
 from zurau.metadata.scram_control import alter_user_scram_credentials
 from zurau.protocol.errors import KafkaStorageError
 
@@ -111,6 +112,9 @@ class LocalControllerChannel:
         self, deletions: list[dict[str, Any]], upsertions: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
         return await self._durable(alter_user_scram_credentials(self._image, deletions, upsertions))
+
+    async def alter_client_quotas(self, entries: list[dict[str, Any]], validate_only: bool) -> list[dict[str, Any]]:
+        return await self._durable(alter_client_quotas(self._image, entries, validate_only))
 
     async def create_acls(self, creations: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return await self._durable(create_acls(self._image, creations))

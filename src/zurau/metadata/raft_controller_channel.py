@@ -48,6 +48,7 @@ from zurau.metadata.acl_control import create_acls, delete_acls
 from zurau.metadata.broker_heartbeat_manager import BrokerHeartbeatManager
 from zurau.metadata.controller import ControllerResult, QuorumController, config_result, create_topic_error
 from zurau.metadata.image import MetadataImage
+from zurau.metadata.quota_control import alter_client_quotas
 from zurau.metadata.raft_client import RaftClient
 from zurau.metadata.records import MetadataRecord, decode_record, encode_record
 from zurau.metadata.scram_control import alter_user_scram_credentials
@@ -610,6 +611,20 @@ class RaftControllerChannel:
         return await self._decide(
             lambda image: alter_user_scram_credentials(image, deletions, upsertions), forward, refuse
         )
+
+    async def alter_client_quotas(self, entries: list[dict[str, Any]], validate_only: bool) -> list[dict[str, Any]]:
+        """AlterClientQuotas, decided by the active controller: one result per entity."""
+
+        async def forward(conn: BrokerConnection) -> list[dict[str, Any]] | None:
+            body = {"entries": entries, "validate_only": validate_only}
+            resp = await conn.request(ApiKey.ALTER_CLIENT_QUOTAS, body)
+            out: list[dict[str, Any]] = resp["entries"]
+            return None if _all_not_controller(out) else out
+
+        def refuse(code: int, msg: str) -> list[dict[str, Any]]:
+            return [{"error_code": code, "error_message": msg, "entity": e["entity"]} for e in entries]
+
+        return await self._decide(lambda image: alter_client_quotas(image, entries, validate_only), forward, refuse)
 
     async def create_acls(self, creations: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """CreateAcls, decided by the active controller: one result per creation."""

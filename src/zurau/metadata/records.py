@@ -20,6 +20,8 @@ carry it unchanged:
   credential per mechanism (salt, stored key, server key, iterations; never the password).
 * ``AccessControlEntryRecord`` (18) and ``RemoveAccessControlEntryRecord`` (19): an ACL binding
   (with the id the controller gave it) was added or, by that id, removed.
+* ``ClientQuotaRecord`` (14, Kafka's ``QuotaRecord``): one quota value of a client quota entity
+  (``user`` / ``client-id`` / ``ip``, a null name being the default entity) was set, or removed.
 
 Each record type is written at the newest version this module knows and read at any version up
 to it (fields a version lacks take their defaults); a record newer than that is refused.
@@ -32,7 +34,7 @@ writer's log must not be half-understood silently).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
@@ -41,6 +43,7 @@ from zurau.protocol.primitives import DecodeError, read_uvarint, write_uvarint
 from zurau.protocol.schema import (
     BOOL,
     BYTES,
+    FLOAT64,
     INT8,
     INT16,
     INT32,
@@ -284,6 +287,27 @@ class RemoveAccessControlEntryRecord:
     id: uuid.UUID
 
 
+# A client quota entity: its (entity type, entity name) pairs sorted by type; a None name is the
+# type's default entity (``<default>``), e.g. (("client-id", None), ("user", "alice")).
+ClientQuotaEntity = tuple[tuple[str, str | None], ...]
+
+
+def quota_entity(pairs: Iterable[tuple[str, str | None]]) -> ClientQuotaEntity:
+    """The canonical form of an entity's (type, name) pairs: sorted by type."""
+    return tuple(sorted(pairs, key=lambda pair: pair[0]))
+
+
+@dataclass(frozen=True, slots=True)
+class ClientQuotaRecord:
+    """Quota ``key`` of client quota ``entity`` was set to ``value`` (``remove``: was removed)."""
+
+    TYPE: ClassVar[int] = 14
+    entity: ClientQuotaEntity
+    key: str
+    value: float = 0.0
+    remove: bool = False
+
+
 MetadataRecord = (
     TopicRecord
     | PartitionRecord
@@ -301,6 +325,7 @@ MetadataRecord = (
     | RemoveUserScramCredentialRecord
     | AccessControlEntryRecord
     | RemoveAccessControlEntryRecord
+    | ClientQuotaRecord
 )
 
 
@@ -634,6 +659,25 @@ _LAYOUTS: dict[int, _Layout] = {
             (Field("id", UUID),),
             lambda r: {"id": r.id},
             lambda d: RemoveAccessControlEntryRecord(d["id"]),
+        ),
+        _Layout(
+            ClientQuotaRecord,
+            0,
+            (
+                Field("entity", Array(Struct(Field("entity_type", STRING), Field("entity_name", STRING, nullable="0+")))),
+                Field("key", STRING),
+                Field("value", FLOAT64),
+                Field("remove", BOOL),
+            ),
+            lambda r: {
+                "entity": [{"entity_type": t, "entity_name": n} for t, n in r.entity],
+                "key": r.key,
+                "value": r.value,
+                "remove": r.remove,
+            },
+            lambda d: ClientQuotaRecord(
+                quota_entity((e["entity_type"], e["entity_name"]) for e in d["entity"]), d["key"], d["value"], d["remove"]
+            ),
         ),
     )
 }

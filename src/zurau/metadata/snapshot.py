@@ -28,7 +28,7 @@ Invariants:
   to ``image`` (the offset aside, which the caller sets): features (``metadata.version`` first),
   broker registrations as ``RegisterBrokerRecord``s carrying their epoch, fencing and
   controlled-shutdown state, topics (each ``TopicRecord`` followed by its ``PartitionRecord``s),
-  topic then broker configs, and the producer-id bound. The order is deterministic, so equal
+  topic then broker configs, the producer-id bound, SCRAM credentials, ACLs and client quotas. The order is deterministic, so equal
   images give equal snapshot bytes for the same timestamp.
 * ``decode_snapshot`` accepts only a complete snapshot: the header control batch first, the footer
   control batch last and nothing after it, every batch whole with a good CRC-32C and offsets
@@ -48,6 +48,7 @@ from zurau.metadata.records import (
     BROKER_RESOURCE,
     TOPIC_RESOURCE,
     AccessControlEntryRecord,
+    ClientQuotaRecord,
     ConfigRecord,
     FeatureLevelRecord,
     MetadataRecord,
@@ -145,7 +146,15 @@ def image_records(image: MetadataImage) -> list[MetadataRecord]:
             acl_id, int(acl.resource_type), acl.resource_name, int(acl.pattern_type), acl.principal, acl.host,
             int(acl.operation), int(acl.permission),
         ))
+    for entity in sorted(image.client_quotas, key=_entity_order):
+        values = image.client_quotas[entity]
+        out += [ClientQuotaRecord(entity, key, values[key]) for key in sorted(values)]
     return out
+
+
+def _entity_order(entity: tuple[tuple[str, str | None], ...]) -> tuple[tuple[str, bool, str], ...]:
+    """A total order of client quota entities (default names, None, sort first)."""
+    return tuple((t, n is not None, n or "") for t, n in entity)
 
 
 # ---------------------------------------------------------------------- control record values

@@ -1663,6 +1663,102 @@ class OffsetDeleteResponse(TypedDict, total=False):
     topics: list[OffsetDeleteResponseTopics]
 
 
+class DescribeClientQuotasRequestComponents(TypedDict, total=False):
+    """An element of ``DescribeClientQuotasRequest.components``."""
+
+    entity_type: str
+    match_type: int
+    match: str | None  # nullable v0+
+
+
+class DescribeClientQuotasRequest(TypedDict, total=False):
+    """DescribeClientQuotas request (api key 48), v0-1; flexible v1+."""
+
+    components: list[DescribeClientQuotasRequestComponents]
+    strict: bool
+
+
+class DescribeClientQuotasResponseEntriesEntity(TypedDict, total=False):
+    """An element of ``DescribeClientQuotasResponseEntries.entity``."""
+
+    entity_type: str
+    entity_name: str | None  # nullable v0+
+
+
+class DescribeClientQuotasResponseEntriesValues(TypedDict, total=False):
+    """An element of ``DescribeClientQuotasResponseEntries.values``."""
+
+    key: str
+    value: float
+
+
+class DescribeClientQuotasResponseEntries(TypedDict, total=False):
+    """An element of ``DescribeClientQuotasResponse.entries``."""
+
+    entity: list[DescribeClientQuotasResponseEntriesEntity]
+    values: list[DescribeClientQuotasResponseEntriesValues]
+
+
+class DescribeClientQuotasResponse(TypedDict, total=False):
+    """DescribeClientQuotas response (api key 48), v0-1; flexible v1+."""
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+    entries: list[DescribeClientQuotasResponseEntries] | None  # nullable v0+
+
+
+class AlterClientQuotasRequestEntriesEntity(TypedDict, total=False):
+    """An element of ``AlterClientQuotasRequestEntries.entity``."""
+
+    entity_type: str
+    entity_name: str | None  # nullable v0+
+
+
+class AlterClientQuotasRequestEntriesOps(TypedDict, total=False):
+    """An element of ``AlterClientQuotasRequestEntries.ops``."""
+
+    key: str
+    value: float
+    remove: bool
+
+
+class AlterClientQuotasRequestEntries(TypedDict, total=False):
+    """An element of ``AlterClientQuotasRequest.entries``."""
+
+    entity: list[AlterClientQuotasRequestEntriesEntity]
+    ops: list[AlterClientQuotasRequestEntriesOps]
+
+
+class AlterClientQuotasRequest(TypedDict, total=False):
+    """AlterClientQuotas request (api key 49), v0-1; flexible v1+."""
+
+    entries: list[AlterClientQuotasRequestEntries]
+    validate_only: bool
+
+
+class AlterClientQuotasResponseEntriesEntity(TypedDict, total=False):
+    """An element of ``AlterClientQuotasResponseEntries.entity``."""
+
+    entity_type: str
+    entity_name: str | None  # nullable v0+
+
+
+class AlterClientQuotasResponseEntries(TypedDict, total=False):
+    """An element of ``AlterClientQuotasResponse.entries``."""
+
+    error_code: int
+    error_message: str | None  # nullable v0+
+    entity: list[AlterClientQuotasResponseEntriesEntity]
+
+
+class AlterClientQuotasResponse(TypedDict, total=False):
+    """AlterClientQuotas response (api key 49), v0-1; flexible v1+."""
+
+    throttle_time_ms: int
+    entries: list[AlterClientQuotasResponseEntries]
+
+
 class DescribeUserScramCredentialsRequestUsers(TypedDict, total=False):
     """An element of ``DescribeUserScramCredentialsRequest.users``."""
 

@@ -28,6 +28,10 @@ A partition whose local log has batches but no leader-epoch information (or a le
 Fetch v12) first goes through the OffsetForLeaderEpoch round (the pre-KIP-320 way). A failed
 connection backs every partition off and is opened again on the next round.
 
+Fetches run in a fetch session (KIP-227, Fetch v7+): after the first, each names only the
+partitions whose fetch offset, epochs or limits changed, and the leader answers only those with
+news; a failed request or connection starts over with a full fetch.
+
 Invariants: only this task writes to the logs of its partitions (one loop, so no other write
 interleaves with the handling of an answer); a partition removed or re-added (new epoch) while a
 request was in flight ignores that request's answer.
@@ -43,6 +47,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from zurau.client.fetch_session_handler import FetchSessionHandler
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import KafkaError, OffsetOutOfRangeError
 
@@ -176,6 +181,8 @@ class ReplicaFetcher:
         self._conn: LeaderConnection | None = None
         self._generation = 0
         self.rounds = 0  # fetch requests answered (for tests and logs)
+        self._session = FetchSessionHandler()  # the fetch session with the leader (KIP-227)
+        self._topic_ids: dict[str, uuid.UUID] = {}  # of topics fetched, for forgotten partitions
 
     def __repr__(self) -> str:
         return f"ReplicaFetcher(node {self.node_id} <- {self.source_id}, #{self.fetcher_id}, {len(self.partitions)} partitions)"
@@ -234,6 +241,7 @@ class ReplicaFetcher:
         await self._drop_connection()
 
     async def _drop_connection(self) -> None:
+        self._session.reset()
         conn, self._conn = self._conn, None
         if conn is not None:
             with contextlib.suppress(Exception):
@@ -326,23 +334,36 @@ class ReplicaFetcher:
 
     # ------------------------------------------------------------------ Fetch
     def fetch_request(self, states: list[PartitionFetchState], version: int) -> dict[str, Any]:
-        """The Fetch body for ``states`` at ``version`` (topics by id from v13)."""
+        """The Fetch body for ``states`` at ``version`` (topics by id from v13); from v7 within
+        the fetch session (only the partitions whose fetch parameters changed, and the ones no
+        longer fetched as forgotten)."""
         cfg = self.config
-        by_topic: dict[str, list[dict[str, Any]]] = {}
+        wanted: dict[TopicPartitionKey, dict[str, Any]] = {}
         topic_ids: dict[str, uuid.UUID] = {}
         for s in states:
             leo, epoch, _hw = self.logs.follower_log_state(s.topic, s.partition)
             topic_ids[s.topic] = s.topic_id
-            by_topic.setdefault(s.topic, []).append(
-                {
-                    "partition": s.partition,
-                    "current_leader_epoch": s.leader_epoch,
-                    "fetch_offset": leo,
-                    "last_fetched_epoch": epoch,
-                    "log_start_offset": -1,
-                    "partition_max_bytes": cfg.max_bytes,
-                }
-            )
+            wanted[s.key] = {
+                "partition": s.partition,
+                "current_leader_epoch": s.leader_epoch,
+                "fetch_offset": leo,
+                "last_fetched_epoch": epoch,
+                "log_start_offset": -1,
+                "partition_max_bytes": cfg.max_bytes,
+            }
+        if version >= 7:
+            session_id, session_epoch, named, forgotten = self._session.build(wanted)
+        else:
+            session_id, session_epoch, named, forgotten = 0, -1, list(wanted), []
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for key in named:
+            by_topic.setdefault(key[0], []).append(wanted[key])
+        gone: dict[str, list[int]] = {}
+        for topic, index in forgotten:
+            gone.setdefault(topic, []).append(index)
+            if topic not in topic_ids:
+                topic_ids[topic] = self._topic_ids.get(topic, uuid.UUID(int=0))
+        self._topic_ids.update(topic_ids)
         return {
             "replica_id": self.node_id,
             "replica_state": {"replica_id": self.node_id, "replica_epoch": self._broker_epoch()},
@@ -350,12 +371,14 @@ class ReplicaFetcher:
             "min_bytes": cfg.min_bytes,
             "max_bytes": cfg.response_max_bytes,
             "isolation_level": 0,
-            "session_id": 0,
-            "session_epoch": -1,
+            "session_id": session_id,
+            "session_epoch": session_epoch,
             "topics": [
                 {"topic": t, "topic_id": topic_ids[t], "partitions": parts} for t, parts in by_topic.items()
             ],
-            "forgotten_topics_data": [],
+            "forgotten_topics_data": [
+                {"topic": t, "topic_id": topic_ids[t], "partitions": parts} for t, parts in gone.items()
+            ],
             "rack_id": "",
         }
 
@@ -365,8 +388,14 @@ class ReplicaFetcher:
         sent = {s.key: s for s in states}
         by_id = {s.topic_id: s.topic for s in states}
         timeout = (self.config.socket_timeout_ms + self.config.wait_max_ms) / 1000
-        resp = await conn.request(ApiKey.FETCH, body, version=version, timeout=timeout)
+        try:
+            resp = await conn.request(ApiKey.FETCH, body, version=version, timeout=timeout)
+        except BaseException:
+            self._session.reset()  # the broker may or may not have moved the session on
+            raise
         self.rounds += 1
+        if version >= 7:
+            self._session.handle_response(resp.get("error_code", 0), resp.get("session_id", 0))
         if resp.get("error_code"):
             log.info("broker %d: Fetch from broker %d failed with error %d", self.node_id, self.source_id, resp["error_code"])
             self._backoff(states)

@@ -783,6 +783,44 @@ class ReplicaManager:
             records, plog.high_watermark, lso, plog.log_start_offset, plog.log_end_offset, aborted, error
         )
 
+    def fetch_idle(
+        self,
+        topic: str,
+        partition: int,
+        fetch_offset: int,
+        current_leader_epoch: int,
+        seen: tuple[int, int, int],
+        *,
+        replica_id: int = CONSUMER_REPLICA_ID,
+        read_committed: bool = False,
+        replica_epoch: int = -1,
+    ) -> bool:
+        """True when :meth:`read` of this led partition at ``fetch_offset`` would find no
+        records, no error, and the same ``seen`` = (high watermark, last stable offset, log start
+        offset): what an incremental fetch session (KIP-227) leaves out without reading. It
+        costs a few attribute reads. A follower's idle fetch is recorded as a fetch (it is
+        caught up), exactly as reading would. Consumers of a leader with a replica selector
+        (KIP-392) are never idle here (they may be sent elsewhere)."""
+        p = self._partitions.get((topic, partition))
+        if p is None or p.leader_id != self.node_id:
+            return False
+        if current_leader_epoch >= 0 and current_leader_epoch != p.leader_epoch:
+            return False
+        plog = p.log
+        hw = plog.high_watermark
+        lso = plog.last_stable_offset
+        if (hw, lso, plog.log_start_offset) != seen:
+            return False
+        if replica_id < 0:
+            return self.replica_selector is None and fetch_offset == (lso if read_committed else hw)
+        if fetch_offset != plog.log_end_offset or not p.update_follower_fetch_state(
+            replica_id, fetch_offset, self.now_ms(), replica_epoch
+        ):
+            return False
+        if self.isr_change_sender is not None and p.pending_isr is None:
+            self.maybe_expand_isr(p, replica_id)
+        return True
+
     def _read_as_follower(
         self,
         p: Partition,

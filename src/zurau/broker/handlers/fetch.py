@@ -20,9 +20,12 @@
   the fetch is answered at once. A follower serves such consumers below its own high watermark
   (OFFSET_OUT_OF_RANGE beyond its log end, after which the consumer returns to the leader);
   consumers of older versions and followers still get NOT_LEADER_OR_FOLLOWER from a follower.
-* Fetch sessions (KIP-227) are not kept: a full fetch is answered with session id 0 ("no
-  session"), which every client accepts; an incremental fetch for a session we never created gets
-  FETCH_SESSION_ID_NOT_FOUND so the client falls back to full fetches.
+* Fetch sessions (KIP-227, v7+, :mod:`zurau.broker.handlers._fetch_sessions`): a full fetch with
+  session epoch 0 creates a session; an incremental fetch reads only the session's partitions
+  that may have something to send and answers only those that must be sent.
+* Client quotas (``consumer_byte_rate``, :mod:`zurau.broker.quotas.throttling`): a consumer's
+  fetch reads at most what its quota allows in one window span; a response over the quota is
+  answered empty with ``throttle_time_ms`` (as Kafka does), its bytes taken back off the rate.
 * Authorisation (only with an authorizer configured): a consumer needs READ on each topic, a
   follower CLUSTER_ACTION on the cluster; a partition refused gets TOPIC_AUTHORIZATION_FAILED and
   is not read.
@@ -35,14 +38,14 @@ import time
 from typing import Any
 
 from zurau.broker.connection import FileRegion
+from zurau.broker.handlers import _fetch_sessions as fetch_sessions
 from zurau.broker.handlers._authz import TOPIC, Op, allowed_names, cluster_allowed
 from zurau.broker.handlers._common import error_of, resolve_topic
 from zurau.broker.handlers._quorum import to_raft
+from zurau.broker.quotas.throttling import fetch_bytes_bound, fetch_throttle_ms
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
-    FetchSessionIdNotFoundError,
-    InvalidFetchSessionEpochError,
     KafkaError,
     TopicAuthorizationFailedError,
     UnknownTopicOrPartitionError,
@@ -87,6 +90,8 @@ def _read_all(ctx: RequestContext, req: dict[str, Any], topics: list[Any]) -> tu
     if remaining <= 0:
         remaining = 2**31 - 1
     remaining = min(remaining, ctx.config.get("fetch.max.bytes"))
+    if replica_id < 0 and (bound := fetch_bytes_bound(ctx)) is not None:
+        remaining = min(remaining, bound)
     total = 0
     any_error = False
     first_data = True
@@ -186,26 +191,14 @@ def _is_metadata_fetch(req: dict[str, Any]) -> bool:
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     if _is_metadata_fetch(req) and _replica_id(req) >= 0:  # a consumer gets UNKNOWN_TOPIC_OR_PARTITION
         return await to_raft(ctx, API_KEY, req)
-    session_id = req.get("session_id", 0)
-    session_epoch = req.get("session_epoch", -1)
-    if session_id != 0 or session_epoch > 0:
-        err = FetchSessionIdNotFoundError if session_id != 0 else InvalidFetchSessionEpochError
-        return {"throttle_time_ms": 0, "error_code": err.code, "session_id": 0, "responses": []}
-
-    topics: list[Any] = []
-    keys: list[tuple[str, int]] = []
-    for ft in req["topics"]:
-        name = ft.get("topic")
-        topic_id = ft.get("topic_id")
-        try:
-            topic, terr = resolve_topic(ctx, name, topic_id), None
-        except KafkaError as e:
-            topic, terr = None, e
-        if topic is not None:
-            keys.extend((topic.name, fp["partition"]) for fp in ft["partitions"])
-        topics.append(((name, topic_id, terr, topic), ft["partitions"]))
-    if ctx.services.authorizer is not None:
-        topics, keys = _authorized(ctx, req, topics, keys)
+    replica_id = _replica_id(req)
+    follower = replica_id >= 0
+    fc = fetch_sessions.new_context(ctx, req, follower)
+    if fc.error_code:
+        return {"throttle_time_ms": 0, "error_code": fc.error_code, "session_id": 0, "responses": []}
+    replica_epoch = _replica_epoch(req)
+    topics, keys = _plan(ctx, req, fetch_sessions.topics_to_read(ctx, req, fc, replica_id, replica_epoch))
+    wait_keys = fetch_sessions.wait_keys(fc, keys)
 
     min_bytes = max(req.get("min_bytes", 1), 1)
     deadline = time.monotonic() + max(req.get("max_wait_ms", 0), 0) / 1000
@@ -213,20 +206,46 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     while True:
         responses, total, any_error = _read_all(ctx, req, topics)
         left = deadline - time.monotonic()
-        if total >= min_bytes or any_error or left <= 0 or not keys or not ctx.running:
+        if total >= min_bytes or any_error or left <= 0 or not wait_keys or not ctx.running:
             break
         try:
-            await purgatory.wait(keys, left)
+            await purgatory.wait(wait_keys, left)
         except asyncio.CancelledError:
             raise
+        if fc.incremental:  # any partition of the session may have data now
+            topics, _ = _plan(ctx, req, fetch_sessions.topics_to_read(ctx, req, fc, replica_id, replica_epoch))
+    if _replica_id(req) < 0 and (throttle := fetch_throttle_ms(ctx, total)):
+        sid = fc.session.id if fc.session is not None else 0  # a throttled full fetch gets no session
+        return {"throttle_time_ms": throttle, "error_code": 0, "session_id": sid, "responses": []}
+    session_id = fetch_sessions.finish(ctx, req, fc, topics, responses, follower)
     if ctx.services.metrics is not None:
-        follower = _replica_id(req) >= 0
         _record(ctx, topics, responses, follower)
         timer = request_wait.get()
         if timer is not None:
             timer.variant = "FetchFollower" if follower else "FetchConsumer"
     _to_file_regions(responses)
-    return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
+    if fc.incremental:
+        responses = [t for t in responses if t["partitions"]]
+    return {"throttle_time_ms": 0, "error_code": 0, "session_id": session_id, "responses": responses}
+
+
+def _plan(
+    ctx: RequestContext, req: dict[str, Any], raw: list[fetch_sessions.RawTopic]
+) -> tuple[list[Any], list[tuple[str, int]]]:
+    """The topics to read, resolved (and authorised), and the (topic, partition) keys read."""
+    topics: list[Any] = []
+    keys: list[tuple[str, int]] = []
+    for name, topic_id, parts in raw:
+        try:
+            topic, terr = resolve_topic(ctx, name, topic_id), None
+        except KafkaError as e:
+            topic, terr = None, e
+        if topic is not None:
+            keys.extend((topic.name, fp["partition"]) for fp in parts)
+        topics.append(((name, topic_id, terr, topic), parts))
+    if ctx.services.authorizer is not None:
+        topics, keys = _authorized(ctx, req, topics, keys)
+    return topics, keys
 
 
 def _authorized(

@@ -58,6 +58,8 @@ _MODULES = (
     "describe_acls",
     "create_acls",
     "delete_acls",
+    "describe_client_quotas",
+    "alter_client_quotas",
     # Replication and KRaft (inter-broker and controller APIs). A schema alone advertises
     # nothing: ApiVersions lists only APIs with a handler (zurau.broker.dispatcher).
     "offset_for_leader_epoch",
