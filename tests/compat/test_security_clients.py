@@ -2,7 +2,8 @@
 consume (in a group) over SSL, SASL_PLAINTEXT (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) and SASL_SSL, on
 one broker that serves PLAINTEXT next to them; wrong passwords fail with an authentication error
 while the broker keeps serving; a listener with ``ssl.client.auth=required`` refuses a client
-without a certificate and maps a client certificate to its principal; a new certificate is served
+without a certificate and maps a client certificate to its principal; confluent-kafka's
+transactions (commit and abort, read_committed) work over every secured listener; a new certificate is served
 without a restart; KIP-368 re-authentication keeps a long-lived producer going.
 
 Certificates are generated into a temporary directory; SCRAM users are created with
@@ -156,6 +157,40 @@ def _confluent_roundtrip(props: dict[str, str], topic: str) -> list[bytes]:
 def test_confluent_kafka(secured: Secured, listener: str, mechanism: str | None) -> None:
     topic = _topic()
     assert _confluent_roundtrip(secured.librdkafka(listener, mechanism), topic) == _values()
+
+
+@pytest.mark.parametrize(("listener", "mechanism"), CASES)
+def test_confluent_kafka_transactions(secured: Secured, listener: str, mechanism: str | None) -> None:
+    """A transactional producer over the secured listener (the transaction coordinator and the
+    group coordinator are reached over it too): a committed and an aborted transaction, of which a
+    read_committed consumer sees only the committed one."""
+    props = secured.librdkafka(listener, mechanism)
+    topic = _topic()
+    p = Producer({**props, "transactional.id": f"tx-{topic}"})
+    p.init_transactions(30)
+    for commit, tag in ((True, b"kept"), (False, b"dropped")):
+        p.begin_transaction()
+        for i in range(5):
+            p.produce(topic, tag + b"-%d" % i)
+        p.commit_transaction(30) if commit else p.abort_transaction(30)
+    c = Consumer({**props, "group.id": f"g-{topic}", "auto.offset.reset": "earliest",
+                  "isolation.level": "read_committed", "enable.auto.commit": False})
+    try:
+        c.subscribe([topic])
+        got: list[bytes] = []
+        deadline = time.monotonic() + 30
+        while len(got) < 5 and time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is not None and m.error() is None:
+                got.append(m.value())
+        quiet = time.monotonic() + 1.0  # then nothing of the aborted transaction may follow
+        while time.monotonic() < quiet:
+            m = c.poll(0.2)
+            if m is not None and m.error() is None:
+                got.append(m.value())
+        assert got == [b"kept-%d" % i for i in range(5)]
+    finally:
+        c.close()
 
 
 def test_confluent_kafka_client_certificate_required(secured: Secured) -> None:
