@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
 from zurau.testing.broker_process import ServerProcess, free_port, zurau_broker_command
-from zurau.testing.tansu import find_tansu, tansu_command, tansu_env, tansu_version
+from zurau.testing.tansu import tansu_command, tansu_env
+from zurau.testing.tansu import tansu_version as tansu_version  # re-exported for bench/run.py
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 

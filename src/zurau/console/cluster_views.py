@@ -9,6 +9,10 @@ answers). Counting rules, as ``kafka-topics.sh --describe`` uses them:
 * it is *under-replicated* when its ISR is smaller than its replica list;
 * disk use is the sum of the replica sizes DescribeLogDirs reports, per broker and log dir
   (a broker that does not answer is listed with its error, and the rest are still shown).
+
+A cluster that does not serve DescribeLogDirs (or DescribeConfigs) gets an overview with
+``disk: []``, ``disk_bytes: null`` and ``disk_unsupported`` (a topic with ``configs: null`` and
+``configs_unsupported``) saying so (see :mod:`~zurau.console.broker_features`).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from zurau.client.admin import (
     TopicDescription,
 )
 from zurau.client.producer import Producer
+from zurau.console.broker_features import missing
 from zurau.protocol.errors import InvalidConfigError, InvalidTopicError, KafkaError
 
 TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
@@ -65,9 +70,10 @@ async def overview(admin: AdminClient) -> dict[str, Any]:
             partitions += 1
             under += len(p.isr) < len(p.replicas)
             offline += p.leader < 0
-    dirs = await admin.describe_log_dirs([b.node_id for b in brokers])
+    disk_unsupported = await missing(admin, "disk_use")
+    dirs = {} if disk_unsupported else await admin.describe_log_dirs([b.node_id for b in brokers])
     disk: list[dict[str, Any]] = []
-    for b in brokers:
+    for b in brokers if not disk_unsupported else []:
         found = dirs.get(b.node_id)
         if found is None or isinstance(found, BaseException):
             disk.append({"broker": b.node_id, "error": str(found) if found is not None else "no answer"})
@@ -103,7 +109,8 @@ async def overview(admin: AdminClient) -> dict[str, Any]:
         "under_replicated": under,
         "offline": offline,
         "disk": disk,
-        "disk_bytes": sum(d.get("size_bytes", 0) for d in disk),
+        "disk_bytes": None if disk_unsupported else sum(d.get("size_bytes", 0) for d in disk),
+        "disk_unsupported": disk_unsupported,
     }
 
 
@@ -139,7 +146,8 @@ async def topic(admin: AdminClient, name: str) -> dict[str, Any]:
     if isinstance(found, KafkaError):
         raise found
     assert isinstance(found, TopicDescription)
-    configs = await topic_configs(admin, name)
+    configs_unsupported = await missing(admin, "topic_configs")
+    configs = None if configs_unsupported else await topic_configs(admin, name)
     parts = [_partition_json(p) for p in found.partitions]
     return {
         "name": name,
@@ -149,6 +157,7 @@ async def topic(admin: AdminClient, name: str) -> dict[str, Any]:
         "partitions": parts,
         "messages": sum(p["messages"] or 0 for p in parts),
         "configs": configs,
+        "configs_unsupported": configs_unsupported,
     }
 
 

@@ -3,7 +3,7 @@
 =====================================================  ======================================
 route                                                  what
 =====================================================  ======================================
-GET  /api/info                                         cluster address, configured services
+GET  /api/info                                         cluster address, configured services, unsupported features
 GET  /api/overview                                     brokers, controller, counts, disk use
 GET  /api/topics?search=                               topics (name contains ``search``)
 POST /api/topics                                       create ``{name, partitions, replication_factor, configs}``
@@ -38,8 +38,9 @@ Errors are ``{"error": message, "kind": name}`` with a status that says whose fa
 bad input (a malformed filter, an offset beyond the log, a bad config value), 403 an operation
 the broker's ACLs deny the principal (the message is the broker's), 404 an unknown
 topic, group, subject or connector, 409 a conflict (topic exists, group not empty), 502 a broker
-or service that answered with an error, 503 a cluster that cannot be reached (the message names
-the bootstrap servers). No error stops the server; unexpected ones are logged and answered 500.
+or service that answered with an error, 501 a feature the cluster does not serve (kind
+``unsupported``: its ApiVersions lacks the API; see :mod:`~zurau.console.broker_features`), 503 a
+cluster that cannot be reached (the message names the bootstrap servers). No error stops the server; unexpected ones are logged and answered 500.
 A produced ``value`` is text (``encoding`` ``string``, the default), ``json`` (checked to parse)
 or ``hex``/``base64`` bytes, the ``key`` likewise with ``key_encoding`` (default ``string``);
 ``null`` produces a null key or value.
@@ -63,8 +64,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from zurau.cli.output import describe_error, kafka_error_name
-from zurau.client.errors import AuthenticationError, ClientError
-from zurau.console import cluster_views, groups_view, service_views
+from zurau.client.errors import AuthenticationError, ClientError, UnsupportedApiError
+from zurau.console import broker_features, cluster_views, groups_view, service_views
 from zurau.console.auth import (
     CSRF_HEADER,
     SAFE_METHODS,
@@ -185,6 +186,10 @@ class ConsoleApi:
                 return _error(e.status, str(e), "bad_request")
             except ServiceError as e:
                 return _error(e.status, e.message, "service")
+            except broker_features.NotSupported as e:
+                return _error(501, str(e), "unsupported")
+            except UnsupportedApiError as e:
+                return _error(501, f"not supported by this broker: {e}", "unsupported")
             except KafkaError as e:
                 status = (
                     404 if e.code in _NOT_FOUND else 400 if e.code in _BAD_INPUT else 409 if e.code in _CONFLICT
@@ -293,7 +298,23 @@ class ConsoleApi:
             "connect_url": self.config.connect_url,
             "metrics_url": self.config.metrics_url,
             "lag_sample_interval_ms": round(self.config.lag_sample_interval * 1000),
+            "unsupported": await self._unsupported(request),
         }
+
+    async def _unsupported(self, request: Request) -> dict[str, str]:
+        """The features the cluster does not serve; none known while it cannot be reached (the
+        routes then answer 501 for what turns out to be unsupported)."""
+        try:
+            return await broker_features.unsupported(self._c(request).admin)
+        except (ClientError, KafkaError, OSError) as e:
+            log.debug("cannot read the cluster's API versions: %s", e)
+            return {}
+
+    async def _require(self, request: Request, *features: str) -> ClusterClients:
+        """The request's cluster clients, once the cluster serves every one of ``features``."""
+        clients = self._c(request)
+        await broker_features.require(clients.admin, *features)
+        return clients
 
     async def overview(self, request: Request) -> Any:
         return await cluster_views.overview(self._c(request).admin)
@@ -312,18 +333,21 @@ class ConsoleApi:
         partitions = self._int(body, "partitions", -1)
         rf = self._int(body, "replication_factor", -1)
         assert partitions is not None and rf is not None
+        clients = await self._require(request, "create_topic")
         return await cluster_views.create_topic(
-            self._c(request).admin, name.strip(), partitions, rf, {str(k): str(v) for k, v in configs.items()}
+            clients.admin, name.strip(), partitions, rf, {str(k): str(v) for k, v in configs.items()}
         )
 
     async def topic(self, request: Request) -> Any:
         return await cluster_views.topic(self._c(request).admin, request.path_params["topic"])
 
     async def delete_topic(self, request: Request) -> Any:
-        return await cluster_views.delete_topic(self._c(request).admin, request.path_params["topic"])
+        clients = await self._require(request, "delete_topic")
+        return await cluster_views.delete_topic(clients.admin, request.path_params["topic"])
 
     async def topic_configs(self, request: Request) -> Any:
-        return {"configs": await cluster_views.topic_configs(self._c(request).admin, request.path_params["topic"])}
+        clients = await self._require(request, "topic_configs")
+        return {"configs": await cluster_views.topic_configs(clients.admin, request.path_params["topic"])}
 
     async def alter_configs(self, request: Request) -> Any:
         body = await self._body(request)
@@ -331,8 +355,9 @@ class ConsoleApi:
         delete = body.get("delete") or []
         if not isinstance(set_, dict) or not isinstance(delete, list):
             raise BadRequest("expected {set: {name: value}, delete: [name]}")
+        clients = await self._require(request, "edit_configs", "topic_configs")
         configs = await cluster_views.alter_topic_configs(
-            self._c(request).admin,
+            clients.admin,
             request.path_params["topic"],
             {str(k): str(v) for k, v in set_.items()},
             [str(k) for k in delete],
@@ -363,7 +388,7 @@ class ConsoleApi:
             value_mode=q.get("value_format", "auto"),
             filter=q.get("filter") or None,
         )
-        return await self._c(request).browser.browse(req)
+        return await (await self._require(request, "browse")).browser.browse(req)
 
     @staticmethod
     def _parse_time(text: str) -> int:
@@ -429,18 +454,19 @@ class ConsoleApi:
             v = h.get("value")
             headers.append((h["key"], None if v is None else str(v).encode()))
         partition = self._int(body, "partition")
-        producer = await self._c(request).producer()
+        producer = await (await self._require(request, "produce")).producer()
         return await cluster_views.produce(producer, request.path_params["topic"], value, key, headers, partition)
 
     # ------------------------------------------------------------------ groups
     async def groups_list(self, request: Request) -> Any:
-        return await groups_view.list_groups(self._c(request).groups)
+        return await groups_view.list_groups((await self._require(request, "groups")).groups)
 
     async def group(self, request: Request) -> Any:
-        return await groups_view.describe_group(self._c(request).groups, request.path_params["group"])
+        clients = await self._require(request, "group")
+        return await groups_view.describe_group(clients.groups, request.path_params["group"])
 
     async def lag_history(self, request: Request) -> Any:
-        return self._c(request).sampler.history(request.path_params["group"])
+        return (await self._require(request, "group")).sampler.history(request.path_params["group"])
 
     async def reset_offsets(self, request: Request) -> Any:
         body = await self._body(request)
@@ -457,7 +483,8 @@ class ConsoleApi:
         dry_run = body.get("dry_run", True)
         if not isinstance(dry_run, bool):
             raise BadRequest("dry_run must be true or false")
-        return await groups_view.reset_offsets(self._c(request).groups, request.path_params["group"], topics, mode, value, dry_run)
+        clients = await self._require(request, "group", *(() if dry_run else ("reset_offsets",)))
+        return await groups_view.reset_offsets(clients.groups, request.path_params["group"], topics, mode, value, dry_run)
 
     # ------------------------------------------------------------------ registry and connect
     async def subjects(self, request: Request) -> Any:

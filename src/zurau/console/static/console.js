@@ -89,6 +89,16 @@ function card(label, value, cls, testid) {
   return h("div", { class: "card " + (cls || ""), "data-testid": testid }, h("div", { class: "n" }, value), h("div", { class: "muted" }, label));
 }
 
+// A feature the cluster does not serve (info.unsupported, from the brokers' ApiVersions): the
+// page shows why in its place and never calls it.
+function unsupported(feature) {
+  return (info.unsupported || {})[feature] || null;
+}
+
+function notSupported(feature, message) {
+  return h("p", { class: "unsupported", "data-testid": "unsupported", "data-feature": feature }, message || unsupported(feature));
+}
+
 function every(ms, fn) {
   timers.push(setInterval(fn, ms));
 }
@@ -152,13 +162,14 @@ async function overviewPage() {
       card("controller", o.controller, "", "controller"),
       card("topics", o.topics, "", "topic-count"),
       card("partitions", o.partitions, "", "partition-count"),
-      card("disk used", fmtBytes(o.disk_bytes), "", "disk")),
+      card("disk used", o.disk_unsupported ? "not supported" : fmtBytes(o.disk_bytes), "", "disk")),
     h("p", { class: "muted" }, "Cluster id ", o.cluster_id || "–"),
     h("h2", {}, "Brokers"),
     table(["id", "host", "port", "rack", "role"], o.brokers.map((b) =>
       h("tr", {}, h("td", {}, b.id), h("td", {}, b.host), h("td", {}, b.port), h("td", {}, b.rack || "–"),
         h("td", {}, b.controller ? h("span", { class: "tag ok" }, "controller") : ""))), { testid: "broker-table" }),
     h("h2", {}, "Log directories"),
+    o.disk_unsupported ? notSupported("disk_use", o.disk_unsupported) :
     table(["broker", "directory", "replicas", "size", "usable", "total", "error"], o.disk.map((d) =>
       h("tr", { class: d.error ? "bad" : null }, h("td", {}, d.broker), h("td", {}, d.path || "–"), h("td", { class: "num" }, d.replicas ?? "–"),
         h("td", { class: "num" }, fmtBytes(d.size_bytes)), h("td", { class: "num" }, fmtBytes(d.usable_bytes)),
@@ -209,13 +220,14 @@ async function topicsPage(query) {
         h("td", { class: "num" }, t.error ? t.error : t.messages))),
       { testid: "topic-table", num: ["partitions", "replication", "under-replicated", "offline", "messages"] }),
     h("p", { class: "muted" }, `${data.topics.length} topic(s)`),
-    h("h2", {}, "Create a topic"), createForm);
+    h("h2", {}, "Create a topic"), unsupported("create_topic") ? notSupported("create_topic") : createForm);
 }
 
 function configRow(topic, c) {
-  const input = h("input", { value: c.value ?? "", name: c.name, "data-config": c.name, disabled: c.read_only });
-  const save = h("button", { type: "button", class: "secondary", "data-save": c.name, disabled: c.read_only }, "Save");
-  const reset = h("button", { type: "button", class: "secondary", "data-reset": c.name, disabled: !c.overridden }, "Reset to default");
+  const fixed = c.read_only || !!unsupported("edit_configs");
+  const input = h("input", { value: c.value ?? "", name: c.name, "data-config": c.name, disabled: fixed });
+  const save = h("button", { type: "button", class: "secondary", "data-save": c.name, disabled: fixed }, "Save");
+  const reset = h("button", { type: "button", class: "secondary", "data-reset": c.name, disabled: fixed || !c.overridden }, "Reset to default");
   save.addEventListener("click", async () => {
     try {
       await api("PATCH", `/api/topics/${enc(topic)}/configs`, { set: { [c.name]: input.value } });
@@ -254,11 +266,17 @@ async function topicPage(name) {
       location.hash = "#/topics";
     } catch (e) { showError(e.message); }
   });
-  const produce = produceForm(name, t.partitions.length);
+  const produce = unsupported("produce") ? notSupported("produce") : produceForm(name, t.partitions.length);
+  let configs;
+  if (t.configs === null) configs = notSupported("topic_configs", t.configs_unsupported);
+  else if (!t.configs.length) configs = h("p", { class: "muted", "data-testid": "no-configs" }, "The broker reports no configs for this topic.");
+  else configs = table(["name", "value", "source", ""], t.configs.map((c) => configRow(name, c)), { testid: "config-table" });
   main.replaceChildren(
     h("h1", {}, "Topic ", name),
     h("div", { class: "row" },
-      h("a", { href: `#/topics/${enc(name)}/messages`, "data-testid": "browse-link" }, "Browse messages"), del),
+      unsupported("browse") ? notSupported("browse") :
+        h("a", { href: `#/topics/${enc(name)}/messages`, "data-testid": "browse-link" }, "Browse messages"),
+      unsupported("delete_topic") ? notSupported("delete_topic") : del),
     h("div", { class: "cards" },
       card("partitions", t.partitions.length), card("replication factor", t.replication_factor),
       card("messages", t.messages), card("under-replicated", t.partitions.filter((p) => p.under_replicated).length, t.partitions.some((p) => p.under_replicated) ? "bad" : "good")),
@@ -270,8 +288,8 @@ async function topicPage(name) {
         h("td", { class: "num" }, p.log_start_offset), h("td", { class: "num" }, p.log_end_offset),
         h("td", { class: "num" }, p.messages ?? "–"))), { testid: "partition-table", num: ["partition", "leader", "start offset", "end offset", "messages"] }),
     h("h2", {}, "Produce a message"), produce,
-    h("h2", {}, "Configs"),
-    table(["name", "value", "source", ""], t.configs.map((c) => configRow(name, c)), { testid: "config-table" }));
+    h("h2", {}, "Configs"), configs,
+    t.configs && t.configs.length && unsupported("edit_configs") ? notSupported("edit_configs") : "");
 }
 
 function produceForm(topic, partitions) {
@@ -343,6 +361,11 @@ async function messagesPage(name, query) {
   });
   const results = h("div", { "data-testid": "browse-results" });
   main.replaceChildren(h("h1", {}, "Messages in ", h("a", { href: "#/topics/" + enc(name) }, name)), form, results);
+  if (unsupported("browse")) {
+    form.hidden = true;
+    results.append(notSupported("browse"));
+    return;
+  }
   if (!query.has("start")) {
     results.append(h("p", { class: "muted" }, "Choose where to start and press Search."));
     return;
@@ -371,6 +394,11 @@ async function messagesPage(name, query) {
 }
 
 async function groupsPage() {
+  if (unsupported("groups")) {
+    main.replaceChildren(h("h1", {}, "Consumer groups"), notSupported("groups"),
+      unsupported("group") ? "" : groupLookupForm());
+    return;
+  }
   const data = await get("/api/groups");
   main.replaceChildren(h("h1", {}, "Consumer groups"),
     table(["group", "state", "type", "protocol"], data.groups.map((g) =>
@@ -379,7 +407,22 @@ async function groupsPage() {
     h("p", { class: "muted" }, `${data.groups.length} group(s)`));
 }
 
+// Without ListGroups a group can still be looked up by name.
+function groupLookupForm() {
+  const form = h("form", { class: "inline", "data-testid": "group-lookup" },
+    h("label", {}, "group id", h("input", { name: "group", required: true })), h("button", { type: "submit" }, "Show group"));
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    location.hash = "#/groups/" + enc(String(new FormData(form).get("group")));
+  });
+  return form;
+}
+
 async function groupPage(group) {
+  if (unsupported("group")) {
+    main.replaceChildren(h("h1", {}, "Consumer group ", group), notSupported("group"));
+    return;
+  }
   const g = await get("/api/groups/" + enc(group));
   const chartBox = h("div", { "data-testid": "lag-chart-box" });
   const drawChart = async () => {
@@ -402,7 +445,7 @@ async function groupPage(group) {
     h("label", {}, "to", h("select", { name: "mode" }, ["earliest", "latest", "offset", "timestamp"].map((x) => h("option", { value: x }, x)))),
     h("label", {}, "offset or timestamp", h("input", { name: "value" })),
     h("button", { type: "submit", name: "preview", "data-testid": "reset-preview" }, "Preview (dry run)"),
-    h("button", { type: "button", class: "danger", "data-testid": "reset-apply" }, "Apply"));
+    h("button", { type: "button", class: "danger", "data-testid": "reset-apply", hidden: !!unsupported("reset_offsets") }, "Apply"));
   const doReset = async (dry) => {
     const f = new FormData(form);
     try {
@@ -413,7 +456,7 @@ async function groupPage(group) {
       resetOut.replaceChildren(h("p", {}, r.applied ? "Applied:" : "Plan (nothing changed yet):"),
         table(["topic", "partition", "current", "new", "clamped"], r.plan.map((p) =>
           h("tr", {}, h("td", {}, p.topic), h("td", { class: "num" }, p.partition), h("td", { class: "num" }, p.current ?? "–"),
-            h("td", { class: "num" }, p.new), h("td", {}, p.clamped ? "yes" : ""))), { testid: "reset-plan" }));
+            h("td", { class: "num" }, p.new), h("td", {}, p.clamped ? "yes" : ""))), { testid: "reset-plan", num: ["partition", "current", "new"] }));
       if (r.applied) setTimeout(route, 300);
     } catch (e) { showError(e.message); }
   };
@@ -434,7 +477,7 @@ async function groupPage(group) {
     table(["member", "client id", "host", "assignment"], g.members.map((m) =>
       h("tr", {}, h("td", {}, m.member_id), h("td", {}, m.client_id), h("td", {}, m.host),
         h("td", {}, m.assignment.map((a) => `${a.topic}-${a.partition}`).join(", ") || m.assignment_error || "–"))), { testid: "member-table" }),
-    h("h2", {}, "Reset offsets"), form, resetOut);
+    h("h2", {}, "Reset offsets"), form, unsupported("reset_offsets") ? notSupported("reset_offsets") : "", resetOut);
   await drawChart();
   every(Math.max(500, info.lag_sample_interval_ms || 5000), drawChart);
 }
@@ -622,6 +665,7 @@ async function route() {
   } catch (e) {
     if (e.status === 401 && session.login) { loginPage("Your session has ended: log in again."); return; }
     if (!(main.querySelector("h1"))) main.replaceChildren(h("h1", {}, "Cannot show this page"));
+    if (e.kind === "unsupported") main.append(notSupported("", e.message));
     showError(e.message);
   }
   document.body.dataset.loaded = raw;
