@@ -1,6 +1,6 @@
 """Composition root: wires one broker node from its configuration, and runs it until a signal.
 
-Layers are built bottom-up (DESIGN.md): storage (log manager) -> metadata (metadata log, image,
+Layers are built bottom-up (docs/architecture.md): storage (log manager) -> metadata (metadata log, image,
 controller and its channel) -> replication (replica manager) -> coordinators -> broker (handlers'
 services, listeners). Upward notifications go through small interfaces wired here: the
 metadata publisher applies every new image to the replica manager and the coordinators.
@@ -240,7 +240,7 @@ class Broker:
     async def _start(self) -> None:
         cfg = self.config
         warn_inert_configs(cfg, log)  # once per start, for each one set (config.py: inert)
-        # fsync and checkpoint writes run here, never on the event loop (DESIGN.md principle 5);
+        # fsync and checkpoint writes run here, never on the event loop (docs/architecture.md);
         # one thread keeps them in order and away from the caller's default executor.
         self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zurau-flush")
         for d in cfg.log_dirs:

@@ -1,6 +1,6 @@
 """kill -9 a broker under acks=all produce load: every acknowledged record survives the restart.
 
-DESIGN.md principle 3: a produce is acknowledged only after its batch reached the OS on the leader,
+docs/architecture.md: a produce is acknowledged only after its batch reached the OS on the leader,
 so SIGKILL at any moment never loses an acknowledged record. Each test produces numbered records
 from a thread while the main thread SIGKILLs the broker at a seeded random moment, restarts it on
 the same data dir and port, reads every partition from the beginning and checks that each

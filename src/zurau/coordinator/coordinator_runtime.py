@@ -1,4 +1,4 @@
-"""The coordinators' shell: one runtime for groups and transactions (DESIGN.md principle 4).
+"""The coordinators' shell: one runtime for groups and transactions (docs/architecture.md).
 
 A :class:`CoordinatorRuntime` drives a sans-I/O state machine (:class:`CoordinatorStateMachine`:
 :class:`~zurau.coordinator.group_coordinator.GroupCoordinator` or

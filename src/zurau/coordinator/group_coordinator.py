@@ -1,4 +1,4 @@
-"""The group coordinator as a pure state machine (DESIGN.md principle 4): no sockets, no clocks.
+"""The group coordinator as a pure state machine (docs/architecture.md): no sockets, no clocks.
 
 Every entry point takes the request's data and ``now_ms`` and returns :class:`Effects`:
 

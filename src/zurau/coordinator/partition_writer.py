@@ -3,7 +3,7 @@
 The coordinator runtime never touches a log. It appends a batch (or a transaction marker) to a
 partition and learns the batch's last offset; the batch is *committed* once the partition's high
 watermark is above that offset, and only then may the state machine see it and its requester
-hear about it (DESIGN.md: "Committed means below the high watermark"). On one node the high
+hear about it (docs/architecture.md: "Committed means below the high watermark"). On one node the high
 watermark passes the batch inside the append itself; with replicas it passes when the ISR has
 fetched it. Listeners hear of every advance, synchronously, possibly before ``append`` returns.
 

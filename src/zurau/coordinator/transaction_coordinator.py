@@ -1,4 +1,4 @@
-"""The transaction coordinator as a pure state machine (DESIGN.md principle 4): no sockets, no clocks.
+"""The transaction coordinator as a pure state machine (docs/architecture.md): no sockets, no clocks.
 
 It mirrors Kafka's ``TransactionCoordinator`` / ``TransactionMetadata`` (transactions v1, the
 protocol every client speaks unless the broker finalises ``transaction.version=2``) and the group

@@ -1,6 +1,6 @@
 """The controller: admin requests in, metadata records and responses out.
 
-``QuorumController`` is a pure state machine in the sense of DESIGN.md: each operation takes the
+``QuorumController`` is a pure state machine in the sense of docs/architecture.md: each operation takes the
 current :class:`~zurau.metadata.image.MetadataImage` and a request body (the wire dict Kafka's
 clients send) and returns a :class:`ControllerResult` holding the records to append and the
 response body to send once they are committed. It never changes the image itself: the caller

@@ -1,6 +1,6 @@
 """Flushing a log off the event loop, safe by construction (Kafka's log flush, split in three).
 
-A log is not thread-safe (partition_log.py), yet fsync must not block the event loop (DESIGN.md
+A log is not thread-safe (partition_log.py), yet fsync must not block the event loop (docs/architecture.md
 principle 5). So a flush is split so that the worker thread never touches a log object:
 
 1. ``PartitionLog.prepare_flush`` runs on the event loop. It hands the index entries still in
