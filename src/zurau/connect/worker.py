@@ -34,9 +34,18 @@ from zurau.client.cluster import Cluster
 from zurau.client.config import ClientConfig, parse_bootstrap
 from zurau.client.groups_admin import GroupAdmin
 from zurau.client.producer import Producer
+from zurau.client.security import ClientSecurity
 from zurau.client.types import TopicPartition
 from zurau.connect.api import Connector, ConnectorContext, SinkConnector, SinkTask, SourceTask, Task
-from zurau.connect.config_def import ConfigException
+from zurau.connect.client_configs import ADMIN, CONSUMER, PRODUCER, override_errors, task_client_security
+from zurau.connect.config_def import (
+    ConfigException,
+    ConfigKey,
+    ConfigType,
+    ConfigValue,
+    config_key_info,
+    config_value_info,
+)
 from zurau.connect.config_providers import ConfigProviders
 from zurau.connect.connect_group import CONFIG_MISMATCH, ConnectGroupMember
 from zurau.connect.connector_config import (
@@ -154,6 +163,9 @@ class Worker:
         self._main: asyncio.Task[None] | None = None
         self._stopping = False
         self._lock: asyncio.Lock | None = None
+        # the tasks' clients whose security differs from the worker's own, shared by security
+        self._task_producers: dict[ClientSecurity, tuple[Cluster, Producer]] = {}
+        self._admin_clusters: dict[ClientSecurity, Cluster] = {}
 
     def set_rest_address(self, host: str, port: int) -> None:
         """Called by the server once its port is bound (port 0 picks one)."""
@@ -166,8 +178,7 @@ class Worker:
         cfg = self.config
         self._wake = asyncio.Event()
         self._lock = asyncio.Lock()
-        self.cluster = Cluster(ClientConfig(bootstrap_servers=parse_bootstrap(cfg.bootstrap_servers),
-                                            client_id=f"zurau-connect-{self.worker_id}"))
+        self.cluster = Cluster(self._client_config(cfg.security))
         await self.cluster.bootstrap()
         self.cluster_id = self.cluster.metadata.cluster_id
         if cfg.distributed:
@@ -212,12 +223,68 @@ class Worker:
         if self.producer is not None:
             with contextlib.suppress(Exception):
                 await self.producer.close()
+        await self._close_task_clients()
         for store in (self.config_store, self.offset_store, self.status_store):
             with contextlib.suppress(Exception):
                 await store.close()
         if self.cluster is not None:
             with contextlib.suppress(Exception):
                 await self.cluster.close()
+
+    # ------------------------------------------------------------------ the tasks' clients
+    def _client_config(self, security: ClientSecurity) -> ClientConfig:
+        return ClientConfig(bootstrap_servers=parse_bootstrap(self.config.bootstrap_servers),
+                            client_id=f"zurau-connect-{self.worker_id}", security=security,
+                            security_protocol=security.protocol)
+
+    async def _task_producer(self, security: ClientSecurity) -> Producer:
+        """The producer of source tasks whose clients have ``security`` (the worker's own when
+        it has the same; else one per distinct security, made on first use)."""
+        assert self.producer is not None
+        if security == self.config.security:
+            return self.producer
+        entry = self._task_producers.get(security)
+        if entry is None:
+            cluster = Cluster(self._client_config(security))
+            try:
+                await cluster.bootstrap()
+                producer = Producer(cluster, acks="all", linger_ms=5)
+                await producer.start()
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    await cluster.close()
+                raise
+            entry = self._task_producers[security] = (cluster, producer)
+        return entry[1]
+
+    async def _admin_cluster(self, security: ClientSecurity) -> Cluster:
+        """The cluster connection of topic creation for ``security`` (shared like producers)."""
+        assert self.cluster is not None
+        if security == self.config.security:
+            return self.cluster
+        cluster = self._admin_clusters.get(security)
+        if cluster is None:
+            cluster = Cluster(self._client_config(security))
+            try:
+                await cluster.bootstrap()
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    await cluster.close()
+                raise
+            self._admin_clusters[security] = cluster
+        return cluster
+
+    async def _close_task_clients(self) -> None:
+        for cluster, producer in self._task_producers.values():
+            with contextlib.suppress(Exception):
+                await producer.close()
+            with contextlib.suppress(Exception):
+                await cluster.close()
+        for cluster in self._admin_clusters.values():
+            with contextlib.suppress(Exception):
+                await cluster.close()
+        self._task_producers.clear()
+        self._admin_clusters.clear()
 
     # ------------------------------------------------------------------ config changes
     def _assignable(self) -> tuple[int, list[str], list[TaskId]]:
@@ -424,12 +491,17 @@ class Worker:
             )
             task = task_cls()
             runner: TaskRunner
+            client_props = self.config.client_props
             if isinstance(task, SourceTask):
                 groups = topic_creation_groups(resolved)
-                creator = TopicCreator(self.cluster, groups) if groups is not None else None
-                runner = SourceTaskRunner(env, task, self.producer, self.offset_store, creator)
+                creator = None
+                if groups is not None:
+                    admin = await self._admin_cluster(task_client_security(client_props, ADMIN, resolved))
+                    creator = TopicCreator(admin, groups)
+                producer = await self._task_producer(task_client_security(client_props, PRODUCER, resolved))
+                runner = SourceTaskRunner(env, task, producer, self.offset_store, creator)
             elif isinstance(task, SinkTask):
-                sink_cluster = Cluster(self.cluster.config)
+                sink_cluster = Cluster(self._client_config(task_client_security(client_props, CONSUMER, resolved)))
                 runner = SinkTaskRunner(env, task, sink_cluster, self.config.session_timeout_ms,
                                         self.config.heartbeat_interval_ms)
             else:
@@ -546,6 +618,13 @@ class Worker:
             infos = validate_connector_config({**raw, **resolved}, self.plugins)
         except PluginNotFound as e:
             raise ConnectError(400, str(e)) from None
+        overrides = override_errors(self.config.client_props, {**{k: str(v) for k, v in raw.items()}, **resolved},
+                                    self.config.client_override_policy)
+        for name, error in overrides.items():  # KIP-458 client overrides the worker's policy refuses
+            key = ConfigKey(name, ConfigType.STRING, None, documentation="A client config override (KIP-458).")
+            infos["configs"].append({"definition": config_key_info(key),
+                                     "value": config_value_info(ConfigValue(name, raw.get(name), errors=[error]))})
+            infos["error_count"] += 1
         for entry in infos["configs"]:
             name = entry["value"]["name"]
             if name in raw and isinstance(raw[name], str) and raw[name] != resolved.get(name, raw[name]):

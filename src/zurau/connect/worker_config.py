@@ -17,7 +17,13 @@
   ``heartbeat.interval.ms`` (3000), ``rebalance.timeout.ms`` (60000), ``task.shutdown.graceful.timeout.ms``
   (5000);
 * ``config.providers`` and ``config.providers.<name>.class`` (:mod:`~zurau.connect.config_providers`);
-* ``plugin.path`` is accepted and ignored: plugins are Python entry points.
+* ``plugin.path`` is accepted and ignored: plugins are Python entry points;
+* the clients' security, Kafka Connect's way (:mod:`~zurau.connect.client_configs`):
+  ``security.protocol``, ``ssl.*``, ``sasl.*`` for the worker's own clients, the same prefixed
+  with ``producer.`` / ``consumer.`` / ``admin.`` for the tasks' clients, and
+  ``connector.client.config.override.policy`` (``All``, ``Principal``, ``None``) for the
+  connectors' ``producer.override.*`` ... settings. Config-provider placeholders in them are
+  resolved (``sasl.jaas.config=${file:/etc/secrets.properties:jaas}``); invalid settings fail here.
 
 Other keys are kept (connector converters read their worker defaults from them).
 """
@@ -28,6 +34,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from zurau.client.errors import ClientConfigError
+from zurau.client.security import ClientSecurity
+from zurau.connect.client_configs import (
+    OVERRIDE_POLICY,
+    check_worker_clients,
+    client_security_props,
+    parse_policy,
+    worker_client_props,
+)
 from zurau.connect.config_def import ConfigDef, ConfigException, ConfigType, Importance, Range
 from zurau.connect.config_providers import ConfigProviders
 
@@ -85,6 +100,9 @@ class WorkerConfig:
     heartbeat_interval_ms: int = 3_000
     rebalance_timeout_ms: int = 60_000
     task_shutdown_timeout_ms: int = 5_000
+    security: ClientSecurity = field(default_factory=ClientSecurity)  # the worker's own clients
+    client_override_policy: str = "All"
+    client_props: Mapping[str, str] = field(default_factory=dict)  # security settings, providers resolved
     props: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -119,8 +137,14 @@ class WorkerConfig:
                     f'Missing required configuration "{missing[0]}" which has no default value (distributed mode).')
         full = {k: str(v) for k, v in props.items()}
         try:
-            ConfigProviders(full)
+            client_props = ConfigProviders(full).resolve(client_security_props(full))
         except ConfigException as e:
+            raise WorkerConfigError(str(e)) from None
+        try:
+            check_worker_clients(client_props)
+            security = ClientSecurity.from_props(worker_client_props(client_props, None))
+            policy = parse_policy(full.get(OVERRIDE_POLICY))
+        except ClientConfigError as e:
             raise WorkerConfigError(str(e)) from None
         full.setdefault("key.converter", c["key.converter"])
         full.setdefault("value.converter", c["value.converter"])
@@ -137,5 +161,6 @@ class WorkerConfig:
             advertised_host=c["rest.advertised.host.name"], advertised_port=c["rest.advertised.port"],
             offset_flush_interval_ms=c["offset.flush.interval.ms"], session_timeout_ms=c["session.timeout.ms"],
             heartbeat_interval_ms=c["heartbeat.interval.ms"], rebalance_timeout_ms=c["rebalance.timeout.ms"],
-            task_shutdown_timeout_ms=c["task.shutdown.graceful.timeout.ms"], props=full,
+            task_shutdown_timeout_ms=c["task.shutdown.graceful.timeout.ms"], security=security,
+            client_override_policy=policy, client_props=client_props, props=full,
         )

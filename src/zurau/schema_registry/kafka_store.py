@@ -8,6 +8,9 @@
 * :meth:`KafkaStore.put` writes one record with ``acks=all`` and returns once the reader has
   applied it, so every state change goes through the topic first and a registry that restarts
   replays exactly what it served.
+* The store's clients (and the group membership, which shares their connections) use the
+  ``kafkastore.security.protocol``/``ssl.*``/``sasl.*`` settings of
+  :class:`~zurau.schema_registry.registry_config.RegistryConfig`.
 * A background task reads the topic from offset 0 and applies each record to
   :class:`~zurau.schema_registry.registry_state.RegistryState`.
 
@@ -40,8 +43,10 @@ class KafkaStore:
     def __init__(self, config: RegistryConfig, state: RegistryState) -> None:
         self.config = config
         self.state = state
+        security = config.kafkastore_security
         self.client_config = ClientConfig(
-            bootstrap_servers=parse_bootstrap(config.bootstrap_servers), client_id="zurau-schema-registry"
+            bootstrap_servers=parse_bootstrap(config.bootstrap_servers), client_id="zurau-schema-registry",
+            security=security, security_protocol=security.protocol,
         )
         self.tp = TopicPartition(config.topic, 0)
         self._cluster: Cluster | None = None

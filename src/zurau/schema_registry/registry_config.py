@@ -11,6 +11,18 @@
   ``avro.compatibility.level``);
 * ``max.request.bytes`` (Zurau's, default 16 MiB): larger request bodies get HTTP 413.
 
+The store's Kafka clients (producer, reader and group membership) connect with Confluent's
+``kafkastore.``-prefixed client security settings: ``kafkastore.security.protocol`` (PLAINTEXT,
+SSL, SASL_PLAINTEXT, SASL_SSL), ``kafkastore.ssl.truststore.location`` /
+``kafkastore.ssl.keystore.location`` with ``kafkastore.ssl.*.type=PEM`` (or librdkafka's
+``kafkastore.ssl.ca.location``, ``kafkastore.ssl.certificate.location``,
+``kafkastore.ssl.key.location``), ``kafkastore.ssl.key.password``,
+``kafkastore.ssl.endpoint.identification.algorithm``, ``kafkastore.sasl.mechanism`` and
+``kafkastore.sasl.jaas.config`` (or ``kafkastore.sasl.username``/``password``); see
+:mod:`zurau.client.security`. Empty values count as unset (Confluent's defaults are empty
+strings); a security setting the client does not understand (a JKS store, Kerberos) is refused at
+start-up rather than ignored.
+
 Several instances (:mod:`.leader_election`, :mod:`.forwarding`), Confluent's names and defaults:
 
 * ``schema.registry.group.id`` (default ``schema-registry``): the group the instances of one
@@ -35,6 +47,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from zurau.client.errors import ClientConfigError
+from zurau.client.security import ClientSecurity
+
+STORE_PREFIX = "kafkastore."  # Confluent's prefix of the store's Kafka client settings
 COMPATIBILITY_LEVELS = (
     "NONE",
     "BACKWARD",
@@ -73,15 +89,20 @@ class RegistryConfig:
     leader_election_sticky: bool = False
     leader_connect_timeout_ms: int = 60_000
     leader_read_timeout_ms: int = 60_000
+    kafkastore_security: ClientSecurity = field(default_factory=ClientSecurity)
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_props(cls, props: Mapping[str, str]) -> RegistryConfig:
         kw: dict[str, object] = {}
         extra: dict[str, str] = {}
+        security: dict[str, str] = {}
         for key, raw in props.items():
             value = raw.strip()
-            if key == "listeners":
+            if _is_store_security(key):
+                if value:
+                    security[key[len(STORE_PREFIX):]] = value
+            elif key == "listeners":
                 first = value.split(",")[0].strip()
                 url = urlsplit(first if "://" in first else f"http://{first}")
                 if url.scheme != "http":
@@ -143,7 +164,20 @@ class RegistryConfig:
             else:
                 extra[key] = value
         kw["extra"] = extra
+        try:
+            kw["kafkastore_security"] = ClientSecurity.from_props(security)
+        except ClientConfigError as e:
+            raise RegistryConfigError(f"the store's client security ({STORE_PREFIX}*): {e}") from None
         return cls(**kw)  # type: ignore[arg-type]
+
+
+
+def _is_store_security(key: str) -> bool:
+    """A ``kafkastore.``-prefixed Kafka client security setting (module docstring)."""
+    if not key.startswith(STORE_PREFIX):
+        return False
+    rest = key[len(STORE_PREFIX):]
+    return rest in ("security.protocol", "enable.sasl.oauthbearer.unsecure.jwt") or rest.startswith(("ssl.", "sasl."))
 
 
 def _bool(key: str, value: str) -> bool:

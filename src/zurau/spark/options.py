@@ -21,7 +21,8 @@ Sink options: ``topic`` (overrides a ``topic`` column) and ``kafka.<config>``.
 ``kafka.<config>`` values use Kafka's (Java client) names. Zurau's clients are librdkafka's
 (confluent-kafka), which share most names; :func:`librdkafka_config` translates the few that
 differ (``sasl.jaas.config`` becomes ``sasl.username``/``sasl.password``, buffer sizes get their
-``socket.`` prefix) and drops Java-only tuning knobs with a warning. Unlike Kafka's Java consumer,
+``socket.`` prefix, a PEM ``ssl.truststore.location`` is ``ssl.ca.location`` and a PEM
+``ssl.keystore.location`` is ``ssl.certificate.location`` + ``ssl.key.location``) and drops Java-only tuning knobs with a warning. Unlike Kafka's Java consumer,
 librdkafka reads ``read_committed`` by default; the source keeps Spark's (Java's) default,
 ``read_uncommitted``, unless ``kafka.isolation.level`` says otherwise.
 """
@@ -340,8 +341,6 @@ _JAVA_ONLY = frozenset(
         "max.poll.records",
         "default.api.timeout.ms",
         "exclude.internal.topics",
-        "ssl.truststore.type",
-        "ssl.keystore.type",
         "ssl.truststore.password",
         "key.deserializer",
         "value.deserializer",
@@ -420,6 +419,9 @@ def librdkafka_config(java: Mapping[str, str]) -> dict[str, str]:
             if "password" in creds:
                 out["sasl.password"] = creds["password"]
             continue
+        if key in ("ssl.truststore.location", "ssl.keystore.location", "ssl.truststore.type", "ssl.keystore.type"):
+            out.update(_pem_store(java, key, value))
+            continue
         if key in _JAVA_ONLY:
             log.warning("Kafka option 'kafka.%s' has no librdkafka equivalent and is ignored", key)
             continue
@@ -429,6 +431,27 @@ def librdkafka_config(java: Mapping[str, str]) -> dict[str, str]:
             value = value.lower()
         out[_RENAMED.get(key, key)] = value
     return out
+
+
+def _pem_store(java: Mapping[str, str], key: str, value: str) -> dict[str, str]:
+    """The Java client's PEM stores in librdkafka's names: a PEM truststore is ``ssl.ca.location``,
+    a PEM keystore (key and certificate chain in one file) ``ssl.certificate.location`` and
+    ``ssl.key.location``. A PKCS12/JKS keystore passes through (librdkafka reads PKCS#12 at
+    ``ssl.keystore.location``); a truststore librdkafka cannot read is refused."""
+    trust_type = java.get("ssl.truststore.type", "PEM").strip().upper()
+    key_type = java.get("ssl.keystore.type", "").strip().upper()
+    if key == "ssl.truststore.location":
+        if trust_type != "PEM":
+            raise KafkaOptionError(
+                f"Kafka option 'kafka.ssl.truststore.type' {trust_type} is not supported: use a PEM truststore "
+                "(kafka.ssl.truststore.type=PEM) or kafka.ssl.ca.location"
+            )
+        return {"ssl.ca.location": value}
+    if key == "ssl.keystore.location":
+        if key_type == "PEM":
+            return {"ssl.certificate.location": value, "ssl.key.location": value}
+        return {"ssl.keystore.location": value}
+    return {}  # the store types: read with their locations
 
 
 # --------------------------------------------------------------------------- helpers
