@@ -190,6 +190,35 @@ async def test_consumer_group_splits_partitions_and_rebalances(broker: EmbeddedB
         await c2.close()
 
 
+async def test_a_subscribed_topic_created_or_grown_later_is_picked_up(broker: EmbeddedBroker) -> None:
+    """A consumer subscribed before its topic exists rejoins once it appears (checked every second
+    while missing) and again when partitions are added (every metadata.max.age.ms)."""
+    config = ClientConfig.from_props({"bootstrap.servers": broker.bootstrap_servers, "metadata.max.age.ms": "500"})
+    c = Consumer(config, group_id=f"g-{uuid.uuid4().hex[:6]}", auto_offset_reset="earliest",
+                 heartbeat_interval_ms=100, session_timeout_ms=6000)
+    try:
+        assert await c.subscribe(["later"]) == []
+        async with AdminClient(cfg(broker)) as admin, Producer(cfg(broker)) as producer:
+            await admin.create_topics([NewTopic("later", 2, 1)])
+            await producer.send("later", b"first", partition=1)
+            await producer.flush()
+            got = []
+            for _ in range(100):
+                got += [r.value for recs in (await c.getmany(100)).values() for r in recs]
+                if got:
+                    break
+            assert got == [b"first"]
+            assert sorted(c.assignment()) == [TopicPartition("later", 0), TopicPartition("later", 1)]
+            await admin.create_partitions({"later": 3})
+            for _ in range(100):
+                await c.getmany(100)
+                if len(c.assignment()) == 3:
+                    break
+            assert sorted(c.assignment()) == [TopicPartition("later", i) for i in range(3)]
+    finally:
+        await c.close()
+
+
 async def test_subscribe_needs_a_group_and_unreachable_bootstrap_fails(broker: EmbeddedBroker) -> None:
     async with Consumer(cfg(broker)) as c:
         with pytest.raises(ClientError, match="needs a group_id"):

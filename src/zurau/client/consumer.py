@@ -18,6 +18,12 @@ Fetch decoding, per partition answer:
 * OFFSET_OUT_OF_RANGE resets the partition by ``auto_offset_reset``; leadership errors refresh
   metadata and the partition is fetched again.
 
+Subscriptions: the consumer watches the partition counts of its subscribed topics as Kafka's
+consumer coordinator does, and rejoins its group when one changes (a topic created after
+``subscribe``, partitions added, a topic deleted): every ``metadata.max.age.ms``, and every
+second while a subscribed topic does not exist yet (Java's consumer, too, keeps asking for the
+metadata of a missing subscribed topic rather than waiting for the next periodic refresh).
+
 Invariants: records of one partition are returned in offset order, each once per position (a
 :meth:`seek` may go back); a :meth:`getmany` never returns more than ``max_records``; after
 :meth:`close` no task of the consumer is left running.
@@ -94,6 +100,8 @@ class Consumer:
             )
         self._assignment: list[TopicPartition] = []
         self._subscription: list[str] = []
+        self._subscribed_counts: dict[str, int] = {}  # partitions per subscribed topic at the last join
+        self._next_subscription_check = 0.0
         self._fetch_offsets: dict[TopicPartition, int | None] = {}
         self._buffers: dict[TopicPartition, deque[ConsumerRecord]] = {}
         self._high_watermarks: dict[TopicPartition, int] = {}
@@ -152,10 +160,39 @@ class Consumer:
     async def _rejoin(self) -> list[TopicPartition]:
         assert self.group is not None
         assigned = await self.group.join(self._subscription)
+        self._subscribed_counts = await self._partition_counts()
+        self._next_subscription_check = self._subscription_check_after()
         self._fetch_offsets = {}
         self._buffers = {}
         self._set_assignment(assigned)
         return assigned
+
+    async def _partition_counts(self) -> dict[str, int]:
+        """Partitions per subscribed topic that exists, from fresh metadata."""
+        md = await self.cluster.refresh_metadata(self._subscription)
+        return {
+            t: len(md.topics[t].partitions)
+            for t in self._subscription
+            if t in md.topics and not md.topics[t].error_code and md.topics[t].partitions
+        }
+
+    def _subscription_check_after(self) -> float:
+        missing = len(self._subscribed_counts) < len(self._subscription)
+        interval = 1.0 if missing else self.cluster.config.metadata_max_age_ms / 1000
+        return time.monotonic() + interval
+
+    async def _check_subscription(self) -> None:
+        """Rejoin when a subscribed topic's partition count changed since the last join."""
+        assert self.group is not None
+        try:
+            counts = await self._partition_counts()
+        except (ClientError, KafkaError, OSError) as e:  # try again at the next check
+            log.debug("subscription metadata check failed: %s", e)
+            counts = self._subscribed_counts
+        if counts != self._subscribed_counts:
+            log.info("subscribed topics changed (%s -> %s): rejoining", self._subscribed_counts, counts)
+            self.group.needs_rejoin = True
+        self._next_subscription_check = self._subscription_check_after()
 
     # ------------------------------------------------------------------ positions
     def seek(self, tp: TopicPartition, offset: int) -> None:
@@ -245,8 +282,11 @@ class Consumer:
         await self.start()
         deadline = time.monotonic() + timeout_ms / 1000
         while True:
-            if self.group is not None and self._subscription and self.group.needs_rejoin:
-                await self._rejoin()
+            if self.group is not None and self._subscription:
+                if time.monotonic() >= self._next_subscription_check:
+                    await self._check_subscription()
+                if self.group.needs_rejoin:
+                    await self._rejoin()
             out = self._drain(max_records)
             if out:
                 return out
