@@ -17,6 +17,7 @@ from zurau.spark.offsets import (
     split_ranges,
 )
 from zurau.spark.options import (
+    RANGE_FETCH_BYTES,
     EarliestLimit,
     GlobalTimestampLimit,
     LatestLimit,
@@ -92,6 +93,24 @@ def test_option_names_are_case_insensitive_and_parsed() -> None:
     assert cfg["isolation.level"] == "read_committed" and cfg["auto.offset.reset"] == "error"
     assert cfg["enable.auto.commit"] is False and str(cfg["group.id"]).startswith("spark-kafka-source-")
     assert "isolation.level" not in o.admin_config()
+
+
+def test_range_read_fetch_tuning_defaults_and_overrides() -> None:
+    """Executor consumers fetch big and never idle on librdkafka's 1 s queue backoff; kafka.* wins."""
+    cfg = parse_source_options(BASE, streaming=False).consumer_config()
+    assert cfg["max.partition.fetch.bytes"] == RANGE_FETCH_BYTES
+    assert cfg["fetch.queue.backoff.ms"] == 10 and cfg["fetch.wait.max.ms"] == 10
+    own = parse_source_options(
+        {
+            **BASE,
+            "kafka.max.partition.fetch.bytes": "1048576",
+            "kafka.fetch.max.bytes": "4194304",
+            "kafka.fetch.queue.backoff.ms": "100",
+        },
+        streaming=False,
+    ).consumer_config()
+    assert own["max.partition.fetch.bytes"] == "1048576" and own["fetch.max.bytes"] == "4194304"
+    assert own["fetch.queue.backoff.ms"] == "100"
 
 
 def test_defaults_follow_spark() -> None:

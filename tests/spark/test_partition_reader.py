@@ -83,3 +83,33 @@ def test_offsets_missing_at_either_end_are_data_loss(
         _read(bootstrap, topic, 5, 30)
     assert _read(bootstrap, topic, 5, 30, fail=False).column("offset").to_pylist() == list(range(25, 30))
     assert _read(bootstrap, topic, 5, 20, fail=False).num_rows == 0
+
+
+def test_batches_are_sized_by_bytes_and_lose_nothing_at_their_edges(
+    zurau_broker: Any, new_topic: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import zurau.spark.partition_reader as reader
+
+    monkeypatch.setattr(reader, "BATCH_BYTES", 64 << 10)
+    monkeypatch.setattr(reader, "MIN_CONSUME_BATCH", 1)
+    monkeypatch.setattr(reader, "CONSUME_BATCH", 50)
+    bootstrap = zurau_broker.bootstrap_servers
+    topic = new_topic(1)
+    produce(bootstrap, topic, [{"value": b"%06d" % i + b"x" * 4090} for i in range(300)])
+    opts = parse_source_options({"kafka.bootstrap.servers": bootstrap, "subscribe": topic}, streaming=False)
+    batches = list(
+        read_range(
+            opts.consumer_config(),
+            OffsetRange(TopicPartition(topic, 0), 3, 297),
+            include_headers=False,
+            fail_on_data_loss=True,
+            poll_timeout_ms=10_000,
+        )
+    )
+    # After the first batch (at most CONSUME_BATCH) shows the record size, each asks for ~64 KiB:
+    # 15 records of 4 KiB.
+    assert batches[0].num_rows <= 50 and all(b.num_rows <= 16 for b in batches[1:])
+    assert len(batches) >= 1 + (294 - 50) // 16
+    t = pa.Table.from_batches(batches)
+    assert t.column("offset").to_pylist() == list(range(3, 297))
+    assert [v[:6] for v in t.column("value").to_pylist()] == [b"%06d" % i for i in range(3, 297)]

