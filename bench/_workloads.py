@@ -146,10 +146,15 @@ def end_offsets(broker: BrokerUnderTest, topic: str, partitions: int) -> list[in
 
 
 def _producer(
-    broker: BrokerUnderTest, acks: str, compression: str, errors: list[Any] | None = None
+    broker: BrokerUnderTest,
+    acks: str,
+    compression: str,
+    errors: list[Any] | None = None,
+    overrides: dict[str, Any] | None = None,
 ) -> Producer:
-    """A producer with the shared settings; failed deliveries (only those) are appended to ``errors``."""
-    conf = dict(PRODUCER_BASE)
+    """A producer with the shared settings (and ``overrides``); failed deliveries (only those)
+    are appended to ``errors``."""
+    conf = dict(PRODUCER_BASE, **(overrides or {}))
     conf.update(
         {"bootstrap.servers": broker.bootstrap_servers, **broker.client_security(), "acks": acks, "compression.type": compression}
     )
@@ -294,8 +299,10 @@ def latency(
     rate: int,
     seconds: float,
     warmup_seconds: float = 1.0,
+    producer_overrides: dict[str, Any] | None = None,
 ) -> Measurement:
-    """Produce at a fixed ``rate`` for ``seconds`` while a consumer tails the topic.
+    """Produce at a fixed ``rate`` for ``seconds`` while a consumer tails the topic
+    (``producer_overrides``: e.g. ``{"linger.ms": 0}``, on top of :data:`PRODUCER_BASE`).
 
     Produce latency: from ``produce()`` to the delivery report. End-to-end latency: from
     ``produce()`` to the consumer receiving the record. The first ``warmup_seconds`` of records
@@ -345,7 +352,7 @@ def latency(
     th = threading.Thread(target=tail, daemon=True)
     th.start()
     ready.wait(30)
-    p = _producer(broker, acks, "none")
+    p = _producer(broker, acks, "none", overrides=producer_overrides)
     nv = len(values)
     w = _Window(broker)
     t0 = w.t0

@@ -83,6 +83,32 @@ def _lat(b: ZurauBroker) -> Measurement:
     return latency(b, topic=topic, partitions=1, size=1024, acks="all", rate=2000, seconds=8.0)
 
 
+@case("produce 1 KiB acks=all 8p")
+def _p8(b: ZurauBroker) -> Measurement:
+    return _produce(b, 1024, "all", "none", 8)
+
+
+@case("produce 1 KiB acks=all 1000p")
+def _p1000(b: ZurauBroker) -> Measurement:
+    return _produce(b, 1024, "all", "none", 1000)
+
+
+@case("latency 1 KiB acks=all 2000/s 1000p")
+def _lat1000(b: ZurauBroker) -> Measurement:
+    topic = create_topic(b, 1000)
+    return latency(b, topic=topic, partitions=1000, size=1024, acks="all", rate=2000, seconds=8.0)
+
+
+@case("latency 100 B acks=all linger 0 2000/s")
+def _lat_low(b: ZurauBroker) -> Measurement:
+    """The low-rate case: a produce request and a fetch per record or two; CPU per request."""
+    topic = create_topic(b, 1)
+    return latency(
+        b, topic=topic, partitions=1, size=100, acks="all", rate=2000, seconds=8.0,
+        producer_overrides={"linger.ms": 0},
+    )  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.ab", description=__doc__.split("\n")[0])
     ap.add_argument("--before", required=True, type=Path, help="src/ of the earlier tree")
@@ -93,9 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     names = [c.strip() for c in args.cases.split(",") if c.strip()]
     trees = {"before": args.before.resolve(), "after": args.after.resolve()}
     print(
-        "| Case | Tree | Best MB/s | Median broker CPU ms/MB | Median produce p99 ms | Other CPU (cores) | Runs (MB/s @ ms/MB) |"
+        "| Case | Tree | Best MB/s | Median broker CPU ms/MB | Median produce p99 ms | Median broker CPU % core "
+        "| Other CPU (cores) | Runs (MB/s @ ms/MB) |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="zurau-ab-") as tmp:
         for name in names:
             results: dict[str, list[Measurement]] = {k: [] for k in trees}
@@ -107,9 +134,10 @@ def main(argv: list[str] | None = None) -> int:
                 cpu = statistics.median(m.cpu_s_per_mb * 1000 for m in ms)
                 p99 = [m.extra["produce_p99"] for m in ms if "produce_p99" in m.extra]
                 other = statistics.median(m.other_cpu_s / m.seconds for m in ms)
+                core = statistics.median(100 * m.broker_cpu_s / m.seconds for m in ms)
                 print(
                     f"| {name} | {label} | {max(m.mb_per_s for m in ms):.1f} | {cpu:.2f} | "
-                    f"{statistics.median(p99) if p99 else float('nan'):.1f} | {other:.2f} | "
+                    f"{statistics.median(p99) if p99 else float('nan'):.1f} | {core:.1f} | {other:.2f} | "
                     + ", ".join(f"{m.mb_per_s:.0f} @ {m.cpu_s_per_mb * 1000:.2f}" for m in ms)
                     + " |",
                     flush=True,

@@ -2,17 +2,24 @@
 
     .venv/bin/python -m bench.profile produce --size 1024 --acks all --partitions 1
     .venv/bin/python -m bench.profile consume --size 1024 --partitions 1
+    .venv/bin/python -m bench.profile latency --partitions 1000 --cprofile   # without py-spy
 
 Starts Zurau as the bench does, attaches ``py-spy record`` to its pid (as root, or with
 ptrace permitted), runs the workload, and prints the functions with the most samples: self time
 (where the CPU is spent) and inclusive time (which call paths lead there). ``--out`` keeps the
 folded stacks (flamegraph input: ``flamegraph.pl`` or speedscope.app read them).
+
+``--cprofile`` (the fallback when py-spy is not installed) runs the broker under ``cProfile``
+instead and prints its top functions by own and cumulative time when the broker stops (SIGTERM
+ends it cleanly). cProfile times are wall-clock and inflate call-heavy code several times, so read
+its shares as a ranking, and take CPU figures from a run without it.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import pstats
 import shutil
 import subprocess
 import sys
@@ -48,6 +55,16 @@ def summarize(folded: Path, top: int = 30) -> str:
     return "\n".join(lines)
 
 
+class _CProfiledZurau(ZurauBroker):
+    """Zurau run as ``python -m cProfile -o <stats> -m zurau.cli.main ...``."""
+
+    stats_path = ""
+
+    def command(self) -> list[str]:
+        cmd = super().command()
+        return [cmd[0], "-m", "cProfile", "-o", self.stats_path, *cmd[1:]]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__.split("\n")[0])
     ap.add_argument("workload", choices=("produce", "consume", "latency"))
@@ -61,20 +78,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--broker", choices=("zurau", "tansu"), default="zurau")
     ap.add_argument("--no-spy", action="store_true", help="just run the workload (numbers without py-spy)")
     ap.add_argument("--native", action="store_true", help="py-spy --native (C frames too)")
+    ap.add_argument("--cprofile", action="store_true", help="profile with cProfile instead of py-spy")
     ap.add_argument("--top", type=int, default=30)
     ap.add_argument("--out", default=None, help="keep the folded stacks here")
     args = ap.parse_args(argv)
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    cprofile = args.cprofile or (not args.no_spy and not Path(spy).exists())
     with tempfile.TemporaryDirectory(prefix="zurau-profile-") as tmp:
-        cls: type[BrokerUnderTest] = ZurauBroker if args.broker == "zurau" else TansuBroker
-        with cls(Path(tmp)) as b:
+        stats = Path(tmp) / "broker.pstats"
+        b: BrokerUnderTest
+        if cprofile and args.broker == "zurau" and not args.no_spy:
+            b = _CProfiledZurau(Path(tmp))
+            b.stats_path = str(stats)
+        else:
+            cprofile = False
+            b = (ZurauBroker if args.broker == "zurau" else TansuBroker)(Path(tmp))
+        with b:
             topic = create_topic(b, args.partitions)
             if args.workload == "consume":
                 records = args.mb * 1_000_000 // args.size
                 fill(b, topic, args.partitions, args.size, records)
             folded = Path(args.out) if args.out else Path(tmp) / "stacks.txt"
             rec = None
-            if not args.no_spy and args.broker == "zurau":
+            if not args.no_spy and not cprofile and args.broker == "zurau":
                 cmd = [
                     spy,
                     "record",
@@ -131,6 +157,10 @@ def main(argv: list[str] | None = None) -> int:
                 rec.wait(30)
         if rec is not None:
             print(summarize(folded, args.top))
+        if cprofile and stats.exists():
+            st = pstats.Stats(str(stats))
+            st.sort_stats("tottime").print_stats(args.top)
+            st.sort_stats("cumulative").print_stats(args.top)
     return 0
 
 

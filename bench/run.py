@@ -7,7 +7,7 @@ and writes it, with the command that reproduces it, between the markers of BENCH
 
 Sections (``--only`` picks some): ``produce`` (record size x acks x compression x partitions),
 ``consume`` (from offset 0), ``latency`` (produce and end-to-end at a fixed rate), ``partitions``
-(1, 10, 100, 1,000 partitions), ``logsize`` (throughput as a topic grows, and Zurau's storage
+(1, 8, 100, 1,000 partitions, acks=all; ``--partition-counts`` picks others), ``logsize`` (throughput as a topic grows, and Zurau's storage
 alone: append and fetch-by-offset cost against the log's size).
 """
 
@@ -73,7 +73,7 @@ FULL = Scale(
     consume_mb=500,
     latency_seconds=20.0,
     latency_rate=2000,
-    partition_counts=(1, 10, 100, 1000),
+    partition_counts=(1, 8, 100, 1000),
     partition_seconds=4.0,
     partition_latency_seconds=8.0,
     growth_rounds=4,
@@ -87,7 +87,7 @@ QUICK = Scale(
     consume_mb=100,
     latency_seconds=5.0,
     latency_rate=2000,
-    partition_counts=(1, 10, 100, 1000),
+    partition_counts=(1, 8, 100, 1000),
     partition_seconds=1.5,
     partition_latency_seconds=3.0,
     growth_rounds=3,
@@ -159,6 +159,20 @@ GOALS = (
         "Produce latency p99 at 2,000 rec/s",
         lambda r: r.section == "latency" and r.metric == "produce p99",
         1.5,
+        False,
+    ),
+    Goal(
+        "Produce throughput, 1 KiB, acks=all, 1,000 partitions",
+        lambda r: r.section == "partitions" and r.metric == "MB/s" and r.case.endswith(", 1000 partitions"),
+        1.5,
+        True,
+    ),
+    Goal(
+        "Produce latency p99 at 2,000 rec/s, 1,000 partitions",
+        lambda r: (
+            r.section == "partitions" and r.metric == "produce p99" and r.case.endswith(", 1000 partitions")
+        ),
+        1.0,
         False,
     ),
     Goal(
@@ -354,13 +368,13 @@ class Runner:
                     topic=topic,
                     partitions=n,
                     size=1024,
-                    acks="1",
+                    acks="all",
                     compression="none",
                     max_records=s.produce_max_records_1k,
                     max_seconds=s.partition_seconds,
                 )
 
-            self._record_throughput("partitions", f"produce 1 KiB acks=1, {case}", self.each_broker(run_tp))
+            self._record_throughput("partitions", f"produce 1 KiB acks=all, {case}", self.each_broker(run_tp))
 
             def run_lat(b: BrokerUnderTest, n: int = n) -> Measurement:
                 topic = create_topic(b, n)
@@ -572,10 +586,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--repeat", type=int, default=None, help="runs of every case, the same for all (best is kept)"
     )
+    ap.add_argument(
+        "--partition-counts", default=None, help="comma-separated partition counts (partitions section)"
+    )
     args = ap.parse_args(argv)
     scale = QUICK if args.quick else FULL
     if args.repeat:
         scale = Scale(**{**asdict(scale), "repeat": args.repeat})
+    if args.partition_counts:
+        counts = tuple(int(c) for c in args.partition_counts.split(",") if c.strip())
+        scale = Scale(**{**asdict(scale), "partition_counts": counts})
     sections = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = set(sections) - set(SECTIONS)
     if unknown:
@@ -586,6 +606,8 @@ def main(argv: list[str] | None = None) -> int:
         shown += ["--only", args.only]
     if args.repeat:
         shown += ["--repeat", str(args.repeat)]
+    if args.partition_counts:
+        shown += ["--partition-counts", args.partition_counts]
     command = " ".join([".venv/bin/python -m bench.run", *map(shlex.quote, shown)])
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="zurau-bench-") as tmp:

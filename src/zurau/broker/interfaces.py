@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from zurau.metadata.image import MetadataImage
+from zurau.replication.partition import Partition
 from zurau.replication.purgatory import DelayedProduce, FetchPurgatory, TopicPartitionKey
 from zurau.replication.replica_manager import (
     AppendOrigin,
@@ -21,6 +22,7 @@ from zurau.replication.replica_manager import (
     OffsetForTimestamp,
     ReplicaInfo,
 )
+from zurau.replication.replica_selector import ReplicaSelector
 from zurau.storage.partition_log import AppendResult
 from zurau.storage.producer_state import ProducerStateEntry
 
@@ -111,6 +113,14 @@ class ReplicaManagerService(Protocol):
     """The door to partition logs, as the data-plane handlers use it."""
 
     purgatory: FetchPurgatory
+    node_id: int
+    #: KIP-392's replica selector (None: consumers always read from the leader).
+    replica_selector: ReplicaSelector | None
+
+    @property
+    def hosted_partitions(self) -> Mapping[tuple[str, int], Partition]:
+        """Every replica hosted here by (topic, partition), read-only (Fetch's idle check)."""
+        ...
 
     def append_as_leader(
         self,

@@ -12,6 +12,11 @@ Invariants:
 * Tagged fields are written only when their value differs from the default (Kafka does the same;
   librdkafka < 2.2 misreads some tagged fields).
 * Unknown tags are skipped on decode (KIP-482).
+* Consecutive fixed-width fields of a struct (int8 ... int64, uint16, float64) are read and
+  written with one precompiled ``struct.Struct`` (one call instead of one per field).
+* An element of an array of structs may be given *pre-encoded*: a ``bytes`` object holding that
+  element's exact encoding in this version, appended as is. The Fetch handler answers idle
+  partitions this way (:mod:`zurau.broker.handlers._idle_fetch`); every other caller passes dicts.
 
 Strict mode (:func:`set_strict`, or ``ZURAU_STRICT_CODEC=1`` in the environment when this module
 is imported) makes encoding reject a dict holding a key that is no field of its struct in any
@@ -316,6 +321,8 @@ def _array_codec(
     read_len = _length_reader(flexible, wide=True)
     write_len = _length_writer(flexible, wide=True)
 
+    fixed = _FIXED_LAYOUTS.get(el_dec)
+
     def dec(buf: memoryview, pos: int) -> tuple[Any, int]:
         n, pos = read_len(buf, pos)
         if n < 0:
@@ -324,6 +331,10 @@ def _array_codec(
             return None, pos
         if n > len(buf) - pos:  # every element takes at least one byte
             raise DecodeError(f"array {name} claims {n} elements, more than the bytes left")
+        if fixed is not None and n > 1:
+            items_fast = _decode_fixed_array(fixed, buf, pos, n)
+            if items_fast is not None:
+                return items_fast
         items: list[Any] = []
         append = items.append
         for _ in range(n):
@@ -341,7 +352,42 @@ def _array_codec(
         for item in v:
             el_enc(out, item, pieces)
 
+    if isinstance(t.of, Struct):
+
+        def enc_structs(out: bytearray, v: Any, pieces: list) -> None:
+            """As ``enc``; a ``bytes`` element is a pre-encoded struct, appended as is."""
+            if v is None:
+                if not nullable:
+                    raise ValueError(f"array {name} is not nullable in this version")
+                write_len(out, -1)
+                return
+            write_len(out, len(v))
+            for item in v:
+                if type(item) is bytes:
+                    out += item
+                else:
+                    el_enc(out, item, pieces)
+
+        return dec, enc_structs
     return dec, enc
+
+
+def _decode_fixed_array(
+    fixed: tuple[struct.Struct, Callable[[Any, Callable[[Any], None]], bool]],
+    buf: memoryview,
+    pos: int,
+    n: int,
+) -> tuple[list[Any], int] | None:
+    """``n`` elements of a struct of fixed-width fields with one ``iter_unpack``; None (decode
+    them one by one instead) when the bytes run out or an element carries tagged fields."""
+    layout, build = fixed
+    end = pos + n * layout.size
+    if end > len(buf):
+        return None
+    items: list[Any] = []
+    if not build(layout.iter_unpack(buf[pos:end]), items.append):
+        return None
+    return items, end
 
 
 def _nested_struct_codec(
@@ -371,7 +417,7 @@ def _struct_codec(
     fields: tuple[Field, ...], version: int, flexible: bool, path: str = "struct"
 ) -> tuple[Decoder, Encoder]:
     """Decode/encode functions of one struct in one version; ``path`` names it in errors."""
-    regular: list[tuple[str, Decoder, Encoder, Any]] = []
+    regular: list[tuple[str, Decoder, Encoder, Any, Any]] = []
     tagged: dict[int, tuple[str, Decoder, Encoder, Any, bytes]] = {}
     template: dict[str, Any] = {}
     mutable_defaults: list[tuple[str, Any]] = []  # lists/dicts: a fresh copy per decoded message
@@ -394,18 +440,25 @@ def _struct_codec(
             e(wire_default, default, [])
             tagged[f.tag] = (f.name, d, e, default, bytes(wire_default))
         elif f.tag is None:
-            regular.append((f.name, d, e, default))
+            fixed = _FIXED.get(f.type) if isinstance(f.type, str) else None
+            regular.append((f.name, d, e, default, fixed))
         # A tagged field in a non-flexible version does not exist on the wire.
 
-    regular_t = tuple(regular)
+    regular_t = _fuse_fixed_runs(regular)
+    fresh_defaults = tuple((n, _fresh_copier(default)) for n, default in mutable_defaults)
     tagged_sorted = tuple(sorted(tagged.items()))
 
     def dec(buf: memoryview, pos: int) -> tuple[Any, int]:
         out = dict(template)
-        for n, default in mutable_defaults:
-            out[n] = copy.deepcopy(default)
+        for n, fresh in fresh_defaults:
+            out[n] = fresh()
         for name, d, _e, _default in regular_t:
-            out[name], pos = d(buf, pos)
+            if name is None:  # a run of fixed-width fields: d is (names, Struct)
+                names, st = d
+                out.update(zip(names, st.unpack_from(buf, pos), strict=True))
+                pos += st.size
+            else:
+                out[name], pos = d(buf, pos)
         if flexible:
             count, pos = read_uvarint(buf, pos)
             for _ in range(count):
@@ -423,8 +476,11 @@ def _struct_codec(
     def enc(out: bytearray, v: Any, pieces: list) -> None:
         get = v.get
         for name, _d, e, default in regular_t:
-            val = get(name, default)
-            e(out, val, pieces)
+            if name is None:  # a run of fixed-width fields: e is (names, Struct), default the defaults
+                names, st = e
+                out += st.pack(*map(get, names, default))
+            else:
+                e(out, get(name, default), pieces)
         if flexible:
             if not tagged_sorted:
                 out.append(0)
@@ -445,9 +501,87 @@ def _struct_codec(
                 write_uvarint(out, len(tmp))
                 out += tmp
 
+    if not mutable_defaults and len(regular_t) == 1 and regular_t[0][0] is None:
+        # Every regular field fixed-width: an array of these may be read with one iter_unpack.
+        names, st = regular_t[0][1]
+        layout = struct.Struct(st.format + ("B" if flexible else ""))  # + an empty tag buffer
+        _FIXED_LAYOUTS[dec] = (layout, _fixed_rows_builder(names, template, flexible))
     if _strict:
         return dec, _strict_encoder(enc, fields, path)
     return dec, enc
+
+
+#: Struct decoders whose regular fields are all fixed-width (and no list/dict defaults):
+#: decoder -> (Struct of one element, with its tag buffer's count byte when flexible; the rows
+#: builder of :func:`_fixed_rows_builder`).
+_FIXED_LAYOUTS: dict[Any, tuple[struct.Struct, Callable[[Any, Callable[[Any], None]], bool]]] = {}
+
+
+def _fixed_rows_builder(
+    names: tuple[str, ...], template: dict[str, Any], flexible: bool
+) -> Callable[[Any, Callable[[Any], None]], bool]:
+    """``build(rows, append)``: appends one dict per unpacked row (the fields by name, plus the
+    other fields' immutable defaults from ``template``); False as soon as a flexible row's tag
+    count is not 0 (the caller then decodes element by element). Generated as a dict display,
+    the fastest way CPython builds a dict; the names are schema field names (identifiers)."""
+    if not all(n.isidentifier() for n in (*names, *template)):
+        raise ValueError(f"field names must be identifiers: {names}, {list(template)}")
+    row = [f"v{i}" for i in range(len(names))]
+    if flexible:
+        row.append("tags")
+    entries = [f"{n!r}: v{i}" for i, n in enumerate(names)]
+    entries += [f"{k!r}: d{j}" for j, k in enumerate(template)]
+    defaults = "".join(f", d{j}=d{j}" for j in range(len(template)))
+    lines = [
+        f"def build(rows, append{defaults}):",
+        f"    for {', '.join(row)}, in rows:",
+    ]
+    if flexible:
+        lines.append("        if tags:")
+        lines.append("            return False")
+    lines.append(f"        append({{{', '.join(entries)}}})")
+    lines.append("    return True")
+    namespace: dict[str, Any] = {f"d{j}": v for j, v in enumerate(template.values())}
+    exec("\n".join(lines), namespace)  # noqa: S102 - generated from schema field names only
+    build: Callable[[Any, Callable[[Any], None]], bool] = namespace["build"]
+    return build
+
+
+def _fresh_copier(default: Any) -> Callable[[], Any]:
+    """A function giving a fresh copy of a list/dict default per decoded message: a shallow copy
+    when it holds only immutable values (the usual ``[]`` or a struct of scalars), else a deep one."""
+    values = default.values() if isinstance(default, dict) else default
+    if all(not isinstance(v, (list, dict, bytearray, set)) for v in values):
+        return default.copy
+    return lambda: copy.deepcopy(default)
+
+
+def _fuse_fixed_runs(
+    regular: list[tuple[str, Decoder, Encoder, Any, Any]],
+) -> tuple[tuple[Any, Any, Any, Any], ...]:
+    """The regular fields as (name, decoder, encoder, default), where each run of two or more
+    consecutive fixed-width fields (``fixed``: their ``struct.Struct``, else None) becomes one
+    entry (None, (names, Struct), (names, Struct), defaults), read and written with one call."""
+    out: list[tuple[Any, Any, Any, Any]] = []
+    run: list[tuple[str, Decoder, Encoder, Any, Any]] = []
+
+    def flush() -> None:
+        if len(run) == 1:
+            out.append(run[0][:4])
+        elif run:
+            names = tuple(r[0] for r in run)
+            st = struct.Struct(">" + "".join(r[4].format.lstrip(">") for r in run))
+            out.append((None, (names, st), (names, st), tuple(r[3] for r in run)))
+        run.clear()
+
+    for field in regular:
+        if field[4] is not None:
+            run.append(field)
+            continue
+        flush()
+        out.append(field[:4])
+    flush()
+    return tuple(out)
 
 
 def _strict_encoder(enc: Encoder, fields: tuple[Field, ...], path: str) -> Encoder:

@@ -27,6 +27,7 @@ other messages' bytes, such as the consumer protocol's subscription and assignme
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from zurau.protocol.api_keys import ApiKey
@@ -61,8 +62,10 @@ NULL: Any = _Null()
 ``"default": "null"``). Only for a field that is nullable in every version it exists in."""
 
 
+@cache
 def parse_versions(spec: str | None) -> tuple[int, int]:
-    """Parse ``"0+"``, ``"3-7"``, ``"5"`` or ``"none"`` into an inclusive ``(lo, hi)`` range."""
+    """Parse ``"0+"``, ``"3-7"``, ``"5"`` or ``"none"`` into an inclusive ``(lo, hi)`` range
+    (cached: request framing asks for a schema's flexible range on every request)."""
     if spec is None or spec == "none":
         return NO_VERSIONS
     spec = spec.strip()

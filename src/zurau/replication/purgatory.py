@@ -3,7 +3,9 @@
 * :class:`FetchPurgatory`: a waiting fetch (``min_bytes`` / ``max_wait_ms``) registers one future
   on every partition it reads; an append to a partition completes all futures registered on it.
   The fetch then re-reads, so a wake-up is a hint, never a promise of data (spurious wake-ups are
-  harmless).
+  harmless). A fetch may instead register per topic, with the set of that topic's partitions it
+  reads (a mapping topic -> partitions): one registration per topic however many partitions, and
+  an append checks the topic's few waiting fetches.
 * :class:`ProducePurgatory`: an ``acks=all`` produce (a :class:`DelayedProduce`) waits until, for
   each partition it wrote, the high watermark reaches the offset after its last appended record
   (every in-sync replica has the data). It completes when every partition is acknowledged or
@@ -23,6 +25,7 @@ import asyncio
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from contextvars import ContextVar
 
 from zurau.protocol.errors import RequestTimedOutError
@@ -44,17 +47,29 @@ class WaitTime:
 request_wait: ContextVar[WaitTime | None] = ContextVar("zurau_request_wait", default=None)
 
 
+def _release(fut: asyncio.Future[None]) -> None:
+    """A waiting fetch's timeout (a plain timer on its future: cheaper than ``wait_for``)."""
+    if not fut.done():
+        fut.set_result(None)
+
+
 class FetchPurgatory:
     def __init__(self) -> None:
         self._waiters: dict[tuple[str, int], set[asyncio.Future[None]]] = defaultdict(set)
+        # topic -> {waiting fetch: the partitions of the topic it waits on}
+        self._topic_waiters: dict[str, dict[asyncio.Future[None], AbstractSet[int]]] = {}
 
     def watch_count(self) -> int:
         """Number of (waiting fetch, partition) watches (Kafka's ``PurgatorySize``)."""
-        return sum(len(s) for s in self._waiters.values())
+        per_topic = sum(len(parts) for w in self._topic_waiters.values() for parts in w.values())
+        return sum(len(s) for s in self._waiters.values()) + per_topic
 
     def operation_count(self) -> int:
         """Number of fetches waiting (Kafka's ``NumDelayedOperations``)."""
-        return len(set().union(*self._waiters.values())) if self._waiters else 0
+        futures: set[asyncio.Future[None]] = set().union(*self._waiters.values()) if self._waiters else set()
+        for w in self._topic_waiters.values():
+            futures.update(w)
+        return len(futures)
 
     def notify(self, topic: str, partition: int) -> None:
         waiters = self._waiters.pop((topic, partition), None)
@@ -62,26 +77,40 @@ class FetchPurgatory:
             for fut in waiters:
                 if not fut.done():
                     fut.set_result(None)
+        by_topic = self._topic_waiters.get(topic)
+        if by_topic:
+            for fut, parts in by_topic.items():
+                if partition in parts and not fut.done():
+                    fut.set_result(None)
 
     def notify_all(self) -> None:
         for key in list(self._waiters):
             self.notify(*key)
+        for by_topic in self._topic_waiters.values():
+            for fut in by_topic:
+                if not fut.done():
+                    fut.set_result(None)
 
-    async def wait(self, partitions: Iterable[tuple[str, int]], timeout_s: float) -> None:
-        """Wait until any of ``partitions`` gets new data or ``timeout_s`` passes."""
+    async def wait(
+        self, partitions: Iterable[tuple[str, int]] | Mapping[str, AbstractSet[int]], timeout_s: float
+    ) -> None:
+        """Wait until any of ``partitions`` gets new data or ``timeout_s`` passes. ``partitions``:
+        (topic, partition) keys, or a mapping topic -> set of partitions (one watch per topic)."""
         if timeout_s <= 0:
             return
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if isinstance(partitions, Mapping):
+            return await self._wait_topics(fut, partitions, timeout_s)
         keys = list(partitions)
         for key in keys:
             self._waiters[key].add(fut)
         timer = request_wait.get()
         started = time.perf_counter() if timer is not None else 0.0
+        expiry = asyncio.get_running_loop().call_later(timeout_s, _release, fut)
         try:
-            await asyncio.wait_for(fut, timeout_s)
-        except TimeoutError:
-            pass
+            await fut
         finally:
+            expiry.cancel()
             if timer is not None:
                 timer.seconds += time.perf_counter() - started
             for key in keys:
@@ -90,6 +119,28 @@ class FetchPurgatory:
                     s.discard(fut)
                     if not s:
                         del self._waiters[key]
+
+    async def _wait_topics(
+        self, fut: asyncio.Future[None], partitions: Mapping[str, AbstractSet[int]], timeout_s: float
+    ) -> None:
+        topics = [t for t, parts in partitions.items() if parts]
+        for topic in topics:
+            self._topic_waiters.setdefault(topic, {})[fut] = partitions[topic]
+        timer = request_wait.get()
+        started = time.perf_counter() if timer is not None else 0.0
+        expiry = asyncio.get_running_loop().call_later(timeout_s, _release, fut)
+        try:
+            await fut
+        finally:
+            expiry.cancel()
+            if timer is not None:
+                timer.seconds += time.perf_counter() - started
+            for topic in topics:
+                w = self._topic_waiters.get(topic)
+                if w is not None:
+                    w.pop(fut, None)
+                    if not w:
+                        del self._topic_waiters[topic]
 
 
 class DelayedProduce:

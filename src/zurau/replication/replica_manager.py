@@ -203,7 +203,9 @@ class ReplicaManager:
         p = self._partitions.get(key)
         if p is not None:
             return p, False
-        log_ = self.log_manager.get_or_create(topic, index, self.log_config_for(topic))
+        log_ = self.log_manager.get(topic, index)  # loaded at start: no config to resolve
+        if log_ is None:
+            log_ = self.log_manager.get_or_create(topic, index, self.log_config_for(topic))
         p = Partition(
             topic,
             index,
@@ -354,6 +356,12 @@ class ReplicaManager:
 
     def partitions(self) -> list[Partition]:
         return list(self._partitions.values())
+
+    @property
+    def hosted_partitions(self) -> Mapping[tuple[str, int], Partition]:
+        """Every replica hosted here by (topic, partition), read-only (the Fetch handler's idle
+        check looks partitions up here without a call per partition)."""
+        return self._partitions
 
     def stop_hosting(self, topic: str, index: int, delete: bool) -> None:
         if self.fetchers is not None:

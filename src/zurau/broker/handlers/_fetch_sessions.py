@@ -16,7 +16,8 @@ answers, and the session id it returns (the cache itself is :mod:`zurau.broker.f
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from zurau.broker.fetch_session import (
@@ -149,9 +150,11 @@ def topics_to_read(ctx: RequestContext, req: dict[str, Any], fc: FetchContext, r
     return list(groups.values())
 
 
-def wait_keys(fc: FetchContext, keys: list[tuple[str, int]]) -> list[tuple[str, int]]:
+def wait_keys(
+    fc: FetchContext, keys: Mapping[str, AbstractSet[int]]
+) -> list[tuple[str, int]] | Mapping[str, AbstractSet[int]]:
     """What a delayed fetch waits on: every partition of an incremental fetch's session, else
-    the partitions read."""
+    the partitions read (topic -> partitions)."""
     return fc.session.wait_keys() if fc.session is not None else keys
 
 

@@ -20,6 +20,12 @@
   the fetch is answered at once. A follower serves such consumers below its own high watermark
   (OFFSET_OUT_OF_RANGE beyond its log end, after which the consumer returns to the leader);
   consumers of older versions and followers still get NOT_LEADER_OR_FOLLOWER from a follower.
+* Sessionless consumer fetches (librdkafka's, which name every assigned partition each time):
+  an idle partition (fetched at its high watermark / last stable offset, nothing to read) is
+  answered with precomputed bytes instead of a read and an encoded dict
+  (:mod:`zurau.broker.handlers._idle_fetch`), so its cost does not grow with idle partitions
+  beyond a lookup and one ``struct.pack``; a delayed fetch waits on each topic's partition set
+  rather than on every (topic, partition) key.
 * Fetch sessions (KIP-227, v7+, :mod:`zurau.broker.handlers._fetch_sessions`): a full fetch with
   session epoch 0 creates a session; an incremental fetch reads only the session's partitions
   that may have something to send and answers only those that must be sent.
@@ -34,6 +40,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from typing import Any
 
@@ -41,6 +48,7 @@ from zurau.broker.connection import FileRegion
 from zurau.broker.handlers import _fetch_sessions as fetch_sessions
 from zurau.broker.handlers._authz import TOPIC, Op, allowed_names, cluster_allowed
 from zurau.broker.handlers._common import error_of, resolve_topic
+from zurau.broker.handlers._idle_fetch import idle_encoder
 from zurau.broker.handlers._quorum import to_raft
 from zurau.broker.quotas.throttling import fetch_bytes_bound, fetch_throttle_ms
 from zurau.broker.request_context import RequestContext
@@ -73,9 +81,13 @@ def _replica_epoch(req: dict[str, Any]) -> int:
     return int(state.get("replica_epoch", -1)) if state else -1
 
 
-def _read_all(ctx: RequestContext, req: dict[str, Any], topics: list[Any]) -> tuple[list[dict[str, Any]], int, bool]:
+def _read_all(
+    ctx: RequestContext, req: dict[str, Any], topics: list[Any], idle_ok: bool = False
+) -> tuple[list[dict[str, Any]], int, bool]:
     """One pass over every requested partition: (responses, bytes read, any error or diverging
-    epoch, either of which answers at once)."""
+    epoch, either of which answers at once). With ``idle_ok`` (a sessionless consumer fetch and
+    no replica selector) an idle partition's entry is its precomputed bytes (see the module
+    docstring), not a dict."""
     rm = ctx.replica_manager
     replica_id = _replica_id(req)
     replica_epoch = _replica_epoch(req)
@@ -96,10 +108,27 @@ def _read_all(ctx: RequestContext, req: dict[str, Any], topics: list[Any]) -> tu
     any_error = False
     first_data = True
     out = []
+    idle = idle_encoder(ctx.api_version, read_committed) if idle_ok and replica_id < 0 else None
+    hosted = rm.hosted_partitions if idle is not None else {}
+    node_id = rm.node_id if idle is not None else -1
     for (name, topic_id, terr, topic), parts in topics:
-        parts_out = []
+        parts_out: list[Any] = []
+        tname = topic.name if terr is None and topic is not None else None
         for fp in parts:
             index = fp["partition"]
+            if idle is not None and tname is not None:
+                p = hosted.get((tname, index))
+                if p is not None and p.leader_id == node_id:
+                    cle = fp.get("current_leader_epoch", -1)
+                    if cle < 0 or cle == p.leader_epoch:
+                        plog = p.log
+                        hw = plog.high_watermark
+                        lso = plog.last_stable_offset
+                        log_start = plog.log_start_offset
+                        offset = fp["fetch_offset"]
+                        if offset == (lso if read_committed else hw) and offset >= log_start:
+                            parts_out.append(idle(index, hw, lso, log_start))
+                            continue
             entry: dict[str, Any] = {
                 "partition_index": index,
                 "error_code": 0,
@@ -197,23 +226,30 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     if fc.error_code:
         return {"throttle_time_ms": 0, "error_code": fc.error_code, "session_id": 0, "responses": []}
     replica_epoch = _replica_epoch(req)
-    topics, keys = _plan(ctx, req, fetch_sessions.topics_to_read(ctx, req, fc, replica_id, replica_epoch))
-    wait_keys = fetch_sessions.wait_keys(fc, keys)
+    topics = _plan(ctx, req, fetch_sessions.topics_to_read(ctx, req, fc, replica_id, replica_epoch))
+    wait_keys: Any = None  # built at the first wait only
+    # Idle partitions as precomputed bytes: consumers without a session (whose answer is not
+    # filtered per partition afterwards) and without a replica selector (KIP-392).
+    idle_ok = fc.kind == fetch_sessions.SESSIONLESS and not follower and ctx.replica_manager.replica_selector is None
 
     min_bytes = max(req.get("min_bytes", 1), 1)
     deadline = time.monotonic() + max(req.get("max_wait_ms", 0), 0) / 1000
     purgatory = ctx.replica_manager.purgatory
     while True:
-        responses, total, any_error = _read_all(ctx, req, topics)
+        responses, total, any_error = _read_all(ctx, req, topics, idle_ok)
         left = deadline - time.monotonic()
-        if total >= min_bytes or any_error or left <= 0 or not wait_keys or not ctx.running:
+        if total >= min_bytes or any_error or left <= 0 or not ctx.running:
+            break
+        if wait_keys is None:
+            wait_keys = fetch_sessions.wait_keys(fc, _wait_keys(topics))
+        if not wait_keys:
             break
         try:
             await purgatory.wait(wait_keys, left)
         except asyncio.CancelledError:
             raise
         if fc.incremental:  # any partition of the session may have data now
-            topics, _ = _plan(ctx, req, fetch_sessions.topics_to_read(ctx, req, fc, replica_id, replica_epoch))
+            topics = _plan(ctx, req, fetch_sessions.topics_to_read(ctx, req, fc, replica_id, replica_epoch))
     if _replica_id(req) < 0 and (throttle := fetch_throttle_ms(ctx, total)):
         sid = fc.session.id if fc.session is not None else 0  # a throttled full fetch gets no session
         return {"throttle_time_ms": throttle, "error_code": 0, "session_id": sid, "responses": []}
@@ -229,30 +265,32 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": session_id, "responses": responses}
 
 
-def _plan(
-    ctx: RequestContext, req: dict[str, Any], raw: list[fetch_sessions.RawTopic]
-) -> tuple[list[Any], list[tuple[str, int]]]:
-    """The topics to read, resolved (and authorised), and the (topic, partition) keys read."""
+def _plan(ctx: RequestContext, req: dict[str, Any], raw: list[fetch_sessions.RawTopic]) -> list[Any]:
+    """The topics to read, resolved (and authorised)."""
     topics: list[Any] = []
-    keys: list[tuple[str, int]] = []
     for name, topic_id, parts in raw:
         try:
             topic, terr = resolve_topic(ctx, name, topic_id), None
         except KafkaError as e:
             topic, terr = None, e
-        if topic is not None:
-            keys.extend((topic.name, fp["partition"]) for fp in parts)
         topics.append(((name, topic_id, terr, topic), parts))
     if ctx.services.authorizer is not None:
-        topics, keys = _authorized(ctx, req, topics, keys)
-    return topics, keys
+        topics = _authorized(ctx, req, topics)
+    return topics
 
 
-def _authorized(
-    ctx: RequestContext, req: dict[str, Any], topics: list[Any], keys: list[tuple[str, int]]
-) -> tuple[list[Any], list[tuple[str, int]]]:
-    """``topics`` with the refused ones turned into TOPIC_AUTHORIZATION_FAILED, and the keys
-    left to wait on."""
+def _wait_keys(topics: list[Any]) -> dict[str, set[int]]:
+    """What a delayed sessionless fetch waits on: topic name -> the partitions it reads (of the
+    topics that resolved and were authorised)."""
+    keys: dict[str, set[int]] = {}
+    for (_name, _topic_id, _terr, topic), parts in topics:
+        if topic is not None:
+            keys.setdefault(topic.name, set()).update([fp["partition"] for fp in parts])
+    return keys
+
+
+def _authorized(ctx: RequestContext, req: dict[str, Any], topics: list[Any]) -> list[Any]:
+    """``topics`` with the refused ones turned into TOPIC_AUTHORIZATION_FAILED."""
     ok_names: set[str] | None
     if _replica_id(req) >= 0:
         ok_names = None if cluster_allowed(ctx, Op.CLUSTER_ACTION) else set()
@@ -260,14 +298,14 @@ def _authorized(
         names = (topic.name if topic is not None else name for (name, _, _, topic), _ in topics)
         ok_names = allowed_names(ctx, Op.READ, TOPIC, (n for n in names if n))
     if ok_names is None:
-        return topics, keys
+        return topics
     out = []
     for (name, topic_id, terr, topic), parts in topics:
         key = topic.name if topic is not None else name
         if key not in ok_names and not (topic is None and name is None):  # an unknown id stays UNKNOWN_TOPIC_ID
             terr, topic = TopicAuthorizationFailedError("Topic authorization failed."), None
         out.append(((name, topic_id, terr, topic), parts))
-    return out, [k for k in keys if k[0] in ok_names]
+    return out
 
 
 def _record(ctx: RequestContext, topics: list[Any], responses: list[dict[str, Any]], follower: bool) -> None:
@@ -278,6 +316,8 @@ def _record(ctx: RequestContext, topics: list[Any], responses: list[dict[str, An
         if topic is None:
             continue
         for entry in t["partitions"]:
+            if type(entry) is bytes:  # an idle partition
+                continue
             data = entry["records"]
             if type(data) is LogReadSlice:
                 metrics.fetched(topic.name, data.size, follower)
@@ -285,14 +325,28 @@ def _record(ctx: RequestContext, topics: list[Any], responses: list[dict[str, An
                 metrics.fetch_failed(topic.name)
 
 
+#: Slices up to this size are read into the response (one ``pread``) rather than sent as a
+#: file region: a region costs a ``dup``, a ``sendfile`` and a ``close`` and splits the response
+#: into two writes, which at low rates (a record or a few per fetch) is most of a fetch's cost.
+SMALL_SLICE_BYTES = 16 * 1024
+
+
 def _to_file_regions(responses: list[dict[str, Any]]) -> None:
-    """Turn the log slices read into file regions the connection sends with ``os.sendfile``.
+    """Turn the log slices read into file regions the connection sends with ``os.sendfile``, or
+    into bytes for small ones (:data:`SMALL_SLICE_BYTES`).
 
     Runs right after the last read, with no await in between, so every slice's descriptor is
     still open; each region keeps its own duplicate of it until the response is written.
     """
     for t in responses:
         for entry in t["partitions"]:
+            if type(entry) is bytes:  # an idle partition
+                continue
             data = entry["records"]
             if type(data) is LogReadSlice:
+                if data.size <= SMALL_SLICE_BYTES:
+                    chunk = os.pread(data.fd, data.size, data.position)
+                    if len(chunk) == data.size:
+                        entry["records"] = chunk
+                        continue
                 entry["records"] = FileRegion(data.fd, data.position, data.size)
