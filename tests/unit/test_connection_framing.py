@@ -104,3 +104,23 @@ def test_a_bad_size_prefix_closes_the_connection(size: int) -> None:
     _feed(conn, struct.pack(">i", size) + b"x" * 10, random.Random(0))
     assert conn.closed_reason is not None and "socket.request.max.bytes" in conn.closed_reason
     assert conn.frames == []
+
+
+def test_a_connection_holds_a_receive_buffer_only_while_a_frame_is_unfinished() -> None:
+    """Idle connections cost no receive buffer: it is given back once every byte was framed,
+    and two connections alternating reuse the same one."""
+    rng = random.Random(1)
+    frames, stream = _stream(rng, [10, 5000, 10])
+    a, b = _Capture(), _Capture()
+    assert a._rbuf is None and b._rbuf is None
+    _feed(a, stream[:7], rng)  # part of the first frame: the buffer is held
+    held = a._rbuf
+    assert held is not None
+    _feed(a, stream[7:], rng)
+    assert a._rbuf is None and [bytes(f) for f in a.frames] == frames
+    buf = b.get_buffer(-1)  # the next readable connection reuses the freed buffer
+    assert b._rbuf is held
+    one = struct.pack(">i", 3) + b"abc"
+    buf[: len(one)] = one
+    b.buffer_updated(len(one))
+    assert b._rbuf is None and [bytes(f) for f in b.frames] == [b"abc"]

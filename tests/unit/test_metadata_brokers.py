@@ -35,8 +35,11 @@ from zurau.metadata.records import (
     encode_record,
 )
 from zurau.protocol import errors as E
+from zurau.protocol.codec import compile_struct
 from zurau.protocol.frame import RequestHeader
 from zurau.protocol.primitives import DecodeError
+from zurau.protocol.schemas.metadata import SCHEMA as METADATA
+from zurau.protocol.schemas.metadata import TOPIC
 
 CLUSTER = "test-cluster"
 EMPTY = MetadataImage(CLUSTER)
@@ -563,6 +566,14 @@ def _ctx(image: MetadataImage, *, listener: str = "INTERNAL", version: int = 12,
     return RequestContext(RequestHeader(api_key, version, 1, "test"), cast(Any, services), "127.0.0.1:1", listener)
 
 
+def _metadata(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    """The Metadata handler's answer with topic entries it gave pre-encoded decoded back."""
+    resp = metadata.handle(ctx, req)
+    dec, _enc = compile_struct(TOPIC.fields, ctx.api_version, METADATA.is_flexible(ctx.api_version))
+    resp["topics"] = [dec(memoryview(t), 0)[0] if isinstance(t, bytes) else t for t in resp["topics"]]
+    return resp
+
+
 def _with_topic(image: MetadataImage, name: str, leaders: list[tuple[tuple[int, ...], int]]) -> MetadataImage:
     tid = uuid.uuid5(uuid.NAMESPACE_DNS, name)
     return image.apply(
@@ -574,7 +585,7 @@ def _with_topic(image: MetadataImage, name: str, leaders: list[tuple[tuple[int, 
 def test_metadata_lists_live_brokers_on_the_clients_listener() -> None:
     image = _cluster((1, "a"), (2, "b"), (3, None), fenced=(3,))
     image = _with_topic(image, "t", [((1, 2), 1), ((3, 1), 3), ((4, 2), 4)])
-    resp = metadata.handle(_ctx(image, controller_id=2), {"topics": None})
+    resp = _metadata(_ctx(image, controller_id=2), {"topics": None})
     assert resp["brokers"] == [
         {"node_id": 1, "host": "i1", "port": 19001, "rack": "a"},
         {"node_id": 2, "host": "i2", "port": 19002, "rack": "b"},
@@ -586,14 +597,14 @@ def test_metadata_lists_live_brokers_on_the_clients_listener() -> None:
     assert p1["replica_nodes"] == [3, 1] and p1["isr_nodes"] == [3, 1]
     assert (p2["error_code"], p2["leader_id"], p2["offline_replicas"]) == (E.LeaderNotAvailableError.code, -1, [4])
     # an unknown listener name (or none): each broker's first endpoint; no controller known: -1
-    resp = metadata.handle(_ctx(image, listener=""), {"topics": None})
+    resp = _metadata(_ctx(image, listener=""), {"topics": None})
     assert [(b["host"], b["port"]) for b in resp["brokers"]] == [("b1", 9001), ("b2", 9002)]
     assert resp["controller_id"] == -1
 
 
 def test_metadata_without_registrations_answers_as_a_single_node() -> None:
     image = _with_topic(EMPTY, "t", [((1,), 1)])
-    resp = metadata.handle(_ctx(image), {"topics": None})
+    resp = _metadata(_ctx(image), {"topics": None})
     assert resp["brokers"] == [{"node_id": 1, "host": "local", "port": 9092, "rack": None}]
     assert resp["controller_id"] == 1
     assert resp["topics"][0]["partitions"][0]["leader_id"] == 1
@@ -659,3 +670,26 @@ def test_find_coordinator_batch_and_single_node() -> None:
     assert (resp["error_code"], resp["node_id"], resp["host"], resp["port"]) == (0, 1, "local", 9092)
     bad = find_coordinator.handle(single, {"key": "g", "key_type": 2})
     assert bad["error_code"] == E.InvalidRequestError.code
+
+
+@pytest.mark.parametrize("version", [1, 9, 12])
+def test_metadata_topic_entries_are_encoded_once_per_topic_image(version: int) -> None:
+    """The cached encoding of a topic entry is the codec's encoding of the entry's dict, reused
+    while the topic and the broker registrations are unchanged and redone when either changes."""
+    image = _with_topic(_cluster((1, "a"), (2, "b")), "cached", [((1, 2), 1), ((2, 1), 2)])
+    first = metadata.handle(_ctx(image, version=version), {"topics": None})["topics"]
+    again = metadata.handle(_ctx(image, version=version), {"topics": None})["topics"]
+    assert isinstance(first[0], bytes) and again[0] is first[0]
+    _dec, enc = compile_struct(TOPIC.fields, version, METADATA.is_flexible(version))
+    t = image.get("cached")
+    assert t is not None
+    out = bytearray()
+    enc(out, metadata._topic_entry(_ctx(image, version=version), image, t, False), [])
+    assert first[0] == bytes(out)
+    # Broker 2 fenced: the same topic image, other registrations -> partition 1 loses its leader.
+    fenced = image.apply([FenceBrokerRecord(2, 102)])
+    p1 = _metadata(_ctx(fenced, version=version), {"topics": None})["topics"][0]["partitions"][1]
+    assert (p1["error_code"], p1["leader_id"]) == (E.LeaderNotAvailableError.code, -1)
+    # A new partition: a new topic image, a new entry.
+    grown = fenced.apply([PartitionRecord(2, uuid.uuid5(uuid.NAMESPACE_DNS, "cached"), (1,), (1,), 1)])
+    assert len(_metadata(_ctx(grown, version=version), {"topics": None})["topics"][0]["partitions"]) == 3

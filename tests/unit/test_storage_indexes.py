@@ -166,3 +166,51 @@ def test_log_config_from_topic_config() -> None:
         LogConfig(message_timestamp_type="WallClock")
     with pytest.raises(InvalidConfigError):
         LogConfig(cleanup_policy="shred")
+
+
+# -- descriptors ---------------------------------------------------------------------------------
+
+
+def test_index_append_descriptors_are_bounded_and_reopen_on_demand(tmp_path: Path) -> None:
+    """With a bound of 4 writers, 6 logs written in turn keep at most 4 index descriptors open;
+    an index whose descriptor was closed reopens it on its next write, and no entry is lost."""
+    from zurau.protocol.records.builder import build_batch
+    from zurau.storage.abstract_index import open_writers, set_max_open_writers
+    from zurau.storage.partition_log import PartitionLog
+
+    cfg = LogConfig(index_interval_bytes=1)
+    now = 1_700_000_000_000
+    logs = [PartitionLog.open(tmp_path / f"t-{i}", "t", i, cfg, now_ms=now) for i in range(6)]
+    set_max_open_writers(4)
+    try:
+        for n in range(5):
+            for log in logs:
+                batch = build_batch([(None, b"v%d" % n, [], now + n)])
+                log.append(batch, leader_epoch=0, now_ms=now + n)
+                assert open_writers() <= 4
+        logs[0].flush()  # its writers were closed by the others: flushing reopens read-only
+        for log in logs:
+            log.close()
+        assert open_writers() == 0
+    finally:
+        set_max_open_writers(None)
+    for i in range(6):
+        index = OffsetIndex(tmp_path / f"t-{i}" / f"{0:020d}.index", 0, max_entries=100)
+        assert [index.lookup(o).offset for o in range(5)] == [0, 1, 2, 3, 4]
+        times = TimeIndex(tmp_path / f"t-{i}" / f"{0:020d}.timeindex", 0, max_entries=100)
+        assert times.last_entry() == (now + 4, 4)
+
+
+def test_open_files_limit_is_raised_and_checked(caplog: pytest.LogCaptureFixture) -> None:
+    import resource
+
+    from zurau.storage.file_limits import check_open_files, raise_open_files_limit
+
+    soft_before, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    soft = raise_open_files_limit()
+    assert soft >= soft_before and resource.getrlimit(resource.RLIMIT_NOFILE)[0] == soft
+    assert check_open_files(10)
+    if soft != resource.RLIM_INFINITY:
+        with caplog.at_level("WARNING", logger="zurau.storage"):
+            assert not check_open_files(soft)
+        assert "ulimit -n" in caplog.text

@@ -257,3 +257,44 @@ def test_state_is_rebuilt_without_any_snapshot(tmp_path: Path) -> None:
     assert append(log, pbatch(0, 3, epoch=5)).duplicate
     with pytest.raises(InvalidProducerEpochError):
         append(log, pbatch(3, epoch=4))
+
+
+def test_a_short_replay_writes_no_snapshot_and_replays_again_next_time(tmp_path: Path) -> None:
+    """Opening after a crash replays the batches after the newest snapshot; fewer than
+    SNAPSHOT_AFTER_REPLAYED_BATCHES write no new snapshot file, and the state is the same
+    however many times the log is opened so."""
+    from zurau.storage.partition_log import SNAPSHOT_AFTER_REPLAYED_BATCHES
+
+    d = tmp_path / "t-0"
+    log = open_log(d)
+    for seq in range(0, 10, 2):
+        append(log, pbatch(seq, 2, epoch=1))
+    assert 5 < SNAPSHOT_AFTER_REPLAYED_BATCHES
+    for _ in range(2):
+        for seg in log._segments:  # crash: no close, no final snapshot
+            seg.close_fd()
+        log = open_log(d)
+        assert not list(d.glob("*.snapshot"))
+        entry = log.producer_entry(PID)
+        assert entry is not None and (entry.producer_epoch, entry.last_seq) == (1, 9)
+        assert append(log, pbatch(8, 2, epoch=1)).duplicate
+    assert append(log, pbatch(10, epoch=1)).base_offset == 10
+
+
+def test_a_clean_stop_without_writes_keeps_the_loaded_snapshot_file(tmp_path: Path) -> None:
+    d = tmp_path / "t-0"
+    log = open_log(d)
+    append(log, pbatch(0, 3, epoch=1))
+    log.close()
+    (snap,) = d.glob("*.snapshot")
+    inode = snap.stat().st_ino
+    log = open_log(d)
+    log.close()  # nothing happened since the open: the same file stays
+    assert [(p.name, p.stat().st_ino) for p in d.glob("*.snapshot")] == [(snap.name, inode)]
+    log = open_log(d)
+    append(log, pbatch(3, epoch=1))
+    log.close()
+    assert len(list(d.glob("*.snapshot"))) == 2
+    log = open_log(d)
+    entry = log.producer_entry(PID)
+    assert entry is not None and entry.last_seq == 3

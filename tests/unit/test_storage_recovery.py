@@ -235,3 +235,79 @@ def test_kill_9_never_loses_an_acknowledged_append(tmp_path: Path) -> None:
     log = open_log(d)
     assert log.log_end_offset >= acked[-1] + 1
     assert set(acked) <= set(offsets_readable(log))
+
+
+def _index_files(d: Path, base: int) -> list[Path]:
+    return [d / f"{base:020d}.index", d / f"{base:020d}.timeindex"]
+
+
+def test_recovery_leaves_an_index_that_matches_the_log_untouched(tmp_path: Path) -> None:
+    """After a kill -9 the rebuilt index of a segment is the one on disk: no file is replaced
+    (restarting 10,000 partitions would otherwise create 20,000 files)."""
+    d = tmp_path / "t-0"
+    log = fill(d)
+    last_base = log.segment_base_offsets()[-1]
+    leo = log.log_end_offset
+    abandon(log)
+    before = [(p.stat().st_ino, p.read_bytes()) for p in _index_files(d, last_base)]
+    assert before[0][1], "the test needs index entries"
+    log = open_log(d)
+    assert [(p.stat().st_ino, p.read_bytes()) for p in _index_files(d, last_base)] == before
+    assert log.log_end_offset == leo
+    assert offsets_readable(log) == list(range(leo))
+
+
+def test_torn_tail_rewrites_the_index_without_entries_past_the_cut(tmp_path: Path) -> None:
+    """Index entries naming batches a torn tail lost are gone after recovery, on disk too, and
+    a second unclean open finds the same log."""
+    d = tmp_path / "t-0"
+    cfg = LogConfig(segment_bytes=1 << 20, index_interval_bytes=100)
+    log = PartitionLog.open(d, "t", 0, cfg, now_ms=NOW)
+    for i in range(40):
+        log.append(make_batch(i), leader_epoch=0, now_ms=NOW)
+    base = log.segment_base_offsets()[-1]
+    abandon(log)
+    seg_file = d / f"{base:020d}.log"
+    cut = seg_file.stat().st_size // 2 + 3  # inside a batch, with index entries beyond it
+    with open(seg_file, "r+b") as f:
+        f.truncate(cut)
+    index = _index_files(d, base)[0]
+    entries_before = index.stat().st_size // 8
+    log = PartitionLog.open(d, "t", 0, cfg, now_ms=NOW)
+    leo = log.log_end_offset
+    assert 0 < leo < 40
+    raw = index.read_bytes()
+    positions = [int.from_bytes(raw[i + 4 : i + 8], "big") for i in range(0, len(raw), 8)]
+    assert 0 < len(positions) < entries_before
+    assert all(p < seg_file.stat().st_size for p in positions)
+    assert offsets_readable(log) == list(range(leo))
+    abandon(log)
+    log = PartitionLog.open(d, "t", 0, cfg, now_ms=NOW)
+    assert log.log_end_offset == leo and index.read_bytes() == raw
+    assert log.append(make_batch(99), leader_epoch=0, now_ms=NOW).base_offset == leo
+
+
+def test_the_final_time_index_entry_of_a_clean_close_survives_recovery(tmp_path: Path) -> None:
+    """A clean close adds (largest timestamp, its offset) to the time index; a later crash
+    recovery that finds the file ending with exactly that entry keeps the file as it is, and
+    one whose log moved on rebuilds it."""
+    d = tmp_path / "t-0"
+    cfg = LogConfig(segment_bytes=1 << 20, index_interval_bytes=4096)
+    log = PartitionLog.open(d, "t", 0, cfg, now_ms=NOW)
+    for i in range(3):
+        log.append(make_batch(i), leader_epoch=0, now_ms=NOW)
+    log.close()
+    timeindex = _index_files(d, 0)[1]
+    before = (timeindex.stat().st_ino, timeindex.read_bytes())
+    assert len(before[1]) == 12  # the final entry, and no other
+    log = PartitionLog.open(d, "t", 0, cfg, now_ms=NOW)
+    abandon(log)
+    log = PartitionLog.open(d, "t", 0, cfg, now_ms=NOW)  # recovery (no clean-shutdown state)
+    assert (timeindex.stat().st_ino, timeindex.read_bytes()) == before
+    found = log.offset_for_timestamp(NOW + 2)
+    assert found == (2, NOW + 2)
+    log.append(make_batch(7), leader_epoch=0, now_ms=NOW)
+    abandon(log)
+    log = PartitionLog.open(d, "t", 0, cfg, now_ms=NOW)
+    assert timeindex.read_bytes() == b""  # the old final entry no longer names the largest timestamp
+    assert offsets_readable(log) == [0, 1, 2, 3]

@@ -21,6 +21,10 @@ are sliced out of one reusable receive buffer (one copy each, several frames per
 of ``DIRECT_FRAME_BYTES`` or more gets a ``bytearray`` of its exact size that the socket reads
 into directly, so a produce payload of 1 MiB reaches its handler with no copy after the kernel's.
 Every frame handed on is a private, writable ``bytearray`` (the produce path patches offsets in it).
+A connection holds a receive buffer only while bytes of an unfinished frame are in it: the buffer
+is taken from a process-wide free list when the socket becomes readable and given back once every
+received byte was framed, so an idle connection costs no buffer (1,000 idle clients would
+otherwise pin 256 MB).
 
 Sending: a response is one ``writelines`` of its buffers. Fetched record bytes arrive as
 :class:`FileRegion` pieces (a range of a segment file) and go out with ``os.sendfile`` straight
@@ -63,8 +67,25 @@ MAX_IN_FLIGHT = 64
 RECEIVE_BUFFER_BYTES = 256 * 1024  # reused for headers and small frames
 DIRECT_FRAME_BYTES = 64 * 1024  # frames this large are received straight into their own buffer
 TLS_WRITE_BYTES = 64 * 1024  # fetched file bytes go to a TLS transport in pieces of this size
+RECEIVE_BUFFERS_KEPT = 64  # free receive buffers kept for reuse (the rest are freed)
 _NO_RESPONSE = object()
 _SIZE = struct.Struct(">i")
+# Free receive buffers, each with its memoryview. Shared by every connection of the process
+# (brokers in several threads too: list.append and list.pop are atomic under the GIL).
+_free_buffers: list[tuple[bytearray, memoryview]] = []
+
+
+def _take_buffer() -> tuple[bytearray, memoryview]:
+    try:
+        return _free_buffers.pop()
+    except IndexError:
+        buf = bytearray(RECEIVE_BUFFER_BYTES)
+        return buf, memoryview(buf)
+
+
+def _give_buffer(buf: bytearray, view: memoryview) -> None:
+    if len(_free_buffers) < RECEIVE_BUFFERS_KEPT:
+        _free_buffers.append((buf, view))
 
 
 class FileRegion:
@@ -151,9 +172,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.host = host
         self.listener = listener  # the name of the listener that accepted this connection
         self.max_frame_bytes = host.services.config.socket_request_max_bytes
-        # Receive buffer: bytes [_rstart, _rend) are received and not yet framed.
-        self._rbuf = bytearray(RECEIVE_BUFFER_BYTES)
-        self._rview = memoryview(self._rbuf)
+        # Receive buffer (None while empty, see _take_buffer): bytes [_rstart, _rend) are
+        # received and not yet framed.
+        self._rbuf: bytearray | None = None
+        self._rview: memoryview | None = None
         self._rstart = 0
         self._rend = 0
         # A large frame being received directly: its buffer and how much of it is filled.
@@ -210,6 +232,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
     def get_buffer(self, sizehint: int) -> memoryview:
         if self._frame_view is not None:
             return self._frame_view[self._frame_filled :]
+        if self._rview is None:
+            self._rbuf, self._rview = _take_buffer()
         return self._rview[self._rend :]
 
     def idle_for(self, now: float) -> float:
@@ -236,7 +260,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
 
     def _split_frames(self) -> None:
         """Hand on every whole frame in the receive buffer; set up a direct read for a large one."""
-        buf = self._rbuf
+        buf, view = self._rbuf, self._rview
+        if buf is None or view is None:
+            return  # nothing received since the buffer was given back
         pos, end = self._rstart, self._rend
         while end - pos >= 4 and not self._closed and not self._muted:
             (size,) = _SIZE.unpack_from(buf, pos)
@@ -255,19 +281,22 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 if size >= DIRECT_FRAME_BYTES:
                     # Receive the rest straight into the frame's own buffer.
                     frame = bytearray(size)
-                    frame[: end - start] = self._rview[start:end]
+                    frame[: end - start] = view[start:end]
                     self._frame, self._frame_view = frame, memoryview(frame)
                     self._frame_filled = end - start
                     pos = end
                 else:  # a small frame that does not fit behind: move it to the front
-                    self._rview[: end - pos] = self._rview[pos:end]  # memmove: may overlap
+                    view[: end - pos] = view[pos:end]  # memmove: may overlap
                     end -= pos
                     pos = 0
             break
         if pos == end:
             pos = end = 0
+            if not self._closed:  # every byte framed: the buffer goes back to the free list
+                self._rbuf = self._rview = None
+                _give_buffer(buf, view)
         elif end == len(buf):
-            self._rview[: end - pos] = self._rview[pos:end]  # memmove: may overlap
+            view[: end - pos] = view[pos:end]  # memmove: may overlap
             end -= pos
             pos = 0
         self._rstart, self._rend = pos, end

@@ -37,12 +37,15 @@ import os
 import re
 import shutil
 import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from zurau.protocol.errors import InvalidTopicError, KafkaStorageError
+from zurau.storage.abstract_index import set_max_open_writers
 from zurau.storage.checkpoint import fsync_dir, read_offsets_checkpoint, write_offsets_checkpoint
+from zurau.storage.file_limits import check_open_files, raise_open_files_limit
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_flush import FlushPlan
 from zurau.storage.partition_log import DELETE_DIR_SUFFIX, PartitionLog
@@ -105,8 +108,11 @@ class LogManager:
         self._checkpoint_seq = itertools.count(1)
         self._checkpoint_lock = threading.Lock()
         self._checkpoint_written = 0
+        raise_open_files_limit()
+        set_max_open_writers(None)  # the bound follows the (maybe raised) limit
         for d in self.log_dirs:
             self._load_dir(d)
+        check_open_files(sum(log.segment_count for log in self._logs.values()))
 
     # -- loading ---------------------------------------------------------------------------------
 
@@ -119,6 +125,7 @@ class LogManager:
         start_offsets = read_offsets_checkpoint(log_dir / LOG_START_OFFSET_CHECKPOINT)
         high_watermarks = read_offsets_checkpoint(log_dir / HIGH_WATERMARK_CHECKPOINT)
         now = self.now_ms()
+        configs: dict[str, LogConfig] = {}  # per topic: resolved once, not once per partition
         for entry in sorted(os.listdir(log_dir)):
             path = log_dir / entry
             if not path.is_dir():
@@ -136,7 +143,9 @@ class LogManager:
                 raise KafkaStorageError(
                     f"partition {tp[0]}-{tp[1]} found in both {self._dir_of[tp]} and {log_dir}"
                 )
-            config = self._config_for(tp[0]) if self._config_for is not None else self.default_config
+            config = configs.get(tp[0]) or self.default_config
+            if tp[0] not in configs and self._config_for is not None:
+                config = configs[tp[0]] = self._config_for(tp[0])
             log = PartitionLog.open(
                 path,
                 tp[0],
@@ -168,10 +177,11 @@ class LogManager:
         _check_topic(topic)
         if partition < 0:
             raise KafkaStorageError(f"illegal partition {partition}")
-        counts = {d: 0 for d in self.log_dirs}
-        for d in self._dir_of.values():
-            counts[d] += 1
-        log_dir = min(self.log_dirs, key=lambda d: counts[d])
+        if len(self.log_dirs) == 1:
+            log_dir = self.log_dirs[0]
+        else:  # the dir holding the fewest (counting is linear: not once per partition of 10,000)
+            counts = Counter(self._dir_of.values())
+            log_dir = min(self.log_dirs, key=lambda d: counts[d])
         log = PartitionLog.open(
             log_dir / f"{topic}-{partition}",
             topic,
@@ -182,6 +192,8 @@ class LogManager:
         fsync_dir(log_dir)
         self._logs[tp] = log
         self._dir_of[tp] = log_dir
+        if len(self._logs) % 1000 == 0:
+            check_open_files(sum(lg.segment_count for lg in self._logs.values()))
         return log
 
     def all_logs(self) -> list[PartitionLog]:

@@ -181,8 +181,8 @@ class LogSegment:
         truncated (0 if all was valid).
         """
         file_size = os.fstat(self.fd).st_size
-        self.offset_index.reset()
-        self.time_index.reset()
+        self.offset_index.start_rebuild()
+        self.time_index.start_rebuild()
         self.max_timestamp = NO_TIMESTAMP
         self.offset_of_max_timestamp = self.base_offset
         self.bytes_since_last_index_entry = 0
@@ -224,6 +224,12 @@ class LogSegment:
             os.ftruncate(self.fd, pos)
         self.size = pos
         self.next_offset = next_offset
+        # A segment closed cleanly once got a final time-index entry, (largest timestamp, its
+        # offset), that no index interval accounts for; when the file still ends with exactly
+        # that entry it is kept (it is valid, and the file then needs no rewrite).
+        final = self.time_index.last_entry_on_disk()
+        if final == (self.max_timestamp, self.offset_of_max_timestamp):
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp, skip_full_check=True)
         self.offset_index.rewrite()
         self.time_index.rewrite()
         return truncated

@@ -80,6 +80,11 @@ from zurau.storage.producer_state import SNAPSHOT_SUFFIX, ProducerStateEntry, Pr
 from zurau.storage.txn_index import AbortedTxn, AbortedTxnIndex
 
 DELETE_DIR_SUFFIX = "-delete"
+# Opening a log replays the batches after its newest producer snapshot; it writes a new snapshot
+# (so the next opening replays less) only when it replayed at least this many. Fewer are cheaper
+# to replay again than a file is to write: a restart of 10,000 partitions that each got a few
+# batches since their last roll would otherwise create 10,000 files.
+SNAPSHOT_AFTER_REPLAYED_BATCHES = 1000
 _STRAY_SUFFIXES = (".tmp", ".cleaned", ".deleted", ".swap")
 
 
@@ -272,8 +277,10 @@ class PartitionLog:
 
         Swaps of cleaned segments that a crash interrupted are completed first (segment_swap).
         """
-        segment_swap.recover_interrupted_swaps(directory)
         names = os.listdir(directory)
+        if any(n.endswith(segment_swap.SWAP_SUFFIX) for n in names):  # else there is nothing to do
+            segment_swap.recover_interrupted_swaps(directory)
+            names = os.listdir(directory)
         bases: list[int] = []
         for name in names:
             if name.endswith(_STRAY_SUFFIXES):
@@ -298,13 +305,14 @@ class PartitionLog:
         start = snap if snap is not None else self._segments[0].base_offset
         # Aborted-txn entries at or above the replay start are recomputed from the log below.
         self._txn_index.load(self._bases, keep_below=start)
-        replayed = start < leo
-        if replayed:
+        replayed = 0  # batches read
+        if start < leo:
             i = max(0, bisect_right(self._bases, start) - 1)
             producers = self._producer_state.producers
             for seg in self._segments[i:]:
                 pos = seg.offset_index.lookup(start).position if seg.base_offset <= start else 0
                 for bpos, h in seg.iter_headers(pos):
+                    replayed += 1
                     if h.producer_id >= 0 and h.base_offset + h.last_offset_delta >= start:
                         if h.is_control:
                             entry = producers.get(h.producer_id)
@@ -325,7 +333,7 @@ class PartitionLog:
             for pid, e in self._producer_state.producers.items()
             if e.current_txn_first_offset >= 0
         }
-        if take_snapshot and replayed:
+        if take_snapshot and replayed >= SNAPSHOT_AFTER_REPLAYED_BATCHES:
             self._producer_state.take_snapshot(leo)
 
     # ------------------------------------------------------------------------------------------

@@ -81,6 +81,14 @@ class TimeIndex(AbstractIndex):
             return TimestampOffset(NO_TIMESTAMP, self.base_offset)
         return TimestampOffset(keys[-1], self.base_offset + values[-1])
 
+    def last_entry_on_disk(self) -> TimestampOffset | None:
+        """The file's last whole entry, whatever the in-memory copy holds (None: no entry)."""
+        raw = self._read_last_raw()
+        if raw is None:
+            return None
+        t, rel = _ENTRY.unpack(raw)
+        return TimestampOffset(t, self.base_offset + rel)
+
     def maybe_append(self, timestamp: int, offset: int, *, skip_full_check: bool = False) -> bool:
         """Append ``(timestamp, offset)`` if ``timestamp`` is larger than the last entry's.
 
