@@ -12,34 +12,27 @@ temp dir), printed at the end.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
-from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 from typer.testing import CliRunner
 
+from tests.support.browser import console_errors, headless_chromium, screenshot_dir
 from tests.support.connect_rest import ConnectRest
 from zurau import EmbeddedBroker, EmbeddedRegistry
 from zurau.cli.main import app as cli_app
 from zurau.console.embedded_console import EmbeddedConsole
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
 BIG = 1_000_000
 NEEDLE_AT = 987_654
 
@@ -80,11 +73,8 @@ def console(broker: EmbeddedBroker, registry: EmbeddedRegistry, connect: Connect
 
 @pytest.fixture(scope="module")
 def screenshots(request: pytest.FixtureRequest) -> Iterator[Path]:
-    """``$ZURAU_ARTIFACTS/console-screenshots`` (default: the temp dir), emptied first: the last
-    run's screenshots stay there for people and CI to pick up."""
-    path = Path(os.environ.get("ZURAU_ARTIFACTS") or tempfile.gettempdir()) / "zurau-console-screenshots"
-    shutil.rmtree(path, ignore_errors=True)
-    path.mkdir(parents=True)
+    """Where the screenshots go (see ``screenshot_dir``); their count is reported at the end."""
+    path = screenshot_dir("zurau-console-screenshots")
     yield path
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     line = f"console screenshots: {path} ({len(list(path.glob('*.png')))} files)"
@@ -96,17 +86,8 @@ def screenshots(request: pytest.FixtureRequest) -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[WebDriver]:
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1400,1100"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
-    try:
+    with headless_chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 CHART_STATE = """
@@ -116,11 +97,6 @@ const series = {};
 for (const p of svg.querySelectorAll("path[data-series]")) series[p.dataset.series] = p.dataset.last;
 return {points: svg.dataset.points || null, last: svg.dataset.last || null, series: series};
 """
-
-
-def console_errors(driver: WebDriver) -> list[dict[str, Any]]:
-    """Browser log entries at SEVERE level since the last call (reading the log clears it)."""
-    return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
 
 def open_page(driver: WebDriver, url: str, ready_css: str, timeout: float = 30) -> None:

@@ -8,46 +8,30 @@ the browser's console; logging out brings the form back. Screenshots go to
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.compat.test_console_chromium import CHROMEDRIVER, CHROMIUM, console_errors, error_banner, open_page
+from tests.compat.test_console_chromium import error_banner, open_page
+from tests.support.browser import console_errors, headless_chromium, screenshot_dir
 from tests.support.sasl_broker import SASL, USERS, create_topics, sasl_broker
 from zurau.console.embedded_console import EmbeddedConsole
 
 
 @pytest.fixture(scope="module")
 def screenshots() -> Path:
-    path = Path(os.environ.get("ZURAU_ARTIFACTS") or tempfile.gettempdir()) / "zurau-console-login-screenshots"
-    shutil.rmtree(path, ignore_errors=True)
-    path.mkdir(parents=True)
-    return path
+    return screenshot_dir("zurau-console-login-screenshots")
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[WebDriver]:
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1400,900"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
-    try:
+    with headless_chromium(900) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def submit_login(driver: WebDriver, user: str, password: str) -> None:

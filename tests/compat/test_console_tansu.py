@@ -15,9 +15,6 @@ lack most admin APIs). Screenshots go to
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,14 +22,13 @@ import httpx
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.compat.test_console_chromium import CHROMEDRIVER, CHROMIUM, console_errors, error_banner, open_page
+from tests.compat.test_console_chromium import error_banner, open_page
 from tests.component.test_console_unsupported_apis import HIDDEN, console_seeing, fill
+from tests.support.browser import console_errors, headless_chromium, screenshot_dir
 from zurau.console.embedded_console import EmbeddedConsole
 from zurau.protocol.api_keys import ApiKey
 from zurau.testing.broker_process import free_port
@@ -51,25 +47,13 @@ def tansu(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TansuProcess]:
 
 @pytest.fixture(scope="module")
 def screenshots() -> Path:
-    path = Path(os.environ.get("ZURAU_ARTIFACTS") or tempfile.gettempdir()) / "zurau-console-tansu-screenshots"
-    shutil.rmtree(path, ignore_errors=True)
-    path.mkdir(parents=True)
-    return path
+    return screenshot_dir("zurau-console-tansu-screenshots")
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[WebDriver]:
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1400,1100"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
-    try:
+    with headless_chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def fill_tansu(bootstrap: str) -> None:
@@ -145,7 +129,10 @@ def test_every_page_works_against_tansu(browser: WebDriver, tansu: TansuProcess,
         form.find_element(By.NAME, "value").send_keys('{"hello": "tansu"}')
         form.find_element(By.CSS_SELECTOR, "select[name=encoding] option[value=json]").click()
         form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-        WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=notice]"))
+        # The config edit's notice is still shown until the produce answers: wait for a new one.
+        WebDriverWait(browser, 20).until(
+            lambda d: any(e.text != "retention.ms set to 7200000" for e in d.find_elements(By.CSS_SELECTOR, "[data-testid=notice]"))
+        )
         notice = browser.find_element(By.CSS_SELECTOR, "[data-testid=notice]").text
         assert notice == f"produced to partition 1 at offset {PER_PARTITION}", notice
         browser.save_screenshot(str(screenshots / "tansu-produced.png"))
@@ -169,6 +156,7 @@ def test_every_page_works_against_tansu(browser: WebDriver, tansu: TansuProcess,
         WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=reset-plan] tbody tr"))
         browser.save_screenshot(str(screenshots / "tansu-group-reset-preview.png"))
         assert console_errors(browser) == []
+        browser.get("about:blank")  # no page of this console polls it after it stops
 
 
 def test_pages_say_what_a_broker_does_not_serve(
@@ -179,7 +167,8 @@ def test_pages_say_what_a_broker_does_not_serve(
     older than the console speaks: each page shows why in place of the feature, with no error."""
     with console_seeing(monkeypatch, HIDDEN, {ApiKey.OFFSET_FETCH: (0, 1)}) as (broker, console):
         topic, group = fill(broker)
-        console_errors(browser)
+        browser.get("about:blank")
+        console_errors(browser)  # drop what earlier tests' pages logged
         pages = [
             ("overview", "#/", "[data-feature=disk_use]"),
             ("topics", "#/topics", "[data-feature=create_topic]"),
