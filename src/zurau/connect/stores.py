@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import logging
 import os
 import re
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -384,9 +386,16 @@ class OffsetStore:
 
 
 class FileOffsetStore(OffsetStore):
+    """Standalone mode's offsets: one JSON file, replaced atomically (write a temporary file,
+    fsync, rename). Several tasks flush concurrently: each write holds a lock, and a snapshot
+    older than one already written is skipped, so the file only moves forward."""
+
     def __init__(self, path: Path) -> None:
         super().__init__()
         self.path = path
+        self._write_lock = threading.Lock()
+        self._snapshots = itertools.count(1)
+        self._written = 0  # the newest snapshot on disk (guarded by _write_lock)
 
     async def start(self) -> None:
         if self.path.exists():
@@ -400,15 +409,20 @@ class FileOffsetStore(OffsetStore):
     async def put(self, connector: str, offsets: Mapping[bytes, dict[str, Any] | None]) -> None:
         await super().put(connector, offsets)
         text = dumps({k.decode(): v for k, v in self.data.items()})
+        snapshot = next(self._snapshots)
         tmp = self.path.with_name(self.path.name + ".tmp")
         self.path.parent.mkdir(parents=True, exist_ok=True)
 
         def write() -> None:
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
+            with self._write_lock:
+                if snapshot < self._written:
+                    return  # a newer snapshot (which includes this one's offsets) is on disk
+                with open(tmp, "w", encoding="utf-8") as f:
+                    f.write(text)
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(tmp, self.path)
+                self._written = snapshot
 
         await asyncio.to_thread(write)
 
