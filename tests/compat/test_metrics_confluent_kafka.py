@@ -200,9 +200,11 @@ def test_a_join_waiting_for_the_rebalance_is_remote_time(broker: EmbeddedBroker)
     samples = scrape(broker.metrics_url or "")
     join = (("request", "JoinGroup"),)
     # The first join waits group.initial.rebalance.delay.ms (300 ms) for more members: in the
-    # coordinator, not in the handler.
+    # coordinator, not in the handler. The event loop may fire that timer up to its clock
+    # resolution early, and the remote time starts once the handler parked the request, so the
+    # bound has a few milliseconds of slack (0.2996 s was seen).
     remote = samples[("kafka_network_requestmetrics_remotetime_seconds_sum", join)]
-    assert remote >= 0.3
+    assert remote >= 0.28
     assert samples[("kafka_network_requestmetrics_localtime_seconds_sum", join)] < remote
     group = (("protocol", "classic"), ("state", "Empty"))
     assert samples[("kafka_server_group_coordinator_metrics_group_count", group)] >= 1
