@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zurau.broker.auth.authorizer import StandardAuthorizer
+from zurau.broker.auth.broker_client_security import controller_client_security, inter_broker_client_security
 from zurau.broker.dispatcher import api_version_ranges, load_handlers
 from zurau.broker.metadata_publisher import MetadataPublisher
 from zurau.broker.quotas.client_quota_manager import ClientQuotaManager
@@ -363,7 +364,9 @@ class Broker:
         if cfg.is_controller and not cfg.controller_listener_names:
             raise KafkaStorageError("a controller needs controller.listener.names naming one of its listeners")
         controller = QuorumController(cfg, lambda: (self.node_id,))
-        self.kraft = KRaftManager(cfg, cluster_id, metadata_dir, self.clock, controller)
+        self.kraft = KRaftManager(
+            cfg, cluster_id, metadata_dir, self.clock, controller, security=controller_client_security(cfg)
+        )
         self.kraft.raft.on_fatal = self._on_fatal
         self.controller = self.kraft.channel  # type: ignore[assignment]
         channel = self.kraft.channel
@@ -407,6 +410,7 @@ class Broker:
         cfg = self.config
         rm = self.replica_manager
         listener = cfg.inter_broker_listener_name
+        security = inter_broker_client_security(cfg)
 
         def topic_id(name: str) -> uuid.UUID | None:
             t = image().get(name)
@@ -431,6 +435,7 @@ class Broker:
                 socket_timeout_ms=cfg.get("replica.socket.timeout.ms"),
             ),
             num_fetchers=cfg.get("num.replica.fetchers"),
+            security=security,
         )
         self.alter_partitions = AlterPartitionManager(
             node_id=self.node_id,
@@ -458,7 +463,8 @@ class Broker:
 
         # Transaction markers for partitions led elsewhere go to their leaders (WriteTxnMarkers).
         self.marker_channel = TxnMarkerChannel(
-            self.node_id, leader_of, lambda b: image().endpoint(b, listener), cfg.get("request.timeout.ms")
+            self.node_id, leader_of, lambda b: image().endpoint(b, listener), cfg.get("request.timeout.ms"),
+            security=security,
         )
         self.txn_coordinator.marker_channel = self.marker_channel
         self.txn_coordinator.verify_unknown_producers = True
@@ -469,7 +475,8 @@ class Broker:
                 return leader_of(TRANSACTION_STATE_TOPIC, txns.partition_for(transactional_id))
 
             self.verification_channel = TxnVerificationChannel(
-                self.node_id, coordinator_of, lambda b: image().endpoint(b, listener), cfg.get("request.timeout.ms")
+                self.node_id, coordinator_of, lambda b: image().endpoint(b, listener), cfg.get("request.timeout.ms"),
+                security=security,
             )
             txns.verification_channel = self.verification_channel
 

@@ -1173,7 +1173,7 @@ BROKER_CONFIGS: dict[str, ConfigDef] = _table([
     ConfigDef("sasl.enabled.mechanisms", _LI, ("GSSAPI",), None, _M,
               "SASL mechanisms offered to clients.", dynamic=True),
     ConfigDef("sasl.mechanism.inter.broker.protocol", _S, "GSSAPI", None, _M,
-              "SASL mechanism brokers use with each other.", dynamic=True),
+              "SASL mechanism brokers use with each other (read at start-up)."),
     ConfigDef("sasl.mechanism.controller.protocol", _S, "GSSAPI", None, _H,
               "SASL mechanism used towards controllers."),
     ConfigDef("ssl.keystore.type", _S, "JKS", None, _M,
@@ -1227,6 +1227,12 @@ BROKER_CONFIGS: dict[str, ConfigDef] = _table([
               "Claim of an OAUTHBEARER token holding the principal's name."),
     ConfigDef("sasl.oauthbearer.scope.claim.name", _S, "scope", None, _LO,
               "Claim of an OAUTHBEARER token holding its scope."),
+    ConfigDef("sasl.oauthbearer.token.endpoint.url", _S, None, None, _M,
+              "For the broker's own OAUTHBEARER login: file: URL of a file holding its JWT (read "
+              "at every authentication)."),
+    ConfigDef("sasl.login.callback.handler.class", _C, None, None, _M,
+              "Login callback handler of the broker's own SASL login (for OAUTHBEARER: Kafka's "
+              "OAuthBearerLoginCallbackHandler or the unsecured one)."),
     ConfigDef("sasl.oauthbearer.clock.skew.seconds", _I, 30, _at_least(0), _LO,
               "Clock difference with the token issuer tolerated when checking exp and iat."),
 ])
@@ -1259,11 +1265,6 @@ _INERT: dict[str, str] = {
     "queued.max.requests": _NO_QUEUE,
     "queued.max.request.bytes": _NO_QUEUE,
     "ssl.protocol": "the TLS versions a listener accepts are ssl.enabled.protocols (TLSv1.2 and TLSv1.3)",
-    "ssl.endpoint.identification.algorithm": "the broker opens no outgoing TLS connections",
-    "sasl.mechanism.inter.broker.protocol": (
-        "brokers reach each other without SASL (in a cluster the inter-broker listener is PLAINTEXT)"
-    ),
-    "sasl.mechanism.controller.protocol": "controllers reach each other without SASL",
     "fetch.purgatory.purge.interval.requests": _PURGATORY,
     "producer.purgatory.purge.interval.requests": _PURGATORY,
     "delete.records.purgatory.purge.interval.requests": _PURGATORY,
@@ -2034,7 +2035,10 @@ SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 _LISTENER_SCOPED = ("connections.max.reauth.ms",)
 _JAAS = "sasl.jaas.config"
 #: Configs read per SASL mechanism (``listener.name.<listener>.<mechanism>.<config>``).
-_MECHANISM_SCOPED = ("connections.max.reauth.ms", "sasl.server.callback.handler.class", "sasl.oauthbearer.")
+_MECHANISM_SCOPED = (
+    "connections.max.reauth.ms", "sasl.server.callback.handler.class", "sasl.login.callback.handler.class",
+    "sasl.oauthbearer.",
+)
 
 
 def _check_listener_override(cfg: BrokerConfig, key: str, raw: str) -> None:
@@ -2043,9 +2047,11 @@ def _check_listener_override(cfg: BrokerConfig, key: str, raw: str) -> None:
     config, optionally prefixed with its lower-case SASL mechanism), with a valid value."""
     rest = key[len(_LISTENER_PREFIX) :]
     listener, _, name = rest.partition(".")
-    if listener.upper() not in {lst.name for lst in cfg._listeners}:
+    # A broker-only node configures the controller listener it dials (Kafka's rule too).
+    if listener.upper() not in {lst.name for lst in cfg._listeners} | set(cfg.controller_listener_names):
         raise ConfigError(
-            f"{key} names listener {listener}, which is not in listeners", name=key, reason="unknown listener"
+            f"{key} names listener {listener}, which is not in listeners or controller.listener.names",
+            name=key, reason="unknown listener",
         )
     mech, _, rest = name.partition(".")
     if name == _JAAS or (rest == _JAAS and mech.upper() in SASL_MECHANISMS):
@@ -2092,15 +2098,6 @@ def _check_supported(cfg: BrokerConfig) -> None:
                 raise ConfigError(f"{name} is not supported by Zurau: {reason}", name=name, reason=reason)
     for name, raw in sorted(cfg.listener_overrides.items()):
         _check_listener_override(cfg, name, raw)
-    if len(cfg._voters) > 1 or cfg._values["controller.quorum.bootstrap.servers"]:
-        for name in (cfg.inter_broker_listener_name, *cfg.controller_listener_names):
-            if cfg._protocol_map.get(name, "PLAINTEXT") != "PLAINTEXT":
-                raise _not_supported(
-                    "listener.security.protocol.map",
-                    cfg._values["listener.security.protocol.map"],
-                    f"listener {name} carries traffic between brokers and controllers, which Zurau "
-                    "sends only over PLAINTEXT",
-                )
     for lst in cfg._listeners:
         if cfg._protocol_map[lst.name].startswith("SASL_"):
             mechanisms = cfg.listener_config(lst.name, "sasl.enabled.mechanisms")

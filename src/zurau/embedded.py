@@ -28,6 +28,11 @@ SCRAM-SHA-512, each user with its password for all three (the SCRAM credentials 
 the metadata log at start). ``client_config(user)`` gives the Kafka client properties that
 connect (``bootstrap.servers``, ``security.protocol``, ``ssl.ca.location``, ``sasl.*``), for
 confluent-kafka, kcat and ``zurau.client.ClientConfig.from_props`` alike.
+
+``EmbeddedCluster(3, security="SASL_SSL", users=...)`` secures a cluster the same way, and the
+traffic between its nodes too: replication, transaction markers, Raft and broker heartbeats run
+over the same protocol, the nodes logging in with PLAIN as the internal user ``zurau-broker``
+(a random password, added to ``super.users`` so that ACLs never lock the brokers out).
 """
 
 from __future__ import annotations
@@ -79,6 +84,36 @@ def secure_props(security: str, users: Mapping[str, str], tls_dir: Path | None) 
             "org.apache.kafka.common.security.plain.PlainLoginModule required "
             + " ".join(f"user_{name}={_jaas_quote(pw)}" for name, pw in users.items()) + ";"
         )
+    return props
+
+
+#: The user the nodes of a secured EmbeddedCluster log in to each other as.
+INTERNAL_USER = "zurau-broker"
+
+
+def cluster_secure_props(
+    security: str, users: Mapping[str, str], tls_dir: Path | None, internal_password: str, super_users: str | None
+) -> dict[str, str]:
+    """Security configs shared by every node of a secured :class:`EmbeddedCluster`: the client
+    listener (named after ``security``) is also the inter-broker listener, and the controller
+    listener uses the same protocol; the nodes authenticate to both as :data:`INTERNAL_USER`."""
+    props = secure_props(security, users, tls_dir)
+    del props["listeners"]
+    props["listener.security.protocol.map"] = f"{security}:{security},CONTROLLER:{security}"
+    if tls_dir is not None:
+        props["ssl.truststore.type"] = "PEM"
+        props["ssl.truststore.location"] = str(tls_dir / "zurau-embedded-ca.pem")
+    if security.startswith("SASL_"):
+        accounts = {**users, INTERNAL_USER: internal_password}
+        login = f"username={_jaas_quote(INTERNAL_USER)} password={_jaas_quote(internal_password)} "
+        module = "org.apache.kafka.common.security.plain.PlainLoginModule required "
+        users_option = " ".join(f"user_{name}={_jaas_quote(pw)}" for name, pw in accounts.items())
+        for listener in (security, "CONTROLLER"):
+            props[f"listener.name.{listener.lower()}.plain.sasl.jaas.config"] = module + login + users_option + ";"
+        props["listener.name.controller.sasl.enabled.mechanisms"] = "PLAIN"
+        props["sasl.mechanism.inter.broker.protocol"] = "PLAIN"
+        props["sasl.mechanism.controller.protocol"] = "PLAIN"
+        props["super.users"] = ";".join(filter(None, (super_users, f"User:{INTERNAL_USER}")))
     return props
 
 
@@ -173,33 +208,13 @@ class EmbeddedBroker:
 
     def client_config(self, user: str | None = None) -> dict[str, str]:
         """Kafka client properties that reach this broker as ``user`` (default: the first user)."""
-        props = {"bootstrap.servers": self.bootstrap_servers, "security.protocol": self.security}
-        if self.ca_location is not None:
-            props["ssl.ca.location"] = self.ca_location
-        if self.security.startswith("SASL_"):
-            name = user if user is not None else next(iter(self.users))
-            props.update({"sasl.mechanism": self.sasl_mechanism, "sasl.username": name,
-                          "sasl.password": self.users[name]})
-        return props
-
-    def _scram_upsertions(self) -> list[dict[str, Any]]:
-        out = []
-        for name, password in self.users.items() if self.security.startswith("SASL_") else ():
-            for mech in _SCRAM:
-                salt = secrets.token_bytes(32)
-                out.append({"name": name, "mechanism": int(mech), "iterations": MIN_ITERATIONS, "salt": salt,
-                            "salted_password": salted_password(mech, password, salt, MIN_ITERATIONS)})
-        return out
+        return _client_config(self.bootstrap_servers, self.security, self.ca_location, self.sasl_mechanism,
+                              self.users, user)
 
     async def _start_broker(self) -> None:
         """Start the broker, then store the users' SCRAM credentials (secured brokers)."""
         await self.broker.start()
-        upsertions = self._scram_upsertions()
-        if upsertions:
-            results = await self.broker.controller.alter_user_scram_credentials([], upsertions)
-            failed = [r for r in results if r["error_code"]]
-            if failed:
-                raise RuntimeError(f"cannot store SCRAM credentials: {failed}")
+        await _store_scram_credentials(self.broker, self.security, self.users)
 
     @property
     def running(self) -> bool:
@@ -323,6 +338,33 @@ class EmbeddedBroker:
             shutil.rmtree(self._tls_dir, ignore_errors=True)
 
 
+def _client_config(
+    bootstrap: str, security: str, ca_location: str | None, mechanism: str, users: Mapping[str, str], user: str | None
+) -> dict[str, str]:
+    props = {"bootstrap.servers": bootstrap, "security.protocol": security}
+    if ca_location is not None:
+        props["ssl.ca.location"] = ca_location
+    if security.startswith("SASL_"):
+        name = user if user is not None else next(iter(users))
+        props.update({"sasl.mechanism": mechanism, "sasl.username": name, "sasl.password": users[name]})
+    return props
+
+
+async def _store_scram_credentials(broker: Broker, security: str, users: Mapping[str, str]) -> None:
+    """Each user's SCRAM-SHA-256 and -512 credentials, written through the (active) controller."""
+    upsertions = []
+    for name, password in users.items() if security.startswith("SASL_") else ():
+        for mech in _SCRAM:
+            salt = secrets.token_bytes(32)
+            upsertions.append({"name": name, "mechanism": int(mech), "iterations": MIN_ITERATIONS, "salt": salt,
+                               "salted_password": salted_password(mech, password, salt, MIN_ITERATIONS)})
+    if upsertions:
+        results = await broker.controller.alter_user_scram_credentials([], upsertions)
+        failed = [r for r in results if r["error_code"]]
+        if failed:
+            raise RuntimeError(f"cannot store SCRAM credentials: {failed}")
+
+
 async def _call(fn: Any, *args: Any) -> Any:
     result = fn(*args)
     if asyncio.iscoroutine(result):
@@ -385,15 +427,28 @@ class EmbeddedCluster:
         nodes: int = 3,
         data_dir: str | Path | None = None,
         node_configs: Mapping[int, Mapping[str, Any]] | None = None,
+        *,
+        security: str = "PLAINTEXT",
+        users: Mapping[str, str] | None = None,
+        sasl_mechanism: str = "PLAIN",
         **configs: Any,
     ) -> None:
         """``configs`` apply to every node; ``node_configs`` maps a node id to its own overrides
-        (e.g. ``{1: {"broker.rack": "a"}}``)."""
+        (e.g. ``{1: {"broker.rack": "a"}}``); ``security``, ``users`` and ``sasl_mechanism`` as
+        for :class:`EmbeddedBroker` (see the module docstring)."""
         from zurau.metadata.metadata_log import MetaProperties, format_dirs
         from zurau.metadata.topic_names import new_cluster_id
 
         if nodes < 1:
             raise ValueError("a cluster needs at least one node")
+        security = security.upper()
+        if security not in SECURITY_PROTOCOLS:
+            raise ValueError(f"security must be one of {', '.join(SECURITY_PROTOCOLS)}, not {security}")
+        self.security = security
+        self.users = dict(users or {})
+        self.sasl_mechanism = sasl_mechanism.upper()
+        self._tls_dir = Path(tempfile.mkdtemp(prefix="zurau-tls-")) if security.endswith("SSL") else None
+        self._internal_password = secrets.token_urlsafe(24)
         self._own_dir = data_dir is None
         self.data_dir = Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="zurau-cluster-"))
         self.cluster_id = new_cluster_id()
@@ -401,17 +456,25 @@ class EmbeddedCluster:
         voters = ",".join(f"{i}@127.0.0.1:{p}" for i, p in enumerate(ports, start=1))
         self.configs: list[BrokerConfig] = []
         try:
+            secured: dict[str, str] = {}
+            if security != "PLAINTEXT":
+                super_users = configs.pop("super.users", configs.pop("super_users", None))
+                secured = cluster_secure_props(
+                    security, self.users, self._tls_dir, self._internal_password, super_users
+                )
             for i, port in enumerate(ports, start=1):
                 node_dir = self.data_dir / f"node-{i}"
-                props = broker_props(node_dir, {**configs, **(node_configs or {}).get(i, {})})
+                props = broker_props(node_dir, {**secured, **configs, **(node_configs or {}).get(i, {})})
                 props.update(
                     {
                         "process.roles": "broker,controller",
                         "node.id": str(i),
                         "controller.quorum.voters": voters,
-                        "listeners": f"PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:{port}",
+                        "listeners": f"{security}://127.0.0.1:0,CONTROLLER://127.0.0.1:{port}",
                         "controller.listener.names": "CONTROLLER",
-                        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                        "listener.security.protocol.map": secured.get(
+                            "listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+                        ),
                     }
                 )
                 self.configs.append(BrokerConfig.from_props(props))
@@ -470,6 +533,18 @@ class EmbeddedCluster:
             await self._stop_all()
             raise errors[0]
         await self.wait_for_brokers()
+        first = next(b for b in self.brokers if b is not None)
+        await _store_scram_credentials(first, self.security, self.users)
+
+    @property
+    def ca_location(self) -> str | None:
+        """The generated CA certificate (PEM) that TLS clients trust; None without TLS."""
+        return None if self._tls_dir is None else str(self._tls_dir / "zurau-embedded-ca.pem")
+
+    def client_config(self, user: str | None = None) -> dict[str, str]:
+        """Kafka client properties that reach the cluster as ``user`` (default: the first user)."""
+        return _client_config(self.bootstrap_servers, self.security, self.ca_location, self.sasl_mechanism,
+                              self.users, user)
 
     async def wait_for_brokers(self, timeout: float = 30.0) -> None:
         """Until every running node's metadata lists every running node as a live broker."""
@@ -519,7 +594,9 @@ class EmbeddedCluster:
         from zurau.client.admin import AdminClient, NewTopic
         from zurau.client.config import ClientConfig
 
-        async with AdminClient(ClientConfig.from_props({"bootstrap.servers": self.bootstrap_servers})) as admin:
+        props = _client_config(self.bootstrap_servers, self.security, self.ca_location, "PLAIN",
+                               {INTERNAL_USER: self._internal_password}, INTERNAL_USER)
+        async with AdminClient(ClientConfig.from_props(props)) as admin:
             results = await admin.create_topics([NewTopic(name, partitions, 1, dict(configs or {}))])
         err = results.get(name)
         if err is not None:
@@ -573,3 +650,5 @@ class EmbeddedCluster:
     def _cleanup_dir(self) -> None:
         if self._own_dir:
             shutil.rmtree(self.data_dir, ignore_errors=True)
+        if self._tls_dir is not None:
+            shutil.rmtree(self._tls_dir, ignore_errors=True)

@@ -194,13 +194,14 @@ def test_listener_security_resolves_overrides_and_refuses_incomplete_tls(tmp_pat
     })
     with pytest.raises(ConfigError, match="defines no users"):
         listener_security(no_users, "SASL_PLAINTEXT")
-    # In a cluster, brokers and controllers talk to each other over PLAINTEXT only.
-    with pytest.raises(ConfigError, match="listener SSL carries traffic between brokers"):
-        BrokerConfig({
-            "process.roles": "broker", "node.id": "2", "controller.quorum.voters": "1@h:9093,3@h:9095",
-            "controller.listener.names": "CONTROLLER", "listeners": "SSL://:9092",
-            "listener.security.protocol.map": "SSL:SSL,CONTROLLER:PLAINTEXT", "inter.broker.listener.name": "SSL",
-        })
+    # In a cluster, brokers and controllers may talk to each other over TLS (see
+    # test_broker_client_security.py for the node's own side of those connections).
+    cluster = BrokerConfig({
+        "process.roles": "broker", "node.id": "2", "controller.quorum.voters": "1@h:9093,3@h:9095",
+        "controller.listener.names": "CONTROLLER", "listeners": "SSL://:9092",
+        "listener.security.protocol.map": "SSL:SSL,CONTROLLER:SSL", "inter.broker.listener.name": "SSL",
+    })
+    assert cluster.inter_broker_listener_name == "SSL"
 
 
 def test_inline_pem_material_loads(tmp_path: Path) -> None:

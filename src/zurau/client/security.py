@@ -79,6 +79,9 @@ class ClientSecurity:
     oauthbearer_config: str | None = None  # librdkafka's sasl.oauthbearer.config (unsecured JWT)
     oauthbearer_unsecure_jwt: bool = False
     oauthbearer_token_provider: Callable[[], str] | None = field(default=None, repr=False, compare=False)
+    #: A ready TLS context, used instead of the ``ssl.*`` files (a broker's own outgoing
+    #: connections: its listener's PEM material, possibly inline, reloaded when it changes).
+    ssl_context_provider: Callable[[], ssl.SSLContext] | None = field(default=None, repr=False, compare=False)
 
     @property
     def uses_tls(self) -> bool:
@@ -147,6 +150,8 @@ class ClientSecurity:
         """A client TLS context (None for PLAINTEXT and SASL_PLAINTEXT)."""
         if not self.uses_tls:
             return None
+        if self.ssl_context_provider is not None:
+            return self.ssl_context_provider()
         try:
             ctx = ssl.create_default_context(cafile=self.ca_location)
             ctx.minimum_version = ssl.TLSVersion.TLSv1_2

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable
 
 from zurau.client.connection import BrokerConnection, ConnectionCache
 from zurau.client.errors import ClientError
+from zurau.client.security import ClientSecurity
 from zurau.coordinator.inter_broker import inter_broker_connection
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
@@ -92,11 +93,13 @@ class TxnVerificationChannel:
         coordinator_of: Callable[[str], int],
         endpoint: Callable[[int], tuple[str, int] | None],
         request_timeout_ms: int = 30_000,
+        security: ClientSecurity | None = None,
     ) -> None:
         self.node_id = node_id
         self.coordinator_of = coordinator_of
         self.endpoint = endpoint
         self.request_timeout_ms = request_timeout_ms
+        self.security = security
         self._closed = False
         self._conns: ConnectionCache[int] = ConnectionCache(self._new_connection, request_timeout_ms / 1000)
 
@@ -106,6 +109,7 @@ class TxnVerificationChannel:
             broker_id,
             client_id=f"zurau-txn-verify-{self.node_id}",
             request_timeout_ms=self.request_timeout_ms,
+            security=self.security,
             unreachable=CoordinatorNotAvailableError,
         )
 

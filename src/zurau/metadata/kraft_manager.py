@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from zurau.client.errors import ClientError
+from zurau.client.security import ClientSecurity
 from zurau.clock import Clock
 from zurau.config import BrokerConfig
 from zurau.metadata.controller import QuorumController
@@ -74,7 +75,9 @@ class KRaftManager:
         metadata_dir: Path,
         clock: Clock,
         controller: QuorumController,
+        security: ClientSecurity | None = None,
     ) -> None:
+        """``security``: TLS/SASL of this node's connections to the controller listener."""
         self.config = cfg
         self.node_id = cfg.node_id
         self.cluster_id = cluster_id
@@ -108,6 +111,7 @@ class KRaftManager:
                 bootstrap_servers=cfg.controller_quorum_bootstrap_servers,
                 directory_id=directory_id(metadata_dir) if self.dynamic else NO_DIRECTORY,
                 controller_listener=self.controller_listener,
+                security=security,
             )
         except BaseException:
             self.log.close()

@@ -46,6 +46,7 @@ from typing import Any, Protocol
 
 from zurau.client.connection import BrokerConnection, ConnectionCache
 from zurau.client.errors import ClientError
+from zurau.client.security import ClientSecurity
 from zurau.clock import Clock
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
@@ -141,6 +142,7 @@ class RaftClient:
         bootstrap_servers: Sequence[tuple[str, int]] = (),
         directory_id: uuid.UUID = NO_DIRECTORY,
         controller_listener: str = "CONTROLLER",
+        security: ClientSecurity | None = None,
     ) -> None:
         self.node_id = node_id
         self.cluster_id = cluster_id
@@ -149,6 +151,9 @@ class RaftClient:
         self.bootstrap_servers = list(bootstrap_servers)
         self.directory_id = directory_id
         self.controller_listener = controller_listener
+        # TLS/SASL of this node's connections to the controller listener (None: PLAINTEXT); the
+        # controller channel's forwarding connections use it too.
+        self.security = security
         self._learned: dict[int, tuple[str, int]] = {}  # leader endpoints named in responses
         self._request_ids = itertools.count(1)
         self._voter_waiters: dict[int, asyncio.Future[VoterChangeResult]] = {}
@@ -371,6 +376,7 @@ class RaftClient:
             client_id=f"zurau-raft-{self.node_id}",
             request_timeout=self.config.request_timeout_ms / 1000,
             node_id=key[0],
+            security=self.security,
         )
 
     async def _deliver(self, destination: int, message: RaftRequest) -> None:

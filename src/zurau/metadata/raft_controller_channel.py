@@ -349,7 +349,9 @@ class RaftControllerChannel:
         if address is None:
             raise OSError(f"no address known for controller {leader}")
         host, port = address
-        return BrokerConnection(host, port, client_id=f"zurau-forward-{self.node_id}", node_id=leader)
+        return BrokerConnection(
+            host, port, client_id=f"zurau-forward-{self.node_id}", node_id=leader, security=raft.security
+        )
 
     async def connection_to(self, leader: int) -> BrokerConnection:
         return await self._root._conns.get(leader)

@@ -42,16 +42,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from zurau.client.errors import AuthenticationError
 from zurau.client.fetch_session_handler import FetchSessionHandler
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import KafkaError, OffsetOutOfRangeError
 
 log = logging.getLogger("zurau.replication")
+#: Longest wait between fetch attempts while the leader refuses this broker's login.
+AUTH_BACKOFF_MAX_MS = 5_000
 
 TopicPartitionKey = tuple[str, int]
 
@@ -182,6 +186,7 @@ class ReplicaFetcher:
         self._generation = 0
         self.rounds = 0  # fetch requests answered (for tests and logs)
         self._session = FetchSessionHandler()  # the fetch session with the leader (KIP-227)
+        self._auth_failures = 0  # consecutive TLS/SASL refusals by the leader (backoff grows)
         self._topic_ids: dict[str, uuid.UUID] = {}  # of topics fetched, for forgotten partitions
 
     def __repr__(self) -> str:
@@ -247,10 +252,16 @@ class ReplicaFetcher:
             with contextlib.suppress(Exception):
                 await conn.close()
 
-    def _backoff(self, states: list[PartitionFetchState]) -> None:
-        until = asyncio.get_running_loop().time() + self.config.backoff_ms / 1000
+    def _backoff(self, states: list[PartitionFetchState], delay_ms: float | None = None) -> None:
+        until = asyncio.get_running_loop().time() + (self.config.backoff_ms if delay_ms is None else delay_ms) / 1000
         for s in states:
             s.delayed_until = until
+
+    def _auth_backoff_ms(self) -> float:
+        """After the leader refused this broker's TLS or SASL login: ``replica.fetch.backoff.ms``
+        doubled per consecutive refusal, at most :data:`AUTH_BACKOFF_MAX_MS` (a wrong password
+        or certificate is not fixed by retrying at the fetch rate)."""
+        return float(min(self.config.backoff_ms * 2 ** min(self._auth_failures, 16), AUTH_BACKOFF_MAX_MS))
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -263,8 +274,20 @@ class ReplicaFetcher:
                 continue
             try:
                 await self.run_once(ready)
+                self._auth_failures = 0
             except asyncio.CancelledError:
                 raise
+            except (AuthenticationError, ssl.SSLError) as e:
+                self._auth_failures += 1
+                delay = self._auth_backoff_ms()
+                log.log(
+                    logging.ERROR if self._auth_failures == 1 else logging.INFO,
+                    "broker %d: broker %d refused this broker's login on its inter-broker listener (%s); "
+                    "check the inter-broker TLS/SASL settings; retrying in %d ms",
+                    self.node_id, self.source_id, e, delay,
+                )
+                await self._drop_connection()
+                self._backoff(ready, delay)
             except Exception as e:
                 log.info(
                     "broker %d: fetching from broker %d failed (%s); retrying in %d ms",

@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from zurau.client.connection import BrokerConnection
 from zurau.client.errors import BrokerUnreachableError
+from zurau.client.security import ClientSecurity
 from zurau.replication.partition import Partition
 from zurau.replication.replica_fetcher import (
     FetcherConfig,
@@ -51,6 +52,7 @@ class ReplicaFetcherManager:
         broker_epoch: Callable[[], int],
         config: FetcherConfig,
         num_fetchers: int = 1,
+        security: ClientSecurity | None = None,
     ) -> None:
         self.node_id = node_id
         self.logs = logs
@@ -59,6 +61,7 @@ class ReplicaFetcherManager:
         self._broker_epoch = broker_epoch
         self.config = config
         self.num_fetchers = num_fetchers
+        self.security = security
         self.fetchers: dict[tuple[int, int], ReplicaFetcher] = {}
         self._assigned: dict[tuple[str, int], tuple[int, int]] = {}
         self._closing: set[asyncio.Task[None]] = set()
@@ -73,6 +76,7 @@ class ReplicaFetcherManager:
             client_id=f"zurau-replica-fetcher-{self.node_id}",
             request_timeout=self.config.socket_timeout_ms / 1000,
             node_id=leader,
+            security=self.security,
         )
         await conn.connect(timeout=self.config.socket_timeout_ms / 1000)
         return conn

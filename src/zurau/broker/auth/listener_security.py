@@ -101,7 +101,10 @@ def _oauthbearer_jaas(cfg: BrokerConfig, name: str) -> JaasEntry | None:
     return None
 
 
-def _ssl_settings(cfg: BrokerConfig, name: str) -> SslSettings:
+def ssl_settings(cfg: BrokerConfig, name: str, *, need_keystore: bool = True) -> SslSettings:
+    """Listener ``name``'s TLS material; ``need_keystore=False`` for a node that only dials the
+    listener (it presents a certificate only if it has one)."""
+
     def get(key: str) -> Any:
         return cfg.listener_config(name, key)
 
@@ -111,11 +114,11 @@ def _ssl_settings(cfg: BrokerConfig, name: str) -> SslSettings:
     location, chain, key = get("ssl.keystore.location"), _secret(get("ssl.keystore.certificate.chain")), _secret(
         get("ssl.keystore.key")
     )
-    if str(get("ssl.keystore.type")).upper() != "PEM":
+    if (need_keystore or location or chain or key) and str(get("ssl.keystore.type")).upper() != "PEM":
         raise bad("ssl.keystore.type", get("ssl.keystore.type"), "Zurau reads PEM key stores only: set ssl.keystore.type=PEM")
     if location and (chain or key):
         raise bad("ssl.keystore.location", location, "give ssl.keystore.location or the inline certificate chain and key, not both")
-    if not location and not (chain and key):
+    if (need_keystore or chain or key) and not location and not (chain and key):
         raise bad(
             "ssl.keystore.location",
             location,
@@ -163,7 +166,7 @@ def _plain_users(cfg: BrokerConfig, name: str) -> dict[str, str]:
 def listener_security(cfg: BrokerConfig, name: str) -> ListenerSecurity:
     """Resolve listener ``name``'s security; :class:`ConfigError` for incomplete or bad settings."""
     protocol = cfg.security_protocol(name)
-    ssl = _ssl_settings(cfg, name) if protocol.endswith("SSL") else None
+    ssl = ssl_settings(cfg, name) if protocol.endswith("SSL") else None
     mechanisms: tuple[str, ...] = ()
     users: dict[str, str] = {}
     oauthbearer: Validator | None = None

@@ -1,5 +1,10 @@
 """A TLS listener's ``ssl.SSLContext`` from PEM material, reloaded when its files change.
 
+The same material serves the node's own outgoing connections to that listener on other nodes
+(``client=True``; see :mod:`.broker_client_security`): the key store is then the client
+certificate (presented when the server asks), the trust store verifies the server (the system's
+CAs when none is set), and ``check_hostname`` follows ``ssl.endpoint.identification.algorithm``.
+
 * The key store is a PEM file holding the private key and the certificate chain (leaf first), or
   the inline chain and key (written to a private temporary file only for the moment OpenSSL loads
   them, then removed). ``ssl.key.password`` decrypts an encrypted key.
@@ -43,14 +48,20 @@ def _stamp(path: str | None) -> tuple[int, int] | None:
 
 
 class ListenerSslContext:
-    """The server context of one TLS listener (``context``), and its reload check."""
+    """The server context of one TLS listener (``context``), or with ``client=True`` the
+    context a node dials that listener of other nodes with; and its reload check."""
 
-    def __init__(self, settings: SslSettings) -> None:
+    def __init__(self, settings: SslSettings, *, client: bool = False, check_hostname: bool = True) -> None:
         self.settings = settings
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.client = client
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT if client else ssl.PROTOCOL_TLS_SERVER)
         versions = sorted(_VERSIONS[p] for p in settings.enabled_protocols)
         ctx.minimum_version, ctx.maximum_version = versions[0], versions[-1]
-        ctx.verify_mode = _VERIFY[settings.client_auth]
+        if client:
+            ctx.check_hostname = check_hostname
+            ctx.verify_mode = ssl.CERT_REQUIRED
+        else:
+            ctx.verify_mode = _VERIFY[settings.client_auth]
         ctx.options |= ssl.OP_NO_COMPRESSION
         self.context = ctx
         self._stamps = (_stamp(settings.keystore_location), _stamp(settings.truststore_location))
@@ -67,7 +78,9 @@ class ListenerSslContext:
         if s.keystore_location:
             self.context.load_cert_chain(s.keystore_location, password=s.key_password)
             return
-        assert s.keystore_chain and s.keystore_key
+        if not (s.keystore_chain and s.keystore_key):
+            assert self.client, "a server context needs a key store"
+            return  # a client without a certificate of its own
         with tempfile.TemporaryDirectory(prefix="zurau-tls-") as tmp:
             path = os.path.join(tmp, "keystore.pem")
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -81,6 +94,8 @@ class ListenerSslContext:
             self.context.load_verify_locations(cafile=s.truststore_location)
         elif s.truststore_certificates:
             self.context.load_verify_locations(cadata=s.truststore_certificates)
+        elif self.client:
+            self.context.load_default_certs(ssl.Purpose.SERVER_AUTH)
         elif s.client_auth != "none":
             self.context.load_default_certs(ssl.Purpose.CLIENT_AUTH)
 

@@ -7,18 +7,42 @@ partitions) must hold exactly one replica list per new partition, each naming re
 once, with the topic's replication factor, else INVALID_REPLICA_ASSIGNMENT. ``validate_only``
 checks everything and changes nothing. With an authorizer, each topic needs ALTER on it, else
 TOPIC_AUTHORIZATION_FAILED.
+
+``controller_mutation_rate`` (KIP-599, :mod:`zurau.broker.quotas.controller_mutation_quota`):
+each authorized topic is charged the partitions it adds; from v3 a topic is refused with
+THROTTLING_QUOTA_EXCEEDED while the client's bucket is in debt, before v3 the response is only
+throttled. ``validate_only`` requests are not charged; a topic the controller fails is given back
+its charge.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from zurau.broker.handlers._authz import TOPIC, Op, allowed
+from zurau.broker.quotas.controller_mutation_quota import THROTTLED_MESSAGE, admit, release_failed
+from zurau.broker.quotas.throttling import controller_mutation_quota
 from zurau.broker.request_context import RequestContext
+from zurau.metadata.controller import duplicated
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.errors import TopicAuthorizationFailedError
+from zurau.protocol.errors import ThrottlingQuotaExceededError, TopicAuthorizationFailedError
 
 API_KEY = ApiKey.CREATE_PARTITIONS
+STRICT_QUOTA_SINCE = 3
+
+
+def _cost(ctx: RequestContext, topics: list[dict[str, Any]]) -> Callable[[dict[str, Any]], tuple[str, int] | None]:
+    """The partitions each topic would add, as :func:`admit` wants them (None: the controller
+    refuses it anyway: unknown, named twice, or not growing)."""
+    image, dups = ctx.image, set(duplicated([t["name"] for t in topics]))
+
+    def cost(t: dict[str, Any]) -> tuple[str, int] | None:
+        known = image.get(t["name"]) if t["name"] not in dups else None
+        added = int(t["count"]) - known.num_partitions if known is not None else 0
+        return (t["name"], added) if added > 0 else None
+
+    return cost
 
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
@@ -28,5 +52,18 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         denied = [{"name": t["name"], "error_code": TopicAuthorizationFailedError.code,
                    "error_message": "Topic authorization failed."} for t in topics if t not in ok]
         topics = ok
-    results = await ctx.controller.create_partitions(topics, bool(req["validate_only"])) if topics else []
-    return {"throttle_time_ms": 0, "results": results + denied}
+    validate_only = bool(req["validate_only"])
+    quota = None if validate_only else controller_mutation_quota(ctx, STRICT_QUOTA_SINCE)
+    if quota is None:
+        results = await ctx.controller.create_partitions(topics, validate_only) if topics else []
+        return {"throttle_time_ms": 0, "results": results + denied}
+    topics, throttled, charged = admit(quota, topics, _cost(ctx, topics))
+    denied += [{"name": t["name"], "error_code": ThrottlingQuotaExceededError.code, "error_message": THROTTLED_MESSAGE}
+               for t in throttled]
+    try:
+        results = await ctx.controller.create_partitions(topics, validate_only) if topics else []
+    except BaseException:
+        release_failed(quota, charged, list(charged))
+        raise
+    release_failed(quota, charged, [r["name"] for r in results if r["error_code"]])
+    return {"throttle_time_ms": quota.throttle_ms(), "results": results + denied}

@@ -10,20 +10,61 @@ the record is applied.
 
 With an authorizer, each topic needs DELETE on it; a refused one is answered
 TOPIC_AUTHORIZATION_FAILED (an unknown id stays UNKNOWN_TOPIC_ID) and never reaches the controller.
+
+``controller_mutation_rate`` (KIP-599, :mod:`zurau.broker.quotas.controller_mutation_quota`):
+each authorized, known topic is charged its partition count; from v5 a topic is refused with
+THROTTLING_QUOTA_EXCEEDED while the client's bucket is in debt, before v5 the response is only
+throttled. A topic the controller fails is given back its charge.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from zurau.broker.handlers._authz import TOPIC, Op, allowed
+from zurau.broker.quotas.controller_mutation_quota import THROTTLED_MESSAGE, admit, release_failed
+from zurau.broker.quotas.throttling import controller_mutation_quota
 from zurau.broker.request_context import RequestContext
+from zurau.metadata.image import MetadataImage, TopicImage
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.errors import TopicAuthorizationFailedError
+from zurau.protocol.errors import ThrottlingQuotaExceededError, TopicAuthorizationFailedError
 from zurau.types import ZERO_UUID
 
 API_KEY = ApiKey.DELETE_TOPICS
+STRICT_QUOTA_SINCE = 5
+
+_Requested = tuple[str | None, uuid.UUID]
+
+
+def _known(image: MetadataImage, name: str | None, topic_id: uuid.UUID) -> TopicImage | None:
+    """The topic a request (or result) entry names: by name, else by id."""
+    if name is not None:
+        return image.get(name)
+    return image.by_id(topic_id) if topic_id != ZERO_UUID else None
+
+
+def _cost(image: MetadataImage) -> Callable[[_Requested], tuple[uuid.UUID, int] | None]:
+    """The partitions each entry would delete, keyed by topic id (None: unknown, or both name
+    and id given: the controller refuses it anyway)."""
+
+    def cost(entry: _Requested) -> tuple[uuid.UUID, int] | None:
+        name, topic_id = entry
+        known = _known(image, name, topic_id) if name is None or topic_id == ZERO_UUID else None
+        return (known.topic_id, known.num_partitions) if known is not None else None
+
+    return cost
+
+
+def _failed_ids(image: MetadataImage, results: list[dict[str, Any]]) -> list[uuid.UUID]:
+    out = []
+    for r in results:
+        if r["error_code"]:
+            known = _known(image, None, r["topic_id"]) or _known(image, r["name"], ZERO_UUID)
+            if known is not None:
+                out.append(known.topic_id)
+    return out
 
 
 def _requested(ctx: RequestContext, req: dict[str, Any]) -> list[tuple[str | None, uuid.UUID]]:
@@ -46,5 +87,18 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                 denied.append({"name": name, "topic_id": topic_id, "error_code": TopicAuthorizationFailedError.code,
                                "error_message": "Topic authorization failed."})
         requested = ok
-    results = await ctx.controller.delete_topics(requested, ctx.api_version) if requested else []
-    return {"throttle_time_ms": 0, "responses": results + denied}
+    quota = controller_mutation_quota(ctx, STRICT_QUOTA_SINCE)
+    if quota is None:
+        results = await ctx.controller.delete_topics(requested, ctx.api_version) if requested else []
+        return {"throttle_time_ms": 0, "responses": results + denied}
+    image = ctx.image
+    requested, throttled, charged = admit(quota, requested, _cost(image))
+    denied += [{"name": name, "topic_id": topic_id, "error_code": ThrottlingQuotaExceededError.code,
+                "error_message": THROTTLED_MESSAGE} for name, topic_id in throttled]
+    try:
+        results = await ctx.controller.delete_topics(requested, ctx.api_version) if requested else []
+    except BaseException:
+        release_failed(quota, charged, list(charged))
+        raise
+    release_failed(quota, charged, _failed_ids(image, results))
+    return {"throttle_time_ms": quota.throttle_ms(), "responses": results + denied}

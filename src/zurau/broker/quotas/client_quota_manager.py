@@ -28,7 +28,9 @@ for that long after sending it (KIP-219).
 * ``request_percentage``: the time the broker spent on each request, as a percentage of one
   thread (100 = one core), for every API but ApiVersions, SASL and inter-broker ones;
 * ``connection_creation_rate`` (``ip`` entities: an address, else ``ip=<default>``): a new
-  connection over the rate is closed at once (Kafka delays the close by the throttle time).
+  connection over the rate is closed at once (Kafka delays the close by the throttle time);
+* ``controller_mutation_rate`` (KIP-599): partitions created or deleted per second, against a
+  token bucket per matched entity instead of a sampled rate; see :mod:`.controller_mutation_quota`.
 
 **Fast path.** With no quota in the metadata image, :attr:`enabled` is False and callers skip
 everything (one attribute read and a length test per request). Resolutions are cached per
@@ -40,7 +42,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from zurau.broker.quotas.controller_mutation_quota import ControllerMutationQuota
 from zurau.broker.quotas.rate import SampledRate, record_and_throttle, throttle_time_ms
+from zurau.broker.quotas.token_bucket import TokenBucket
 from zurau.metadata.records import ClientQuotaEntity
 
 QuotaMap = Mapping[ClientQuotaEntity, Mapping[str, float]]
@@ -49,6 +53,7 @@ PRODUCE = "producer_byte_rate"
 FETCH = "consumer_byte_rate"
 REQUEST = "request_percentage"
 CONNECTION = "connection_creation_rate"
+CONTROLLER_MUTATION = "controller_mutation_rate"
 
 _IDLE_SENSOR_MS = 3_600_000
 _SWEEP_EVERY_MS = 60_000
@@ -100,6 +105,7 @@ class ClientQuotaManager:
         self._seen: QuotaMap | None = None
         self._resolved: dict[tuple[str, str, str], _Resolved] = {}
         self._sensors: dict[tuple[str, str, str], SampledRate] = {}
+        self._buckets: dict[tuple[str, str], TokenBucket] = {}
         self._last_sweep = 0
 
     @property
@@ -124,12 +130,19 @@ class ClientQuotaManager:
         k = (key, user_tag, client_tag)
         sensor = self._sensors.get(k)
         if sensor is None:
-            if now - self._last_sweep >= _SWEEP_EVERY_MS:
-                self._last_sweep = now
-                for old in [s for s, r in self._sensors.items() if now - r.last_record_ms >= _IDLE_SENSOR_MS]:
-                    del self._sensors[old]
+            self._sweep(now)
             sensor = self._sensors[k] = SampledRate(self.samples, self.window_ms, now)
         return sensor
+
+    def _sweep(self, now: int) -> None:
+        """Forget sensors and buckets idle for an hour (at most once a minute)."""
+        if now - self._last_sweep < _SWEEP_EVERY_MS:
+            return
+        self._last_sweep = now
+        for old in [s for s, r in self._sensors.items() if now - r.last_record_ms >= _IDLE_SENSOR_MS]:
+            del self._sensors[old]
+        for gone in [k for k, b in self._buckets.items() if now - b.last_ms >= _IDLE_SENSOR_MS]:
+            del self._buckets[gone]
 
     # ------------------------------------------------------------------ recording
     def record(self, key: str, user: str, client_id: str, value: float) -> int:
@@ -165,6 +178,23 @@ class ClientQuotaManager:
         """``request_percentage``: ``seconds`` of broker time on one request; the throttle ms."""
         return self.record(REQUEST, user, client_id, seconds * 100.0)
 
+    # ------------------------------------------------------------------ controller mutations
+    def controller_mutation_quota(self, user: str, client_id: str, strict: bool) -> ControllerMutationQuota | None:
+        """The ``controller_mutation_rate`` hold of one CreateTopics/CreatePartitions/DeleteTopics
+        request (``strict``: refuse topics while in debt); None when no such quota applies."""
+        found = self._resolve(CONTROLLER_MUTATION, user, client_id)
+        if found is None:
+            return None
+        rate, user_tag, client_tag = found
+        now = self.now_ms()
+        span_ms = self.samples * self.window_ms
+        burst = rate * span_ms / 1000
+        bucket = self._buckets.get((user_tag, client_tag))
+        if bucket is None:
+            self._sweep(now)
+            bucket = self._buckets[(user_tag, client_tag)] = TokenBucket(burst, now)
+        return ControllerMutationQuota(bucket, rate, burst, strict, self.now_ms, span_ms)
+
     # ------------------------------------------------------------------ connections
     def connection_throttle_ms(self, ip: str) -> int:
         """Count a new connection from ``ip`` against its ``connection_creation_rate``; the
@@ -186,4 +216,6 @@ class ClientQuotaManager:
         return min(throttle_time_ms(observed, bound, sensor.window_size_ms(now)), self.window_ms)
 
 
-__all__ = ["CONNECTION", "FETCH", "PRODUCE", "REQUEST", "ClientQuotaManager", "resolve_quota", "user_of"]
+__all__ = [
+    "CONNECTION", "CONTROLLER_MUTATION", "FETCH", "PRODUCE", "REQUEST", "ClientQuotaManager", "resolve_quota", "user_of",
+]

@@ -11,6 +11,9 @@
 * :func:`fetch_bytes_bound` / :func:`fetch_throttle_ms` — the consumer Fetch's part
   (``consumer_byte_rate``): a bound on what one fetch reads, and the throttle time of a response
   carrying ``nbytes`` of records (when not 0, Kafka answers with an empty response).
+* :func:`controller_mutation_quota` — the CreateTopics, CreatePartitions and DeleteTopics
+  handlers' hold on ``controller_mutation_rate`` (:mod:`.controller_mutation_quota`); requests
+  on a controller listener (forwarded by another broker, already charged there) are not charged.
 
 Every hook is called only when ``services.quotas`` is set and :attr:`enabled` (some quota exists).
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from zurau.broker.quotas.client_quota_manager import FETCH, PRODUCE, ClientQuotaManager, user_of
+from zurau.broker.quotas.controller_mutation_quota import ControllerMutationQuota
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 
@@ -85,3 +89,16 @@ def fetch_throttle_ms(ctx: RequestContext, nbytes: int) -> int:
     if throttle:
         quotas.unrecord(FETCH, user, client_id, nbytes)
     return throttle
+
+
+def controller_mutation_quota(ctx: RequestContext, strict_since: int) -> ControllerMutationQuota | None:
+    """The request's ``controller_mutation_rate`` hold, strict from API version ``strict_since``;
+    None when no such quota applies to its client."""
+    quotas = getattr(ctx.services, "quotas", None)
+    if quotas is None or not quotas.enabled or ctx.on_controller_listener:
+        return None
+    strict = ctx.api_version >= strict_since
+    result: ControllerMutationQuota | None = quotas.controller_mutation_quota(
+        user_of(ctx.principal), ctx.client_id or "", strict
+    )
+    return result
