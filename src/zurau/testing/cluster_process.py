@@ -26,6 +26,14 @@ and/or ``proxy_controller=True``, network faults through :attr:`ClusterProcesses
 So ``cluster.network.isolate(n)`` cuts node ``n`` off both ways while clients still reach it.
 Without these options the configs are exactly as before.
 
+Secured: ``security="SASL_SSL"`` (or SSL, SASL_PLAINTEXT) with ``users={name: password}`` makes
+the client listener (named after the protocol) also the inter-broker listener and gives the
+controller listener the same protocol, so every connection between nodes is secured too. TLS uses
+a throwaway CA in ``root/tls`` (:attr:`ClusterProcesses.ca_location`) and one certificate for
+127.0.0.1/localhost; SASL offers PLAIN to the users and the nodes log in to each other with PLAIN
+as ``zurau-broker`` (a random password, a super user). :meth:`ClusterProcesses.client_config`
+gives a client's properties. Not combinable with the proxies.
+
 Like the rest of :mod:`zurau.testing`, this module runs Zurau only as processes and imports none
 of its code.
 """
@@ -34,6 +42,7 @@ from __future__ import annotations
 
 import base64
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -49,6 +58,14 @@ from zurau.testing.fault_proxy import FaultNetwork
 #: Link kinds of :attr:`ClusterProcesses.network`.
 REPLICATION = "replication"
 CONTROLLER = "controller"
+
+
+#: The user the nodes of a secured cluster log in to each other as.
+INTERNAL_USER = "zurau-broker"
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def replication_listener(node_id: int) -> str:
@@ -107,9 +124,18 @@ class ClusterProcesses:
         *,
         proxy_inter_broker: bool = False,
         proxy_controller: bool = False,
+        security: str = "PLAINTEXT",
+        users: dict[str, str] | None = None,
         **overrides: str,
     ) -> None:
         self.root = root
+        self.security = security.upper()
+        self.users = dict(users or {})
+        if self.security != "PLAINTEXT" and (proxy_inter_broker or proxy_controller):
+            raise ValueError("a secured cluster runs without the fault proxies")
+        if self.security.startswith("SASL_") and not self.users:
+            raise ValueError(f"security={self.security} needs users={{name: password}}")
+        self.ca_location: str | None = None
         self.network: FaultNetwork | None = FaultNetwork() if proxy_inter_broker or proxy_controller else None
         self.cluster_id = random_cluster_id()
         # Ports chosen for the nodes stay bound (not listening) until every config is written, so
@@ -161,9 +187,11 @@ class ClusterProcesses:
 
             return ",".join(f"{c}@{HOST}:{port(c)}" for c in controller_ports)
 
-        protocol_map = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT" + "".join(
+        client = self.security  # the client listener's name: its protocol
+        protocol_map = f"{client}:{client},CONTROLLER:{client}" + "".join(
             f",{replication_listener(i)}:PLAINTEXT" for i in repl_ports
         )
+        secured = self._security_props()
         self.nodes: dict[int, NodeProcess] = {}
         for node_id in ids:
             is_controller = node_id in controller_ports
@@ -171,7 +199,7 @@ class ClusterProcesses:
             roles = ",".join(r for r, on in (("broker", is_broker), ("controller", is_controller)) if on)
             listeners = []
             if is_broker:
-                listeners.append(f"PLAINTEXT://{HOST}:{client_ports[node_id]}")
+                listeners.append(f"{client}://{HOST}:{client_ports[node_id]}")
                 listeners += [f"{replication_listener(i)}://{HOST}:{repl_ports[i][node_id]}" for i in repl_ports]
             if is_controller:
                 listeners.append(f"CONTROLLER://{HOST}:{controller_ports[node_id]}")
@@ -183,11 +211,12 @@ class ClusterProcesses:
                 "controller.listener.names": "CONTROLLER",
                 "listener.security.protocol.map": protocol_map,
                 "log.dirs": str(root / f"node-{node_id}"),
+                **secured,
                 **overrides,
             }
             if is_broker:
                 props["advertised.listeners"] = ",".join(
-                    [f"PLAINTEXT://{HOST}:{client_ports[node_id]}", *advertised_repl[node_id]]
+                    [f"{client}://{HOST}:{client_ports[node_id]}", *advertised_repl[node_id]]
                 )
                 if proxy_inter_broker:
                     props["inter.broker.listener.name"] = replication_listener(node_id)
@@ -206,6 +235,50 @@ class ClusterProcesses:
                     f"zurau storage format failed for node {node_id} ({config_path}): "
                     f"{formatted.stderr.strip() or formatted.stdout.strip()}"
                 )
+
+    def _security_props(self) -> dict[str, str]:
+        """Configs shared by every node of a secured cluster (see the module docstring)."""
+        security = self.security
+        if security == "PLAINTEXT":
+            return {}
+        props = {"inter.broker.listener.name": security}
+        if security.endswith("SSL"):
+            from zurau.testing.certificates import TestCA
+
+            ca = TestCA(self.root / "tls", "Zurau Cluster CA")
+            node = ca.issue("node", "localhost", server=True)
+            self.ca_location = str(ca.cert_path)
+            props.update({
+                "ssl.keystore.type": "PEM", "ssl.keystore.location": str(node.keystore),
+                "ssl.truststore.type": "PEM", "ssl.truststore.location": self.ca_location,
+            })
+        if security.startswith("SASL_"):
+            password = secrets.token_urlsafe(24)
+            accounts = {**self.users, INTERNAL_USER: password}
+            entry = (
+                "org.apache.kafka.common.security.plain.PlainLoginModule required "
+                f"username={_quote(INTERNAL_USER)} password={_quote(password)} "
+                + " ".join(f"user_{name}={_quote(pw)}" for name, pw in accounts.items()) + ";"
+            )
+            props.update({
+                "sasl.enabled.mechanisms": "PLAIN",
+                "sasl.mechanism.inter.broker.protocol": "PLAIN",
+                "sasl.mechanism.controller.protocol": "PLAIN",
+                f"listener.name.{security.lower()}.plain.sasl.jaas.config": entry,
+                "listener.name.controller.plain.sasl.jaas.config": entry,
+                "super.users": f"User:{INTERNAL_USER}",
+            })
+        return props
+
+    def client_config(self, user: str | None = None) -> dict[str, str]:
+        """Kafka client properties reaching the running brokers as ``user`` (default: the first)."""
+        props = {"bootstrap.servers": self.bootstrap_servers, "security.protocol": self.security}
+        if self.ca_location is not None:
+            props["ssl.ca.location"] = self.ca_location
+        if self.security.startswith("SASL_"):
+            name = user if user is not None else next(iter(self.users))
+            props.update({"sasl.mechanism": "PLAIN", "sasl.username": name, "sasl.password": self.users[name]})
+        return props
 
     def _proxy(self, source: int, destination: int, kind: str, target_port: int) -> int:
         assert self.network is not None
