@@ -5,6 +5,7 @@ OffsetForLeaderEpoch fallback, a moved log start and fenced epochs are all check
 
 from __future__ import annotations
 
+import inspect
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
@@ -87,7 +88,9 @@ class InProcessConnection:
                 for t in body["topics"]:
                     for p in t["partitions"]:
                         p.pop("last_fetched_epoch", None)
-            resp: dict[str, Any] = await fetch.handle(self.ctx, {**body, "max_wait_ms": 0})
+            resp = fetch.handle(self.ctx, {**body, "max_wait_ms": 0})  # answered at once, or a coroutine
+            if inspect.isawaitable(resp):
+                resp = await resp
             for t in resp["responses"]:
                 for p in t["partitions"]:
                     if p["records"] is not None and not isinstance(p["records"], bytes):

@@ -300,6 +300,50 @@ def test_delete_records_before(tmp_path: Path) -> None:
     assert [o for o, _ in read_all(log, start=20)] == list(range(20, 30))
 
 
+def test_reads_of_the_latest_batches_skip_the_index_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A consumer tailing the log fetches one of the last batches appended: the segment answers
+    from those (no header scan), with what a scan would have found, also after a truncation."""
+    log = open_log(tmp_path, index_interval_bytes=1024)
+    for i in range(60):
+        log.append(make_batch(1 + i % 3), leader_epoch=0, now_ms=NOW)
+    seg = log.active_segment
+
+    def scanned_answer(offset: int) -> tuple[int, BatchHeader] | None:
+        start = seg.offset_index.lookup(offset).position
+        for pos, h in seg.iter_headers(start):
+            if h.last_offset >= offset:
+                return pos, h
+        return None
+
+    expected = {o: scanned_answer(o) for o in range(log.log_end_offset + 1)}
+    scans = 0
+    original = LogSegment.iter_headers
+
+    def counting(self: LogSegment, start: int = 0, end: int | None = None):  # type: ignore[no-untyped-def]
+        nonlocal scans
+        scans += 1
+        yield from original(self, start, end)
+
+    monkeypatch.setattr(LogSegment, "iter_headers", counting)
+    for offset, answer in expected.items():
+        assert seg.find_batch(offset) == answer, offset
+    assert scans < len(expected) - 8  # the offsets of the last 8 batches needed no scan
+    scans = 0
+    log.update_high_watermark(log.log_end_offset)
+    end = log.log_end_offset
+    (h,) = batches_of(log.read(end - 1, 1 << 20, max_offset=end))  # a consumer's fetch at the end
+    assert h.last_offset == end - 1 and scans == 0
+    log.truncate_to(end - 4)  # the tail is forgotten; new appends start a new one
+    log.append(make_batch(2), leader_epoch=1, now_ms=NOW)
+    log.update_high_watermark(log.log_end_offset)
+    assert [o for o, _ in read_all(log)] == list(range(log.log_end_offset))
+    monkeypatch.setattr(LogSegment, "iter_headers", original)
+    for offset in range(log.log_end_offset):
+        assert seg.find_batch(offset) == scanned_answer(offset), offset
+
+
 def test_truncate_to(tmp_path: Path) -> None:
     log = open_log(tmp_path, segment_bytes=400)
     for _ in range(20):

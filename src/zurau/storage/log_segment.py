@@ -44,6 +44,7 @@ MAX_RELATIVE_OFFSET = 2**31 - 1
 _MIN_BATCH_LENGTH = HEADER_SIZE - LOG_OVERHEAD
 _SCAN_CHUNK = 8192  # bytes read per pread during header scans
 _RECOVERY_CHUNK = 1 << 20  # bytes read per pread during CRC-checking recovery
+_TAIL_BATCHES = 8  # last appended batches find_batch answers from without a scan
 
 
 def segment_file_name(base_offset: int, suffix: str) -> str:
@@ -80,6 +81,10 @@ class LogSegment:
         self.offset_of_max_timestamp = base_offset  # last offset of the batch holding it
         self.bytes_since_last_index_entry = 0
         self._rolling_base_timestamp: int | None = None
+        # The last few batches appended through ``append`` (file position, header), oldest first,
+        # ending at ``self.size``; emptied whenever the file changes any other way. A consumer
+        # tailing the log fetches one of these, and ``find_batch`` then skips the index scan.
+        self._tail: list[tuple[int, BatchHeader]] = []
         self.closed = False
 
     # -- construction ----------------------------------------------------------------------------
@@ -150,6 +155,7 @@ class LogSegment:
         batch boundary or the index disagrees with the log; the caller then runs ``recover``.
         """
         self.size = os.fstat(self.fd).st_size
+        self._tail = []
         last = self.offset_index.last_entry()
         last_ts = self.time_index.last_entry()
         self.max_timestamp, self.offset_of_max_timestamp = last_ts.timestamp, last_ts.offset
@@ -181,6 +187,7 @@ class LogSegment:
         truncated (0 if all was valid).
         """
         file_size = os.fstat(self.fd).st_size
+        self._tail = []
         self.offset_index.start_rebuild()
         self.time_index.start_rebuild()
         self.max_timestamp = NO_TIMESTAMP
@@ -277,8 +284,12 @@ class LogSegment:
                 pass
             raise KafkaStorageError(f"write to {self.log_path} failed: {e}") from e
         self.size = start + len(data)
+        tail = self._tail
         for pos, h in batches:
             self._index_batch(start + pos, h, index_interval_bytes)
+            tail.append((start + pos, h))
+        if len(tail) > _TAIL_BATCHES:
+            del tail[:-_TAIL_BATCHES]
         if batches:
             self.next_offset = batches[-1][1].next_offset
         self.offset_index.write_pending()
@@ -333,9 +344,16 @@ class LogSegment:
             pos += h.batch_length + LOG_OVERHEAD
 
     def find_batch(self, offset: int) -> tuple[int, BatchHeader] | None:
-        """The first batch whose last offset is >= ``offset`` (index lookup + bounded scan)."""
+        """The first batch whose last offset is >= ``offset`` (index lookup + bounded scan, or
+        one of the last batches appended when ``offset`` is among them)."""
         if offset >= self.next_offset:
             return None
+        tail = self._tail
+        if tail and offset >= tail[0][1].base_offset:
+            # Every earlier batch ends before tail[0] begins, so the answer is in the tail.
+            for pos, h in tail:
+                if h.base_offset + h.last_offset_delta >= offset:
+                    return pos, h
         start = self.offset_index.lookup(offset).position
         for pos, h in self.iter_headers(start):
             if h.base_offset + h.last_offset_delta >= offset:
@@ -412,6 +430,7 @@ class LogSegment:
             return 0
         pos, h = found
         removed = self.size - pos
+        self._tail = []
         self.offset_index.write_pending()
         self.time_index.write_pending()
         os.ftruncate(self.fd, pos)

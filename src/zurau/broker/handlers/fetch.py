@@ -13,7 +13,9 @@
   with data is always sent whole (KIP-74) so that consumers make progress past a batch larger
   than their limits.
 * Long polling: with fewer than ``min_bytes`` ready, the fetch waits in the purgatory until an
-  append to one of its partitions or ``max_wait_ms``, then reads again.
+  append to one of its partitions or ``max_wait_ms``, then reads again. A fetch the first read
+  settles is answered synchronously (``handle`` returns the response, the connection starts no
+  task); only a waiting one is a coroutine.
 * Fetch from follower (KIP-392): with ``replica.selector.class`` set, a leader answering a
   consumer's Fetch v11+ may name a ``preferred_read_replica`` (e.g. a follower in the consumer's
   ``rack_id``) instead of reading: that partition's entry carries the offsets and no records, and
@@ -39,9 +41,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
+from collections.abc import Awaitable
 from typing import Any
 
 from zurau.broker.connection import FileRegion
@@ -217,9 +219,14 @@ def _is_metadata_fetch(req: dict[str, Any]) -> bool:
     )
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | Awaitable[dict[str, Any]]:
+    """The answer, or (when the fetch must wait for data) a coroutine producing it.
+
+    A fetch that the first read settles (enough bytes, an error, no wait asked) is answered
+    here, synchronously: the connection then needs no task for it.
+    """
     if _is_metadata_fetch(req) and _replica_id(req) >= 0:  # a consumer gets UNKNOWN_TOPIC_OR_PARTITION
-        return await to_raft(ctx, API_KEY, req)
+        return to_raft(ctx, API_KEY, req)
     replica_id = _replica_id(req)
     follower = replica_id >= 0
     fc = fetch_sessions.new_context(ctx, req, follower)
@@ -227,30 +234,58 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         return {"throttle_time_ms": 0, "error_code": fc.error_code, "session_id": 0, "responses": []}
     replica_epoch = _replica_epoch(req)
     topics = _plan(ctx, req, fetch_sessions.topics_to_read(ctx, req, fc, replica_id, replica_epoch))
-    wait_keys: Any = None  # built at the first wait only
     # Idle partitions as precomputed bytes: consumers without a session (whose answer is not
     # filtered per partition afterwards) and without a replica selector (KIP-392).
     idle_ok = fc.kind == fetch_sessions.SESSIONLESS and not follower and ctx.replica_manager.replica_selector is None
-
     min_bytes = max(req.get("min_bytes", 1), 1)
-    deadline = time.monotonic() + max(req.get("max_wait_ms", 0), 0) / 1000
+    max_wait_s = max(req.get("max_wait_ms", 0), 0) / 1000
+    deadline = time.monotonic() + max_wait_s
+    responses, total, any_error = _read_all(ctx, req, topics, idle_ok)
+    if total >= min_bytes or any_error or max_wait_s <= 0 or not ctx.running:
+        return _answer(ctx, req, fc, topics, responses, total, follower)
+    return _wait_and_answer(ctx, req, fc, topics, idle_ok, min_bytes, deadline)
+
+
+async def _wait_and_answer(
+    ctx: RequestContext,
+    req: dict[str, Any],
+    fc: fetch_sessions.FetchContext,
+    topics: list[Any],
+    idle_ok: bool,
+    min_bytes: int,
+    deadline: float,
+) -> dict[str, Any]:
+    """Long polling: wait in the purgatory for appends to the fetched partitions (or the
+    deadline), reading again after each wake-up, then answer."""
+    replica_id = _replica_id(req)
+    follower = replica_id >= 0
+    wait_keys = fetch_sessions.wait_keys(fc, _wait_keys(topics))
     purgatory = ctx.replica_manager.purgatory
     while True:
-        responses, total, any_error = _read_all(ctx, req, topics, idle_ok)
         left = deadline - time.monotonic()
-        if total >= min_bytes or any_error or left <= 0 or not ctx.running:
-            break
-        if wait_keys is None:
-            wait_keys = fetch_sessions.wait_keys(fc, _wait_keys(topics))
-        if not wait_keys:
-            break
-        try:
+        if wait_keys and left > 0 and ctx.running:
             await purgatory.wait(wait_keys, left)
-        except asyncio.CancelledError:
-            raise
-        if fc.incremental:  # any partition of the session may have data now
-            topics = _plan(ctx, req, fetch_sessions.topics_to_read(ctx, req, fc, replica_id, replica_epoch))
-    if _replica_id(req) < 0 and (throttle := fetch_throttle_ms(ctx, total)):
+            if fc.incremental:  # any partition of the session may have data now
+                topics = _plan(ctx, req, fetch_sessions.topics_to_read(ctx, req, fc, replica_id, _replica_epoch(req)))
+        # Read after every wait: slices read before an await may be stale (a segment deleted).
+        responses, total, any_error = _read_all(ctx, req, topics, idle_ok)
+        done = total >= min_bytes or any_error or not wait_keys or not ctx.running
+        if done or deadline - time.monotonic() <= 0:
+            return _answer(ctx, req, fc, topics, responses, total, follower)
+
+
+def _answer(
+    ctx: RequestContext,
+    req: dict[str, Any],
+    fc: fetch_sessions.FetchContext,
+    topics: list[Any],
+    responses: list[dict[str, Any]],
+    total: int,
+    follower: bool,
+) -> dict[str, Any]:
+    """The response to a fetch from its last read (quota throttling, session bookkeeping,
+    metrics, file regions). Runs with no await after that read, so its slices are still valid."""
+    if not follower and (throttle := fetch_throttle_ms(ctx, total)):
         sid = fc.session.id if fc.session is not None else 0  # a throttled full fetch gets no session
         return {"throttle_time_ms": throttle, "error_code": 0, "session_id": sid, "responses": []}
     session_id = fetch_sessions.finish(ctx, req, fc, topics, responses, follower)
