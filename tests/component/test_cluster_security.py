@@ -186,3 +186,20 @@ def test_cluster_refuses_a_sasl_inter_broker_listener_without_a_mechanism(tmp_pa
             3, tmp_path / "data", security="SASL_PLAINTEXT", users=USERS,
             **{"sasl.mechanism.inter.broker.protocol": "GSSAPI"},
         ).start()
+
+
+def test_a_node_whose_controller_login_is_refused_says_so(tmp_path: Any, caplog: pytest.LogCaptureFixture) -> None:
+    bad_login = (
+        "org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f'username="{INTERNAL_USER}" password="wrong" user_alice="{USERS["alice"]}";'
+    )
+    c = EmbeddedCluster(
+        3, tmp_path / "data", security="SASL_PLAINTEXT", users=USERS,
+        node_configs={3: {"listener.name.controller.plain.sasl.jaas.config": bad_login,
+                          "initial.broker.registration.timeout.ms": "4000"}},
+    )
+    with caplog.at_level("ERROR", logger="zurau.raft"), pytest.raises(TimeoutError, match="broker 3 did not register"):
+        c.start()
+    c.stop()
+    refused = [r.getMessage() for r in caplog.records if "refused this node's login on its controller listener" in r.getMessage()]
+    assert any(m.startswith("raft node 3:") and "Invalid username or password" in m for m in refused)

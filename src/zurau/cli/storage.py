@@ -13,6 +13,27 @@
   metadata directories get) or ``--no-initial-controllers`` (a controller to add later with
   ``zurau metadata-quorum add-controller``); its brokers need no flag. The first two write the
   bootstrap checkpoint ``00000000000000000000-0000000000.checkpoint`` holding the voter set.
+* ``--add-scram 'SCRAM-SHA-512=[name=broker,password=broker-secret]'`` (``-S``, repeatable;
+  KIP-900) gives a new cluster SCRAM credentials before it first starts, e.g. the login brokers use
+  between themselves with ``sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512``. Syntax and
+  checks are Kafka's (:mod:`zurau.metadata.scram_parser`): ``SCRAM-SHA-256`` or ``SCRAM-SHA-512``,
+  then ``[name=...,password=...]`` or ``[name=...,salt=<base64>,saltedpassword=<base64>]``, with
+  ``iterations=`` 4096..16384 (default 4096). A bad argument fails the command before any
+  directory is touched.
+
+Bootstrap metadata (the design; details in :mod:`zurau.metadata.bootstrap_metadata`): on a node
+with the controller role the credentials become ``UserScramCredentialRecord``s (salt, stored and
+server keys, iterations; never the password) in ``<metadata.log.dir>/bootstrap.checkpoint``, a
+file in the KRaft snapshot layout (SnapshotHeader control batch, v2 batches of metadata records,
+SnapshotFooter control batch), written atomically with the metadata directory's
+``meta.properties``. Nothing applies that file directly: the first controller to become active
+on a metadata log that holds no metadata record appends its records as the log's first batch,
+and every other node (controllers and brokers) gets them by replication. Later leaders find
+metadata in the log and ignore their own file, so the credentials take effect exactly once and
+every node agrees; format every controller with the same ``--add-scram`` arguments, since any of
+them may be first. A node that is its own single-node cluster appends them when its local
+metadata log is still empty. A broker-only node accepts and checks the arguments but writes
+nothing (it never leads the metadata log; Kafka writes the file there too and ignores it).
 
 A broker whose configuration names several controllers refuses to start on unformatted
 directories (format them first, with one cluster id for every node); with no configuration, or
@@ -21,6 +42,7 @@ one naming only this node, the broker formats itself on first start.
 
 from __future__ import annotations
 
+import time
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -63,10 +85,21 @@ def format_(
     no_initial_controllers: bool = typer.Option(
         False, "--no-initial-controllers", "-N", help="dynamic quorum: a controller that joins later"
     ),
+    add_scram: list[str] = typer.Option(
+        [],
+        "--add-scram",
+        "-S",
+        help="a SCRAM credential for the bootstrap metadata (repeatable), e.g. "
+        "'SCRAM-SHA-256=[name=alice,password=alice-secret]' or "
+        "'SCRAM-SHA-512=[name=alice,iterations=8192,salt=<base64>,saltedpassword=<base64>]'",
+    ),
 ) -> None:
     """Write meta.properties into every log directory of this node."""
     from zurau.config import BrokerConfig, ConfigError, load_properties
+    from zurau.metadata.bootstrap_metadata import write_bootstrap_metadata
     from zurau.metadata.metadata_log import MetaProperties, format_dirs, valid_cluster_id
+    from zurau.metadata.records import UserScramCredentialRecord
+    from zurau.metadata.scram_parser import ScramArgumentError, scram_records
     from zurau.raft.voter_set import ReplicaKey, Voter, VoterSet
 
     if not config.exists():
@@ -93,6 +126,15 @@ def format_(
     if flags and not cfg.is_controller:
         _fail("--standalone, --initial-controllers and --no-initial-controllers format controllers; "
               "this node has no controller role")
+    scram: list[UserScramCredentialRecord] = []
+    try:
+        scram = scram_records(add_scram)
+    except ScramArgumentError as e:
+        _fail(str(e))
+    if scram and not cfg.is_controller:
+        typer.echo("This node has no controller role: the --add-scram credentials are checked but not written "
+                   "(only controllers bootstrap the metadata log; format them with --add-scram)")
+        scram = []
     metadata_dir_id = uuid.uuid4()
     voters = None
     try:
@@ -116,6 +158,9 @@ def format_(
         )
         if voters is not None and cfg.metadata_log_dir in written:
             write_bootstrap_checkpoint(cfg.metadata_log_dir, cluster_id, voters)
+        if scram and cfg.metadata_log_dir in written:
+            path = write_bootstrap_metadata(cfg.metadata_log_dir, scram, int(time.time() * 1000))
+            typer.echo(f"Bootstrap metadata: {len(scram)} SCRAM credential(s) in {path}")
     except OSError as e:
         _fail(f"cannot format: {e}")
         return
@@ -167,8 +212,6 @@ def parse_initial_controllers(text: str, listener: list[str]) -> VoterSet:
 def write_bootstrap_checkpoint(metadata_dir: Path, cluster_id: str, voters: VoterSet) -> None:
     """The dynamic quorum's bootstrap checkpoint (snapshot 0-0: header, KRaftVersionRecord,
     VotersRecord, footer) in the metadata log directory."""
-    import time
-
     from zurau.metadata.image import MetadataImage
     from zurau.metadata.kraft_log import KRaftLog
     from zurau.metadata.snapshot import encode_snapshot

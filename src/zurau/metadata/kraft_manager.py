@@ -11,7 +11,9 @@ AddRaftVoter / RemoveRaftVoter (``zurau metadata-quorum add-controller`` / ``rem
 which any node accepts and passes to the leader. A voter whose listeners differ from what the voter
 set records tells the leader (UpdateRaftVoter); with ``controller.quorum.auto.join.enable`` a
 controller that is not a voter adds itself once it has caught up (KIP-853's auto-join). On-disk state lives
-in ``<metadata.log.dir>/__cluster_metadata-0``: the log's segments and the ``quorum-state`` file.
+in ``<metadata.log.dir>/__cluster_metadata-0``: the log's segments and the ``quorum-state`` file;
+a controller's bootstrap metadata (``zurau storage format --add-scram``) in
+``<metadata.log.dir>/bootstrap.checkpoint`` (:mod:`zurau.metadata.bootstrap_metadata`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from zurau.client.errors import ClientError
 from zurau.client.security import ClientSecurity
 from zurau.clock import Clock
 from zurau.config import BrokerConfig
+from zurau.metadata.bootstrap_metadata import read_bootstrap_metadata
 from zurau.metadata.controller import QuorumController
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.kraft_log import KRaftLog
@@ -97,6 +100,8 @@ class KRaftManager:
                 session_timeout_ms=cfg.get("broker.session.timeout.ms"),
                 snapshot_bytes=cfg.get("metadata.log.max.record.bytes.between.snapshots"),
                 snapshot_interval_ms=cfg.get("metadata.log.max.snapshot.interval.ms"),
+                # Only a controller can lead the log; a broker's file (if any) is never used.
+                bootstrap_records=read_bootstrap_metadata(metadata_dir) if cfg.is_controller else (),
             )
             self.raft = RaftClient(
                 node_id=self.node_id,

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from zurau.metadata.bootstrap_metadata import read_bootstrap_metadata
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.records import (
     TOPIC_RESOURCE,
@@ -314,10 +315,18 @@ def open_metadata(
     ensure_meta_properties(sorted({*log_dirs, metadata_dir}), cluster_id, node_id)
     mlog = MetadataLog(metadata_dir, now_ms)
     try:
-        if legacy and mlog.end_offset == 0:
-            mlog.append(legacy, now_ms)
-            mlog.flush()
-            log.info("migrated %d metadata records from %s", len(legacy), legacy_dir)
+        if mlog.end_offset == 0:
+            # A new log starts with the bootstrap metadata of ``zurau storage format``
+            # (zurau.metadata.bootstrap_metadata), then any legacy metadata, in one batch: the
+            # log is never empty again, so neither is written twice.
+            bootstrap = read_bootstrap_metadata(metadata_dir)
+            if bootstrap or legacy:
+                mlog.append([*bootstrap, *legacy], now_ms)
+                mlog.flush()
+            if bootstrap:
+                log.info("wrote %d bootstrap metadata records into the new metadata log", len(bootstrap))
+            if legacy:
+                log.info("migrated %d metadata records from %s", len(legacy), legacy_dir)
         retire_legacy(legacy_dir)
         image = MetadataImage(cluster_id)
         records: list[MetadataRecord] = []

@@ -40,12 +40,13 @@ import contextlib
 import itertools
 import logging
 import random
+import ssl
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from zurau.client.connection import BrokerConnection, ConnectionCache
-from zurau.client.errors import ClientError
+from zurau.client.errors import AuthenticationError, ClientError
 from zurau.client.security import ClientSecurity
 from zurau.clock import Clock
 from zurau.protocol.api_keys import ApiKey
@@ -95,6 +96,8 @@ from zurau.raft.wire import (
 )
 
 log = logging.getLogger("zurau.raft")
+#: Least time between two logged refusals of this node's login by one controller.
+AUTH_LOG_INTERVAL_MS = 30_000
 
 # Responses that carry the endpoints of the leader they name (tagged NodeEndpoints, KIP-853).
 _NAMES_LEADER_ENDPOINTS = frozenset(
@@ -154,6 +157,7 @@ class RaftClient:
         # TLS/SASL of this node's connections to the controller listener (None: PLAINTEXT); the
         # controller channel's forwarding connections use it too.
         self.security = security
+        self._refused_logged: dict[int, int] = {}  # controller -> when its refusal was last logged (ms)
         self._learned: dict[int, tuple[str, int]] = {}  # leader endpoints named in responses
         self._request_ids = itertools.count(1)
         self._voter_waiters: dict[int, asyncio.Future[VoterChangeResult]] = {}
@@ -398,7 +402,10 @@ class RaftClient:
                 if e["node_id"] >= 0 and e["node_id"] != self.node_id:
                     self._learned[e["node_id"]] = (e["host"], e["port"])
         except (KafkaError, ClientError, OSError) as e:
-            log.debug("raft node %d: %s to %d failed: %s", self.node_id, type(message).__name__, destination, e)
+            if isinstance(e, AuthenticationError | ssl.SSLError):
+                self._log_refused_login(destination, e)
+            else:
+                log.debug("raft node %d: %s to %d failed: %s", self.node_id, type(message).__name__, destination, e)
             await self._conns.drop((destination, kind))
             return
         if self._closed:
@@ -413,6 +420,18 @@ class RaftClient:
             return
         with contextlib.suppress(NotControllerError):  # this node has failed meanwhile
             self._step(Received(destination, response))
+
+    def _log_refused_login(self, destination: int, error: BaseException) -> None:
+        """A controller refused this node's TLS or SASL login: an error, at most every 30 s per
+        controller (the quorum retries far more often than that)."""
+        now = self.clock.now_ms()
+        if now - self._refused_logged.get(destination, -AUTH_LOG_INTERVAL_MS) >= AUTH_LOG_INTERVAL_MS:
+            self._refused_logged[destination] = now
+            log.error(
+                "raft node %d: node %d refused this node's login on its controller listener (%s); check the "
+                "controller listener's TLS/SASL settings and sasl.mechanism.controller.protocol",
+                self.node_id, destination, error,
+            )
 
     # ------------------------------------------------------------------ inbound
     async def handle_request(self, api_key: int, version: int, body: Mapping[str, Any]) -> dict[str, Any]:

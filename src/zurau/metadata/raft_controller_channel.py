@@ -13,7 +13,9 @@ uncommitted results: each request runs the pure
 :class:`~zurau.metadata.controller.QuorumController` against it, the records are proposed as one
 batch, and the response is given once that batch is committed. Requests are decided one at a
 time on the event loop, so two results never interleave. When it loses leadership it fails the
-waiting requests with NOT_CONTROLLER and drops the speculative image.
+waiting requests with NOT_CONTROLLER and drops the speculative image. An active controller that
+finds no metadata record in the log first proposes its bootstrap records (``zurau storage format
+--add-scram``; see :mod:`zurau.metadata.bootstrap_metadata`), so they are the log's first batch.
 
 **Any other node** forwards the request to the active controller's controller listener (as
 Kafka's brokers forward admin requests), in Kafka's own API at our newest version, and returns its
@@ -38,7 +40,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from zurau.client.connection import BrokerConnection, ConnectionCache
@@ -87,7 +89,10 @@ class RaftControllerChannel:
         forwarding: bool = True,
         snapshot_bytes: int = 20 * 1024 * 1024,
         snapshot_interval_ms: int = 3_600_000,
+        bootstrap_records: Sequence[MetadataRecord] = (),
     ) -> None:
+        """``bootstrap_records``: this controller's bootstrap metadata
+        (:mod:`zurau.metadata.bootstrap_metadata`), written first if it leads an empty log."""
         self.node_id = node_id
         self.controller = controller
         self.clock = clock
@@ -102,6 +107,8 @@ class RaftControllerChannel:
         self._activation_offset: int | None = None  # leader: active once the HW passes it
         self._active = False
         self._speculative: MetadataImage | None = None
+        self._bootstrap: tuple[MetadataRecord, ...] = tuple(bootstrap_records)
+        self._bootstrap_pending = False  # an activation waits for the end of the Raft step
         self.heartbeats = BrokerHeartbeatManager(session_timeout_ms)
         # A forwarded heartbeat that gets no answer within this long is sent again (to whichever
         # node is the active controller by then): one stuck on a controller cut off by the network
@@ -278,16 +285,61 @@ class RaftControllerChannel:
         if self._active or self._activation_offset is None or self.raft is None:
             return
         if self.raft.high_watermark >= self._activation_offset and not self._batch:
-            self._active = True
-            self._speculative = self._image
-            now = self.clock.now_ms()
-            self.heartbeats.reset(self._image.brokers.keys(), now)
-            log.info(
-                "node %d is the active controller in epoch %d (metadata offset %d)",
-                self.node_id,
-                self.raft.epoch,
-                self._image.offset,
-            )
+            if self._bootstrap and self._image.offset >= 0:
+                self._bootstrap = ()  # the log holds metadata: it never bootstraps again
+            if not self._bootstrap:
+                self._activate()
+            elif not self._bootstrap_pending:
+                # Decided once the Raft step that got here has handed over all it committed
+                # (commits are delivered after role changes), and outside that step.
+                self._bootstrap_pending = True
+                asyncio.get_running_loop().call_soon(self._activate_with_bootstrap, self._activation_offset)
+
+    def _activate_with_bootstrap(self, activation_offset: int) -> None:
+        """Activate, first proposing the bootstrap records when the log holds no metadata record
+        yet (see :mod:`zurau.metadata.bootstrap_metadata`): they are then the log's first metadata
+        batch, and every request is decided on an image that includes them."""
+        self._bootstrap_pending = False
+        raft = self.raft
+        if self._active or raft is None or not raft.is_leader:
+            return  # a later role change decides again
+        if self._activation_offset != activation_offset:
+            self._maybe_activate()  # this node leads a newer epoch now: decide for that one
+            return
+        if raft.high_watermark < activation_offset or self._batch:
+            return  # the next commit calls _maybe_activate again
+        if self._image.offset >= 0 or not self._bootstrap:
+            self._bootstrap = ()
+            self._activate()
+            return
+        records = list(self._bootstrap)
+        try:
+            last = raft.propose([encode_record(r) for r in records])
+        except KafkaError as e:
+            log.warning("node %d could not write its bootstrap metadata: %s", self.node_id, e)
+            return
+        log.info(
+            "node %d found the metadata log empty: wrote %d bootstrap metadata records (offset %d)",
+            self.node_id,
+            len(records),
+            last,
+        )
+        self._activate()
+        assert self._speculative is not None
+        self._speculative = self._speculative.apply(records, last)
+
+    def _activate(self) -> None:
+        assert self.raft is not None
+        self._active = True
+        self._speculative = self._image
+        now = self.clock.now_ms()
+        self.heartbeats.reset(self._image.brokers.keys(), now)
+        log.info(
+            "node %d is the active controller in epoch %d (metadata offset %d)",
+            self.node_id,
+            self.raft.epoch,
+            self._image.offset,
+        )
 
     # ------------------------------------------------------------------ the active controller
     async def _run(self, op: Callable[[MetadataImage], ControllerResult[T]]) -> T:

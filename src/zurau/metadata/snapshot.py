@@ -41,7 +41,7 @@ Pure: no I/O. Storing snapshot files is :mod:`zurau.metadata.kraft_log`'s busine
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.records import (
@@ -75,6 +75,7 @@ __all__ = [
     "SNAPSHOT_FOOTER",
     "SNAPSHOT_HEADER",
     "decode_snapshot",
+    "encode_checkpoint",
     "encode_snapshot",
     "image_from_snapshot",
     "image_records",
@@ -223,17 +224,26 @@ def encode_snapshot(
     writes them), :func:`image_records` in data batches, footer. ``last_contained_timestamp_ms``
     is the append time of the last log record the image contains (it goes into the header and is
     every record's timestamp)."""
+    return encode_checkpoint(image_records(image), last_contained_timestamp_ms, voters)
+
+
+def encode_checkpoint(
+    records: Sequence[MetadataRecord], last_contained_timestamp_ms: int, voters: VoterSet | None = None
+) -> bytes:
+    """``records`` in the ``.checkpoint`` layout (see the module docstring and
+    :func:`encode_snapshot`); also the bootstrap metadata file's format
+    (:mod:`zurau.metadata.bootstrap_metadata`)."""
     ts = last_contained_timestamp_ms
-    values = [encode_record(r) for r in image_records(image)]
+    values = [encode_record(r) for r in records]
     out = bytearray(_control_batch(SNAPSHOT_HEADER, _header_value(ts), 0, ts))
     first = 1
     if voters:
-        records = [
+        control = [
             NewRecord(control_key(KRAFT_VERSION), encode_kraft_version(KRAFT_VERSION_1), (), ts),
             NewRecord(control_key(KRAFT_VOTERS), voters.encode(), (), ts),
         ]
-        out += build_batch(records, base_offset=first, is_control=True, partition_leader_epoch=0)
-        first += len(records)
+        out += build_batch(control, base_offset=first, is_control=True, partition_leader_epoch=0)
+        first += len(control)
     for batch in _data_batches(values, first, ts):
         out += batch
     out += _control_batch(SNAPSHOT_FOOTER, _footer_value(), first + len(values), ts)

@@ -49,6 +49,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Self
 
@@ -126,9 +127,13 @@ class ClusterProcesses:
         proxy_controller: bool = False,
         security: str = "PLAINTEXT",
         users: dict[str, str] | None = None,
+        format_args: Sequence[str] = (),
         **overrides: str,
     ) -> None:
+        """``format_args``: extra arguments of every node's ``zurau storage format`` (e.g.
+        ``["--add-scram", "SCRAM-SHA-512=[name=broker,password=broker-secret]"]``)."""
         self.root = root
+        self.format_args = list(format_args)
         self.security = security.upper()
         self.users = dict(users or {})
         if self.security != "PLAINTEXT" and (proxy_inter_broker or proxy_controller):
@@ -228,7 +233,7 @@ class ClusterProcesses:
                 node_id, config_path, port, controller_ports.get(node_id), root / f"node-{node_id}.log"
             )
             command = [sys.executable, "-m", "zurau.cli.main", "storage", "format"]
-            command += ["--cluster-id", self.cluster_id, "--config", str(config_path)]
+            command += ["--cluster-id", self.cluster_id, "--config", str(config_path), *self.format_args]
             formatted = subprocess.run(command, capture_output=True, text=True)
             if formatted.returncode != 0:
                 raise RuntimeError(
