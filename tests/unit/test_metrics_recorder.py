@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Iterable
 
 import pytest
@@ -14,7 +15,14 @@ from prometheus_client.registry import Collector
 from zurau.config import BrokerConfig, ConfigError, parse_http_listener
 from zurau.metrics.collector import error_name
 from zurau.metrics.http_server import MetricsUnavailable, metrics_app
-from zurau.metrics.recorder import BUCKETS, BrokerMetrics, LatencyHistogram, count_error_codes
+from zurau.metrics.recorder import (
+    BUCKETS,
+    PENDING_MAX,
+    PHASES,
+    BrokerMetrics,
+    LatencyHistogram,
+    count_error_codes,
+)
 from zurau.replication.purgatory import FetchPurgatory, WaitTime, request_wait
 
 
@@ -59,6 +67,41 @@ def test_a_variant_is_counted_and_timed_under_both_names() -> None:
     assert m.requests[1].versions == m.variants["FetchFollower"].versions == {16: 1}
     assert m.requests[1].errors == {0: 1} and m.variants["FetchFollower"].errors == {}
     assert m.variants["FetchFollower"].sums == m.requests[1].sums
+
+
+def test_batched_binning_equals_binning_each_request_and_reads_see_every_request() -> None:
+    """Requests are binned PENDING_MAX at a time; whatever is read includes every one recorded,
+    with the same buckets as observing each phase on its own (bounds included)."""
+    rng = random.Random(5)
+    m = BrokerMetrics()
+    expected = [LatencyHistogram() for _ in PHASES]
+    versions: dict[int, int] = {}
+    n = PENDING_MAX * 2 + 7
+    for i in range(n):
+        # Phase lengths at bucket bounds, just above them, 0, and anywhere up to 60 s.
+        queue, local, remote, response_queue, send = (
+            rng.choice((0.0, rng.choice(BUCKETS), rng.choice(BUCKETS) * 1.001, rng.uniform(0, 60))) for _ in range(5)
+        )
+        received = 1000.0 + i
+        dispatched = received + queue
+        handled = dispatched + local + remote
+        sending = handled + response_queue
+        sent = sending + send
+        version = i % 3
+        versions[version] = versions.get(version, 0) + 1
+        m.request_done(0, version, received, dispatched, handled, sending, sent, remote, None)
+        measured = (dispatched - received, handled - dispatched - remote, remote, sending - handled, sent - sending)
+        for h, v in zip(expected, (*measured, sent - received), strict=True):
+            h.observe(v)
+        if i in (0, PENDING_MAX - 1, PENDING_MAX, n - 1):  # reads in between bin what is pending
+            stats = m.requests[0]
+            assert sum(stats.versions.values()) == i + 1
+            assert all(h.count == i + 1 for h in stats.phases)
+    stats = m.requests[0]
+    assert stats.versions == versions
+    for got, want in zip(stats.phases, expected, strict=True):
+        assert got.counts == want.counts
+        assert got.total == pytest.approx(want.total)
 
 
 def test_remote_time_never_exceeds_the_handler_time() -> None:

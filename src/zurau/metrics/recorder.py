@@ -3,8 +3,11 @@
 :class:`BrokerMetrics` implements :class:`zurau.broker.interfaces.BrokerMetricsRecorder`. It is
 called on the broker's event loop only (the connection for every answered request, the produce
 and fetch handlers per partition, the composition root for log flushes and cleaner passes), and
-read by :mod:`zurau.metrics.collector` on that same loop at scrape time, so it needs no lock and
-every update is a few integer additions: no Prometheus object is touched per request.
+read by :mod:`zurau.metrics.collector` on that same loop at scrape time, so it needs no lock
+(the invariant this relies on: one thread, the loop's, ever touches a recorder; the HTTP thread
+only waits for a scrape the loop runs). No Prometheus object is touched per request: a request
+costs one tuple appended to a list (binned into histograms ``PENDING_MAX`` at a time) and a walk
+over its response's error codes; a partition append or fetch costs a few integer additions.
 
 Invariants: counters only grow; a histogram's ``counts[i]`` counts observations ``v`` with
 ``BUCKETS[i-1] < v <= BUCKETS[i]`` (the last slot: above every bound), so the cumulative sums are
@@ -25,6 +28,7 @@ BUCKETS: tuple[float, ...] = (
 
 
 _SLOTS = len(BUCKETS) + 1  # buckets per histogram, +Inf included
+_SLOTS2, _SLOTS3, _SLOTS4, _SLOTS5 = 2 * _SLOTS, 3 * _SLOTS, 4 * _SLOTS, 5 * _SLOTS
 
 
 class LatencyHistogram:
@@ -58,28 +62,101 @@ class LatencyHistogram:
 PHASES = ("requestqueue", "local", "remote", "responsequeue", "responsesend", "total")
 
 
+#: Requests a :class:`RequestStats` holds unbinned before :meth:`RequestStats.drain` bins them:
+#: enough that binning runs as one loop with warm caches, few enough (~250 bytes each) to be small.
+PENDING_MAX = 512
+
+# A request's times, as :meth:`BrokerMetrics.request_done` keeps them until they are binned:
+# (version, received, dispatched, handled, sending, sent, remote_s).
+_Pending = tuple[int, float, float, float, float, float, float]
+
+
 class RequestStats:
     """One API's requests: counts per version, time per phase, error codes in responses.
 
+    Recording a request appends its raw times to ``pending`` (one tuple: the hot path does no
+    arithmetic); :meth:`drain` bins them into the histograms when ``PENDING_MAX`` are pending
+    and before anything is read (:attr:`versions`, :attr:`counts`, :attr:`sums`,
+    :attr:`phases`), so what is read always includes every recorded request. Binning a batch
+    in one loop costs less CPU than binning each request between the broker's other work
+    (measured: bench/metrics_overhead.py, BENCHMARKS.md "Metrics overhead").
+
     The six phase histograms share one flat list (phase ``i``'s buckets at ``[i * _SLOTS,
-    (i + 1) * _SLOTS)``) and one list of sums, so recording a request is six bisects and twelve
-    additions with no method call.
+    (i + 1) * _SLOTS)``) and one list of sums.
     """
 
-    __slots__ = ("versions", "counts", "sums", "errors")
+    __slots__ = ("_versions", "_counts", "_sums", "errors", "pending")
 
     def __init__(self) -> None:
-        self.versions: dict[int, int] = {}
-        self.counts = [0] * (_SLOTS * len(PHASES))
-        self.sums = [0.0] * len(PHASES)
+        self._versions: dict[int, int] = {}
+        self._counts = [0] * (_SLOTS * len(PHASES))
+        self._sums = [0.0] * len(PHASES)
         self.errors: dict[int, int] = {}
+        self.pending: list[_Pending] = []
+
+    def drain(self) -> None:
+        """Bin every pending request (see the class docstring)."""
+        pending = self.pending
+        if not pending:
+            return
+        self.pending = []
+        versions, counts, find, bounds, first = self._versions, self._counts, bisect_left, BUCKETS, BUCKETS[0]
+        s0 = s1 = s2 = s3 = s4 = s5 = 0.0
+        for version, received, dispatched, handled, sending, sent, remote_s in pending:
+            versions[version] = versions.get(version, 0) + 1
+            processing = handled - dispatched if handled > dispatched else 0.0
+            remote = remote_s if remote_s < processing else processing
+            if remote < 0.0:
+                remote = 0.0
+            local = processing - remote
+            queue = dispatched - received if dispatched > received else 0.0
+            response_queue = sending - handled if sending > handled else 0.0
+            send = sent - sending if sent > sending else 0.0
+            total = sent - received if sent > received else 0.0
+            # Most phases of most requests fall in the first bucket: a comparison, not a bisect.
+            counts[0 if queue <= first else find(bounds, queue)] += 1
+            counts[_SLOTS if local <= first else _SLOTS + find(bounds, local)] += 1
+            counts[_SLOTS2 if remote <= first else _SLOTS2 + find(bounds, remote)] += 1
+            counts[_SLOTS3 if response_queue <= first else _SLOTS3 + find(bounds, response_queue)] += 1
+            counts[_SLOTS4 if send <= first else _SLOTS4 + find(bounds, send)] += 1
+            counts[_SLOTS5 if total <= first else _SLOTS5 + find(bounds, total)] += 1
+            s0 += queue
+            s1 += local
+            s2 += remote
+            s3 += response_queue
+            s4 += send
+            s5 += total
+        sums = self._sums
+        sums[0] += s0
+        sums[1] += s1
+        sums[2] += s2
+        sums[3] += s3
+        sums[4] += s4
+        sums[5] += s5
+
+    @property
+    def versions(self) -> dict[int, int]:
+        """Requests per API version."""
+        self.drain()
+        return self._versions
+
+    @property
+    def counts(self) -> list[int]:
+        """The six phase histograms' bucket counts (not cumulative), flat."""
+        self.drain()
+        return self._counts
+
+    @property
+    def sums(self) -> list[float]:
+        """The six phase histograms' sums of observations, in :data:`PHASES` order."""
+        self.drain()
+        return self._sums
 
     @property
     def phases(self) -> tuple[LatencyHistogram, ...]:
         """A copy of each phase's histogram, in :data:`PHASES` order."""
-        return tuple(
-            LatencyHistogram(self.counts[i * _SLOTS : (i + 1) * _SLOTS], self.sums[i]) for i in range(len(PHASES))
-        )
+        counts, sums = self.counts, self.sums
+        return tuple(LatencyHistogram(counts[i * _SLOTS : (i + 1) * _SLOTS], sums[i]) for i in range(len(PHASES)))
 
 
 @dataclass(slots=True)
@@ -166,15 +243,25 @@ class BrokerMetrics:
         response: Any,
         variant: str | None = None,
     ) -> None:
+        """Record one answered request: its API ``version``, its ``perf_counter()`` times
+        (received, handed to its handler, handled, response being written, written), the
+        seconds it waited in purgatories, and the error codes of its ``response`` (None: no
+        response). ``variant``: the finer name it is also counted and timed under."""
         stats = self.requests.get(api_key)
         if stats is None:
             stats = self.requests[api_key] = RequestStats()
+        times = (version, received, dispatched, handled, sending, sent, remote_s)
+        pending = stats.pending
+        pending.append(times)
+        if len(pending) >= PENDING_MAX:
+            stats.drain()
         if variant is not None:
             finer = self.variants.get(variant)
             if finer is None:
                 finer = self.variants[variant] = RequestStats()
-            self._time(finer, version, received, dispatched, handled, sending, sent, remote_s)
-        self._time(stats, version, received, dispatched, handled, sending, sent, remote_s)
+            finer.pending.append(times)
+            if len(finer.pending) >= PENDING_MAX:
+                finer.drain()
         if type(response) is dict:
             path = _RESULT_PATHS.get(api_key)
             if path is not None:
@@ -182,40 +269,12 @@ class BrokerMetrics:
             else:
                 count_error_codes(response, stats.errors)
 
-    @staticmethod
-    def _time(
-        stats: RequestStats,
-        version: int,
-        received: float,
-        dispatched: float,
-        handled: float,
-        sending: float,
-        sent: float,
-        remote_s: float,
-    ) -> None:
-        versions = stats.versions
-        versions[version] = versions.get(version, 0) + 1
-        processing = handled - dispatched if handled > dispatched else 0.0
-        remote = remote_s if remote_s < processing else processing
-        if remote < 0.0:
-            remote = 0.0
-        queue = dispatched - received if dispatched > received else 0.0
-        response_queue = sending - handled if sending > handled else 0.0
-        send = sent - sending if sent > sending else 0.0
-        total = sent - received if sent > received else 0.0
-        counts, sums, find = stats.counts, stats.sums, bisect_left
-        counts[find(BUCKETS, queue)] += 1
-        counts[_SLOTS + find(BUCKETS, processing - remote)] += 1
-        counts[2 * _SLOTS + find(BUCKETS, remote)] += 1
-        counts[3 * _SLOTS + find(BUCKETS, response_queue)] += 1
-        counts[4 * _SLOTS + find(BUCKETS, send)] += 1
-        counts[5 * _SLOTS + find(BUCKETS, total)] += 1
-        sums[0] += queue
-        sums[1] += processing - remote
-        sums[2] += remote
-        sums[3] += response_queue
-        sums[4] += send
-        sums[5] += total
+    def drain(self) -> None:
+        """Bin every pending request of every API (the collector calls it before reading)."""
+        for stats in self.requests.values():
+            stats.drain()
+        for stats in self.variants.values():
+            stats.drain()
 
     def _topic(self, topic: str) -> TopicStats:
         stats = self.topics.get(topic)
