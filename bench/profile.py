@@ -78,6 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--broker", choices=("zurau", "tansu"), default="zurau")
     ap.add_argument("--no-spy", action="store_true", help="just run the workload (numbers without py-spy)")
     ap.add_argument("--native", action="store_true", help="py-spy --native (C frames too)")
+    ap.add_argument(
+        "--gil", action="store_true",
+        help="py-spy --gil: only samples holding the GIL (the interpreter's CPU, without waits in select or I/O)",
+    )
     ap.add_argument("--cprofile", action="store_true", help="profile with cProfile instead of py-spy")
     ap.add_argument("--top", type=int, default=30)
     ap.add_argument("--out", default=None, help="keep the folded stacks here")
@@ -115,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
                 ]
                 if args.native:
                     cmd.append("--native")
+                if args.gil:
+                    cmd.append("--gil")
                 rec = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
                 time.sleep(1.0)
             if args.workload == "produce":

@@ -84,8 +84,8 @@ STEPS = (
     Step(
         "lowrate-profile",
         "Where the broker's CPU goes at 2,000 records/s of 100 B, linger 0 (py-spy)",
-        ("bench.profile", "latency", "--size", "100", "--rate", "2000", "--seconds", "10", "--top", "20"),
-        ("bench.profile", "latency", "--size", "100", "--rate", "2000", "--seconds", "3", "--top", "10"),
+        ("bench.profile", "latency", "--size", "100", "--rate", "2000", "--seconds", "10", "--top", "25", "--gil"),
+        ("bench.profile", "latency", "--size", "100", "--rate", "2000", "--seconds", "3", "--top", "10", "--gil"),
     ),
     Step(
         "scale",
