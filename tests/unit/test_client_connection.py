@@ -204,3 +204,94 @@ async def test_close_leaves_no_task_behind() -> None:
         await conn.close()
         leftover = {t for t in asyncio.all_tasks() - before if "zurau-client" in t.get_name()}
         assert leftover == set()
+
+
+WITH_FETCH = [*FULL, {"api_key": 1, "min_version": 4, "max_version": 12}]
+
+
+def fetch_answer(records: bytes) -> dict[str, Any]:
+    partition = {"partition_index": 0, "error_code": 0, "high_watermark": 1, "records": records}
+    return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": [{"topic": "t", "partitions": [partition]}]}
+
+
+async def test_small_and_large_answers_pipelined_arrive_intact() -> None:
+    """Answers of a few bytes and of megabytes, interleaved on one socket: the large ones are
+    received into buffers of their own and their records come back as read-only views."""
+    payloads = {cid: bytes([cid % 251]) * (3_000_000 if cid % 3 == 0 else 50 * cid) for cid in range(1, 13)}
+
+    async def handler(key: int, version: int, cid: int, body: dict[str, Any]) -> dict[str, Any]:
+        if key == 18:
+            return api_versions(WITH_FETCH)
+        return fetch_answer(payloads[cid])
+
+    async with FakeBroker(handler) as fb:
+        conn = await BrokerConnection("127.0.0.1", fb.port).connect()
+        try:
+            fetch = {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "topics": []}
+            answers = await asyncio.gather(*(conn.request(1, fetch, version=12) for _ in payloads))
+            for cid, answer in zip(payloads, answers, strict=True):
+                records = answer["responses"][0]["partitions"][0]["records"]
+                assert isinstance(records, memoryview) and records.readonly
+                assert records == payloads[cid]
+        finally:
+            await conn.close()
+
+
+@pytest.mark.parametrize("size", [-5, (1 << 30) + 1])
+async def test_an_answer_with_a_bad_size_fails_the_connection(size: int) -> None:
+    async def handler(key: int, version: int, cid: int, body: dict[str, Any]) -> dict[str, Any] | None:
+        if key == 18:
+            return api_versions()
+        for w in fb.writers:
+            w.write(_I32.pack(size) + b"\x00" * 64)
+        return None
+
+    async with FakeBroker(handler) as fb:
+        conn = await BrokerConnection("127.0.0.1", fb.port).connect()
+        try:
+            with pytest.raises(ConnectionLostError, match="invalid response: frame of"):
+                await conn.request(3, {"topics": []}, version=12)
+            assert not conn.connected
+        finally:
+            await conn.close()
+
+
+async def test_a_request_larger_than_the_socket_buffers_waits_for_the_broker_to_read() -> None:
+    """Write flow control: a request of megabytes to a broker that reads it slowly goes out whole."""
+    topics = [{"name": f"topic-{i:06d}-" + "x" * 200, "topic_id": None} for i in range(40_000)]  # ~9 MB
+
+    async def handler(key: int, version: int, cid: int, body: dict[str, Any]) -> dict[str, Any]:
+        if key == 18:
+            return api_versions()
+        return metadata(len(body["topics"]))
+
+    async with FakeBroker(handler) as fb:
+        conn = await BrokerConnection("127.0.0.1", fb.port).connect()
+        try:
+            answer = await conn.request(3, {"topics": topics}, version=12)
+            assert answer["brokers"][0]["node_id"] == len(topics)
+        finally:
+            await conn.close()
+
+
+async def test_a_cancelled_request_leaves_the_connection_usable() -> None:
+    async def handler(key: int, version: int, cid: int, body: dict[str, Any]) -> dict[str, Any]:
+        if key == 18:
+            return api_versions()
+        await asyncio.sleep(0.3 if cid == 1 else 0)
+        return metadata(cid)
+
+    async with FakeBroker(handler) as fb:
+        conn = await BrokerConnection("127.0.0.1", fb.port, request_timeout=0.2).connect()
+        try:
+            slow = asyncio.create_task(conn.request(3, {"topics": []}, version=12, timeout=5))
+            await asyncio.sleep(0.05)
+            slow.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await slow
+            answer = await conn.request(3, {"topics": []}, version=12, timeout=5)
+            assert answer["brokers"][0]["node_id"] == 2 and conn.connected
+            await asyncio.sleep(0.4)  # the cancelled request's answer arrives and is dropped
+            assert (await conn.request(3, {"topics": []}, version=12))["brokers"][0]["node_id"] == 3
+        finally:
+            await conn.close()

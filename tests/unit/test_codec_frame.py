@@ -19,7 +19,8 @@ from zurau.protocol import codec
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import UnsupportedVersionError
 from zurau.protocol.frame import (
-    FrameDecoder,
+    Frame,
+    FrameReceiver,
     FrameTooLarge,
     RequestHeader,
     decode_request,
@@ -108,24 +109,89 @@ def test_short_responses_raise_decode_error() -> None:
         decode_response(ApiKey.API_VERSIONS, 3, b"\x00\x00\x00\x01\x00")
 
 
-@pytest.mark.parametrize("seed", range(20))
-def test_frame_decoder_cuts_any_chunking_into_the_frames_sent(seed: int) -> None:
-    rng = random.Random(seed)
-    frames = [rng.randbytes(rng.choice([0, 1, 5, 300, 70_000])) for _ in range(rng.randint(1, 8))]
-    stream = b"".join(struct.pack(">i", len(f)) + f for f in frames)
-    dec = FrameDecoder(1 << 20)
-    got: list[bytes] = []
+def _receive(rx: FrameReceiver, stream: bytes, rng: random.Random) -> list[Frame]:
+    """Deliver ``stream`` as a transport would: into :meth:`FrameReceiver.buffer`, at most as much
+    as it offers (and a random amount up to that) per read."""
+    got: list[Frame] = []
     pos = 0
     while pos < len(stream):
-        n = rng.choice([1, 2, 3, 4, 5, 100, 4096, 1 << 16])
-        got += dec.feed(memoryview(stream)[pos : pos + n])
+        buf = rx.buffer()
+        assert len(buf) > 0
+        n = min(len(buf), len(stream) - pos, rng.choice([1, 2, 3, 4, 5, 100, 4096, 1 << 16, 1 << 20]))
+        buf[:n] = stream[pos : pos + n]
+        got += rx.received(n)
         pos += n
-    assert got == frames and all(type(f) is bytes for f in got)
-    assert dec.buffered == 0
+    return got
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_frame_receiver_cuts_any_chunking_into_the_frames_sent(seed: int) -> None:
+    rng = random.Random(seed)
+    sizes = [0, 1, 5, 300, 1023, 1024, 1025, 3000, 70_000]
+    frames = [rng.randbytes(rng.choice(sizes)) for _ in range(rng.randint(1, 12))]
+    stream = b"".join(struct.pack(">i", len(f)) + f for f in frames)
+    rx = FrameReceiver(1 << 20, buffer_bytes=4096, direct_bytes=1024)
+    got = _receive(rx, stream, rng)
+    assert [bytes(f) for f in got] == frames
+    assert rx.buffered == 0
+    for f in got:  # copied out of the receive buffer, or a view of a buffer of its own
+        if len(f) < 1024:
+            assert type(f) is bytes
+        if len(f) > 4096:
+            assert isinstance(f, memoryview)
+        if isinstance(f, memoryview):
+            assert f.readonly and len(f.obj) == len(f)  # type: ignore[arg-type]
+
+
+def test_frame_receiver_hands_out_frames_that_later_reads_do_not_touch() -> None:
+    rng = random.Random(7)
+    frames = [bytes([i]) * rng.choice([10, 2000, 5000]) for i in range(40)]
+    stream = b"".join(struct.pack(">i", len(f)) + f for f in frames)
+    rx = FrameReceiver(1 << 20, buffer_bytes=4096, direct_bytes=1024)
+    got = _receive(rx, stream, rng)
+    assert [bytes(f) for f in got] == frames  # compared after every frame was received
+
+
+def test_frame_receiver_receives_a_large_frame_straight_into_its_buffer() -> None:
+    body = random.Random(1).randbytes(100_000)
+    rx = FrameReceiver(1 << 20, buffer_bytes=4096, direct_bytes=1024)
+    head = rx.buffer()
+    head[:10] = (struct.pack(">i", len(body)) + body)[:10]
+    assert rx.received(10) == []
+    rest = rx.buffer()
+    assert len(rest) == len(body) - 6  # the rest of the frame, and not a byte more
+    rest[:] = body[6:]
+    (frame,) = rx.received(len(rest))
+    assert frame == body and rest.obj is frame.obj  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("size", [-1, (1 << 20) + 1])
-def test_frame_decoder_rejects_a_bad_size_before_reading_the_frame(size: int) -> None:
-    dec = FrameDecoder(1 << 20)
+def test_frame_receiver_rejects_a_bad_size_before_reading_the_frame(size: int) -> None:
+    rx = FrameReceiver(1 << 20)
+    rx.buffer()[:4] = struct.pack(">i", size)
     with pytest.raises(FrameTooLarge):
-        dec.feed(struct.pack(">i", size))
+        rx.received(4)
+    assert rx.buffered == 0 and len(rx.buffer()) > 0
+
+
+def _large_frame(rx: FrameReceiver, body: bytes) -> Frame:
+    stream = struct.pack(">i", len(body)) + body
+    got = _receive(rx, stream, random.Random(len(body)))
+    assert len(got) == 1 and got[0] == body
+    return got[0]
+
+
+def test_frame_receiver_reuses_a_large_buffer_only_once_nothing_references_it() -> None:
+    rx = FrameReceiver(1 << 20, buffer_bytes=4096, direct_bytes=1024)
+    first = _large_frame(rx, b"a" * 50_000)
+    records = first[100:200]  # a view into it, as decoded records are
+    first_buffer = id(first.obj)  # type: ignore[union-attr]
+    del first
+    second = _large_frame(rx, b"b" * 40_000)  # the first one's buffer is still referenced
+    assert id(second.obj) != first_buffer and bytes(records) == b"a" * 100  # type: ignore[union-attr]
+    second_buffer = id(second.obj)  # type: ignore[union-attr]
+    del records, second
+    third = _large_frame(rx, b"c" * 30_000)  # nothing references the spare: received into it again
+    assert id(third.obj) == second_buffer and len(third) == 30_000 and third == b"c" * 30_000  # type: ignore[union-attr]
+    fourth = _large_frame(rx, b"d" * 20_000)  # the third is alive: a new buffer
+    assert id(fourth.obj) != second_buffer and third == b"c" * 30_000  # type: ignore[union-attr]

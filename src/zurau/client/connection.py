@@ -1,10 +1,18 @@
 """One asyncio connection to one broker: ApiVersions negotiation and pipelined requests.
 
 Framing is :mod:`zurau.protocol.frame`'s: :func:`~zurau.protocol.frame.encode_request` writes
-each request (header v1, v2 for flexible versions), a :class:`~zurau.protocol.frame.FrameDecoder`
+each request (header v1, v2 for flexible versions), a :class:`~zurau.protocol.frame.FrameReceiver`
 cuts the byte stream into responses, and :func:`~zurau.protocol.frame.decode_response` reads each
 (header v0, v1 for flexible versions, ApiVersions always v0 and read in v0 form when it reports
 UNSUPPORTED_VERSION).
+
+Receiving: the socket is read by an ``asyncio.BufferedProtocol`` (:class:`_ResponseProtocol`), so
+the transport ``recv_into``s the receiver's buffers (under TLS, decrypts into them). A response of
+16 KiB or more is received straight into a buffer of exactly its size and decoded in place: the
+records of a Fetch answer reach their reader (a follower's log append, the consumer) as read-only
+views of the bytes the kernel copied in, with no copy in between. Smaller answers are sliced out
+of one reusable 64 KiB buffer. Responses are decoded in the protocol's callback, as they arrive;
+no task reads the socket.
 
 Invariants:
 
@@ -31,12 +39,11 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import importlib.metadata
 import logging
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from zurau.client.errors import (
     AuthenticationError,
@@ -48,7 +55,13 @@ from zurau.client.errors import (
 from zurau.protocol import codec
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import UnsupportedVersionError
-from zurau.protocol.frame import FrameDecoder, decode_response, encode_request, response_correlation_id
+from zurau.protocol.frame import (
+    Frame,
+    FrameReceiver,
+    decode_response,
+    encode_request,
+    response_correlation_id,
+)
 from zurau.protocol.primitives import DecodeError
 from zurau.protocol.sasl import SaslError
 
@@ -71,10 +84,85 @@ def _software_version() -> str:
 API_VERSIONS = ApiKey.API_VERSIONS
 _FIRST_API_VERSIONS_VERSION = 3
 MAX_RESPONSE_SIZE = 1 << 30  # sanity bound on an answer's size prefix
-_READ_BYTES = 256 * 1024  # the most one socket read hands to the frame decoder
+_CLOSE_WAIT_S = 5.0  # how long close() waits for queued bytes to drain before it aborts
 
 
 K = TypeVar("K", bound=Hashable)
+
+
+class _ResponseProtocol(asyncio.BufferedProtocol):
+    """The socket side of one :class:`BrokerConnection`: receives into a
+    :class:`~zurau.protocol.frame.FrameReceiver`'s buffers and hands each whole response to the
+    connection; write flow control (:meth:`drain`) and the end of the connection (:attr:`closed`).
+
+    Invariant: the connection hears of this socket only after ``connection_made`` (a TLS handshake
+    that fails is reported by ``create_connection`` alone); once a response could not be framed or
+    decoded, every later byte is dropped and the connection is failed.
+    """
+
+    def __init__(self, conn: BrokerConnection, loop: asyncio.AbstractEventLoop) -> None:
+        self._conn = conn
+        self._loop = loop
+        self.frames = FrameReceiver(MAX_RESPONSE_SIZE)
+        self.transport: asyncio.Transport | None = None
+        self.closed: asyncio.Future[None] = loop.create_future()
+        self._failed = False
+        self._write_paused = False
+        self._drain_waiters: list[asyncio.Future[None]] = []
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast("asyncio.Transport", transport)  # uvloop's is not a subclass
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self.frames.buffer()
+
+    def buffer_updated(self, nbytes: int) -> None:
+        if self._failed:
+            self.frames.reset()
+            return
+        try:
+            for frame in self.frames.received(nbytes):
+                self._conn._on_frame(frame)
+        except Exception as e:  # a size out of bounds, a response too short for its id, a decoder bug
+            self._failed = True
+            self.frames.reset()
+            self._conn._fail_all(f"invalid response: {e}")
+
+    def eof_received(self) -> bool:
+        return False  # close: a broker never half-closes a connection it still answers on
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.transport is not None:
+            self._conn._fail_all("closed by the broker" if exc is None else str(exc))
+        waiters, self._drain_waiters = self._drain_waiters, []
+        for w in waiters:
+            if not w.done():
+                w.set_exception(ConnectionResetError("connection lost"))
+                w.exception()  # retrieved: the writer waiting on it re-raises it
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        waiters, self._drain_waiters = self._drain_waiters, []
+        for w in waiters:
+            if not w.done():
+                w.set_result(None)
+
+    async def drain(self) -> None:
+        """Wait while the transport's write buffer is over its high-water mark (``StreamWriter.drain``).
+        ConnectionResetError if the connection is lost meanwhile."""
+        if self.closed.done():
+            raise ConnectionResetError("connection lost")
+        if not self._write_paused:
+            return
+        waiter = self._loop.create_future()
+        self._drain_waiters.append(waiter)
+        await waiter
+
 
 class BrokerConnection:
     """A connection to ``host:port``; ``node_id`` is -1 until metadata names the broker."""
@@ -96,9 +184,8 @@ class BrokerConnection:
         self.client_id = client_id
         self.request_timeout = request_timeout
         self.api_versions: dict[int, tuple[int, int]] = {}
-        self._reader: asyncio.StreamReader | None = None
-        self._writer: asyncio.StreamWriter | None = None
-        self._read_task: asyncio.Task[None] | None = None
+        self._transport: asyncio.Transport | None = None
+        self._protocol: _ResponseProtocol | None = None
         self._pending: dict[int, tuple[asyncio.Future[dict[str, Any]], int, int]] = {}
         self._next_correlation_id = 0
         self._closed = False
@@ -115,7 +202,7 @@ class BrokerConnection:
 
     @property
     def connected(self) -> bool:
-        return self._writer is not None and not self._closed
+        return self._transport is not None and not self._closed
 
     @property
     def in_flight(self) -> int:
@@ -126,17 +213,19 @@ class BrokerConnection:
         """Open the socket and negotiate API versions. BrokerUnreachableError if it cannot."""
         security = self.security
         tls = security.ssl_context() if security is not None else None
+        loop = asyncio.get_running_loop()
+        protocol = _ResponseProtocol(self, loop)
         try:
-            self._reader, self._writer = await asyncio.wait_for(
-                asyncio.open_connection(self.host, self.port, ssl=tls, server_hostname=self.host if tls else None),
+            transport, _ = await asyncio.wait_for(
+                loop.create_connection(
+                    lambda: protocol, self.host, self.port, ssl=tls, server_hostname=self.host if tls else None
+                ),
                 timeout,
             )
         except (OSError, TimeoutError) as e:
             reason = "timed out" if isinstance(e, TimeoutError) else (e.strerror or str(e))
             raise BrokerUnreachableError(f"cannot connect to {self.address}: {reason}") from None
-        self._read_task = asyncio.get_running_loop().create_task(
-            self._read_loop(), name=f"zurau-client-read-{self.address}"
-        )
+        self._transport, self._protocol = transport, protocol
         try:
             await self._negotiate(timeout)
             if security is not None and security.uses_sasl:
@@ -213,18 +302,17 @@ class BrokerConnection:
             self._reauthenticating = None
 
     async def close(self) -> None:
-        """Close the socket, fail waiting requests, and wait for the reader task to end."""
+        """Close the socket, fail waiting requests, and wait until the socket is closed (queued
+        bytes are given :data:`_CLOSE_WAIT_S` to go out, then the connection is aborted)."""
         self._fail_all("connection closed")
-        writer, self._writer = self._writer, None
-        if writer is not None:
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
-        task, self._read_task = self._read_task, None
-        if task is not None and task is not asyncio.current_task():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        transport, self._transport = self._transport, None
+        protocol = self._protocol
+        if transport is None or protocol is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(protocol.closed), _CLOSE_WAIT_S)
+        except TimeoutError:
+            transport.abort()
 
     # ------------------------------------------------------------------ versions
     def supports(self, api_key: int) -> bool:
@@ -275,7 +363,8 @@ class BrokerConnection:
         timeout: float | None,
         expect_response: bool = True,
     ) -> dict[str, Any]:
-        if self._closed or self._writer is None:
+        transport, protocol = self._transport, self._protocol
+        if self._closed or transport is None or protocol is None:
             raise ConnectionLostError(f"connection to {self.address} is closed ({self._close_reason})")
         schema = codec.schema_for(api_key)
         cid = self._next_correlation_id
@@ -285,9 +374,9 @@ class BrokerConnection:
         if expect_response:
             fut = asyncio.get_running_loop().create_future()
             self._pending[cid] = (fut, api_key, version)
-        self._writer.write(frame)
+        transport.write(frame)
         try:
-            await self._writer.drain()
+            await protocol.drain()
         except (ConnectionError, OSError) as e:
             self._fail_all(f"write failed: {e}")
             if fut is not None:
@@ -297,51 +386,41 @@ class BrokerConnection:
         if fut is None:
             return {}
         wait = self.request_timeout if timeout is None else timeout
+        # A timer rather than asyncio.wait_for (which adds a future and two callbacks per request).
+        timer = asyncio.get_running_loop().call_later(wait, self._time_out, cid, fut, schema.name, wait)
         try:
-            return await asyncio.wait_for(fut, wait)
-        except TimeoutError:
-            self._pending.pop(cid, None)
-            self._fail_all(f"{schema.name} timed out")
-            raise RequestTimeoutError(
-                f"{schema.name} to {self.address} got no answer within {wait * 1000:.0f} ms"
-            ) from None
+            return await fut
+        finally:
+            timer.cancel()
 
-    async def _read_loop(self) -> None:
-        reader = self._reader
-        assert reader is not None
-        reason = "closed by the broker"
-        frames = FrameDecoder(MAX_RESPONSE_SIZE)
+    def _time_out(self, cid: int, fut: asyncio.Future[dict[str, Any]], name: str, wait: float) -> None:
+        """Request ``cid`` got no answer in time: it fails with RequestTimeoutError and the
+        connection closes (failing every other waiting request)."""
+        if fut.done():
+            return
+        self._pending.pop(cid, None)
+        fut.set_exception(RequestTimeoutError(f"{name} to {self.address} got no answer within {wait * 1000:.0f} ms"))
+        self._fail_all(f"{name} timed out")
+
+    def _on_frame(self, frame: Frame) -> None:
+        """One response (without its size prefix): decoded for the request waiting for it."""
+        entry = self._pending.pop(response_correlation_id(frame), None)
+        if entry is None:
+            return  # the answer to a request that timed out
+        fut, api_key, version = entry
+        if fut.done():
+            return
         try:
-            while True:
-                data = await reader.read(_READ_BYTES)
-                if not data:
-                    break
-                for frame in frames.feed(data):
-                    cid = response_correlation_id(frame)
-                    entry = self._pending.pop(cid, None)
-                    if entry is None:
-                        continue  # the answer to a request that timed out
-                    fut, api_key, version = entry
-                    if fut.done():
-                        continue
-                    try:
-                        fut.set_result(decode_response(api_key, version, frame)[1])
-                    except DecodeError as e:
-                        fut.set_exception(ConnectionLostError(f"undecodable answer from {self.address}: {e}"))
-        except asyncio.CancelledError:
-            raise
-        except DecodeError as e:  # a size prefix out of bounds, or a response too short for its id
-            reason = f"invalid response: {e}"
-        except (ConnectionError, OSError) as e:
-            reason = str(e)
-        self._fail_all(reason)
+            fut.set_result(decode_response(api_key, version, frame)[1])
+        except DecodeError as e:
+            fut.set_exception(ConnectionLostError(f"undecodable answer from {self.address}: {e}"))
 
     def _fail_all(self, reason: str) -> None:
         if not self._closed:
             self._closed = True
             self._close_reason = reason
-            if self._writer is not None:
-                self._writer.close()
+            if self._transport is not None:
+                self._transport.close()
         pending, self._pending = self._pending, {}
         for fut, api_key, _v in pending.values():
             if not fut.done():

@@ -18,9 +18,10 @@ Both sides' halves:
   :func:`decode_response` (a frame without its size prefix);
 * broker: :func:`peek_api`, :func:`parse_request_header` / :func:`decode_request`,
   :func:`response_header` (= :func:`encode_response_header`) and :func:`encode_response`;
-* :class:`FrameDecoder` slices frames out of a byte stream (the client's read loop uses it; the
-  broker's connection receives into its own buffers). Its size guard runs before any allocation,
-  so an oversized or negative size is rejected immediately.
+* :class:`FrameReceiver` cuts a byte stream into frames, receiving into its own buffers (the
+  client connection's ``asyncio.BufferedProtocol`` uses it; the broker's connection receives into
+  buffers of its own, see ``zurau.broker.connection``). Its size guard runs before any
+  allocation, so an oversized or negative size is rejected immediately.
 
 An ApiVersions answer with error UNSUPPORTED_VERSION is always in v0 form, whatever version was
 asked for (so a client can learn the broker's range); :func:`decode_response` reads it that way.
@@ -29,6 +30,7 @@ asked for (so a client can learn the broker's range); :func:`decode_response` re
 from __future__ import annotations
 
 import struct
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,46 +54,141 @@ class FrameTooLarge(DecodeError):
     """A frame's declared size exceeds the limit (socket.request.max.bytes) or is negative."""
 
 
-class FrameDecoder:
-    """Accumulates stream bytes and returns whole frames (without the size prefix).
+Frame = bytes | memoryview
+"""A received frame without its size prefix: read-only bytes-like (see :class:`FrameReceiver`)."""
 
-    Invariant: ``_buf[_pos:]`` holds the unconsumed bytes; consumed bytes are dropped lazily so a
-    burst of small frames costs one slice each, not one buffer copy each.
+
+class FrameReceiver:
+    """Cuts a byte stream into frames, receiving into buffers of its own: the receive side of an
+    ``asyncio.BufferedProtocol`` (:meth:`buffer` is its ``get_buffer``, :meth:`received` its
+    ``buffer_updated``), so the transport ``recv_into``s (or, under TLS, decrypts into) them.
+
+    * Small frames (under ``direct_bytes``) are sliced out of one reusable receive buffer of
+      ``buffer_bytes``: several per socket read, one copy each (into the ``bytes`` handed out).
+    * A frame of ``direct_bytes`` or more gets a buffer of its own, into which the socket reads
+      the rest of it directly; it is handed out as a read-only ``memoryview`` of exactly its
+      bytes, so a multi-megabyte Fetch answer is never copied after the kernel's copy (its
+      records decode to views of it, see :mod:`zurau.protocol.codec`). The last such buffer (up
+      to ``spare_bytes``) is kept and used again for a later frame once nothing references it any
+      more (CPython's reference count: every view of a buffer holds a reference to it), so a
+      follower fetching 10 MB answers does not pay for allocating and zeroing 10 MB each time.
+
+    Invariants:
+
+    * ``_buf[_start:_end]`` holds received bytes not yet framed: at most a partial size prefix or
+      a partial small frame, which always fits in the buffer (``direct_bytes + 4 <= buffer_bytes``);
+      after :meth:`received` returns, ``_end < len(_buf)``, so :meth:`buffer` is never empty.
+    * While ``_frame`` is set, one frame is being received straight into it (``_frame[:_filled]``
+      received so far) and the receive buffer is empty; the view :meth:`buffer` returns then ends
+      exactly at the frame's end, so no byte of the next frame lands in it.
+    * A size is checked (negative, over ``max_size``: :class:`FrameTooLarge`) before anything is
+      allocated for its frame.
+    * Every frame handed out is read-only, and its memory is not written again while the frame or
+      any view of it is alive, so the caller (and views into it) may keep it as long as it likes.
     """
 
-    __slots__ = ("_buf", "_pos", "max_size")
+    __slots__ = (
+        "_buf", "_end", "_filled", "_frame", "_frame_view", "_spare", "_start", "_view",
+        "direct_bytes", "max_size", "spare_bytes",
+    )
 
-    def __init__(self, max_size: int) -> None:
-        self._buf = bytearray()
-        self._pos = 0
+    def __init__(
+        self,
+        max_size: int,
+        *,
+        buffer_bytes: int = 64 * 1024,
+        direct_bytes: int = 16 * 1024,
+        spare_bytes: int = 16 * 1024 * 1024,
+    ) -> None:
+        if direct_bytes + 4 > buffer_bytes:
+            raise ValueError("direct_bytes + 4 must fit in buffer_bytes")
         self.max_size = max_size
+        self.direct_bytes = direct_bytes
+        self.spare_bytes = spare_bytes
+        self._spare: bytearray | None = None  # the last direct frame's buffer, for reuse
+        self._buf = bytearray(buffer_bytes)
+        self._view = memoryview(self._buf)
+        self._start = self._end = 0
+        self._frame: bytearray | None = None
+        self._frame_view: memoryview | None = None
+        self._filled = 0
 
-    def feed(self, data: bytes | bytearray | memoryview) -> list[bytes]:
-        buf = self._buf
-        if self._pos and self._pos >= len(buf) // 2:
-            del buf[: self._pos]
-            self._pos = 0
-        buf += data
-        frames: list[bytes] = []
-        pos = self._pos
-        n = len(buf)
-        limit = self.max_size
-        with memoryview(buf) as view:  # one copy per frame (a bytearray slice would make two)
-            while n - pos >= 4:
-                (size,) = _SIZE.unpack_from(buf, pos)
-                if size < 0 or size > limit:
-                    raise FrameTooLarge(f"frame of {size} bytes exceeds the limit of {limit} bytes")
-                end = pos + 4 + size
-                if end > n:
-                    break
-                frames.append(bytes(view[pos + 4 : end]))
+    def buffer(self) -> memoryview:
+        """Where the next received bytes go (never empty)."""
+        if self._frame_view is not None:
+            return self._frame_view[self._filled :]
+        return self._view[self._end :]
+
+    def received(self, nbytes: int) -> list[Frame]:
+        """``nbytes`` were written at the start of the last :meth:`buffer`: the frames now whole.
+
+        Raises FrameTooLarge for a size out of bounds (the stream cannot be resynchronised: drop it).
+        """
+        if self._frame_view is not None:
+            self._filled += nbytes
+            if self._filled < len(self._frame_view):
+                return []
+            frame = self._frame_view.toreadonly()
+            self._frame = self._frame_view = None
+            return [frame]
+        self._end += nbytes
+        return self._split()
+
+    def _split(self) -> list[Frame]:
+        buf, view = self._buf, self._view
+        pos, end = self._start, self._end
+        frames: list[Frame] = []
+        need = 4  # how many bytes from pos the unfinished frame takes in all
+        while end - pos >= 4:
+            (size,) = _SIZE.unpack_from(buf, pos)
+            if size < 0 or size > self.max_size:
+                self._start = self._end = 0
+                raise FrameTooLarge(f"frame of {size} bytes exceeds the limit of {self.max_size} bytes")
+            start = pos + 4
+            if end - start >= size:
+                frames.append(bytes(view[start : start + size]))
+                pos = start + size
+                continue
+            if size >= self.direct_bytes:  # receive the rest straight into the frame's own buffer
+                frame = self._frame_buffer(size)
+                frame_view = memoryview(frame)[:size]
+                frame_view[: end - start] = view[start:end]
+                self._frame, self._frame_view, self._filled = frame, frame_view, end - start
                 pos = end
-        self._pos = pos
+            else:
+                need = 4 + size
+            break
+        if pos == end:
+            pos = end = 0
+        elif pos + need > len(buf):  # the unfinished frame would not fit behind: move it to the front
+            view[: end - pos] = view[pos:end]  # memmove: may overlap
+            end -= pos
+            pos = 0
+        self._start, self._end = pos, end
         return frames
+
+    def _frame_buffer(self, size: int) -> bytearray:
+        """A buffer of at least ``size`` bytes for a directly received frame: the spare one when it
+        is large enough and unreferenced (no frame handed out earlier, nor any view of one, is
+        alive), else a new one, which becomes the spare (up to ``spare_bytes``)."""
+        spare = self._spare
+        free = spare is not None and sys.getrefcount(spare) == 3  # ``spare``, ``_spare``, the argument
+        if free and spare is not None and len(spare) >= size:
+            return spare
+        frame = bytearray(size)
+        if size <= self.spare_bytes and (spare is None or not free or len(spare) < size):
+            self._spare = frame
+        return frame
+
+    def reset(self) -> None:
+        """Drop whatever was received and not handed out (after a failure, the stream is dead)."""
+        self._start = self._end = self._filled = 0
+        self._frame = self._frame_view = self._spare = None
 
     @property
     def buffered(self) -> int:
-        return len(self._buf) - self._pos
+        """Bytes received and not yet handed out as frames."""
+        return self._filled if self._frame_view is not None else self._end - self._start
 
 
 @dataclass(frozen=True, slots=True)
