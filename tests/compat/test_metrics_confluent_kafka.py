@@ -208,3 +208,36 @@ def test_a_join_waiting_for_the_rebalance_is_remote_time(broker: EmbeddedBroker)
     assert samples[("kafka_network_requestmetrics_localtime_seconds_sum", join)] < remote
     group = (("protocol", "classic"), ("state", "Empty"))
     assert samples[("kafka_server_group_coordinator_metrics_group_count", group)] >= 1
+
+
+def test_fetches_answering_idle_partitions_precomputed_are_counted(broker: EmbeddedBroker) -> None:
+    """A sessionless consumer of several partitions, most of them idle: their entries in the Fetch
+    answer are pre-encoded bytes (the idle-partition fast path), which the error counter must
+    count as NONE instead of failing the connection (it once did, with metrics on)."""
+    topic = "metrics-idle"
+    broker.create_topic(topic, partitions=8)
+    url = broker.metrics_url
+    assert url is not None
+    before = scrape(url)
+    p = Producer({"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 0})
+    for _ in range(RECORDS):
+        p.produce(topic, VALUE, partition=3)
+        p.flush(10)
+    c = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "metrics-idle",
+                  "auto.offset.reset": "earliest", "fetch.wait.max.ms": 50})
+    c.assign([TopicPartition(topic, i, 0) for i in range(8)])
+    got = 0
+    deadline = time.monotonic() + 30
+    try:
+        while got < RECORDS and time.monotonic() < deadline:
+            m = c.poll(0.2)
+            if m is not None and m.error() is None:
+                got += 1
+        for _ in range(10):  # more fetches in which every partition is idle
+            c.poll(0.1)
+    finally:
+        c.close()
+    assert got == RECORDS
+    after = scrape(url)
+    key = ("kafka_network_requestmetrics_errors_total", (("error", "NONE"), ("request", "Fetch")))
+    assert after.get(key, 0.0) - before.get(key, 0.0) >= 8 * 3  # several fetches of 8 partitions each

@@ -197,6 +197,10 @@ def _count_result_errors(response: dict[str, Any], path: tuple[str, str], counts
     outer, inner = path
     for topic in response.get(outer) or ():
         for part in topic.get(inner) or ():
+            if type(part) is not dict:
+                # A Fetch answer's idle partition, pre-encoded (handlers/fetch.py): error NONE.
+                counts[0] = counts.get(0, 0) + 1
+                continue
             code = part.get("error_code")
             if code is not None:
                 counts[code] = counts.get(code, 0) + 1
