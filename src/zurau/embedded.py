@@ -58,6 +58,14 @@ SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 _SCRAM = (ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512)
 
 
+def _security_protocol(security: str) -> str:
+    """``security`` upper-cased; ValueError unless it is one of :data:`SECURITY_PROTOCOLS`."""
+    security = security.upper()
+    if security not in SECURITY_PROTOCOLS:
+        raise ValueError(f"security must be one of {', '.join(SECURITY_PROTOCOLS)}, not {security}")
+    return security
+
+
 def _jaas_quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -152,10 +160,7 @@ class EmbeddedBroker:
     ) -> None:
         """``security``/``users``: see the module docstring; ``sasl_mechanism`` is the one
         :meth:`client_config` names (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)."""
-        security = security.upper()
-        if security not in SECURITY_PROTOCOLS:
-            raise ValueError(f"security must be one of {', '.join(SECURITY_PROTOCOLS)}, not {security}")
-        self.security = security
+        security = self.security = _security_protocol(security)
         self.users = dict(users or {})
         self.sasl_mechanism = sasl_mechanism.upper()
         self._tls_dir: Path | None = None
@@ -441,10 +446,7 @@ class EmbeddedCluster:
 
         if nodes < 1:
             raise ValueError("a cluster needs at least one node")
-        security = security.upper()
-        if security not in SECURITY_PROTOCOLS:
-            raise ValueError(f"security must be one of {', '.join(SECURITY_PROTOCOLS)}, not {security}")
-        self.security = security
+        security = self.security = _security_protocol(security)
         self.users = dict(users or {})
         self.sasl_mechanism = sasl_mechanism.upper()
         self._tls_dir = Path(tempfile.mkdtemp(prefix="zurau-tls-")) if security.endswith("SSL") else None

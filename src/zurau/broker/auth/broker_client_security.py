@@ -89,6 +89,7 @@ def _client_security(cfg: BrokerConfig, listener: str, mechanism_key: str, *, to
         context = ListenerSslContext(settings, client=True, check_hostname=algorithm == "https")
         provider = _reloading(context)
     token_provider = None
+    jaas_key: str | None = None  # the config a login error names
     if protocol.startswith("SASL_"):
         mechanism = str(cfg.get(mechanism_key)).upper()
         props["sasl.mechanism"] = mechanism
