@@ -17,6 +17,9 @@ Steps (``--only`` picks some by name; ``--quick`` shrinks every one, for a smoke
   (``bench.small_records``);
 * ``lowrate-profile``: where the broker's CPU goes at the low rate (``bench.profile latency``
   with py-spy), the profile that explains that miss;
+* ``partitions-profile`` and ``consume-profile``: the same py-spy profile of produce at 1,000
+  partitions and of consume 1 KiB from one partition, with the broker's and the client's CPU:
+  what explains those two misses;
 * ``scale``: 10,000 partitions (start-up clean and after kill -9, Metadata for all topics, memory
   per partition) and 1,000 idle connections next to 100 active ones (``bench.scale``);
 * ``fetch-sessions``: 1,000 partitions with a few hot ones, with and without KIP-227 sessions
@@ -86,6 +89,18 @@ STEPS = (
         "Where the broker's CPU goes at 2,000 records/s of 100 B, linger 0 (py-spy)",
         ("bench.profile", "latency", "--size", "100", "--rate", "2000", "--seconds", "10", "--top", "25", "--gil"),
         ("bench.profile", "latency", "--size", "100", "--rate", "2000", "--seconds", "3", "--top", "10", "--gil"),
+    ),
+    Step(
+        "partitions-profile",
+        "Why 1,000 partitions reach less than 8: the broker's and the client's CPU, and where the broker's goes (py-spy)",
+        ("bench.profile", "produce", "--size", "1024", "--acks", "all", "--partitions", "1000", "--seconds", "8", "--top", "20"),
+        ("bench.profile", "produce", "--size", "1024", "--acks", "all", "--partitions", "100", "--seconds", "3", "--top", "10"),
+    ),
+    Step(
+        "consume-profile",
+        "Why consume 1 KiB does not reach 2.5x Tansu: the broker's and the client's CPU, and where the broker's goes (py-spy)",
+        ("bench.profile", "consume", "--size", "1024", "--mb", "500", "--top", "20"),
+        ("bench.profile", "consume", "--size", "1024", "--mb", "50", "--top", "10"),
     ),
     Step(
         "scale",
