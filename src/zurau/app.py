@@ -43,6 +43,7 @@ from zurau.coordinator.runtime import GroupCoordinatorRuntime
 from zurau.coordinator.transaction_runtime import TRANSACTION_STATE_TOPIC, TransactionRuntime
 from zurau.coordinator.txn_verification_channel import TxnVerificationChannel
 from zurau.edge_service import new_event_loop  # one uvloop event loop per broker process
+from zurau.gc_tuning import tune_for_server
 from zurau.metadata.broker_lifecycle_manager import BrokerLifecycleManager
 from zurau.metadata.controller import QuorumController
 from zurau.metadata.image import MetadataImage, TopicImage
@@ -791,6 +792,8 @@ async def serve(config: BrokerConfig, default_metrics_listener: str | None = Non
 
 
 def run(config: BrokerConfig, default_metrics_listener: str | None = None) -> None:
+    """Serve until SIGINT/SIGTERM: the broker process's main (``zurau broker start``)."""
+    tune_for_server()  # this process is the broker's alone: its collector is set for serving
     loop = new_event_loop()
     try:
         loop.run_until_complete(serve(config, default_metrics_listener))
