@@ -33,16 +33,14 @@ import shutil
 import statistics
 import struct
 import tempfile
-import threading
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import uvloop
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from bench.metrics_overhead import produce_frame
+from bench.metrics_overhead import Scraper, produce_frame
 from zurau.broker.connection import KafkaConnection
 from zurau.embedded import EmbeddedBroker, free_ports
 
@@ -116,20 +114,6 @@ class _CountingTransport:
             self.waiter.set_exception(RuntimeError("the broker closed the bench's connection"))
 
 
-class _Scraper(threading.Thread):
-    def __init__(self, url: str, every: float) -> None:
-        super().__init__(daemon=True)
-        self.url, self.every = url, every
-        self.stopped = threading.Event()
-        self.scrapes = 0
-
-    def run(self) -> None:
-        while not self.stopped.wait(self.every):
-            with urllib.request.urlopen(self.url, timeout=30) as r:
-                r.read()
-            self.scrapes += 1
-
-
 class _Side:
     """One broker of the pair with its topic and its connection."""
 
@@ -189,7 +173,7 @@ async def _run_case(name: str, shape: Shape, args: argparse.Namespace, root: Pat
             sides[label] = _Side(b, topic, frame)
         for side in sides.values():  # warm-up: first appends, caches
             await side.burst(max(count // 5, 10), args.window)
-        scraper = _Scraper(f"{listener}/metrics", args.scrape_every)
+        scraper = Scraper(f"{listener}/metrics", args.scrape_every)
         scraper.start()
         cpu: dict[str, list[float]] = {"off": [], "on": []}
         try:

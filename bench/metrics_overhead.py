@@ -191,7 +191,7 @@ CASES: dict[str, Case] = {
 }
 
 
-class _Scraper(threading.Thread):
+class Scraper(threading.Thread):
     """Scrapes ``url`` every ``every`` seconds until stopped; counts scrapes and bytes."""
 
     def __init__(self, url: str, every: float) -> None:
@@ -219,7 +219,7 @@ class _Running:
         src = args.before_src if mode == "before" else args.src
         self.broker = _Broker(workdir, src=src, **{"metrics.http.listener": listener})
         self.broker.start()
-        self.scraper = _Scraper(self.url, args.scrape_every) if self.url else None
+        self.scraper = Scraper(self.url, args.scrape_every) if self.url else None
         try:
             self.state = case.setup(self.broker)
         except BaseException:

@@ -13,7 +13,7 @@ from zurau.config import ConfigError
 from zurau.gc_tuning import SERVER_THRESHOLD, parse_threshold
 
 _PROBE = (
-    "import gc, sys; from zurau.gc_tuning import tune_for_server; "
+    "import gc; from zurau.gc_tuning import tune_for_server; "
     "before = gc.get_threshold(); result = tune_for_server(); "
     "print(before, result, gc.get_threshold(), gc.get_freeze_count() > 0)"
 )
