@@ -25,6 +25,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from zurau.broker.auth.authorizer import StandardAuthorizer
@@ -78,6 +79,7 @@ from zurau.storage.log_manager import LogManager
 log = logging.getLogger("zurau.broker")
 
 _LOG_CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(LogConfig))
+_NO_OVERRIDES: Mapping[str, str] = MappingProxyType({})
 
 
 @dataclass(slots=True)
@@ -151,6 +153,7 @@ class Broker:
         self._metrics_listener: str = (default_metrics_listener or "") if configured is None else configured
         self.metrics: BrokerMetrics | None = BrokerMetrics() if self._metrics_listener else None
         self.metrics_exporter: MetricsExporter | None = None
+        self._log_configs: dict[str, tuple[Mapping[str, str], LogConfig]] = {}  # log_config_for's
         # Broker-side schema ID validation (confluent.schema.registry.url; topics opt in).
         registry_url = config.get("confluent.schema.registry.url")
         self.schema_validator = SchemaValidator(
@@ -214,9 +217,19 @@ class Broker:
         return f"{host}:{port}"
 
     def log_config_for(self, topic: str) -> LogConfig:
+        """The effective config of ``topic``'s logs: its overrides in the current metadata image
+        over the broker's configs. Always derived from the image (never remembered from an
+        earlier one); resolved once per distinct set of overrides, since an image shares an
+        unchanged topic's config mapping with its parent."""
         t = self.controller.image.get(topic)
-        typed = resolve_topic_config(self.config, t.configs if t else {})
-        return LogConfig(**{k: typed[k] for k in _LOG_CONFIG_FIELDS if k in typed})
+        overrides: Mapping[str, str] = t.configs if t is not None else _NO_OVERRIDES
+        cached = self._log_configs.get(topic)
+        if cached is not None and cached[0] is overrides:
+            return cached[1]
+        typed = resolve_topic_config(self.config, overrides)
+        config = LogConfig(**{k: typed[k] for k in _LOG_CONFIG_FIELDS if k in typed})
+        self._log_configs[topic] = (overrides, config)
+        return config
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -257,7 +270,9 @@ class Broker:
         """Storage, replication and coordinators, reading metadata through ``image()``."""
         cfg = self.config
         now_ms = self.clock.now_ms
-        self.log_manager = LogManager(cfg.log_dirs, now_ms, config_for=self.log_config_for)
+        # A cluster broker loads its logs only once its metadata has caught up (``_catch_up``):
+        # a log opened against a half-replayed image would take the broker's defaults.
+        self.log_manager = LogManager(cfg.log_dirs, now_ms, config_for=self.log_config_for, load=not self.clustered)
         self.replica_manager = ReplicaManager(self.node_id, self.log_manager, self.log_config_for, now_ms)
         topics = CoordinatorTopics(image)
         writer = ReplicaManagerPartitionWriter(self.replica_manager)
@@ -374,18 +389,14 @@ class Broker:
         producer_ids = ClusterProducerIdManager(channel, self.node_id, lambda: self._broker_epoch())
         self._build_broker(lambda: channel.image, producer_ids.next_id)
         self._wire_replication(lambda: channel.image, channel.alter_partition)
-        publisher = MetadataPublisher(self.node_id, self.replica_manager, self.group_coordinator, self.txn_coordinator)
-        channel.add_listener(publisher.publish)
         self.services = self._services(self.kraft, self._controller_id)
         self.server = BrokerServer(self.services, self.handlers)
         controller_names = set(cfg.controller_listener_names)
         await self.server.listen(cfg.listeners, serving=controller_names)
         self._start_metrics()
         self.kraft.start()
-        self._tasks.append(asyncio.create_task(self._maintenance()))
-        self._start_log_cleaner()
-        self._tasks.append(asyncio.create_task(isr_maintenance(self.replica_manager, cfg.get("replica.lag.time.max.ms"))))
-        if not cfg.is_broker:
+        if not cfg.is_broker:  # a controller hosts no partitions: nothing to catch up for
+            await self._catch_up()
             await self.server.start_serving()
             return
         self.lifecycle = BrokerLifecycleManager(
@@ -399,9 +410,42 @@ class Broker:
             heartbeat=channel.broker_heartbeat,
         )
         self.lifecycle.start()
-        log.info("broker %d: waiting to be registered and unfenced by the active controller", self.node_id)
-        await self.lifecycle.wait_unfenced(cfg.get("initial.broker.registration.timeout.ms"))
+        log.info("broker %d: waiting to be registered and to catch up with the metadata log", self.node_id)
+        registration_timeout_ms = cfg.get("initial.broker.registration.timeout.ms")
+        await self.lifecycle.wait_caught_up(registration_timeout_ms)
+        await self._catch_up()
+        self.lifecycle.ready()
+        await self.lifecycle.wait_unfenced(registration_timeout_ms)
         await self.server.start_serving()
+
+    async def _catch_up(self) -> None:
+        """What a cluster node does once its metadata image holds every topic as committed up to
+        its registration (Kafka's broker: the first publish after the initial catch-up): load
+        the logs, each with its topic's effective config from that image; apply the whole image
+        (leaders, followers, coordinator partitions) and from then on every committed change;
+        only then start what acts on the logs by themselves (retention, the log cleaner, ISR
+        expiry). Before this nothing is opened, served, cleaned or deleted."""
+        channel = self.kraft.channel if self.kraft is not None else None
+        assert channel is not None
+        started = time.monotonic()
+        # Off the event loop: recovering thousands of partitions must not starve Raft. Nothing
+        # else touches the log manager before the publisher below is installed.
+        await asyncio.get_running_loop().run_in_executor(None, self.log_manager.load)
+        publisher = MetadataPublisher(self.node_id, self.replica_manager, self.group_coordinator, self.txn_coordinator)
+        published = channel.image
+        publisher.publish(MetadataImage(published.cluster_id), published, blocking=True)
+        # Installed in the same step as the last publish: no committed change can fall between.
+        channel.add_listener(publisher.publish)
+        if channel.image is not published:
+            publisher.publish(published, channel.image, blocking=True)
+        log.info(
+            "node %d: %d partition logs loaded and metadata offset %d applied in %.2f s",
+            self.node_id, len(self.log_manager.all_logs()), channel.image.offset, time.monotonic() - started,
+        )
+        cfg = self.config
+        self._tasks.append(asyncio.create_task(self._maintenance()))
+        self._start_log_cleaner()
+        self._tasks.append(asyncio.create_task(isr_maintenance(self.replica_manager, cfg.get("replica.lag.time.max.ms"))))
 
     def _wire_replication(
         self, image: Callable[[], MetadataImage], alter_partition: Callable[[dict[str, Any]], Any]

@@ -7,8 +7,12 @@ Life of a broker, as KIP-631 describes it:
    epoch (the offset of its RegisterBrokerRecord); the broker starts *fenced*: no partition
    leadership, not listed to clients.
 2. **Heartbeat** every ``broker.heartbeat.interval.ms`` with how far it has replayed the metadata
-   log. Once that offset reaches its registration, the controller unfences it; :attr:`unfenced`
-   is set and the broker opens its client listeners. A broker that stops heartbeating for
+   log. Once that offset reaches its registration the controller answers ``is_caught_up`` and
+   :attr:`caught_up` is set: the broker now knows every topic and its configs, and only then
+   loads its logs and applies the metadata image to them. Until it calls :meth:`ready` its
+   heartbeats ask to stay fenced (``want_fence``, as Kafka's broker does until its publishers
+   ran); after that the controller unfences it, :attr:`unfenced` is set and the broker opens its
+   client listeners. A broker that stops heartbeating for
    ``broker.session.timeout.ms`` is fenced by the controller.
 3. **Controlled shutdown**: heartbeats (every 50 ms from then on) ask to shut down. The
    controller first puts the broker *in controlled shutdown*: its leaderships move to other ISR
@@ -68,6 +72,8 @@ class BrokerLifecycleManager:
         self.broker_epoch = -1
         self.fenced = True
         self.unfenced = asyncio.Event()
+        self.caught_up = asyncio.Event()
+        self._want_fence = True
         self._task: asyncio.Task[None] | None = None
         self._shutting_down = False
         self._shut_down_ok = asyncio.Event()
@@ -143,7 +149,7 @@ class BrokerLifecycleManager:
             "broker_id": self.node_id,
             "broker_epoch": self.broker_epoch,
             "current_metadata_offset": self._metadata_offset(),
-            "want_fence": False,
+            "want_fence": self._want_fence and not self._shutting_down,
             "want_shut_down": self._shutting_down,
             "offline_log_dirs": [],
         }
@@ -155,6 +161,9 @@ class BrokerLifecycleManager:
         if resp["error_code"]:
             log.info("broker %d: heartbeat refused with error %d", self.node_id, resp["error_code"])
             return
+        if resp.get("is_caught_up") and not self.caught_up.is_set():
+            log.info("broker %d has caught up with the metadata log", self.node_id)
+            self.caught_up.set()
         was_fenced = self.fenced
         self.fenced = bool(resp["is_fenced"])
         if was_fenced and not self.fenced:
@@ -163,11 +172,24 @@ class BrokerLifecycleManager:
         if self._shutting_down and resp["should_shut_down"]:
             self._shut_down_ok.set()
 
+    def ready(self) -> None:
+        """The broker has applied the metadata to its logs: let the controller unfence it (the
+        next heartbeat, sent at once, stops asking to stay fenced)."""
+        self._want_fence = False
+
+    async def wait_caught_up(self, registration_timeout_ms: int) -> None:
+        """Wait until the controller says this broker's metadata has caught up with its
+        registration. Raises TimeoutError as :meth:`wait_unfenced` does."""
+        await self._wait(self.caught_up, registration_timeout_ms)
+
     async def wait_unfenced(self, registration_timeout_ms: int) -> None:
         """Wait until the controller unfences this broker. Raises TimeoutError when it has not
         even registered ``registration_timeout_ms`` after this call (Kafka's
         ``initial.broker.registration.timeout.ms``)."""
-        waiter = asyncio.ensure_future(self.unfenced.wait())
+        await self._wait(self.unfenced, registration_timeout_ms)
+
+    async def _wait(self, event: asyncio.Event, registration_timeout_ms: int) -> None:
+        waiter = asyncio.ensure_future(event.wait())
         try:
             done, _ = await asyncio.wait({waiter}, timeout=registration_timeout_ms / 1000)
             if not done and self.broker_epoch < 0:

@@ -203,9 +203,13 @@ class ReplicaManager:
         p = self._partitions.get(key)
         if p is not None:
             return p, False
-        log_ = self.log_manager.get(topic, index)  # loaded at start: no config to resolve
+        config = self.log_config_for(topic)
+        log_ = self.log_manager.get(topic, index)
         if log_ is None:
-            log_ = self.log_manager.get_or_create(topic, index, self.log_config_for(topic))
+            log_ = self.log_manager.get_or_create(topic, index, config)
+        elif log_.config != config:
+            # Loaded at start with the config its topic had then: the image decides from now on.
+            log_.update_config(config)
         p = Partition(
             topic,
             index,

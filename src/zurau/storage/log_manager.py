@@ -89,8 +89,9 @@ class LogManager:
         *,
         default_config: LogConfig | None = None,
         config_for: Callable[[str], LogConfig] | None = None,
+        load: bool = True,
     ) -> None:
-        """Load every partition found in ``log_dirs``.
+        """Load every partition found in ``log_dirs`` (``load=False``: not yet; see :meth:`load`).
 
         ``config_for(topic)`` gives the config of a loaded topic (default: ``default_config``,
         itself defaulting to Kafka's defaults); change it later with ``update_config``.
@@ -105,16 +106,31 @@ class LogManager:
         self._dir_of: dict[TopicPartitionKey, Path] = {}
         self.had_clean_shutdown: dict[Path, bool] = {}
         self.closed = False
+        self.loaded = False
         self._checkpoint_seq = itertools.count(1)
         self._checkpoint_lock = threading.Lock()
         self._checkpoint_written = 0
         raise_open_files_limit()
         set_max_open_writers(None)  # the bound follows the (maybe raised) limit
-        for d in self.log_dirs:
-            self._load_dir(d)
-        check_open_files(sum(log.segment_count for log in self._logs.values()))
+        if load:
+            self.load()
 
     # -- loading ---------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Open (and recover) every partition directory of every log dir, each with the config
+        ``config_for`` gives its topic now. Once; a broker of a cluster calls it only when its
+        metadata has caught up with the quorum (docs/architecture.md: restart safety), so that
+        ``config_for`` answers from the topics' real configs, never from an empty image.
+
+        Touches nothing but this manager and its files: it may run on a worker thread as long as
+        nothing else uses the manager until it returns."""
+        if self.loaded:
+            return
+        for d in self.log_dirs:
+            self._load_dir(d)
+        self.loaded = True
+        check_open_files(sum(log.segment_count for log in self._logs.values()))
 
     def _load_dir(self, log_dir: Path) -> None:
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -174,6 +190,8 @@ class LogManager:
         log = self._logs.get(tp)
         if log is not None:
             return log
+        if not self.loaded:  # the directory may exist and hold data that is not loaded yet
+            raise KafkaStorageError(f"cannot create {topic}-{partition}: the log dirs are not loaded yet")
         _check_topic(topic)
         if partition < 0:
             raise KafkaStorageError(f"illegal partition {partition}")
@@ -241,7 +259,10 @@ class LogManager:
 
     def write_checkpoint(self, snapshot: CheckpointSnapshot) -> bool:
         """Write ``snapshot``'s checkpoint files (atomically, fsynced); any thread. False (and
-        nothing written) if a newer snapshot was written already."""
+        nothing written) if a newer snapshot was written already, or if the logs were never
+        loaded (an empty snapshot would erase the previous run's recovery points)."""
+        if not self.loaded:
+            return False
         with self._checkpoint_lock:
             if snapshot.seq < self._checkpoint_written:
                 return False
@@ -299,8 +320,13 @@ class LogManager:
         return sum(log.remove_expired_producers(now_ms, expiration_ms) for log in self._logs.values())
 
     def close(self) -> None:
-        """Close every log (producer snapshots, fsync), write checkpoints and the clean marker."""
+        """Close every log (producer snapshots, fsync), write checkpoints and the clean marker.
+        A manager that never loaded its logs writes nothing: its checkpoints and the clean marker
+        on disk stay as the previous run left them."""
         if self.closed:
+            return
+        if not self.loaded:
+            self.closed = True
             return
         for log in self._logs.values():
             log.close()
