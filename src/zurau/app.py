@@ -31,7 +31,7 @@ from typing import Any
 from zurau.broker.auth.authorizer import StandardAuthorizer
 from zurau.broker.auth.broker_client_security import controller_client_security, inter_broker_client_security
 from zurau.broker.dispatcher import api_version_ranges, load_handlers
-from zurau.broker.metadata_publisher import MetadataPublisher
+from zurau.broker.metadata_publisher import ChunkedPublishing, MetadataPublisher
 from zurau.broker.quotas.client_quota_manager import ClientQuotaManager
 from zurau.broker.request_context import BrokerServices
 from zurau.broker.schema_validation import RegistryLookup, SchemaValidator
@@ -45,6 +45,7 @@ from zurau.coordinator.transaction_runtime import TRANSACTION_STATE_TOPIC, Trans
 from zurau.coordinator.txn_verification_channel import TxnVerificationChannel
 from zurau.edge_service import new_event_loop  # one uvloop event loop per broker process
 from zurau.gc_tuning import tune_for_server
+from zurau.loop_watchdog import LoopWatchdog
 from zurau.metadata.broker_lifecycle_manager import BrokerLifecycleManager
 from zurau.metadata.controller import QuorumController
 from zurau.metadata.image import MetadataImage, TopicImage
@@ -153,6 +154,8 @@ class Broker:
         self._metrics_listener: str = (default_metrics_listener or "") if configured is None else configured
         self.metrics: BrokerMetrics | None = BrokerMetrics() if self._metrics_listener else None
         self.metrics_exporter: MetricsExporter | None = None
+        self.loop_watchdog: LoopWatchdog | None = None
+        self.publishing: ChunkedPublishing | None = None  # a cluster node's metadata publisher
         self._log_configs: dict[str, tuple[Mapping[str, str], LogConfig]] = {}  # log_config_for's
         # Broker-side schema ID validation (confluent.schema.registry.url; topics opt in).
         registry_url = config.get("confluent.schema.registry.url")
@@ -258,6 +261,9 @@ class Broker:
         # fsync and checkpoint writes run here, never on the event loop (docs/architecture.md);
         # one thread keeps them in order and away from the caller's default executor.
         self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zurau-flush")
+        # Half the Raft fetch timeout: a stall that long already endangers the quorum's leader.
+        self.loop_watchdog = LoopWatchdog(f"node {self.node_id}", cfg.get("controller.quorum.fetch.timeout.ms") / 2000)
+        self.loop_watchdog.start()
         for d in cfg.log_dirs:
             d.mkdir(parents=True, exist_ok=True)
         cfg.metadata_log_dir.mkdir(parents=True, exist_ok=True)
@@ -432,12 +438,16 @@ class Broker:
         # else touches the log manager before the publisher below is installed.
         await asyncio.get_running_loop().run_in_executor(None, self.log_manager.load)
         publisher = MetadataPublisher(self.node_id, self.replica_manager, self.group_coordinator, self.txn_coordinator)
-        published = channel.image
-        publisher.publish(MetadataImage(published.cluster_id), published, blocking=True)
-        # Installed in the same step as the last publish: no committed change can fall between.
-        channel.add_listener(publisher.publish)
-        if channel.image is not published:
-            publisher.publish(published, channel.image, blocking=True)
+        # Applied in chunks, here and for every later change: Raft and the controller keep
+        # running between chunks however many partitions a change touches.
+        self.publishing = ChunkedPublishing(publisher)
+        published = MetadataImage(channel.image.cluster_id)
+        while channel.image is not published:  # changes committed meanwhile are applied too
+            target = channel.image
+            await self.publishing.apply(published, target, blocking=True)
+            published = target
+        # Installed with nothing between it and the last apply: every later change is heard.
+        channel.add_listener(self.publishing.publish)
         log.info(
             "node %d: %d partition logs loaded and metadata offset %d applied in %.2f s",
             self.node_id, len(self.log_manager.all_logs()), channel.image.offset, time.monotonic() - started,
@@ -565,9 +575,13 @@ class Broker:
 
     async def _shutdown(self) -> None:
         """Stop everything that exists; safe on a half-started broker."""
+        if self.loop_watchdog is not None:
+            self.loop_watchdog.stop()
         if self.metrics_exporter is not None:
             exporter, self.metrics_exporter = self.metrics_exporter, None
             await asyncio.get_running_loop().run_in_executor(None, exporter.close)
+        if self.publishing is not None:
+            await self.publishing.close()
         for t in self._tasks:
             t.cancel()
         for t in self._tasks:

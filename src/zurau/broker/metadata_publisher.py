@@ -22,12 +22,19 @@ committed metadata change, before the change's requester gets its answer.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections import deque
+from collections.abc import Iterator
 from typing import Protocol
 
 from zurau.metadata.image import MetadataImage, PartitionRegistration, TopicImage
 
 log = logging.getLogger("zurau.metadata")
+
+#: Partitions applied between two pauses of :meth:`MetadataPublisher.publish_steps` (about
+#: 0.1-0.2 ms each: a chunk holds the event loop for tens of milliseconds, never seconds).
+PUBLISH_CHUNK = 256
 
 
 class HostsPartitions(Protocol):
@@ -85,7 +92,17 @@ class MetadataPublisher:
 
     def publish(self, old: MetadataImage, new: MetadataImage, *, blocking: bool = False) -> None:
         """Make this node match ``new`` (``blocking``: replay coordinator partitions fully now,
-        as at start-up before the broker listens)."""
+        as at start-up before the broker listens), all in this call."""
+        for _ in self.publish_steps(old, new, blocking=blocking):
+            pass
+
+    def publish_steps(
+        self, old: MetadataImage, new: MetadataImage, *, blocking: bool = False, chunk: int = PUBLISH_CHUNK
+    ) -> Iterator[None]:
+        """:meth:`publish` as a generator that pauses (yields) after about every ``chunk``
+        partitions it applied, so that a caller on the event loop can let other work (Raft's
+        fetches) run between chunks. Partitions are applied in order; coordinator loads and
+        unloads come after every partition, as in :meth:`publish`."""
         loads: dict[str, list[int]] = {}
         unloads: dict[str, list[int]] = {}
         if new.topics_by_id is old.topics_by_id:
@@ -93,23 +110,36 @@ class MetadataPublisher:
         # Built from ``old`` directly: only the topics it touched (no walk over every topic).
         touched = new.topics_changed_since(old)
         ids = set(old.topics_by_id) | set(new.topics_by_id) if touched is None else touched
+        done = 0
         for tid in ids:
             t_old = old.topics_by_id.get(tid)
             if t_old is not None and tid not in new.topics_by_id:
                 self._removed(t_old)
+                done += len(t_old.partitions)
+                if done >= chunk:
+                    done = 0
+                    yield
         for tid in ids:
             t = new.topics_by_id.get(tid)
             if t is None:
                 continue
             before = old.topics_by_id.get(tid)
             if before is None:
-                self._partitions(t, None, list(t.partitions), loads, unloads)
+                indexes = list(t.partitions)
             else:
                 if t.configs is not before.configs and dict(t.configs) != dict(before.configs):
                     self.replicas.update_config(t.name)
-                if t.partitions is not before.partitions:
-                    changed = [i for i in t.partitions if before.partitions.get(i) != t.partitions[i]]
-                    self._partitions(t, before, changed, loads, unloads)
+                if t.partitions is before.partitions:
+                    continue
+                indexes = [i for i in t.partitions if before.partitions.get(i) != t.partitions[i]]
+            indexes.sort()
+            for start in range(0, len(indexes), chunk):
+                part = indexes[start : start + chunk]
+                self._partitions(t, before, part, loads, unloads)
+                done += len(part)
+                if done >= chunk:
+                    done = 0
+                    yield
         for topic, coordinator in self._coordinators.items():
             for i in unloads.get(topic, ()):
                 coordinator.unload(i)
@@ -126,7 +156,7 @@ class MetadataPublisher:
     ) -> None:
         node = self.node_id
         coordinated = t.name in self._coordinators
-        for i in sorted(indexes):
+        for i in indexes:
             p = t.partitions[i]
             prev: PartitionRegistration | None = before.partitions.get(i) if before is not None else None
             led_before = prev is not None and prev.leader == node
@@ -165,3 +195,62 @@ class MetadataPublisher:
             self.replicas.stop_hosting(t.name, i, delete=True)
         self.groups.on_topic_deleted(t.name)  # committed offsets of the topic go too
         log.info("deleted topic %s", t.name)
+
+
+class ChunkedPublishing:
+    """Applies committed images to a node of a cluster in chunks, on the event loop.
+
+    Installed as the metadata channel's listener (``channel.add_listener(chunked.publish)``),
+    it queues each ``(old, new)`` the channel reports and a single task applies them in order
+    through :meth:`MetadataPublisher.publish_steps`, yielding to the loop between chunks, so
+    that a change of thousands of partitions (a topic of 10,000 partitions created, a broker
+    with thousands of leaderships fenced or unfenced) never holds the loop past Raft's fetch
+    and election deadlines: the node's Raft keeps answering while its broker catches up, as
+    Kafka's broker publishes metadata on a thread of its own.
+
+    Invariants: images are applied in commit order, each exactly once; a queued run of images
+    is applied as one change from the first one's ``old`` to the last one's ``new`` (the
+    publisher diffs any two images); :attr:`idle` is set exactly when nothing is queued or
+    being applied. Readers of the replica manager may see a change half applied, as they would
+    see it not yet applied: the leader epochs fence whatever a stale replica does meanwhile.
+    """
+
+    def __init__(self, publisher: MetadataPublisher, *, chunk: int = PUBLISH_CHUNK) -> None:
+        self.publisher = publisher
+        self.chunk = chunk
+        self._queue: deque[tuple[MetadataImage, MetadataImage]] = deque()
+        self._task: asyncio.Task[None] | None = None
+        self.idle = asyncio.Event()
+        self.idle.set()
+
+    def publish(self, old: MetadataImage, new: MetadataImage) -> None:
+        """The channel's listener: queue the change and make sure the task applies it."""
+        self._queue.append((old, new))
+        self.idle.clear()
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._drain(), name="zurau-metadata-publisher")
+
+    async def apply(self, old: MetadataImage, new: MetadataImage, *, blocking: bool = False) -> None:
+        """Apply one change now, in chunks (the caller awaits it; used for the first image)."""
+        for _ in self.publisher.publish_steps(old, new, blocking=blocking, chunk=self.chunk):
+            await asyncio.sleep(0)
+
+    async def _drain(self) -> None:
+        while self._queue:
+            old, new = self._queue.popleft()
+            while self._queue:  # coalesce what is already queued behind it
+                new = self._queue.popleft()[1]
+            try:
+                await self.apply(old, new)
+            except Exception:
+                log.exception("publishing metadata offset %d failed", new.offset)
+        self.idle.set()
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):
+                pass
+            self._task = None

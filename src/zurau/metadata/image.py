@@ -345,6 +345,14 @@ class _Delta:
             raise ValueError(f"{what} names unknown topic id {topic_id}")
         return t
 
+    def _partitions_of(self, topic_id: uuid.UUID, what: str) -> dict[int, PartitionRegistration]:
+        """The topic's working partition map, copied from the base once per delta (never once
+        per record: a batch changing every partition of a 10,000-partition topic stays linear)."""
+        parts = self.partitions.get(topic_id)
+        if parts is None:
+            parts = self.partitions[topic_id] = dict(self._topic(topic_id, what).partitions)
+        return parts
+
     def replay(self, r: MetadataRecord) -> None:
         if isinstance(r, TopicRecord):
             by_name, by_id = self._topics()
@@ -357,16 +365,15 @@ class _Delta:
             self.configs[r.topic_id] = {}
             self.touched.add(r.topic_id)
         elif isinstance(r, PartitionRecord):
-            t = self._topic(r.topic_id, "PartitionRecord")
-            parts = self.partitions.setdefault(r.topic_id, dict(t.partitions))
+            parts = self._partitions_of(r.topic_id, "PartitionRecord")
             parts[r.partition_id] = PartitionRegistration(
                 r.replicas, r.isr, r.leader, r.leader_epoch, r.partition_epoch, r.removing_replicas, r.adding_replicas
             )
         elif isinstance(r, PartitionChangeRecord):
-            t = self._topic(r.topic_id, "PartitionChangeRecord")
-            parts = self.partitions.setdefault(r.topic_id, dict(t.partitions))
+            parts = self._partitions_of(r.topic_id, "PartitionChangeRecord")
             current = parts.get(r.partition_id)
             if current is None:
+                t = self._topic(r.topic_id, "PartitionChangeRecord")
                 raise ValueError(f"PartitionChangeRecord names unknown partition {t.name}-{r.partition_id}")
             parts[r.partition_id] = current.merge(r)
         elif isinstance(r, ConfigRecord):
@@ -375,7 +382,9 @@ class _Delta:
                 t2 = by_name.get(r.resource_name)
                 if t2 is None:
                     raise ValueError(f"ConfigRecord names unknown topic {r.resource_name!r}")
-                cfg = self.configs.setdefault(t2.topic_id, dict(t2.configs))
+                cfg = self.configs.get(t2.topic_id)
+                if cfg is None:
+                    cfg = self.configs[t2.topic_id] = dict(t2.configs)
             else:
                 if self.broker_configs is None:
                     self.broker_configs = {k: dict(v) for k, v in self.base.broker_configs.items()}

@@ -264,7 +264,7 @@ class ReplicaManager:
             p.pending_isr = None
             if partition_epoch is not None:
                 p.partition_epoch = partition_epoch
-            plog.leader_epoch_cache.maybe_assign(leader_epoch, plog.log_end_offset)
+            plog.assign_leader_epoch(leader_epoch, plog.log_end_offset)
             p.leader_epoch_start_offset = plog.log_end_offset
             p.reset_followers(self.now_ms())
             log.info("%s-%d: leader at epoch %d, ISR %s", topic, index, leader_epoch, p.isr)

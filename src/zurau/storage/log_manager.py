@@ -33,6 +33,7 @@ late write from the worker never replaces a newer checkpoint.
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import re
 import shutil
@@ -56,10 +57,15 @@ LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
 HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint"
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 
+log_ = logging.getLogger("zurau.storage")
+
 _PARTITION_DIR = re.compile(r"^(?P<topic>[A-Za-z0-9._-]+)-(?P<partition>\d+)$")
 _LEGAL_TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 
 METADATA_TOPIC = "__cluster_metadata"
+
+#: Open descriptors one ``prepare_flush_dirty`` round may hold in its plans (see there).
+MAX_FLUSH_DESCRIPTORS = 2048
 
 
 _Offsets = dict[TopicPartitionKey, int]
@@ -110,6 +116,7 @@ class LogManager:
         self._checkpoint_seq = itertools.count(1)
         self._checkpoint_lock = threading.Lock()
         self._checkpoint_written = 0
+        self._flush_cursor = 0  # where the next prepare_flush_dirty round starts
         raise_open_files_limit()
         set_max_open_writers(None)  # the bound follows the (maybe raised) limit
         if load:
@@ -207,7 +214,9 @@ class LogManager:
             config if config is not None else self.default_config,
             now_ms=self.now_ms(),
         )
-        fsync_dir(log_dir)
+        # The new directory's entry in ``log_dir`` is fsynced by the log's next flush plan, off
+        # the caller's thread (creating thousands of partitions must not hold the event loop).
+        log.mark_created()
         self._logs[tp] = log
         self._dir_of[tp] = log_dir
         if len(self._logs) % 1000 == 0:
@@ -277,20 +286,47 @@ class LogManager:
         """Apply retention to every log; return the number of segments deleted."""
         return sum(log.apply_retention(now_ms) for log in self._logs.values())
 
-    def prepare_flush_dirty(self, now_ms: int) -> list[tuple[PartitionLog, FlushPlan]]:
+    def prepare_flush_dirty(
+        self, now_ms: int, max_descriptors: int = MAX_FLUSH_DESCRIPTORS
+    ) -> list[tuple[PartitionLog, FlushPlan]]:
         """Flush plans (log_flush.py) for logs due by ``flush.ms``, for segments rolled since
         the last flush (as Kafka flushes a segment when it rolls; up to the active segment), and
-        for a new segment file whose directory entry is not yet durable."""
+        for a new segment file whose directory entry is not yet durable.
+
+        A call holds at most about ``max_descriptors`` open descriptors in its plans (each plan
+        duplicates a few): after thousands of partitions were created at once the rest wait for
+        the next call, which starts where this one stopped, so every log gets its turn. A
+        descriptor that cannot be opened (EMFILE) ends the round with the plans made so far."""
         out: list[tuple[PartitionLog, FlushPlan]] = []
-        for log in self._logs.values():
+        logs = list(self._logs.values())
+        if not logs:
+            return out
+        start = self._flush_cursor % len(logs)
+        held = 0
+        for n, log in enumerate(itertools.chain(logs[start:], logs[:start])):
+            if held >= max_descriptors:
+                self._flush_cursor = start + n
+                return out
             if not log.needs_flush:
                 continue
-            if now_ms - log.last_flush_ms >= log.config.flush_ms:
-                out.append((log, log.prepare_flush(now_ms=now_ms)))
-            elif log.recovery_point < log.active_segment.base_offset:
-                out.append((log, log.prepare_flush(log.active_segment.base_offset)))
-            elif log.directory_sync_pending:
-                out.append((log, log.prepare_flush(log.recovery_point)))
+            try:
+                if now_ms - log.last_flush_ms >= log.config.flush_ms:
+                    plan = log.prepare_flush(now_ms=now_ms)
+                elif log.recovery_point < log.active_segment.base_offset:
+                    plan = log.prepare_flush(log.active_segment.base_offset)
+                elif log.directory_sync_pending:
+                    plan = log.prepare_flush(log.recovery_point)
+                else:
+                    continue
+            except OSError as e:
+                if not out:
+                    raise
+                log_.warning("flush round stopped after %d logs: %s", len(out), e)
+                self._flush_cursor = start + n
+                return out
+            held += plan.descriptor_count
+            out.append((log, plan))
+        self._flush_cursor = start
         return out
 
     def complete_flushes(self, prepared: Sequence[tuple[PartitionLog, FlushPlan]]) -> int:

@@ -147,6 +147,12 @@ class PartitionLog:
         # directory fsync covers; a truncation count that invalidates flush plans made before it.
         self._dir_changes = 0
         self._dir_synced = 0
+        # Changes outside the segment files that the next directory fsync's plan also makes
+        # durable: a log directory created by this process (its entry in the log dir) and a
+        # leader-epoch checkpoint rewritten without fsync (``assign_leader_epoch``). Both are
+        # page-cache writes until then, as acknowledged data is without flush.messages.
+        self._parent_dir_unsynced = False
+        self._epoch_checkpoint_unsynced = False
         self._generation = 0
         self._retired: list[tuple[LogSegment, int]] = []
         self._txn_index = AbortedTxnIndex(directory)
@@ -1009,6 +1015,25 @@ class PartitionLog:
         """Forget producers idle longer than ``producer.id.expiration.ms``; return the count."""
         return self._producer_state.expire(now_ms, expiration_ms)
 
+    def mark_created(self) -> None:
+        """This log's directory was just created: its entry in the log dir becomes durable with
+        the log's next directory fsync (a flush plan), not before (LogManager.get_or_create)."""
+        self._parent_dir_unsynced = True
+        self._dir_changes += 1
+
+    def assign_leader_epoch(self, epoch: int, start_offset: int) -> bool:
+        """A leader's new epoch starts at ``start_offset``: record it in the leader-epoch cache
+        and rewrite the checkpoint atomically but without fsync, so that becoming leader of
+        thousands of partitions costs no fsync on the caller's thread (as Kafka since 3.7,
+        KAFKA-15046). The checkpoint reaches the disk with the next flush plan; after a crash
+        before that, recovery rebuilds the entry from the batches' partition leader epochs."""
+        if not self._leader_epochs.maybe_assign(epoch, start_offset, write=False):
+            return False
+        self._leader_epochs.write(fsync=False)
+        self._epoch_checkpoint_unsynced = True
+        self._dir_changes += 1  # the checkpoint's rename: covered by the next directory fsync
+        return True
+
     def prepare_flush(self, offset: int | None = None, *, now_ms: int | None = None) -> FlushPlan:
         """Capture a flush of the segments holding offsets in [recovery_point, offset) (default:
         up to the log end offset) and of the directory if a segment file was created since its
@@ -1027,7 +1052,11 @@ class PartitionLog:
                 active = self._segments[-1]
                 if active.base_offset not in included:
                     fds.extend(active.open_for_sync())
+                if self._epoch_checkpoint_unsynced and self._leader_epochs.path.exists():
+                    fds.append(os.open(self._leader_epochs.path, os.O_RDONLY))
                 fds.append(open_directory(self.directory))
+                if self._parent_dir_unsynced:
+                    fds.append(open_directory(self.directory.parent))
         except BaseException:
             close_all(fds)
             raise
@@ -1048,6 +1077,9 @@ class PartitionLog:
             return
         if plan.dir_changes > self._dir_synced:
             self._dir_synced = plan.dir_changes
+        if plan.dir_changes >= self._dir_changes:  # nothing created or rewritten since the plan
+            self._parent_dir_unsynced = False
+            self._epoch_checkpoint_unsynced = False
         if plan.generation == self._generation:
             self._recovery_point = max(self._recovery_point, min(plan.target, self.log_end_offset))
             self._unflushed_messages = max(0, self._unflushed_messages - plan.messages)
