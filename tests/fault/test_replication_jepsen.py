@@ -10,10 +10,20 @@ nemesis can cut a node off the cluster while clients still reach it.
   consumers (read_uncommitted and read_committed) read every partition from the beginning and
   record what they see; the read_uncommitted one also commits its position for a group
   (non-decreasing offsets) and fetches the committed offsets back.
-* **Nemesis**: one fault at a time on the current leader of a partition (round-robin): ``kill -9``
-  then restart, SIGSTOP then SIGCONT (shorter and longer than the broker session timeout), a network
-  partition isolating it (every link to and from it blackholed) then heal, or every connection of
-  it reset for a moment. Between faults it waits (bounded) for every ISR to be full again.
+* **Nemesis** (``test_acks_all_replication_under_kill_pause_and_partition``): one fault at a time
+  on the current leader of a partition (round-robin): ``kill -9`` then restart, SIGSTOP then
+  SIGCONT (shorter and longer than the broker session timeout), a network partition isolating it
+  (every link to and from it blackholed) then heal, or every connection of it reset for a moment.
+  Between faults it waits (bounded) for every ISR to be full again.
+* **Lone-leader nemesis** (``test_acks_all_lone_leader_after_restarts``, issue 27; 25-40 s of
+  workload): every node restarted once (SIGTERM or ``kill -9``), then a partition's two followers
+  cut off its leader's replication so that its ISR shrinks to the leader alone, acks=all
+  produce to that lone leader, ``kill -9`` of it and an unclean election of a follower (as an
+  operator does for a broker that is not coming back), then the old leader restarted.
+  With ``min.insync.replicas=2`` honoured the lone leader acknowledges nothing and nothing
+  acknowledged is lost; a broker that acknowledges with ISR = {leader} (issue 27: logs opened at
+  start-up with the broker's defaults) loses those records, and the checker reports them lost. See
+  :class:`LoneLeaderNemesis`.
 * **Check**: heal everything, wait for full ISRs, produce a last batch (which must all be
   acknowledged: acks=all works again), read every partition from the beginning with both isolation
   levels, stop the cluster, read each replica's log files, and run the checker: acknowledged
@@ -37,12 +47,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    ElectionType,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from zurau.protocol.records.batch import iter_batches
 from zurau.protocol.records.record import decode_batch_records
-from zurau.testing.cluster_process import ClusterProcesses
+from zurau.testing.cluster_process import REPLICATION, ClusterProcesses
 from zurau.testing.jepsen import READ_COMMITTED, READ_UNCOMMITTED, History, Isolation
 
 RUN_SECONDS = float(os.environ.get("JEPSEN_SECONDS", "60"))
@@ -52,6 +70,8 @@ TOPIC = "jepsen"
 PARTITIONS = 3
 GROUP = "jepsen-tail"
 FINAL_BATCH = 30  # per partition, after the heal
+LONE_SECONDS = 3.0  # of workload while a partition's ISR is its leader alone (LoneLeaderNemesis)
+LONE_MAX_SECONDS = 180.0  # bound on the lone-leader run's workload (its nemesis needs 25-40 s)
 
 pytestmark = pytest.mark.timeout(int(RUN_SECONDS) + 300)
 
@@ -98,10 +118,10 @@ def _wait_full_isr(admin: AdminClient, timeout: float) -> bool:
     return False
 
 
-class Nemesis(threading.Thread):
-    """One fault at a time on a partition leader; every fault is healed before the next one."""
-
-    FAULTS = ("kill", "pause", "partition", "reset")
+class NemesisBase(threading.Thread):
+    """A nemesis thread: its faults go into the history's notes and :attr:`log`; an exception
+    ends it and is kept in :attr:`error` (the test reports it); :attr:`finished` is set once it
+    has ended (its schedule done, stopped, or failed); :meth:`heal_all` undoes every fault."""
 
     def __init__(self, cluster: ClusterProcesses, admin: AdminClient, history: History, seed: int) -> None:
         super().__init__(name="nemesis", daemon=True)
@@ -110,6 +130,7 @@ class Nemesis(threading.Thread):
         self.h = history
         self.rng = random.Random(seed)
         self.stop = threading.Event()
+        self.finished = threading.Event()
         self.log: list[str] = []
         self.error: BaseException | None = None
 
@@ -122,6 +143,30 @@ class Nemesis(threading.Thread):
             self._run()
         except BaseException as e:  # reported by the test
             self.error = e
+        finally:
+            self.finished.set()
+
+    def _run(self) -> None:
+        raise NotImplementedError
+
+    def heal_all(self) -> None:
+        """Every link back to pass-through, every paused node resumed, every stopped one restarted."""
+        assert self.c.network is not None
+        self.c.network.heal()
+        for node_id, node in self.c.nodes.items():
+            node.resume()
+            if not node.running:
+                self.c.restart(node_id)
+
+    def assert_reached(self) -> None:
+        """After the safety check: assert that the run reached the state the nemesis is about
+        (so that a clean history is not a vacuous one). Nothing by default."""
+
+
+class Nemesis(NemesisBase):
+    """One fault at a time on a partition leader; every fault is healed before the next one."""
+
+    FAULTS = ("kill", "pause", "partition", "reset")
 
     def _run(self) -> None:
         net = self.c.network
@@ -170,13 +215,216 @@ class Nemesis(threading.Thread):
             leaders = {p: leader for p, (leader, _isr) in sorted(_partitions(self.admin).items())}
             self.note(f"partition leaders now {leaders}")
 
-    def heal_all(self) -> None:
-        assert self.c.network is not None
-        self.c.network.heal()
-        for node_id, node in self.c.nodes.items():
-            node.resume()
-            if not node.running:
-                self.c.restart(node_id)
+
+class LoneLeaderNemesis(NemesisBase):
+    """Issue 27's schedule: restarts, then a partition whose ISR is its leader alone, that leader
+    killed and a follower elected in its place. One pass, then :attr:`finished` is set:
+
+    1. **Restart every node once**, one at a time, SIGTERM (a controlled shutdown) and ``kill -9``
+       alternating (the seed picks the order and the first kind), each followed by a wait for full
+       ISRs. Every partition log on every node has since been opened at start-up, which is where
+       issue 27's broker gave each log the broker's default configs (``min.insync.replicas=1``)
+       instead of its topic's.
+    2. **Isolate the followers**: pick a partition, its leader L and its two followers; hold the
+       workload until nothing is in flight, then blackhole the replication links between L and
+       the followers both ways. The controller links stay, so L shrinks the ISR of every
+       partition it leads to {L}; wait until the metadata says so, then release the workload
+       (after the probe below). The hold keeps the check to acknowledged records: a record
+       appended while the ISR was still full is not acknowledged (NOT_ENOUGH_REPLICAS_AFTER_APPEND)
+       but the shrink moves the high watermark over it (as Kafka's does), so readers may see it,
+       and the unclean election below may legitimately put another record at its offset (the
+       idempotent producer's retries usually put the same records back at the same offsets, so
+       without the hold the run mostly passes too, but only by that coincidence).
+    3. **Produce to the lone leader**: one acks=all probe to the partition without retries (a
+       broker honouring ``min.insync.replicas=2`` answers NOT_ENOUGH_REPLICAS), then release the
+       workload for :data:`LONE_SECONDS`.
+    4. **Kill it and elect a follower**: ``kill -9`` L; once the controller has fenced it, L's
+       partitions have no leader (unclean election is off, so they wait for their last ISR member,
+       which still holds every acknowledged record: killing it alone loses nothing). Heal the
+       network and ask for an unclean election of those partitions (ElectLeaders UNCLEAN, as an
+       operator does for a broker that is not coming back). A follower now leads with what it had
+       when it was cut off. Wait until both followers are its ISR.
+    5. **Restart L**: it truncates what the new leader lacks and catches up; wait for full ISRs.
+
+    With ``min.insync.replicas=2`` honoured nothing is acknowledged by L alone, and every record
+    acknowledged before step 2 is on all three replicas, so the election loses no acknowledged
+    record. A broker that acknowledges with ISR = {L} loses every record it acknowledged in step 3:
+    the checker's ``lost`` (and the readers' ``unstable-read``).
+    """
+
+    def __init__(
+        self, cluster: ClusterProcesses, admin: AdminClient, history: History, seed: int, workload: Workload
+    ) -> None:
+        super().__init__(cluster, admin, history, seed)
+        self.workload = workload
+        self.lone_leader = -1
+        self.lone_partitions: list[int] = []
+        self.probe_error: str | None = None  # the probe's delivery error ("" once acknowledged)
+        self.probe_code: int | None = None
+        self.elected: dict[int, str | None] = {}  # partition -> error of its unclean election
+
+    def _wait(self, what: str, timeout: float, done: Callable[[], bool]) -> bool:
+        """Poll ``done`` until true (True) or ``timeout`` seconds (False, noted); raises if the
+        nemesis is stopped meanwhile."""
+        deadline = time.monotonic() + timeout
+        while not done():
+            if time.monotonic() >= deadline:
+                self.note(f"{what}: not reached in {timeout:.0f} s ({_partitions(self.admin)})")
+                return False
+            if self.stop.wait(0.3):
+                raise RuntimeError(f"stopped while waiting for {what}")
+        return True
+
+    def _require(self, what: str, timeout: float, done: Callable[[], bool]) -> None:
+        """:meth:`_wait`, and the nemesis fails (AssertionError) when ``done`` never held."""
+        if not self._wait(what, timeout, done):
+            raise AssertionError(f"{what}: not reached in {timeout:.0f} s: {_partitions(self.admin)}")
+
+    def _sleep(self, seconds: float, what: str) -> None:
+        if self.stop.wait(seconds):
+            raise RuntimeError(f"stopped {what}")
+
+    def _run(self) -> None:
+        net = self.c.network
+        assert net is not None
+        self._sleep(self.rng.uniform(2.0, 4.0), "before the first fault")  # some data in every log
+        # 1. Every node restarted once.
+        order = list(self.c.broker_ids)
+        self.rng.shuffle(order)
+        graceful = self.rng.random() < 0.5
+        for node_id in order:
+            node = self.c.nodes[node_id]
+            if graceful:
+                self.note(f"SIGTERM node {node_id}")
+                code = node.stop(30)
+                self.note(f"node {node_id} exited with {code}")
+            else:
+                self.note(f"kill -9 node {node_id}")
+                self.c.kill(node_id)
+            graceful = not graceful
+            self._sleep(1.0, "during the restarts")
+            self.c.restart(node_id)
+            self.note(f"restarted node {node_id}")
+            self._require(
+                f"full ISRs after restarting node {node_id}", 60, lambda: _wait_full_isr(self.admin, 0.5)
+            )
+        parts: dict[int, tuple[int, list[int]]] = {}
+
+        def all_led() -> bool:
+            nonlocal parts
+            parts = _partitions(self.admin)
+            return len(parts) == PARTITIONS and all(lead >= 0 for lead, _isr in parts.values())
+
+        self._require("a leader for every partition", 30, all_led)
+        self.note(f"every node restarted; partition (leader, ISR) {dict(sorted(parts.items()))}")
+
+        # 2. The followers of one partition cut off its leader's replication.
+        partition = self.rng.randrange(PARTITIONS)
+        leader = parts[partition][0]
+        followers = [n for n in self.c.broker_ids if n != leader]
+        self.lone_leader = leader
+        self.lone_partitions = sorted(p for p, (lead, _isr) in parts.items() if lead == leader)
+        self.workload.hold()
+        if not self.workload.idle.wait(30):
+            self.note(f"workload still has {len(self.workload.producer)} produce(s) in flight after 30 s")
+        self.note(
+            f"isolate the replication of node {leader} (leader of {TOPIC} partitions {self.lone_partitions}) "
+            f"from its followers {followers}"
+        )
+        net.partition([[leader], followers], duration=120, kinds=[REPLICATION])
+
+        def lone() -> bool:
+            now = _partitions(self.admin)
+            return all(now.get(p, (-1, []))[1] == [leader] for p in self.lone_partitions)
+
+        try:
+            self._require(f"ISR [{leader}] for partitions {self.lone_partitions}", 30, lone)
+            self.note(f"partitions {self.lone_partitions} have ISR [{leader}]")
+            # 3. acks=all produce to the lone leader.
+            self._probe(partition)
+        finally:
+            self.workload.release()
+        self.note(f"workload produces for {LONE_SECONDS:.0f} s with ISR [{leader}]")
+        self._sleep(LONE_SECONDS, "during the lone-leader produce")
+
+        # 4. The lone leader killed; a follower elected uncleanly.
+        self.note(f"kill -9 node {leader} (lone leader of partitions {self.lone_partitions})")
+        self.c.kill(leader)
+
+        leaderless: list[int] = []
+
+        def fenced() -> bool:
+            nonlocal leaderless
+            now = _partitions(self.admin)
+            leaderless = sorted(p for p, (lead, _isr) in now.items() if lead < 0)
+            return all(p in now and now[p][0] != leader for p in self.lone_partitions)
+
+        self._require(f"node {leader} fenced and partitions {self.lone_partitions} leaderless", 45, fenced)
+        self.note(f"partitions {leaderless} have no leader; heal and elect uncleanly")
+        net.heal()
+        result = self.admin.elect_leaders(
+            ElectionType.UNCLEAN, [TopicPartition(TOPIC, p) for p in leaderless]
+        ).result(30)
+        self.elected = {tp.partition: None if err is None else str(err) for tp, err in result.items()}
+        self.note(f"unclean election: {self.elected}")
+
+        def followers_in_sync() -> bool:
+            now = _partitions(self.admin)
+            return len(now) == PARTITIONS and all(
+                lead in followers and sorted(isr) == sorted(followers) for lead, isr in now.values()
+            )
+
+        self._wait(f"partitions led by {followers} with ISR {followers}", 30, followers_in_sync)
+        self.note(f"partition (leader, ISR) {dict(sorted(_partitions(self.admin).items()))}")
+
+        # 5. The old leader back.
+        self.c.restart(leader)
+        self.note(f"restarted node {leader}")
+        self._wait("full ISRs after restarting the old leader", 60, lambda: _wait_full_isr(self.admin, 0.5))
+        self.note(f"partition (leader, ISR) {dict(sorted(_partitions(self.admin).items()))}")
+
+    def _probe(self, partition: int) -> None:
+        """One acks=all produce to the lone leader, no retries: the broker's own answer."""
+        producer = Producer(
+            {
+                "bootstrap.servers": self.c.bootstrap_servers,
+                "acks": "all",
+                "enable.idempotence": False,
+                "retries": 0,
+                "message.timeout.ms": 10000,
+                "request.timeout.ms": 5000,
+                **CLIENT_QUIET,
+            }
+        )
+        value = b"probe-%d" % partition
+        op = self.h.produce_invoked("probe", partition, value)
+
+        def on_delivery(err: KafkaError | None, msg: Any) -> None:
+            if err is None:
+                self.h.produce_acked(op, msg.offset(), msg.partition())
+                self.probe_error = ""
+            else:
+                # NOT_ENOUGH_REPLICAS is refused before the append: definitely not in the log.
+                self.probe_code = err.code()
+                self.h.produce_failed(op, str(err), definite=err.code() == KafkaError.NOT_ENOUGH_REPLICAS)
+                self.probe_error = str(err)
+
+        producer.produce(TOPIC, value=value, partition=partition, on_delivery=on_delivery)
+        left = producer.flush(15)
+        self.note(
+            f"acks=all probe to partition {partition}: "
+            + ("no answer" if left else "acknowledged" if self.probe_error == "" else str(self.probe_error))
+        )
+
+    def assert_reached(self) -> None:
+        """The lone leader answered the probe NOT_ENOUGH_REPLICAS, and a follower was elected."""
+        assert self.probe_code == KafkaError.NOT_ENOUGH_REPLICAS, (
+            f"the lone leader {self.lone_leader} answered an acks=all produce with ISR [{self.lone_leader}] "
+            f"and min.insync.replicas=2 with {self.probe_error!r}, not NOT_ENOUGH_REPLICAS"
+        )
+        assert self.elected and all(err is None for err in self.elected.values()), (
+            f"the unclean election of partitions {self.lone_partitions} failed: {self.elected}"
+        )
 
 
 class TailReader(threading.Thread):
@@ -274,7 +522,10 @@ class TailReader(threading.Thread):
 
 
 class Workload:
-    """The idempotent acks=all producer; a fatal producer error replaces the producer (noted)."""
+    """The idempotent acks=all producer; a fatal producer error replaces the producer (noted).
+
+    A nemesis may :meth:`hold` it (no new sends; :attr:`idle` is set once nothing is in flight)
+    and :meth:`release` it again."""
 
     def __init__(self, bootstrap: str, history: History) -> None:
         self.bootstrap = bootstrap
@@ -283,6 +534,18 @@ class Workload:
         self.fatal: list[str] = []
         self.producer = self._new_producer()
         self.sent = 0
+        self.held = threading.Event()
+        self.idle = threading.Event()
+
+    def hold(self) -> None:
+        """From another thread: :meth:`run` sends nothing until :meth:`release`; wait for
+        :attr:`idle` to know that every produce sent so far has its delivery report."""
+        self.idle.clear()
+        self.held.set()
+
+    def release(self) -> None:
+        self.held.clear()
+        self.idle.clear()
 
     def _new_producer(self) -> Producer:
         self.generation += 1
@@ -355,13 +618,23 @@ class Workload:
         self.h.note(f"{self.name} replaced after a fatal error")
         self.producer = self._new_producer()
 
-    def run(self, seconds: float, tag: str) -> None:
+    def run(self, seconds: float, tag: str, until: threading.Event | None = None) -> None:
+        """Send ``RATE`` records a second round-robin for ``seconds`` (or until ``until`` is set).
+        While held, only delivery reports are served; the rate does not make up for that time."""
         start = time.monotonic()
+        held_for = 0.0
         i = 0
-        while (elapsed := time.monotonic() - start) < seconds:
+        while (elapsed := time.monotonic() - start) < seconds and not (until is not None and until.is_set()):
+            if self.held.is_set():
+                began = time.monotonic()
+                self.poll(0.05)
+                if len(self.producer) == 0:
+                    self.idle.set()
+                held_for += time.monotonic() - began
+                continue
             self.send(i % PARTITIONS, b"%s-%08d" % (tag.encode(), i))
             i += 1
-            ahead = i / RATE - elapsed
+            ahead = i / RATE - (elapsed - held_for)
             if ahead > 0:
                 self.poll(ahead)
 
@@ -433,12 +706,18 @@ def _replica_records(node_dir: Path, partition: int) -> list[tuple[int, bytes]]:
     return out
 
 
-def test_acks_all_replication_under_kill_pause_and_partition(tmp_path: Path) -> None:
+NemesisFactory = Callable[[ClusterProcesses, AdminClient, History, "Workload"], NemesisBase]
+
+
+def _jepsen(tmp_path: Path, make_nemesis: NemesisFactory, seconds: float, label: str) -> None:
+    """The whole run: cluster, topic, workload and tail readers for ``seconds`` (or until the
+    nemesis has finished), the nemesis ``make_nemesis`` builds, then heal, liveness, final reads,
+    replica logs and the checker (see the module docstring)."""
     c = ClusterProcesses(
         tmp_path, controllers=3, proxy_inter_broker=True, proxy_controller=True, **BROKER_CONFIGS
     )
     history = History(TOPIC)
-    nemesis: Nemesis | None = None
+    nemesis: NemesisBase | None = None
     readers: list[TailReader] = []
     try:
         c.start()
@@ -457,9 +736,11 @@ def test_acks_all_replication_under_kill_pause_and_partition(tmp_path: Path) -> 
         ]
         for r in readers:
             r.start()
-        nemesis = Nemesis(c, admin, history, SEED)
+        nemesis = make_nemesis(c, admin, history, workload)
         nemesis.start()
-        workload.run(RUN_SECONDS, "run")
+        started = time.monotonic()
+        workload.run(seconds, "run", until=nemesis.finished)
+        workload_seconds = time.monotonic() - started
         during = history.check().stats  # progress so far (acked before the heal)
         nemesis.stop.set()
         nemesis.join(120)
@@ -489,7 +770,10 @@ def test_acks_all_replication_under_kill_pause_and_partition(tmp_path: Path) -> 
                 history.replica_log(p, node_id, _replica_records(tmp_path / f"node-{node_id}", p))
 
         result = history.check()
-        print(f"\nseed {SEED}, {RUN_SECONDS:.0f} s; before the heal: {during}\nafter: {result.stats}")
+        print(
+            f"\n{label}, seed {SEED}, {workload_seconds:.0f} s of workload; before the heal: {during}\n"
+            f"after: {result.stats}"
+        )
         print("\n".join(nemesis.log))
         if workload.fatal:
             print("fatal producer errors:", workload.fatal)
@@ -501,6 +785,7 @@ def test_acks_all_replication_under_kill_pause_and_partition(tmp_path: Path) -> 
             assert r.error is None, f"{r.name} failed: {r.error!r}"
         # Safety first: the history must be consistent.
         result.assert_ok()
+        nemesis.assert_reached()
         # Then liveness: acks=all worked during the run and works again after the heal.
         assert during["acked"] > 0, f"no acks=all produce was acknowledged during the run: {during}"
         assert full_isr, f"ISRs not full 90 s after the heal: {final_partitions}"
@@ -516,3 +801,26 @@ def test_acks_all_replication_under_kill_pause_and_partition(tmp_path: Path) -> 
         for r in readers:
             r.stop.set()
         c.close()
+
+
+def test_acks_all_replication_under_kill_pause_and_partition(tmp_path: Path) -> None:
+    """``RUN_SECONDS`` of workload under :class:`Nemesis` (kill, pause, partition, reset)."""
+    _jepsen(
+        tmp_path,
+        lambda c, admin, h, _w: Nemesis(c, admin, h, SEED),
+        RUN_SECONDS,
+        "kill/pause/partition/reset",
+    )
+
+
+@pytest.mark.timeout(int(LONE_MAX_SECONDS) + 300)
+def test_acks_all_lone_leader_after_restarts(tmp_path: Path) -> None:
+    """Issue 27: :class:`LoneLeaderNemesis` (every node restarted, then a lone leader's acks=all
+    writes, its ``kill -9`` and an unclean election of a follower); no acknowledged record may be
+    lost, and the lone leader must have answered NOT_ENOUGH_REPLICAS."""
+    _jepsen(
+        tmp_path,
+        lambda c, admin, h, w: LoneLeaderNemesis(c, admin, h, SEED, w),
+        LONE_MAX_SECONDS,
+        "restarts, then a lone leader killed",
+    )
