@@ -20,6 +20,7 @@ import contextlib
 import dataclasses
 import functools
 import logging
+import os
 import signal
 import time
 import uuid
@@ -261,8 +262,10 @@ class Broker:
         # fsync and checkpoint writes run here, never on the event loop (docs/architecture.md);
         # one thread keeps them in order and away from the caller's default executor.
         self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zurau-flush")
-        # Half the Raft fetch timeout: a stall that long already endangers the quorum's leader.
-        self.loop_watchdog = LoopWatchdog(f"node {self.node_id}", cfg.get("controller.quorum.fetch.timeout.ms") / 2000)
+        # Half the Raft fetch timeout: a stall that long already endangers the quorum's leader
+        # (ZURAU_LOOP_STALL_WARN_MS lowers it to find shorter stalls).
+        warn_ms = os.environ.get("ZURAU_LOOP_STALL_WARN_MS") or cfg.get("controller.quorum.fetch.timeout.ms") / 2
+        self.loop_watchdog = LoopWatchdog(f"node {self.node_id}", float(warn_ms) / 1000)
         self.loop_watchdog.start()
         for d in cfg.log_dirs:
             d.mkdir(parents=True, exist_ok=True)
