@@ -317,7 +317,11 @@ class Broker:
             controller_listeners=frozenset(self.config.controller_listener_names),
             metrics=self.metrics,
             schema_validator=self.schema_validator,
-            authorizer=StandardAuthorizer.from_config(self.config, lambda: self.controller.image.acls),
+            # A cluster node's image is empty or stale until it catches up: until then only super
+            # users pass (Kafka's authorizer before its initial load; see _catch_up).
+            authorizer=StandardAuthorizer.from_config(
+                self.config, lambda: self.controller.image.acls, loaded=not self.clustered
+            ),
             quotas=ClientQuotaManager(
                 lambda: self.controller.image.client_quotas,
                 int(self.config.get("quota.window.num")),
@@ -406,6 +410,7 @@ class Broker:
         self.kraft.start()
         if not cfg.is_broker:  # a controller hosts no partitions: nothing to catch up for
             await self._catch_up()
+            self._tasks.append(asyncio.create_task(self._load_authorizer_when_caught_up()))
             await self.server.start_serving()
             return
         self.lifecycle = BrokerLifecycleManager(
@@ -451,6 +456,8 @@ class Broker:
             published = target
         # Installed with nothing between it and the last apply: every later change is heard.
         channel.add_listener(self.publishing.publish)
+        if self.lifecycle is not None and self.services.authorizer is not None:
+            self.services.authorizer.complete_initial_load()  # the controller said we caught up
         log.info(
             "node %d: %d partition logs loaded and metadata offset %d applied in %.2f s",
             self.node_id, len(self.log_manager.all_logs()), channel.image.offset, time.monotonic() - started,
@@ -459,6 +466,24 @@ class Broker:
         self._tasks.append(asyncio.create_task(self._maintenance()))
         self._start_log_cleaner()
         self._tasks.append(asyncio.create_task(isr_maintenance(self.replica_manager, cfg.get("replica.lag.time.max.ms"))))
+
+    async def _load_authorizer_when_caught_up(self) -> None:
+        """A dedicated controller's authorizer decides from its ACLs once its image holds the
+        log up to the quorum's high watermark as it was when this node first learned one."""
+        authorizer = self.services.authorizer
+        kraft = self.kraft
+        if authorizer is None or kraft is None:
+            return
+        raft, channel = kraft.raft, kraft.channel
+        target = 0
+        while True:
+            if target <= 0 and raft.leader_id is not None:
+                target = raft.high_watermark
+            if target > 0 and channel.image.offset >= target - 1:
+                authorizer.complete_initial_load()
+                log.info("node %d: the authorizer has loaded the ACLs at metadata offset %d", self.node_id, channel.image.offset)
+                return
+            await asyncio.sleep(0.05)
 
     def _wire_replication(
         self, image: Callable[[], MetadataImage], alter_partition: Callable[[dict[str, Any]], Any]

@@ -285,3 +285,23 @@ def test_the_watchdog_reports_a_stall_with_the_stack_that_held_the_loop(caplog: 
     text = caplog.text
     assert "event loop stalled" in text and "_blocking_step" in text
     assert "stall ended" in text
+
+
+# -- a follower that led an empty epoch ----------------------------------------------------------
+
+
+def test_truncating_at_the_log_end_drops_an_epoch_that_starts_there(tmp_path: Path) -> None:
+    """This replica led epoch 1 and wrote nothing before the leader of epoch 2 took over: the
+    leader answers its Fetch (last fetched epoch 1) with the diverging epoch (0, end 3), and the
+    truncation to 3 must drop epoch 1 or every later Fetch diverges again."""
+    mgr = LogManager([tmp_path], _now)
+    log = mgr.get_or_create("t", 0)
+    for i in range(3):
+        log.append(build_batch([(b"k", b"v%d" % i, [], NOW)]), leader_epoch=0, now_ms=NOW)
+    log.assign_leader_epoch(1, log.log_end_offset)
+    assert log.leader_epoch_cache.latest_epoch == 1
+    log.truncate_to(3)
+    assert log.log_end_offset == 3
+    assert log.leader_epoch_cache.entries == [(0, 0)]
+    assert LeaderEpochCache.load(log.directory)[0].entries == [(0, 0)]
+    mgr.close()

@@ -45,6 +45,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from zurau.broker.handlers._authz import controller_listener_allowed
 from zurau.broker.quotas.throttling import exempt, produce_throttle_ms, request_throttle_ms
 from zurau.broker.request_context import CloseConnection, RequestContext
 from zurau.protocol import codec
@@ -60,6 +61,9 @@ from zurau.replication.purgatory import WaitTime, request_wait
 
 if TYPE_CHECKING:
     from zurau.broker.server import BrokerServer as ConnectionHost
+
+#: APIs anyone may send on a controller listener: ApiVersions, SaslHandshake, SaslAuthenticate.
+_OPEN_ON_CONTROLLER_LISTENERS = frozenset({17, 18, 36})
 
 log = logging.getLogger("zurau.connection")
 
@@ -373,6 +377,16 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 request_wait.set(slot.wait)
             slot.started = time.perf_counter()
         ctx = RequestContext(header, self.host.services, self.peer, self.listener, session)
+        if (api_key not in _OPEN_ON_CONTROLLER_LISTENERS and self.host.services.authorizer is not None
+                and self.listener in self.host.services.controller_listeners
+                and not controller_listener_allowed(ctx)):
+            # Only nodes talk on a controller listener; the handlers trust whoever passes here
+            # (admin requests arrive forwarded, authorized by the broker that took them).
+            self.close(
+                f"{session.principal} sent {schema.name} on controller listener {self.listener} without "
+                "CLUSTER_ACTION on the cluster (only the cluster's own nodes may use it)"
+            )
+            return
         try:
             result = handler.handle(ctx, request)
         except CloseConnection as e:

@@ -586,7 +586,7 @@ class ReplicaManager:
         p = self._followed(topic, partition)
         if offset < p.log.log_end_offset:
             log.info("%s-%d: truncating from %d to %d", topic, partition, p.log.log_end_offset, offset)
-            p.log.truncate_to(offset)
+        p.log.truncate_to(offset)  # at or past the log end it still drops epochs that start there
         return p.log.log_end_offset
 
     def restart_follower_at(self, topic: str, partition: int, offset: int) -> None:

@@ -885,6 +885,14 @@ class PartitionLog:
         if offset < 0:
             raise ValueError(f"cannot truncate to negative offset {offset}")
         if offset >= self.log_end_offset:
+            # Nothing to remove, but the leader-epoch cache may end with an epoch that starts at
+            # the log end: this replica led it and wrote nothing before another leader took over.
+            # Left in place, its next Fetch names that epoch again and diverges forever (Kafka's
+            # UnifiedLog.truncateTo drops it the same way).
+            if self._leader_epochs.truncate_from_end(self.log_end_offset, write=False):
+                self._leader_epochs.write(fsync=False)
+                self._epoch_checkpoint_unsynced = True
+                self._dir_changes += 1
             return
         if offset < self._segments[0].base_offset:
             self.truncate_fully_and_start_at(offset)

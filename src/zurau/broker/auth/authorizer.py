@@ -16,6 +16,15 @@ A request for ``operation`` on ``(resource type, name)`` by ``principal`` from `
 5. else, when no binding at all applies to the resource (whatever its principal or host), the
    answer is ``allow.everyone.if.no.acl.found``; otherwise the request is denied.
 
+**Before the initial load** (Kafka's ``AuthorizerNotReadyException``): an authorizer made with
+``loaded=False`` answers from no ACL set at all until :meth:`StandardAuthorizer.complete_initial_load`
+is called, once the node's metadata image has caught up with the quorum. Meanwhile only super
+users are allowed; everyone else is denied whatever ``allow.everyone.if.no.acl.found`` says (an
+image still being replayed, empty after a restart without a snapshot or as old as the node's last
+snapshot, must neither allow nor deny from its ACLs). This matters on the controller listener,
+which a cluster node serves before it has caught up: the nodes' own principals must be super
+users there, as in Kafka's KRaft mode.
+
 The index of bindings is rebuilt when the image's ACL mapping object changes (images share it
 while no ACL changes), so a check costs a few dictionary lookups. Every denial that the caller
 wants logged is one INFO line on the ``zurau.authorizer`` logger: principal, host, operation,
@@ -91,21 +100,38 @@ class StandardAuthorizer:
         acls: Callable[[], Mapping[uuid.UUID, AclBinding]],
         super_users: frozenset[str] = frozenset(),
         allow_everyone_if_no_acl: bool = False,
+        *,
+        loaded: bool = True,
     ) -> None:
+        """``loaded=False``: the image ``acls`` reads from has not caught up yet; only super users
+        are allowed until :meth:`complete_initial_load` (see the module docstring)."""
         self._acls = acls
         self.super_users = super_users
         self.allow_everyone_if_no_acl = allow_everyone_if_no_acl
         self._source: Mapping[uuid.UUID, AclBinding] | None = None
         self._index = _Index({}, {})
+        self._loaded = loaded
 
     @classmethod
-    def from_config(cls, config: BrokerConfig, acls: Callable[[], Mapping[uuid.UUID, AclBinding]]) -> StandardAuthorizer | None:
+    def from_config(
+        cls, config: BrokerConfig, acls: Callable[[], Mapping[uuid.UUID, AclBinding]], *, loaded: bool = True
+    ) -> StandardAuthorizer | None:
         """The configured authorizer, or None when ``authorizer.class.name`` is empty."""
         if not config.get("authorizer.class.name"):
             return None
         raw = config.get("super.users") or ""
         supers = frozenset(p.strip() for p in raw.split(";") if p.strip())
-        return cls(acls, supers, bool(config.get("allow.everyone.if.no.acl.found")))
+        return cls(acls, supers, bool(config.get("allow.everyone.if.no.acl.found")), loaded=loaded)
+
+    @property
+    def loaded(self) -> bool:
+        """True once the ACLs are those of an image that has caught up (see the module docstring)."""
+        return self._loaded
+
+    def complete_initial_load(self) -> None:
+        """The metadata image has caught up: decide from its ACLs from now on (Kafka's
+        ``StandardAuthorizer.completeInitialLoad``). Idempotent."""
+        self._loaded = True
 
     def _current(self) -> _Index:
         acls = self._acls()
@@ -127,6 +153,14 @@ class StandardAuthorizer:
         """True when ``principal`` from ``host`` may do ``operation`` on the resource."""
         if principal in self.super_users:
             return True
+        if not self._loaded:
+            if log_denied:
+                audit_log.info(
+                    "Principal = %s is Denied operation = %s from host = %s on resource = %s:%s%s "
+                    "(the authorizer has not loaded the ACLs yet)",
+                    principal, operation.name, host, rtype.name, name, f" for request = {api}" if api else "",
+                )
+            return False
         candidates = self._current().applying_to(rtype, name)
         allowed = False
         implying = IMPLIED_BY.get(operation, _NO_IMPLIED)
@@ -161,6 +195,8 @@ class StandardAuthorizer:
         deny of the empty prefix does not exist, so only LITERAL ``*`` denies all)."""
         if principal in self.super_users:
             return True
+        if not self._loaded:
+            return False
         index = self._current()
 
         def applies(b: AclBinding) -> bool:
