@@ -72,7 +72,7 @@ PROBE_S = 0.05  # ApiVersions probe interval
 SMALL_PARTITIONS = 3
 
 _STALLED = re.compile(r"event loop stalled for (\d+(?:\.\d+)?) s so far")
-_ENDED = re.compile(r"event loop stall ended \(longest so far (\d+(?:\.\d+)?) s\)")
+_ENDED = re.compile(r"event loop stall ended after about (\d+(?:\.\d+)?) s")
 _LOADED = re.compile(r"(\d+) partition logs loaded and metadata offset (\d+) applied in (\d+(?:\.\d+)?) s")
 _STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ")
 _SIZE = struct.Struct(">i")
@@ -112,27 +112,18 @@ class StallTracker:
     """The longest watchdog-reported stall per node and restart window.
 
     The watchdog logs ``stalled for X s so far`` once a stall passes its threshold (X is then just
-    over it) and ``stall ended (longest so far Y s)`` when the loop runs again, where Y is the
-    longest stall since the process started, not the one that ended. So a window's longest stall
-    is the largest X, or a Y that grew past every earlier Y of the same process (a Y that did not
-    grow belongs to an earlier, longer stall)."""
-
-    def __init__(self) -> None:
-        self.longest: dict[int, float] = {}  # per node: the largest Y of its current process
+    over it) and ``stall ended after about Y s (...)`` when the loop runs again, Y being that
+    stall's length. A window's longest stall is the largest X or Y in it."""
 
     def restarted(self, node_id: int) -> None:
-        self.longest[node_id] = 0.0
+        """Kept for the callers: each "ended" line names its own stall, so nothing to reset."""
 
     def window(self, node_id: int, text: str) -> float | None:
         """The longest stall in ``text`` (the node's log over one window); None: no stall logged."""
         found: float | None = None
-        for m in _STALLED.finditer(text):
-            found = max(found or 0.0, float(m.group(1)))
-        for m in _ENDED.finditer(text):
-            y = float(m.group(1))
-            if y > self.longest.get(node_id, 0.0):
-                self.longest[node_id] = y
-                found = max(found or 0.0, y)
+        for pattern in (_STALLED, _ENDED):
+            for m in pattern.finditer(text):
+                found = max(found or 0.0, float(m.group(1)))
         return found
 
 

@@ -68,7 +68,8 @@ class LoopWatchdog:
         reported: float | None = None  # the stamp of the stall already reported
         while not self._stop.wait(TICK_S):
             stamp = self._stamp
-            age = time.monotonic() - stamp
+            now = time.monotonic()
+            age = now - stamp
             if age > self.warn_after_s and reported != stamp:
                 reported = stamp
                 self.stalls += 1
@@ -76,7 +77,11 @@ class LoopWatchdog:
                 where = "".join(traceback.format_stack(frame, limit=25)) if frame is not None else "(no frame)"
                 log.warning("%s: event loop stalled for %.2f s so far, in:\n%s", self.name, age, where)
             elif reported is not None and reported != stamp:
-                log.warning("%s: event loop stall ended (longest so far %.2f s)", self.name, self.max_stall_s)
+                # The loop stamped ``stamp`` when it ran again: the stall lasted until then.
+                log.warning(
+                    "%s: event loop stall ended after about %.2f s (longest since start %.2f s)",
+                    self.name, stamp - reported, self.max_stall_s,
+                )
                 reported = None
 
     def stop(self) -> None:

@@ -256,8 +256,13 @@ class PartitionLog:
                     on_recovered_batch(h)
         epochs.truncate_from_end(log_end_offset, write=False)
         epochs.truncate_from_start(start_offset, write=False)
-        if epochs.entries != before or (not epochs_found and (len(epochs) or epochs.path.exists())):
-            epochs.write(fsync=True)  # rebuilt, trimmed, or replacing an unreadable file
+        rewritten = epochs.entries != before or (not epochs_found and (len(epochs) or epochs.path.exists()))
+        if rewritten:  # rebuilt, trimmed, or replacing an unreadable file
+            # Without fsync (the log's next flush plan takes it): every partition whose leader
+            # has not written in its epoch is trimmed here, and two fsyncs each made loading
+            # thousands of partitions disk-bound. Losing the file to a power cut only means it
+            # is rebuilt from the batches at the next load.
+            epochs.write(fsync=False)
         rp = log_end_offset if had_clean_shutdown else min(max(recovery_point, start_offset), log_end_offset)
         hw = start_offset if high_watermark is None else high_watermark
         hw = min(max(hw, start_offset), log_end_offset)
@@ -274,6 +279,9 @@ class PartitionLog:
             now_ms=now_ms,
             leader_epoch_cache=epochs,
         )
+        if rewritten:
+            log._epoch_checkpoint_unsynced = True
+            log._dir_changes += 1
         log._rebuild_producer_state(take_snapshot=True)
         return log
 
