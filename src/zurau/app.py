@@ -24,7 +24,7 @@ import os
 import signal
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -82,6 +82,8 @@ log = logging.getLogger("zurau.broker")
 
 _LOG_CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(LogConfig))
 _NO_OVERRIDES: Mapping[str, str] = MappingProxyType({})
+#: How long one step of a broker's shutdown may take before it is logged and left behind.
+SHUTDOWN_STEP_TIMEOUT_S = 20.0
 
 
 @dataclass(slots=True)
@@ -117,12 +119,20 @@ class Broker:
     """One broker node (combined broker and controller roles on a single node)."""
 
     def __init__(
-        self, config: BrokerConfig, clock: Clock | None = None, *, default_metrics_listener: str | None = None
+        self,
+        config: BrokerConfig,
+        clock: Clock | None = None,
+        *,
+        default_metrics_listener: str | None = None,
+        loop_watchdog: bool = False,
     ) -> None:
         """``default_metrics_listener``: where to serve metrics when ``metrics.http.listener`` is
         not set (``zurau broker start``); unlike a configured one, if it cannot be bound the
-        broker runs without metrics (with a warning)."""
+        broker runs without metrics (with a warning). ``loop_watchdog``: watch the event loop
+        for stalls from a thread (``zurau broker start``; an embedded broker starts no thread
+        on its host's loop)."""
         self.config = config
+        self._watch_loop = loop_watchdog
         self.node_id: int = config.node_id
         self.clock: Clock = clock or SystemClock()
         self.handlers = load_handlers()
@@ -264,9 +274,10 @@ class Broker:
         self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zurau-flush")
         # Half the Raft fetch timeout: a stall that long already endangers the quorum's leader
         # (ZURAU_LOOP_STALL_WARN_MS lowers it to find shorter stalls).
-        warn_ms = os.environ.get("ZURAU_LOOP_STALL_WARN_MS") or cfg.get("controller.quorum.fetch.timeout.ms") / 2
-        self.loop_watchdog = LoopWatchdog(f"node {self.node_id}", float(warn_ms) / 1000)
-        self.loop_watchdog.start()
+        if self._watch_loop:
+            warn_ms = os.environ.get("ZURAU_LOOP_STALL_WARN_MS") or cfg.get("controller.quorum.fetch.timeout.ms") / 2
+            self.loop_watchdog = LoopWatchdog(f"node {self.node_id}", float(warn_ms) / 1000)
+            self.loop_watchdog.start()
         for d in cfg.log_dirs:
             d.mkdir(parents=True, exist_ok=True)
         cfg.metadata_log_dir.mkdir(parents=True, exist_ok=True)
@@ -609,31 +620,30 @@ class Broker:
             exporter, self.metrics_exporter = self.metrics_exporter, None
             await asyncio.get_running_loop().run_in_executor(None, exporter.close)
         if self.publishing is not None:
-            await self.publishing.close()
+            await self._stop_step("the metadata publisher", self.publishing.close())
         for t in self._tasks:
             t.cancel()
         for t in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
+            await self._stop_step(f"task {t.get_name()}", t)
         self._tasks.clear()
         if self.fetchers is not None:  # they write to the logs: stopped before the logs close
-            await self.fetchers.close()
+            await self._stop_step("the replica fetchers", self.fetchers.close())
             self.fetchers = None
         if self.alter_partitions is not None:
-            await self.alter_partitions.close()
+            await self._stop_step("the AlterPartition sender", self.alter_partitions.close())
             self.alter_partitions = None
         if self.marker_channel is not None:
-            await self.marker_channel.close()
+            await self._stop_step("the transaction marker channel", self.marker_channel.close())
             self.marker_channel = None
         if self.verification_channel is not None:
             self.txn_coordinator.verification_channel = None
-            await self.verification_channel.close()
+            await self._stop_step("the transaction verification channel", self.verification_channel.close())
             self.verification_channel = None
         if self.lifecycle is not None:
-            await self.lifecycle.close()
+            await self._stop_step("the broker lifecycle", self.lifecycle.close())
             self.lifecycle = None
         if self.server is not None:
-            await self.server.close()
+            await self._stop_step("the listeners", self.server.close())
         if hasattr(self, "replica_manager"):
             self.replica_manager.txn_verifier = None
         if hasattr(self, "txn_coordinator"):
@@ -652,9 +662,22 @@ class Broker:
             self.metadata_log.close()
             self.metadata_log = None
         if self.kraft is not None:
-            await self.kraft.close()
+            await self._stop_step("the metadata quorum client", self.kraft.close())
             self.kraft = None
         log.info("broker %d stopped", self.node_id)
+
+    async def _stop_step(self, what: str, step: Awaitable[Any], timeout_s: float = SHUTDOWN_STEP_TIMEOUT_S) -> None:
+        """Await one shutdown step for at most ``timeout_s``: a step that does not finish (a
+        task that ignores its cancellation, a peer that never answers) is logged as an error and
+        left behind, so that the rest of the shutdown (closing the logs, writing checkpoints)
+        still happens and a stop never hangs."""
+        task = asyncio.ensure_future(step)
+        done, _pending = await asyncio.wait({task}, timeout=timeout_s)
+        if not done:
+            log.error("broker %d: %s did not stop within %.0f s; the shutdown goes on without it", self.node_id, what, timeout_s)
+            return
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.warning("broker %d: stopping %s failed: %r", self.node_id, what, exc)
 
     def _start_log_cleaner(self) -> None:
         """Compaction (``log.cleaner.*``): logs are chosen and swapped on this loop and cleaned on
@@ -858,7 +881,7 @@ def _call_on_loop(loop: asyncio.AbstractEventLoop, fn: Callable[[], Any]) -> Any
 
 
 async def serve(config: BrokerConfig, default_metrics_listener: str | None = None) -> None:
-    broker = Broker(config, default_metrics_listener=default_metrics_listener)
+    broker = Broker(config, default_metrics_listener=default_metrics_listener, loop_watchdog=True)
     await broker.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
