@@ -73,7 +73,7 @@ BROKER_CONFIGS: dict[str, Any] = {
     "broker.heartbeat.interval.ms": str(HEARTBEAT_INTERVAL_MS),
 }
 
-_STALL = re.compile(r"event loop stall(?:ed for| ended \(longest so far) (\d+(?:\.\d+)?) s")
+_STALL = re.compile(r"event loop stall(?:ed for| ended after about) (\d+(?:\.\d+)?) s")
 
 
 @dataclass
