@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
+from bench.restart_scale import BIG, create_topic, led_partitions  # the benchmark runs this scenario
 
 from zurau.client.connection import BrokerConnection
 from zurau.client.errors import ClientError
@@ -67,7 +67,6 @@ SERVE_BOUND_S = 60.0
 CREATE_BOUND_S = 30.0
 #: The quorum leader must stay the same for this long before the restarts begin.
 QUIET_S = 3.0
-BIG = "big"
 BROKER_CONFIGS: dict[str, Any] = {
     "broker.session.timeout.ms": str(SESSION_TIMEOUT_MS),
     "broker.heartbeat.interval.ms": str(HEARTBEAT_INTERVAL_MS),
@@ -114,45 +113,18 @@ async def _quorum(cluster: ClusterProcesses, timeout: float = 30.0) -> tuple[int
     raise AssertionError(f"no node named a quorum leader within {timeout:.0f} s")
 
 
-async def _led_partitions(port: int) -> int:
-    """Partitions of the big topic with a leader in the Metadata of the node at ``port``."""
-    conn = await _connect(port)
-    try:
-        resp = await conn.request(
-            ApiKey.METADATA,
-            {"topics": [{"name": BIG}], "allow_auto_topic_creation": False},
-            version=conn.version(ApiKey.METADATA, 12, min_version=1),
-            timeout=30.0,
-        )
-    finally:
-        await conn.close()
-    topic = next((t for t in resp["topics"] if t["name"] == BIG and t["error_code"] == 0), None)
-    return 0 if topic is None else sum(1 for p in topic["partitions"] if p["leader_id"] >= 0)
-
-
 async def _wait_online(port: int, deadline: float) -> None:
     """Until the node at ``port`` lists every partition of the big topic with a leader."""
     led = 0
     while time.monotonic() < deadline:
         try:
-            led = await _led_partitions(port)
+            led = await led_partitions(port)
         except (ClientError, OSError):
             led = -1
         if led == PARTITIONS:
             return
         await asyncio.sleep(0.2)
     raise AssertionError(f"the node at port {port} lists {led} of {PARTITIONS} partitions with a leader")
-
-
-def _create(bootstrap: str, name: str, partitions: int, timeout: float) -> float:
-    """Create ``name`` through ``bootstrap`` with confluent-kafka: seconds it took (raises on error)."""
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    t0 = time.monotonic()
-    futures = admin.create_topics(
-        [NewTopic(name, partitions, 1)], request_timeout=timeout, operation_timeout=timeout
-    )
-    futures[name].result(timeout + 5)
-    return time.monotonic() - t0
 
 
 def _registered(node: NodeProcess, offset: int) -> bool:
@@ -178,11 +150,11 @@ def _create_during_restart(
     is then loading its logs and applying the metadata image); the latencies go to ``creates``,
     an error to ``errors``."""
     try:
-        creates.append(_create(via.bootstrap_servers, f"{prefix}-a", 3, CREATE_BOUND_S))
+        creates.append(create_topic(via.bootstrap_servers, f"{prefix}-a", 3, CREATE_BOUND_S))
         limit = time.monotonic() + SERVE_BOUND_S
         while not _registered(node, log_offset) and time.monotonic() < limit:
             time.sleep(0.05)
-        creates.append(_create(via.bootstrap_servers, f"{prefix}-b", 3, CREATE_BOUND_S))
+        creates.append(create_topic(via.bootstrap_servers, f"{prefix}-b", 3, CREATE_BOUND_S))
     except BaseException as e:  # reported by the test's thread
         errors.append(e)
 
@@ -197,7 +169,7 @@ async def test_restart_non_controllers_of_a_10000_partition_cluster(tmp_path: Pa
     await asyncio.to_thread(cluster.start)
     try:
         t0 = time.monotonic()
-        await asyncio.to_thread(_create, cluster.bootstrap_servers, BIG, PARTITIONS, 180.0)
+        await asyncio.to_thread(create_topic, cluster.bootstrap_servers, BIG, PARTITIONS, 180.0)
         created = time.monotonic() - t0
         for node in cluster.nodes.values():
             await _wait_online(node.port, time.monotonic() + 120)
