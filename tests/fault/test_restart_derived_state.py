@@ -554,8 +554,8 @@ async def test_a_restart_of_every_node_reuses_no_producer_id_and_keeps_security_
 def test_an_authorizer_that_has_not_loaded_the_acls_allows_only_super_users() -> None:
     """The rule the controller listener needs (Kafka's AuthorizerNotReadyException): until the
     image has caught up, neither its ACLs nor allow.everyone.if.no.acl.found decide. In process;
-    the node wiring it (app.py: ``loaded=False`` for a cluster node, ``complete_initial_load()``
-    once caught up) is not there yet."""
+    a cluster node is wired so (app.py: ``loaded=False``, ``complete_initial_load()`` once caught
+    up)."""
     deny = zacl.AclBinding(zacl.ResourceType.CLUSTER, zacl.CLUSTER_NAME, zacl.PatternType.LITERAL, "User:alice", "*",
                            zacl.AclOperation.CLUSTER_ACTION, zacl.AclPermissionType.DENY)
     acls: dict[uuid.UUID, zacl.AclBinding] = {}
