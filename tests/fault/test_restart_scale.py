@@ -47,11 +47,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.kraft import quorum_of
 from bench.restart_scale import BIG, create_topic, led_partitions  # the benchmark runs this scenario
 
 from zurau.client.connection import BrokerConnection
 from zurau.client.errors import ClientError
-from zurau.protocol.api_keys import ApiKey
 from zurau.testing.broker_process import HOST
 from zurau.testing.cluster_process import ClusterProcesses, NodeProcess
 
@@ -90,27 +90,8 @@ async def _connect(port: int, timeout: float = 5.0) -> BrokerConnection:
 
 async def _quorum(cluster: ClusterProcesses, timeout: float = 30.0) -> tuple[int, int]:
     """(leader id, leader epoch) as the first running node that knows a leader reports it."""
-    body = {"topics": [{"topic_name": "__cluster_metadata", "partitions": [{"partition_index": 0}]}]}
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for node in cluster.nodes.values():
-            if not node.running:
-                continue
-            try:
-                conn = await _connect(node.port, 2.0)
-            except (ClientError, OSError):
-                continue
-            try:
-                resp = await conn.request(ApiKey.DESCRIBE_QUORUM, body, timeout=5.0)
-                part = resp["topics"][0]["partitions"][0] if resp["topics"] else None
-                if resp["error_code"] == 0 and part and part["error_code"] == 0 and part["leader_id"] >= 0:
-                    return int(part["leader_id"]), int(part["leader_epoch"])
-            except (ClientError, OSError):
-                pass
-            finally:
-                await conn.close()
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"no node named a quorum leader within {timeout:.0f} s")
+    q = await quorum_of(cluster, timeout)
+    return q.leader, q.epoch
 
 
 async def _wait_online(port: int, deadline: float) -> None:
