@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import dataclasses
 import functools
 import logging
@@ -39,16 +38,18 @@ from zurau.broker.schema_validation import RegistryLookup, SchemaValidator
 from zurau.broker.server import BrokerServer
 from zurau.clock import Clock, SystemClock
 from zurau.config import BrokerConfig, resolve_topic_config, warn_inert_configs
-from zurau.coordinator.marker_channel import TxnMarkerChannel
+from zurau.coordinator.group.group_runtime import GroupCoordinatorRuntime
+from zurau.coordinator.group.service import RuntimeGroupCoordinatorService
 from zurau.coordinator.partition_writer import ReplicaManagerPartitionWriter
-from zurau.coordinator.runtime import GroupCoordinatorRuntime
-from zurau.coordinator.transaction_runtime import TRANSACTION_STATE_TOPIC, TransactionRuntime
-from zurau.coordinator.txn_verification_channel import TxnVerificationChannel
+from zurau.coordinator.txn.marker_channel import TxnMarkerChannel
+from zurau.coordinator.txn.service import RuntimeTxnCoordinatorService
+from zurau.coordinator.txn.transaction_runtime import TRANSACTION_STATE_TOPIC, TransactionRuntime
+from zurau.coordinator.txn.txn_verification_channel import TxnVerificationChannel
 from zurau.edge_service import new_event_loop  # one uvloop event loop per broker process
 from zurau.gc_tuning import tune_for_server
 from zurau.loop_watchdog import LoopWatchdog
 from zurau.metadata.broker_lifecycle_manager import BrokerLifecycleManager
-from zurau.metadata.controller import QuorumController
+from zurau.metadata.controller.quorum_controller import QuorumController
 from zurau.metadata.image import MetadataImage, TopicImage
 from zurau.metadata.kraft_manager import KRaftManager
 from zurau.metadata.local_controller import LocalControllerChannel
@@ -73,9 +74,11 @@ from zurau.replication.replica_fetcher import FetcherConfig
 from zurau.replication.replica_fetcher_manager import ReplicaFetcherManager
 from zurau.replication.replica_manager import ReplicaManager
 from zurau.replication.replica_selector import selector_for
+from zurau.storage.cleaner import CleanerStats
 from zurau.storage.log_cleaner import CleanerConfig, LogCleaner
+from zurau.storage.log_cleaner_threads import owner_loop_caller, run_cleaner_threads
 from zurau.storage.log_config import LogConfig
-from zurau.storage.log_flush import FlushPlan, sync_all
+from zurau.storage.log_maintenance import LogMaintenance
 from zurau.storage.log_manager import LogManager
 
 log = logging.getLogger("zurau.broker")
@@ -293,12 +296,20 @@ class Broker:
         # A cluster broker loads its logs only once its metadata has caught up (``_catch_up``):
         # a log opened against a half-replayed image would take the broker's defaults.
         self.log_manager = LogManager(cfg.log_dirs, now_ms, config_for=self.log_config_for, load=not self.clustered)
-        self.replica_manager = ReplicaManager(self.node_id, self.log_manager, self.log_config_for, now_ms)
+        self.replica_manager = ReplicaManager(self.node_id, self.log_manager, self.log_config_for, self.clock)
         topics = CoordinatorTopics(image)
         writer = ReplicaManagerPartitionWriter(self.replica_manager)
-        self.group_coordinator = GroupCoordinatorRuntime(cfg, writer, topics, self.create_topic, self.clock)
+        self.group_coordinator = GroupCoordinatorRuntime(
+            cfg.group_coordinator, writer, topics, self.create_topic, self.clock
+        )
         self.txn_coordinator = TransactionRuntime(
-            cfg, writer, topics, self.create_topic, self.clock, next_producer_id, self.group_coordinator
+            cfg.transaction_coordinator,
+            writer,
+            topics,
+            self.create_topic,
+            self.clock,
+            next_producer_id,
+            self.group_coordinator,
         )
         if cfg.get("transaction.partition.verification.enable"):
             self.replica_manager.txn_verifier = self.txn_coordinator.verify
@@ -317,8 +328,8 @@ class Broker:
             replica_manager=self.replica_manager,
             metadata=self.controller,
             controller=self.controller,
-            groups=self.group_coordinator,
-            txns=self.txn_coordinator,
+            groups=RuntimeGroupCoordinatorService(self.group_coordinator),
+            txns=RuntimeTxnCoordinatorService(self.txn_coordinator),
             api_versions=self.api_versions,
             advertised=lambda: self.advertised,
             advertised_for=self.advertised_for,
@@ -681,122 +692,28 @@ class Broker:
 
     def _start_log_cleaner(self) -> None:
         """Compaction (``log.cleaner.*``): logs are chosen and swapped on this loop and cleaned on
-        worker threads (storage/log_cleaner.py)."""
+        worker threads (storage/log_cleaner.py, storage/log_cleaner_threads.py)."""
         config = CleanerConfig.from_broker_config(self.config.get)
         if config.threads == 0:
             return
-        loop = asyncio.get_running_loop()
-        self.log_cleaner = LogCleaner(
-            config, self.log_manager, self.clock.now_ms, run_on_owner=lambda fn: _call_on_loop(loop, fn)
-        )
-        self._tasks.append(asyncio.create_task(self._log_cleaner_loop(self.log_cleaner)))
-
-    async def _log_cleaner_loop(self, cleaner: LogCleaner) -> None:
-        """Give the dirtiest logs to idle workers every ``log.cleaner.backoff.ms`` and whenever a
-        pass ends. Cancelled: stop the passes and wait for them (their swaps need this loop)."""
-        loop = asyncio.get_running_loop()
-        threads = cleaner.config.threads
-        workers = concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix="zurau-log-cleaner")
-        idle = list(range(threads))
-        passes: set[asyncio.Future[Any]] = set()
-        wake = asyncio.Event()
-
-        def finished(worker: int, fut: asyncio.Future[Any]) -> None:
-            passes.discard(fut)
-            idle.append(worker)
-            wake.set()
-            if not fut.cancelled() and fut.exception() is not None:
-                log.error("log cleaner pass failed", exc_info=fut.exception())
-            elif not fut.cancelled() and (stats := fut.result()) is not None and self.metrics is not None:
-                self.metrics.cleaner_pass(
-                    stats.bytes_read, stats.bytes_written, stats.records_removed, stats.map_utilization,
-                    stats.elapsed_s, time.monotonic(),
-                )
-
-        try:
-            while True:
-                wake.clear()
-                while idle and (ltc := cleaner.grab()) is not None:
-                    worker = idle.pop()
-                    fut = loop.run_in_executor(workers, cleaner.clean, ltc, worker)
-                    passes.add(fut)
-                    fut.add_done_callback(functools.partial(finished, worker))
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(wake.wait(), cleaner.config.backoff_ms / 1000)
-        finally:
-            cleaner.stop()
-            if passes:
-                await asyncio.wait(set(passes))
-            workers.shutdown(wait=True)
+        run_on_owner = owner_loop_caller(asyncio.get_running_loop())
+        self.log_cleaner = LogCleaner(config, self.log_manager, self.clock.now_ms, run_on_owner=run_on_owner)
+        metrics = self.metrics
+        on_pass = None if metrics is None else functools.partial(_record_cleaner_pass, metrics)
+        self._tasks.append(asyncio.create_task(run_cleaner_threads(self.log_cleaner, on_pass)))
 
     async def _maintenance(self) -> None:
-        """Flushes (``flush.ms``, rolled segments, the metadata log), retention, checkpoints and
-        producer-id expiration, each on its Kafka interval.
-
-        Safe by construction against the appends the loop keeps doing: logs are read and
-        updated only here, on the event loop; the flush thread gets flush plans (private
-        descriptors to fsync, storage/log_flush.py) and checkpoint snapshots (values to write),
-        never a log. A plan's recovery point is applied once its fsyncs returned.
-
-        Every ``producer.id.expiration.check.interval.ms`` (and at the first tick, as Kafka
-        drops expired producers when it loads a snapshot) the producers idle for
-        ``producer.id.expiration.ms`` that have no ongoing transaction are forgotten in every
-        hosted partition (Kafka's ``removeExpiredProducers``).
-        """
-        cfg = self.config
-        retention_every = cfg.get("log.retention.check.interval.ms") / 1000
-        checkpoint_every = cfg.get("log.flush.offset.checkpoint.interval.ms") / 1000
-        flush_every = min(cfg.get("log.flush.scheduler.interval.ms") / 1000, 1.0)
-        expiration_every = cfg.get("producer.id.expiration.check.interval.ms") / 1000
-        tick = min(flush_every, expiration_every)
-        last_retention = last_checkpoint = time.monotonic()
-        last_expiration = -expiration_every
-        while True:
-            await asyncio.sleep(tick)
-            now = time.monotonic()
-            try:
-                prepared = self.log_manager.prepare_flush_dirty(self.clock.now_ms())
-                plans = [plan for _log, plan in prepared]
-                metadata = self.metadata_log
-                metadata_plan = metadata.prepare_flush() if metadata is not None else None
-                if metadata_plan is not None:
-                    plans.append(metadata_plan)
-                try:
-                    await self._sync_off_loop(plans)
-                finally:
-                    self.log_manager.complete_flushes(prepared)
-                    if metadata is not None and metadata_plan is not None:
-                        metadata.complete_flush(metadata_plan)
-                if now - last_retention >= retention_every:
-                    last_retention = now
-                    self.log_manager.run_retention(self.clock.now_ms())
-                if now - last_expiration >= expiration_every:
-                    last_expiration = now
-                    expiration_ms = cfg.get("producer.id.expiration.ms")  # dynamic: read at each check
-                    self.log_manager.remove_expired_producers(self.clock.now_ms(), expiration_ms)
-                if now - last_checkpoint >= checkpoint_every:
-                    last_checkpoint = now
-                    snapshot = self.log_manager.checkpoint_snapshot()
-                    await self._flush_off_loop(functools.partial(self.log_manager.write_checkpoint, snapshot))
-            except Exception:
-                log.exception("log maintenance failed")
-
-    async def _sync_off_loop(self, plans: list[FlushPlan]) -> None:
-        """Run flush plans' fsyncs in the flush thread (inline when they hold no descriptor).
-        Plans a failure or a cancellation left unrun are discarded (descriptors closed)."""
-        timed = [plan for plan in plans if plan.descriptor_count] if self.metrics is not None else []
-        try:
-            if any(plan.descriptor_count for plan in plans):
-                await self._flush_off_loop(functools.partial(sync_all, plans))
-            else:
-                sync_all(plans)
-        finally:
-            for plan in plans:
-                plan.discard()
-            if self.metrics is not None:
-                for plan in timed:
-                    if plan.synced:
-                        self.metrics.log_flush.observe(plan.elapsed_s)
+        """Flushes, retention, checkpoints and producer-id expiration, each on its Kafka interval
+        (storage/log_maintenance.py), with the flush thread of this broker."""
+        metrics = self.metrics
+        await LogMaintenance(
+            self.log_manager,
+            self.config.get,
+            self.clock.now_ms,
+            self._flush_off_loop,
+            also_flush=[self.metadata_log] if self.metadata_log is not None else [],
+            on_flush_synced=None if metrics is None else metrics.log_flush.observe,
+        ).run()
 
     # ------------------------------------------------------------------ conveniences
     def create_topic(
@@ -865,19 +782,11 @@ class SingleNodeQuorum:
         raise NotControllerError("a single-node quorum hands out producer ids to itself only")
 
 
-def _call_on_loop(loop: asyncio.AbstractEventLoop, fn: Callable[[], Any]) -> Any:
-    """Run ``fn`` on ``loop`` from another thread and return its result (RuntimeError if the loop
-    is closed)."""
-    done: concurrent.futures.Future[Any] = concurrent.futures.Future()
-
-    def call() -> None:
-        try:
-            done.set_result(fn())
-        except BaseException as e:
-            done.set_exception(e)
-
-    loop.call_soon_threadsafe(call)
-    return done.result()
+def _record_cleaner_pass(metrics: BrokerMetrics, stats: CleanerStats) -> None:
+    metrics.cleaner_pass(
+        stats.bytes_read, stats.bytes_written, stats.records_removed, stats.map_utilization,
+        stats.elapsed_s, time.monotonic(),
+    )
 
 
 async def serve(config: BrokerConfig, default_metrics_listener: str | None = None) -> None:

@@ -19,7 +19,11 @@ its embedded form.
   addresses it, leaving the block stops it and joins its thread.
 
 This module imports only the standard library (uvicorn and uvloop lazily): the broker and every
-edge app may use it.
+edge app may use it. The rest of the edge-service kit is in :mod:`zurau.client`: a service's state
+in a compacted topic (:mod:`zurau.client.kafka_based_log`), the topics it needs
+(:func:`zurau.client.topic_admin.ensure_topic`) and Kafka's error names for its API
+(:func:`zurau.client.errors.describe_error`); its command wraps itself in
+:func:`zurau.cli.extras.needs_extra` so that a missing optional dependency names the extra.
 """
 
 from __future__ import annotations

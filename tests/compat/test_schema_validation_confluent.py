@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -19,6 +18,7 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from tests.support.broker_process import free_port
 from zurau import EmbeddedBroker
 from zurau.broker.schema_validation import RegistryLookup, RegistryUnavailable
 from zurau.client.connection import BrokerConnection
@@ -26,15 +26,9 @@ from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.records.builder import build_batch
 
 
-def _dead_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def validating_broker(zurau_registry: object) -> Iterator[EmbeddedBroker]:
-    urls = f"http://127.0.0.1:{_dead_port()},{zurau_registry.url}"  # type: ignore[attr-defined]
+    urls = f"http://127.0.0.1:{free_port()},{zurau_registry.url}"  # type: ignore[attr-defined]
     with EmbeddedBroker(**{"confluent.schema.registry.url": urls}) as b:
         yield b
 
@@ -111,7 +105,7 @@ def test_validation_accepts_registered_ids_and_refuses_the_rest(
 
 
 def test_registry_down_is_a_clear_error(zurau_broker: object) -> None:
-    client = RegistryLookup(f"http://127.0.0.1:{_dead_port()}", timeout_s=2)
+    client = RegistryLookup(f"http://127.0.0.1:{free_port()}", timeout_s=2)
     with pytest.raises(RegistryUnavailable, match="127.0.0.1"):
         asyncio.run(client.subjects_of(1))
     # a topic asking for validation on a broker without a registry URL is refused, with the reason

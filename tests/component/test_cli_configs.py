@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from typer.testing import CliRunner, Result
 
+from tests.support.cli_results import failed, ok
 from zurau.cli.main import app
 
 if TYPE_CHECKING:
@@ -19,20 +20,6 @@ runner = CliRunner()
 
 def cli(broker: EmbeddedBroker, *args: str) -> Result:
     return runner.invoke(app, [*args, "--bootstrap-server", broker.bootstrap_servers])
-
-
-def ok(result: Result) -> str:
-    assert result.exit_code == 0, f"exit {result.exit_code}: {result.stderr} {result.exception!r}"
-    return result.stdout
-
-
-def failed(result: Result, *fragments: str) -> str:
-    assert result.exit_code == 1, f"exit {result.exit_code}: {result.stdout} {result.stderr}"
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    for f in fragments:
-        assert f in lines[0], lines[0]
-    return lines[0]
 
 
 def configs_json(broker: EmbeddedBroker, *args: str) -> dict[str, dict[str, Any]]:

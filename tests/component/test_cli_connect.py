@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,15 +13,10 @@ from pathlib import Path
 
 import httpx
 
+from tests.support.broker_process import free_port
 from zurau import EmbeddedBroker
 
 ZURAU = [sys.executable, "-m", "zurau.cli.main"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_connect_start_serves_and_creates_connectors(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 from zurau.cli.common import config_pairs, split_config_list
 from zurau.cli.consume import parse_offset
 from zurau.cli.formatting import compile_format, json_formatter, kafka_formatter, make_formatter
-from zurau.cli.output import kafka_error_name
+from zurau.client.errors import kafka_error_name
 from zurau.client.types import ConsumerRecord
 from zurau.protocol import errors
 

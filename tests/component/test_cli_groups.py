@@ -24,6 +24,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from tests.support.broker_process import BrokerProcess, free_port
+from tests.support.cli_results import failed, ok
 from zurau.cli.main import app
 from zurau.embedded import EmbeddedBroker
 
@@ -45,21 +46,6 @@ def broker() -> Iterator[EmbeddedBroker]:
 def cli(broker: EmbeddedBroker | str, *args: str) -> Result:
     bootstrap = broker if isinstance(broker, str) else broker.bootstrap_servers
     return runner.invoke(app, ["groups", *args, "--bootstrap-server", bootstrap])
-
-
-def ok(result: Result) -> str:
-    assert result.exit_code == 0, f"exit {result.exit_code}: {result.stderr} {result.exception!r}"
-    return result.stdout
-
-
-def failed(result: Result, *fragments: str) -> str:
-    """Assert exit 1 with exactly one error line on stderr containing ``fragments``."""
-    assert result.exit_code == 1, f"exit {result.exit_code}: {result.stdout} {result.stderr}"
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    for f in fragments:
-        assert f in lines[0], lines[0]
-    return lines[0]
 
 
 def usage_error(result: Result, fragment: str) -> None:

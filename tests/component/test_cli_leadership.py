@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
+from tests.support.cli_results import failed, ok
 from zurau.cli.main import app
 from zurau.embedded import EmbeddedCluster
 from zurau.metadata.image import PartitionRegistration
@@ -41,20 +42,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluste
 
 def cli(c: EmbeddedCluster, *args: str) -> Result:
     return runner.invoke(app, [*args, "--bootstrap-server", c.bootstrap_servers])
-
-
-def ok(result: Result) -> str:
-    assert result.exit_code == 0, f"exit {result.exit_code}: {result.stdout} {result.stderr} {result.exception!r}"
-    return result.stdout
-
-
-def failed(result: Result, *fragments: str) -> str:
-    assert result.exit_code == 1, f"exit {result.exit_code}: {result.stdout} {result.stderr}"
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    for f in fragments:
-        assert f in lines[0], lines[0]
-    return lines[0]
 
 
 def new_topic(c: EmbeddedCluster, rf: int) -> str:

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from typer.testing import CliRunner, Result
 
+from tests.support import cli_results
+from tests.support.cli_results import ok
 from zurau.cli.main import app
 
 if TYPE_CHECKING:
@@ -31,18 +33,8 @@ def cli(broker: EmbeddedBroker, *args: str, input: str | bytes | None = None) ->
     return runner.invoke(app, [*args, "--bootstrap-server", broker.bootstrap_servers], input=input)
 
 
-def ok(result: Result) -> str:
-    assert result.exit_code == 0, f"exit {result.exit_code}: {result.stderr} {result.exception!r}"
-    return result.stdout
-
-
 def failed(result: Result, *fragments: str) -> str:
-    assert result.exit_code == 1, f"exit {result.exit_code}: {result.stdout} {result.stderr}"
-    lines = [ln for ln in result.stderr.strip().splitlines() if not ln.startswith("Processed a total")]
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    for f in fragments:
-        assert f in lines[0], lines[0]
-    return lines[0]
+    return cli_results.failed(result, *fragments, ignoring="Processed a total")  # the produce summary
 
 
 def read_all(bootstrap: str, topic: str, partitions: int, expected: int) -> list[Any]:

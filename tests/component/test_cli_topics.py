@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from typer.testing import CliRunner, Result
 
+from tests.support.cli_results import failed, ok
 from zurau.cli.main import app
 
 if TYPE_CHECKING:
@@ -20,21 +21,6 @@ runner = CliRunner()
 
 def cli(broker: EmbeddedBroker, *args: str, input: str | bytes | None = None) -> Result:
     return runner.invoke(app, [*args, "--bootstrap-server", broker.bootstrap_servers], input=input)
-
-
-def ok(result: Result) -> str:
-    assert result.exit_code == 0, f"exit {result.exit_code}: {result.stderr} {result.exception!r}"
-    return result.stdout
-
-
-def failed(result: Result, *fragments: str) -> str:
-    """Assert exit 1 with exactly one error line on stderr containing ``fragments``."""
-    assert result.exit_code == 1, f"exit {result.exit_code}: {result.stdout} {result.stderr}"
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    for f in fragments:
-        assert f in lines[0], lines[0]
-    return lines[0]
 
 
 def new_name() -> str:
@@ -108,6 +94,16 @@ def test_describe_reports_log_start_and_end_offsets(zurau_broker: EmbeddedBroker
 def test_describe_all_topics(zurau_broker: EmbeddedBroker, zurau_topic: str) -> None:
     names = [d["topic"] for d in json.loads(ok(cli(zurau_broker, "topics", "describe", "--json")))]
     assert zurau_topic in names and names == sorted(names)
+
+
+def test_format_json_and_its_json_alias_print_the_same_document(zurau_broker: EmbeddedBroker) -> None:
+    name = new_name()
+    ok(cli(zurau_broker, "topics", "create", name, "--partitions", "2", "--config", "retention.ms=1234"))
+    for command in (["topics", "describe", name], ["configs", "describe", "--topic", name]):
+        by_format = ok(cli(zurau_broker, *command, "--format", "json"))
+        assert ok(cli(zurau_broker, *command, "--json")) == by_format
+        assert json.loads(by_format)
+        assert ok(cli(zurau_broker, *command, "--format", "table")) == ok(cli(zurau_broker, *command)) != by_format
 
 
 def test_create_errors(zurau_broker: EmbeddedBroker, zurau_topic: str) -> None:

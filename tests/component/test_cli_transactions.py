@@ -19,6 +19,7 @@ from confluent_kafka import KafkaException, Producer
 from typer.testing import CliRunner, Result
 
 from tests.component.kafka_wire import KafkaWireClient
+from tests.support.cli_results import ok
 from zurau.cli.main import app
 from zurau.client.admin import LATEST, AdminClient
 from zurau.client.config import ClientConfig
@@ -40,13 +41,6 @@ def broker() -> Iterator[EmbeddedBroker]:
 
 def cli(broker: EmbeddedBroker, *args: str) -> Result:
     return runner.invoke(app, ["transactions", *args, "--bootstrap-server", broker.bootstrap_servers])
-
-
-def ok(result: Result) -> str:
-    assert result.exit_code == 0, (
-        f"exit {result.exit_code}: {result.stdout} {result.stderr} {result.exception!r}"
-    )
-    return result.stdout
 
 
 def as_json(result: Result) -> Any:

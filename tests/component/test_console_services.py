@@ -6,7 +6,6 @@ worker), a broker's Prometheus endpoint (a real embedded broker's
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ import httpx
 import pytest
 from confluent_kafka import Producer
 
+from tests.support.broker_process import free_port
 from tests.support.connect_rest import ConnectRest
 from zurau import EmbeddedBroker
 from zurau.console.embedded_console import EmbeddedConsole
@@ -27,14 +27,6 @@ from zurau.console.embedded_console import EmbeddedConsole
 def broker() -> Iterator[EmbeddedBroker]:
     with EmbeddedBroker(metrics_http_listener="http://127.0.0.1:0") as b:
         yield b
-
-
-def closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def test_connectors_status_and_restart(broker: EmbeddedBroker) -> None:
@@ -70,8 +62,8 @@ def test_connectors_status_and_restart(broker: EmbeddedBroker) -> None:
         assert r.status_code == 400 and "whole number" in r.json()["error"]
 
     # Connect gone: a clear 502 naming it, and the console still serves
-    with EmbeddedConsole(broker.bootstrap_servers, connect_url=f"http://127.0.0.1:{closed_port()}",
-                         registry_url=f"http://127.0.0.1:{closed_port()}") as console:
+    with EmbeddedConsole(broker.bootstrap_servers, connect_url=f"http://127.0.0.1:{free_port()}",
+                         registry_url=f"http://127.0.0.1:{free_port()}") as console:
         http = httpx.Client(base_url=console.url, timeout=30)
         r = http.get("/api/connect/connectors")
         assert r.status_code == 502 and "Kafka Connect at http://127.0.0.1:" in r.json()["error"] and "unreachable" in r.json()["error"]
@@ -127,7 +119,7 @@ def test_metrics_from_the_broker_endpoint(broker: EmbeddedBroker) -> None:
         ranks = [{"counter": 0, "gauge": 1}.get(f["type"], 2) for f in doc["families"]]
         assert ranks == sorted(ranks) and ranks[-1] == 2  # histograms last
 
-    with EmbeddedConsole(broker.bootstrap_servers, metrics_url=f"http://127.0.0.1:{closed_port()}/metrics") as console:
+    with EmbeddedConsole(broker.bootstrap_servers, metrics_url=f"http://127.0.0.1:{free_port()}/metrics") as console:
         r = httpx.get(console.url + "/api/metrics", timeout=30)
         assert r.status_code == 502 and "metrics endpoint" in r.json()["error"]
 
@@ -136,7 +128,7 @@ def test_the_console_command(broker: EmbeddedBroker) -> None:
     """``zurau console`` as a process: serves the API for the cluster it is given, stops on
     SIGTERM; bad options and a taken port fail with one clear line."""
     zurau = [sys.executable, "-m", "zurau.cli.main"]
-    port = closed_port()
+    port = free_port()
     proc = subprocess.Popen(
         [*zurau, "console", "--port", str(port), "--bootstrap-server", broker.bootstrap_servers, "--log-level", "WARNING"],
         stdout=subprocess.PIPE,

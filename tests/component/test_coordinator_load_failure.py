@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from tests.component.test_transactions import FIND_COORDINATOR, OFFSET_FETCH, TOPIC, Env
-from zurau.coordinator.records import CoordinatorRecord
-from zurau.coordinator.runtime import OFFSETS_TOPIC
+from zurau.coordinator.group.group_runtime import OFFSETS_TOPIC
+from zurau.coordinator.group.records import CoordinatorRecord
 from zurau.protocol import errors as E
 from zurau.protocol.records.builder import build_batch
 from zurau.storage.log_manager import LogManager

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.broker_process import free_port
 from zurau.testing.cluster_process import CONTROLLER, REPLICATION, ClusterProcesses, replication_listener
 from zurau.testing.fault_proxy import Direction, FaultKind, FaultNetwork, FaultProxy, ProxyThread
 
@@ -176,10 +177,7 @@ async def test_delay_adds_latency(proxy: FaultProxy) -> None:
 
 
 async def test_target_down_resets_the_client(echo: Echo) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        dead_port = s.getsockname()[1]
-    p = await FaultProxy("127.0.0.1", dead_port).start()
+    p = await FaultProxy("127.0.0.1", free_port()).start()
     try:
         r, w = await _connect(p)
         with pytest.raises((ConnectionError, asyncio.IncompleteReadError)):

@@ -12,6 +12,7 @@ A delayed fetch of all partitions wakes on an append to any one of them.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -19,10 +20,10 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer
 
-from zurau.broker.handlers import fetch
 from zurau.client.connection import BrokerConnection
 from zurau.embedded import EmbeddedBroker
 from zurau.protocol.api_keys import ApiKey
+from zurau.replication import delayed_fetch
 
 PARTITIONS = 200
 TOPIC = "idle"
@@ -103,18 +104,20 @@ async def test_idle_answers_equal_full_reads(
         body = _body(version, topic_id, offsets, isolation)
 
         idle_answers: list[int] = []
-        real_encoder = fetch.idle_encoder
+        real_encoder = delayed_fetch.idle_encoder
 
         def counting(version: int, read_committed: bool) -> Any:
             enc = real_encoder(version, read_committed)
             return lambda *a: idle_answers.append(a[0]) or enc(*a)
 
-        monkeypatch.setattr(fetch, "idle_encoder", counting)
+        monkeypatch.setattr(delayed_fetch, "idle_encoder", counting)
         fast = _by_partition(await conn.request(ApiKey.FETCH, body, version=version, timeout=10))
         assert len(idle_answers) > PARTITIONS - 10  # the idle ones took the fast path
-        real_read_all = fetch._read_all
+        real_read = delayed_fetch.read_partitions
         monkeypatch.setattr(
-            fetch, "_read_all", lambda ctx, req, topics, idle_ok=False: real_read_all(ctx, req, topics, False)
+            delayed_fetch,
+            "read_partitions",
+            lambda rm, params, topics, bound=None: real_read(rm, dataclasses.replace(params, sessionless=False), topics, bound),
         )
         slow = _by_partition(await conn.request(ApiKey.FETCH, body, version=version, timeout=10))
     finally:

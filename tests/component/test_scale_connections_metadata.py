@@ -39,7 +39,7 @@ def test_idle_connections_hold_no_receive_buffer_and_keep_working() -> None:
                 assert _api_versions(s, 1)["error_code"] == 0
             conns = b.call(lambda: list(b.broker.server.connections))
             assert len(conns) >= IDLE
-            assert b.call(lambda: [c for c in conns if c._rbuf is not None]) == []
+            assert b.call(lambda: [c for c in conns if c.frames.holds_buffer]) == []
             errors: list[object] = []
             p = Producer({"bootstrap.servers": b.bootstrap_servers, "linger.ms": 0})
             for i in range(200):

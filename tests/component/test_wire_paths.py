@@ -3,7 +3,7 @@
 * Frames of ``DIRECT_FRAME_BYTES`` or more are received straight into their own buffer; these
   tests dribble large and small frames in odd-sized pieces so every split of a size prefix and
   body is seen, and check that the broker stored exactly what was sent.
-* Fetched data leaves as :class:`~zurau.broker.connection.FileRegion` pieces via ``os.sendfile``;
+* Fetched data leaves as :class:`~zurau.storage.file_region.FileRegion` pieces via ``os.sendfile``;
   a client that does not read fills the socket so the rest goes out through the transport's
   buffer. Either way the bytes must be the stored ones, in order.
 """
@@ -21,11 +21,12 @@ import pytest_asyncio
 
 from tests.component.kafka_wire import KafkaWireClient
 from zurau.app import Broker
-from zurau.broker.connection import DIRECT_FRAME_BYTES, FileRegion, KafkaConnection
+from zurau.broker.connection import DIRECT_FRAME_BYTES, KafkaConnection
 from zurau.config import BrokerConfig
 from zurau.protocol.records.batch import iter_batches
 from zurau.protocol.records.builder import NewRecord, build_batch
 from zurau.protocol.records.record import decode_batch_records
+from zurau.storage.file_region import FileRegion
 
 PRODUCE, FETCH, CREATE_TOPICS = 0, 1, 19
 

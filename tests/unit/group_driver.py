@@ -1,7 +1,7 @@
 """A deterministic driver for the group coordinator: the real runtime on a virtual clock and an
 in-memory log.
 
-The driver runs :class:`~zurau.coordinator.runtime.GroupCoordinatorRuntime` with a
+The driver runs :class:`~zurau.coordinator.group.group_runtime.GroupCoordinatorRuntime` with a
 :class:`~zurau.clock.ManualClock` and a :class:`~tests.unit.memory_writer.MemoryPartitionWriter`,
 every partition of ``__consumer_offsets`` loaded. Every write is encoded to Kafka's record bytes,
 appended, and decoded again when the state machine loads it, so the tests also exercise the
@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import itertools
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tests.unit.memory_writer import MemoryPartitionWriter
 from zurau.clock import ManualClock
 from zurau.config import BrokerConfig
-from zurau.coordinator.group_coordinator import CoordinatorConfig, GroupCoordinator
-from zurau.coordinator.records import LogEntry, TxnMarker, iter_log_batches
-from zurau.coordinator.runtime import OFFSETS_TOPIC, GroupCoordinatorRuntime
+from zurau.coordinator.group.group_coordinator_shard import GroupCoordinatorShard
+from zurau.coordinator.group.group_runtime import OFFSETS_TOPIC, GroupCoordinatorRuntime
+from zurau.coordinator.group.records import LogEntry, TxnMarker, iter_log_batches
 from zurau.protocol import errors as E
 
 BROKER_CONFIG = BrokerConfig({})
@@ -73,7 +73,7 @@ class Driver:
         self, topics: FakeTopics | None = None, writer: MemoryPartitionWriter | None = None, **config: Any
     ) -> None:
         self.topics = topics or FakeTopics(t=6, u=3)
-        self.config = CoordinatorConfig(**{**DEFAULTS, **config})
+        self.config = replace(BROKER_CONFIG.group_coordinator, **{**DEFAULTS, **config})
         if self.topics.get(OFFSETS_TOPIC) is None:
             self.topics.add(OFFSETS_TOPIC, self.config.num_partitions)
         self.writer = writer or MemoryPartitionWriter()
@@ -84,9 +84,7 @@ class Driver:
 
     def new_runtime(self, clock: ManualClock, *, load: bool = True) -> GroupCoordinatorRuntime:
         """A runtime on this driver's log, every partition loaded (unless not ``load``)."""
-        rt = GroupCoordinatorRuntime(
-            BROKER_CONFIG, self.writer, self.topics, no_create, clock, config=self.config
-        )
+        rt = GroupCoordinatorRuntime(self.config, self.writer, self.topics, no_create, clock)
         if load:
             for i in range(self.config.num_partitions):
                 rt.load(i)
@@ -100,11 +98,11 @@ class Driver:
         return clock
 
     @property
-    def core(self) -> GroupCoordinator:
+    def core(self) -> GroupCoordinatorShard:
         return self.rt.core
 
     @core.setter
-    def core(self, core: GroupCoordinator) -> None:
+    def core(self, core: GroupCoordinatorShard) -> None:
         """Switch to the runtime that ``rebuild()`` made (the old one stops)."""
         assert self._spare is not None and self._spare.core is core, "not a rebuilt coordinator"
         self.rt.stop()
@@ -174,7 +172,7 @@ class Driver:
         self.rt.write_txn_marker(self.core.partition_for(group), producer_id, 0, commit, 0, outcome.append)
         assert outcome == [None]
 
-    def rebuild(self) -> GroupCoordinator:
+    def rebuild(self) -> GroupCoordinatorShard:
         """A second runtime loaded from the committed records (a broker restart); assign its
         state machine to ``d.core`` to carry on with it."""
         self._spare = self.new_runtime(ManualClock(self.now))
@@ -255,7 +253,7 @@ class Driver:
         instance: str | None = None,
         api_version: int = 8,
     ) -> dict[Any, int]:
-        from zurau.coordinator.group_coordinator import OffsetCommitEntry
+        from zurau.coordinator.group.results import OffsetCommitEntry
 
         t = self.call(
             "commit_offsets",

@@ -16,14 +16,10 @@ import pytest
 
 from zurau.broker.auth.authorizer import StandardAuthorizer, peer_host
 from zurau.config import BrokerConfig, ConfigError
-from zurau.metadata.acl_control import create_acls, delete_acls, describe_acls
+from zurau.metadata.controller.acl_control import create_acls, delete_acls, describe_acls
 from zurau.metadata.image import MetadataImage
-from zurau.metadata.records import (
-    AccessControlEntryRecord,
-    RemoveAccessControlEntryRecord,
-    decode_record,
-    encode_record,
-)
+from zurau.metadata.record_codec import decode_record, encode_record
+from zurau.metadata.records import AccessControlEntryRecord, RemoveAccessControlEntryRecord
 from zurau.metadata.snapshot import encode_snapshot, image_from_snapshot
 from zurau.protocol.acl import (
     AclBinding,

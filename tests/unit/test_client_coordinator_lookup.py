@@ -15,6 +15,7 @@ import pytest
 
 from zurau.client.cluster import BrokerNode, Cluster
 from zurau.client.coordinator_lookup import GROUP, TRANSACTION, find_coordinator, find_coordinators
+from zurau.client.typed_api import Call
 from zurau.protocol.errors import GroupAuthorizationFailedError, KafkaError, UnknownServerError, for_code
 
 Answer = Callable[[str, int], tuple[int, int]]  # (key, attempt) -> (error code, node id)
@@ -42,6 +43,9 @@ class FakeConnection:
         if version >= 4:
             return {"coordinators": [self._one(k) for k in body["coordinator_keys"] if k != "silent"]}
         return self._one(body["key"])
+
+    async def call(self, call: Call[Any], *, version: int) -> Any:
+        return call.answer(await self.request(call.api_key, call.body, version=version))
 
 
 @dataclass

@@ -11,9 +11,10 @@ import pytest
 from zurau.broker.quotas.client_quota_manager import ClientQuotaManager, resolve_quota, user_of
 from zurau.broker.quotas.rate import SampledRate, record_and_throttle, throttle_time_ms
 from zurau.broker.quotas.throttling import exempt, request_throttle_ms
+from zurau.metadata.controller.quota_control import alter_client_quotas, describe_client_quotas
 from zurau.metadata.image import MetadataImage
-from zurau.metadata.quota_control import alter_client_quotas, describe_client_quotas
-from zurau.metadata.records import ClientQuotaRecord, decode_record, encode_record, quota_entity
+from zurau.metadata.record_codec import decode_record, encode_record
+from zurau.metadata.records import ClientQuotaRecord, quota_entity
 from zurau.metadata.snapshot import image_records
 from zurau.protocol.errors import InvalidRequestError, UnsupportedVersionError
 

@@ -9,12 +9,12 @@ import uuid
 
 import pytest
 
-from zurau.broker.handlers._idle_fetch import idle_encoder, idle_entry
 from zurau.protocol import codec
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.primitives import write_uvarint
 from zurau.protocol.schemas import ALL
 from zurau.protocol.schemas.fetch import PARTITION_DATA
+from zurau.replication.idle_fetch import idle_encoder, idle_entry
 
 FETCH_VERSIONS = range(4, ALL[ApiKey.FETCH].max_version + 1)
 

@@ -28,8 +28,8 @@ from zurau.config import (
     KAFKA_REQUIRED,
     TOPIC_CONFIGS,
     BrokerConfig,
-    ConfigDef,
     ConfigError,
+    ConfigKey,
     ConfigType,
     Password,
     ValidString,
@@ -52,7 +52,7 @@ ALL_DEFS = [*TOPIC_CONFIGS.values(), *BROKER_CONFIGS.values()]
 # ---------------------------------------------------------------------------------------------
 
 
-def _kafka_value(d: ConfigDef) -> str:
+def _kafka_value(d: ConfigKey) -> str:
     k = d.kafka_default_value
     return "required, no default" if k is KAFKA_REQUIRED else str(format_value(d, k))
 
@@ -127,7 +127,7 @@ def test_describe_configs_documentation_says_inert_or_unsupported() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _non_default(d: ConfigDef) -> str:
+def _non_default(d: ConfigKey) -> str:
     if isinstance(d.validator, ValidString):
         return next(o for o in d.validator.options if o.lower() != str(d.default).lower())
     return {
@@ -231,7 +231,7 @@ OWNED_ELSEWHERE = {
     "producer.id.expiration.ms",
     "producer.id.expiration.check.interval.ms",
 }
-# Read through a resolved BrokerConfig attribute (config.py), which the code then uses.
+# Read through a resolved BrokerConfig attribute (zurau/config/broker_config.py), which the code then uses.
 RESOLVED_THROUGH = {
     "process.roles": "is_controller",
     "listener.security.protocol.map": "security_protocol",
@@ -248,6 +248,8 @@ CHECKED_IN_CONFIG = {
 }
 # Edge apps and test helpers reuse Kafka's client config names; only the broker side counts.
 NOT_BROKER_CODE = ("spark", "schema_registry", "pipelines", "client", "cli", "testing")
+# The config package names every config; of it, only the coordinators' typed views are reads.
+CONFIG_PACKAGE_READS = ("coordinator_views.py",)
 
 
 def _broker_source() -> str:
@@ -255,6 +257,8 @@ def _broker_source() -> str:
     for path in sorted(SRC.rglob("*.py")):
         rel = path.relative_to(SRC)
         if rel.parts[0] in NOT_BROKER_CODE or rel.name in ("config.py", "embedded.py", "pytest_plugin.py"):
+            continue
+        if rel.parts[0] == "config" and rel.name not in CONFIG_PACKAGE_READS:
             continue
         text = path.read_text()
         if rel.as_posix() == "storage/log_config.py":  # a field declaration is not a use of it
@@ -288,7 +292,7 @@ def test_every_config_is_honoured_inert_or_refused() -> None:
             unread.append(d.name)
     assert not unread, (
         f"configs accepted but read nowhere in src/zurau: {unread}; make them work, or mark them "
-        "inert or unsupported in config.py (_INERT / _UNSUPPORTED)"
+        "inert or unsupported in zurau/config/support.py (INERT / UNSUPPORTED)"
     )
 
 

@@ -16,6 +16,7 @@ import pytest
 
 from zurau.broker.auth.session import SecuritySession
 from zurau.broker.connection import DIRECT_FRAME_BYTES, RECEIVE_BUFFER_BYTES, KafkaConnection
+from zurau.protocol.frame import Frame
 
 SIZES = [
     1,
@@ -54,11 +55,11 @@ class _Capture(KafkaConnection):
 
     def __init__(self) -> None:
         super().__init__(_Broker())  # type: ignore[arg-type]
-        self.frames: list[bytearray] = []
+        self.received: list[Frame] = []
         self.closed_reason: str | None = None
 
-    def _on_frame(self, frame: bytearray) -> None:
-        self.frames.append(frame)
+    def _on_frame(self, frame: Frame) -> None:
+        self.received.append(frame)
 
     def _update_reading(self) -> None:
         pass
@@ -92,10 +93,10 @@ def test_random_streams_are_cut_into_the_frames_sent(seed: int) -> None:
     conn = _Capture()
     _feed(conn, stream, rng)
     assert conn.closed_reason is None
-    assert [bytes(f) for f in conn.frames] == frames
+    assert [bytes(f) for f in conn.received] == frames
     # Compared only after the whole stream went through: a frame aliasing the reused receive
     # buffer would have been overwritten by later bytes.
-    assert all(type(f) is bytearray for f in conn.frames)
+    assert all(type(f) is bytearray for f in conn.received)
 
 
 @pytest.mark.parametrize("size", [-1, (100 << 20) + 1])
@@ -103,7 +104,7 @@ def test_a_bad_size_prefix_closes_the_connection(size: int) -> None:
     conn = _Capture()
     _feed(conn, struct.pack(">i", size) + b"x" * 10, random.Random(0))
     assert conn.closed_reason is not None and "socket.request.max.bytes" in conn.closed_reason
-    assert conn.frames == []
+    assert conn.received == []
 
 
 def test_a_connection_holds_a_receive_buffer_only_while_a_frame_is_unfinished() -> None:
@@ -112,15 +113,15 @@ def test_a_connection_holds_a_receive_buffer_only_while_a_frame_is_unfinished() 
     rng = random.Random(1)
     frames, stream = _stream(rng, [10, 5000, 10])
     a, b = _Capture(), _Capture()
-    assert a._rbuf is None and b._rbuf is None
+    assert not a.frames.holds_buffer and not b.frames.holds_buffer
     _feed(a, stream[:7], rng)  # part of the first frame: the buffer is held
-    held = a._rbuf
-    assert held is not None
+    held = a.get_buffer(-1).obj
+    assert a.frames.holds_buffer
     _feed(a, stream[7:], rng)
-    assert a._rbuf is None and [bytes(f) for f in a.frames] == frames
+    assert not a.frames.holds_buffer and [bytes(f) for f in a.received] == frames
     buf = b.get_buffer(-1)  # the next readable connection reuses the freed buffer
-    assert b._rbuf is held
+    assert buf.obj is held
     one = struct.pack(">i", 3) + b"abc"
     buf[: len(one)] = one
     b.buffer_updated(len(one))
-    assert b._rbuf is None and [bytes(f) for f in b.frames] == [b"abc"]
+    assert not b.frames.holds_buffer and [bytes(f) for f in b.received] == [b"abc"]

@@ -19,9 +19,9 @@ from tests.unit.memory_writer import MemoryPartitionWriter
 from tests.unit.test_coordinator_runtime import commit, other_partition_group
 from tests.unit.test_group_coordinator import G
 from zurau.coordinator.coordinator_runtime import LOAD_RETRY_BACKOFF_MS
+from zurau.coordinator.group.group_runtime import OFFSETS_TOPIC
+from zurau.coordinator.group.records import CoordinatorRecord, iter_log_batches
 from zurau.coordinator.internal_topic import CoordinatorLoadError, PartitionLoader
-from zurau.coordinator.records import CoordinatorRecord, iter_log_batches
-from zurau.coordinator.runtime import OFFSETS_TOPIC
 from zurau.protocol import errors as E
 from zurau.protocol.records.batch import set_base_offset
 from zurau.protocol.records.builder import build_batch

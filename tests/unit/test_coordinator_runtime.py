@@ -6,6 +6,7 @@ watermark can be held back, as a slow ISR would), and once over a real ReplicaMa
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,18 +15,19 @@ from tests.unit.memory_writer import MemoryPartitionWriter
 from tests.unit.test_group_coordinator import G, group, stable_group
 from tests.unit.txn_driver import TID, TxnDriver
 from zurau.clock import ManualClock
-from zurau.config import BrokerConfig
-from zurau.coordinator.group_coordinator import CoordinatorConfig, OffsetCommitEntry
-from zurau.coordinator.group_metadata import GroupState
+from zurau.coordinator.group.group_metadata import GroupState
+from zurau.coordinator.group.group_runtime import OFFSETS_TOPIC, GroupCoordinatorRuntime
+from zurau.coordinator.group.results import OffsetCommitEntry
 from zurau.coordinator.partition_writer import ReplicaManagerPartitionWriter
-from zurau.coordinator.runtime import OFFSETS_TOPIC, GroupCoordinatorRuntime
 from zurau.coordinator.timers import PartitionedTimers
-from zurau.coordinator.transaction_log_records import TxnState
-from zurau.coordinator.transaction_runtime import TRANSACTION_STATE_TOPIC
+from zurau.coordinator.txn.transaction_log_records import TxnState
+from zurau.coordinator.txn.transaction_runtime import TRANSACTION_STATE_TOPIC
 from zurau.protocol import errors as E
 from zurau.replication.replica_manager import ReplicaManager
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_manager import LogManager
+
+GROUP_CONFIG = BROKER_CONFIG.group_coordinator
 
 
 def commit(d: Driver, offsets: dict[tuple[str, int], int], group_id: str = G) -> int:
@@ -214,8 +216,8 @@ def test_a_large_partition_loads_in_chunks_and_answers_load_in_progress_meanwhil
         assert d.commit(G, {("t", i % 6): i}) == {("t", i % 6): 0}
     p = d.core.partition_for(G)
     clock = ManualClock(d.now)
-    small = BrokerConfig({"offsets.load.buffer.size": "1"})  # one batch per chunk
-    rt = GroupCoordinatorRuntime(small, d.writer, d.topics, lambda *a: None, clock, config=d.config)
+    small = replace(d.config, load_buffer_size=1)  # one batch per chunk
+    rt = GroupCoordinatorRuntime(small, d.writer, d.topics, lambda *a: None, clock)
     rt.load(p)
     assert isinstance(rt.coordinator_error(G), E.CoordinatorLoadInProgressError)
     outcome: list[Any] = []
@@ -259,10 +261,8 @@ class _Creator:
 def _runtime(load_inside: bool, partitions: int = 3) -> tuple[GroupCoordinatorRuntime, _Creator]:
     topics = FakeTopics(t=6)
     creator = _Creator(topics, load_inside)
-    config = CoordinatorConfig(num_partitions=partitions)
-    rt = GroupCoordinatorRuntime(
-        BROKER_CONFIG, MemoryPartitionWriter(), topics, creator, ManualClock(), config=config
-    )
+    config = replace(GROUP_CONFIG, num_partitions=partitions)
+    rt = GroupCoordinatorRuntime(config, MemoryPartitionWriter(), topics, creator, ManualClock())
     creator.rt = rt
     return rt, creator
 
@@ -302,7 +302,7 @@ def test_a_topic_that_cannot_be_created_means_coordinator_not_available() -> Non
     def refuse(*args: object) -> None:
         raise E.InvalidReplicationFactorError("one broker")
 
-    rt = GroupCoordinatorRuntime(BROKER_CONFIG, MemoryPartitionWriter(), FakeTopics(), refuse, ManualClock())
+    rt = GroupCoordinatorRuntime(GROUP_CONFIG, MemoryPartitionWriter(), FakeTopics(), refuse, ManualClock())
     assert isinstance(rt.coordinator_error(G), E.CoordinatorNotAvailableError)
 
 
@@ -322,7 +322,7 @@ def test_the_runtime_over_a_replica_manager(tmp_path: Path) -> None:
     clock = ManualClock()
     config = LogConfig()
     lm = LogManager([tmp_path], clock.now_ms, default_config=config)
-    rm = ReplicaManager(1, lm, lambda _t: config, clock.now_ms)
+    rm = ReplicaManager(1, lm, lambda _t: config, clock)
     topics = FakeTopics(t=6)
 
     def create(name: str, partitions: int, rf: int, configs: dict[str, str | None]) -> None:
@@ -332,8 +332,8 @@ def test_the_runtime_over_a_replica_manager(tmp_path: Path) -> None:
             rt.load(i, blocking=True)  # as the metadata publisher does, within create_topic
 
     writer = ReplicaManagerPartitionWriter(rm)
-    small = CoordinatorConfig(num_partitions=2)
-    rt = GroupCoordinatorRuntime(BROKER_CONFIG, writer, topics, create, clock, config=small)
+    small = replace(GROUP_CONFIG, num_partitions=2)
+    rt = GroupCoordinatorRuntime(small, writer, topics, create, clock)
     assert rt.coordinator_error(G) is None, "created and loaded on first use"
     replies: list[Any] = []
     rt.request(
@@ -353,7 +353,7 @@ def test_the_runtime_over_a_replica_manager(tmp_path: Path) -> None:
     assert replies == [({("t", 0): 0}, None)], "answered within the append: one node is the whole ISR"
     assert rm.high_watermark(OFFSETS_TOPIC, rt.partition_for(G)) == 1
     # A second runtime over the same logs (a restart) loads the commit back.
-    again = GroupCoordinatorRuntime(BROKER_CONFIG, writer, topics, create, ManualClock(), config=small)
+    again = GroupCoordinatorRuntime(small, writer, topics, create, ManualClock())
     for i in range(small.num_partitions):
         again.load(i, blocking=True)
     assert again.core.offsets[G][("t", 0)].offset == 42
@@ -365,9 +365,9 @@ def test_listing_waits_for_partitions_being_loaded() -> None:
     for i in range(3):
         d.commit(G, {("t", i): i})
     p = d.core.partition_for(G)
-    small = BrokerConfig({"offsets.load.buffer.size": "1"})
+    small = replace(d.config, load_buffer_size=1)
     clock = ManualClock(d.now)
-    rt = GroupCoordinatorRuntime(small, d.writer, d.topics, lambda *a: None, clock, config=d.config)
+    rt = GroupCoordinatorRuntime(small, d.writer, d.topics, lambda *a: None, clock)
     assert rt.listing_error() is None
     rt.load(p)
     assert isinstance(rt.listing_error(), E.CoordinatorLoadInProgressError)
@@ -378,13 +378,13 @@ def test_listing_waits_for_partitions_being_loaded() -> None:
 
 
 def test_partitioned_timers_keep_each_partition_apart() -> None:
-    timers = PartitionedTimers(lambda key: key[1] if isinstance(key[1], int) else len(key[1]))  # type: ignore[index]
-    timers.schedule(("session", "ab"), 10)
-    timers.schedule(("session", "abc"), 5)
-    timers.schedule(("retention", 2), 20)
+    timers: PartitionedTimers[str] = PartitionedTimers(lambda key: key[1] if isinstance(key[1], int) else len(key[1]))
+    timers.schedule(("session", "ab"), 10, "ab expired")
+    timers.schedule(("session", "abc"), 5, "abc expired")
+    timers.schedule(("retention", 2), 20, "retention")
     assert timers.next_deadline(2) == 10 and timers.next_deadline(3) == 5
     assert ("session", "ab") in timers and timers.deadline(("session", "ab")) == 10
-    assert timers.expired(15, 2) == [("session", "ab")]
+    assert timers.expired(15, 2) == ["ab expired"]
     timers.drop(3)
     assert timers.next_deadline(3) is None and ("session", "abc") not in timers
     timers.cancel(("retention", 2))
@@ -393,5 +393,5 @@ def test_partitioned_timers_keep_each_partition_apart() -> None:
 
 def test_the_runtime_runs_on_the_clock_it_is_given() -> None:
     clock = ManualClock()
-    rt = GroupCoordinatorRuntime(BROKER_CONFIG, MemoryPartitionWriter(), FakeTopics(), lambda *a: None, clock)
+    rt = GroupCoordinatorRuntime(GROUP_CONFIG, MemoryPartitionWriter(), FakeTopics(), lambda *a: None, clock)
     assert rt.clock is clock

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import asyncio
 
+from zurau.clock import SystemClock
 from zurau.replication.purgatory import FetchPurgatory
 
 
 async def test_a_topic_watch_wakes_on_its_partitions_only() -> None:
-    purgatory = FetchPurgatory()
-    waiting = asyncio.ensure_future(purgatory.wait({"t": {0, 2}, "u": set()}, 5.0))
+    purgatory = FetchPurgatory(SystemClock())
+    waiting = asyncio.ensure_future(purgatory.wait({"t": {0, 2}, "u": set()}, purgatory.deadline(5000)))
     await asyncio.sleep(0)
     assert purgatory.operation_count() == 1 and purgatory.watch_count() == 2
     purgatory.notify("t", 1)  # not a partition it reads
@@ -24,20 +25,20 @@ async def test_a_topic_watch_wakes_on_its_partitions_only() -> None:
 
 
 async def test_topic_and_partition_watches_together_and_timeouts_clean_up() -> None:
-    purgatory = FetchPurgatory()
-    by_topic = asyncio.ensure_future(purgatory.wait({"t": {0}}, 5.0))
-    by_key = asyncio.ensure_future(purgatory.wait([("t", 0), ("t", 1)], 5.0))
+    purgatory = FetchPurgatory(SystemClock())
+    by_topic = asyncio.ensure_future(purgatory.wait({"t": {0}}, purgatory.deadline(5000)))
+    by_key = asyncio.ensure_future(purgatory.wait([("t", 0), ("t", 1)], purgatory.deadline(5000)))
     await asyncio.sleep(0)
     assert purgatory.operation_count() == 2 and purgatory.watch_count() == 3
     purgatory.notify("t", 0)
     await asyncio.wait_for(asyncio.gather(by_topic, by_key), 1.0)
-    await purgatory.wait({"t": {5}}, 0.01)  # times out
+    await purgatory.wait({"t": {5}}, purgatory.deadline(10))  # times out
     assert purgatory.operation_count() == purgatory.watch_count() == 0
 
 
 async def test_notify_all_wakes_topic_watches() -> None:
-    purgatory = FetchPurgatory()
-    waiting = asyncio.ensure_future(purgatory.wait({"t": {0}}, 5.0))
+    purgatory = FetchPurgatory(SystemClock())
+    waiting = asyncio.ensure_future(purgatory.wait({"t": {0}}, purgatory.deadline(5000)))
     await asyncio.sleep(0)
     purgatory.notify_all()
     await asyncio.wait_for(waiting, 1.0)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.unit.group_driver import Driver
-from zurau.coordinator.group_coordinator import JoinGroupResult, SyncGroupResult
-from zurau.coordinator.group_metadata import ClassicGroup, GroupState, IllegalStateTransition
+from zurau.coordinator.group.group_metadata import ClassicGroup, GroupState, IllegalStateTransition
+from zurau.coordinator.group.results import JoinGroupResult, SyncGroupResult
 from zurau.protocol import errors as E
 
 G = "group-1"

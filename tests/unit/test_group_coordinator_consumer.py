@@ -7,8 +7,8 @@ import uuid
 import pytest
 
 from tests.unit.group_driver import Driver, FakeTopics
-from zurau.coordinator.assignors import MemberSubscription, range_assign, uniform_assign
-from zurau.coordinator.consumer_group import ConsumerGroup, MemberState
+from zurau.coordinator.group.assignors import MemberSubscription, range_assign, uniform_assign
+from zurau.coordinator.group.consumer_group import ConsumerGroup, MemberState
 from zurau.protocol import errors as E
 
 G = "cg"

@@ -7,8 +7,7 @@ import uuid
 
 import pytest
 
-from zurau.coordinator.partitioner import java_string_hash, java_utils_abs, partition_for
-from zurau.coordinator.records import (
+from zurau.coordinator.group.records import (
     CoordinatorRecord,
     TransactionalRecord,
     TxnMarker,
@@ -16,6 +15,7 @@ from zurau.coordinator.records import (
     decode_record,
     iter_log_batches,
 )
+from zurau.coordinator.partitioner import java_string_hash, java_utils_abs, partition_for
 from zurau.coordinator.timers import TimerQueue
 from zurau.protocol.primitives import DecodeError
 from zurau.protocol.records.builder import build_batch
@@ -158,14 +158,16 @@ def test_partition_mapping_uses_kafkas_utils_abs() -> None:
 
 
 def test_timer_queue() -> None:
-    q = TimerQueue()
-    q.schedule("a", 10)
-    q.schedule("b", 5)
-    q.schedule("a", 20)  # replaces
-    q.schedule("c", 5)
-    q.cancel("c")
+    q: TimerQueue[str] = TimerQueue()  # the callbacks here are just names
+    q.schedule(("t", "a"), 10, "a@10")
+    q.schedule(("t", "b"), 5, "b")
+    q.schedule(("t", "a"), 20, "a")  # replaces the deadline and the callback
+    q.schedule(("t", "c"), 5, "c")
+    q.cancel(("t", "c"))
+    q.schedule(("t", "d"), 20, "d")
     assert q.next_deadline() == 5
     assert q.expired(4) == []
     assert q.expired(10) == ["b"]
-    assert q.deadline("a") == 20 and "a" in q
-    assert q.expired(100) == ["a"] and q.next_deadline() is None
+    assert q.deadline(("t", "a")) == 20 and ("t", "a") in q
+    # Equal deadlines expire in scheduling order.
+    assert q.expired(100) == ["a", "d"] and q.next_deadline() is None

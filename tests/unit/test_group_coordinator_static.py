@@ -9,7 +9,7 @@ librdkafka sends JoinGroup v5 at most, so the v0-v8 answer to a rejoining leader
 from __future__ import annotations
 
 from tests.unit.group_driver import Driver
-from zurau.coordinator.group_metadata import ClassicGroup, GroupState
+from zurau.coordinator.group.group_metadata import ClassicGroup, GroupState
 from zurau.protocol import errors as E
 
 G = "static-group"

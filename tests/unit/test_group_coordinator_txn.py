@@ -12,8 +12,8 @@ from typing import Any
 
 from tests.unit.group_driver import Driver
 from tests.unit.test_group_coordinator import G, stable_group
-from zurau.coordinator.group_coordinator import OffsetCommitEntry
-from zurau.coordinator.records import TransactionalRecord
+from zurau.coordinator.group.records import TransactionalRecord
+from zurau.coordinator.group.results import OffsetCommitEntry
 from zurau.protocol import errors as E
 
 PID, PID2 = 4000, 4001

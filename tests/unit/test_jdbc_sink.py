@@ -8,8 +8,8 @@ import decimal
 
 import pytest
 
+from zurau.config import ConfigException
 from zurau.connect.api import ConnectException
-from zurau.connect.config_def import ConfigException
 from zurau.connect.data import (
     INT32_SCHEMA,
     INT64_SCHEMA,

@@ -30,7 +30,8 @@ from zurau.metadata.quorum_state_file import (
     FileQuorumStateStore,
     quorum_state_path,
 )
-from zurau.metadata.records import MetadataRecord, PartitionRecord, TopicRecord, decode_record
+from zurau.metadata.record_codec import decode_record
+from zurau.metadata.records import MetadataRecord, PartitionRecord, TopicRecord
 from zurau.protocol.errors import KafkaStorageError
 from zurau.protocol.primitives import DecodeError
 from zurau.protocol.records.batch import iter_batches

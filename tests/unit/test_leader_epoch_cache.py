@@ -7,27 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.partition_logs import NOW, make_batch, open_log
 from zurau.protocol.errors import KafkaStorageError
-from zurau.protocol.records.builder import build_batch
 from zurau.storage.leader_epoch_cache import (
     LEADER_EPOCH_CHECKPOINT,
     EpochEntry,
     LeaderEpochCache,
     read_leader_epoch_checkpoint,
 )
-from zurau.storage.log_config import LogConfig
-from zurau.storage.partition_log import PartitionLog
-
-NOW = 1_700_000_000_000
-
-
-def make_batch(n: int = 1) -> bytes:
-    return build_batch([(b"k%d" % i, b"v" * 10, [], NOW + i) for i in range(n)])
-
-
-def open_log(path: Path, **kw: object) -> PartitionLog:
-    return PartitionLog.open(path, "t", 0, LogConfig(), now_ms=NOW, **kw)  # type: ignore[arg-type]
-
 
 # ---------------------------------------------------------------------------------- the cache
 

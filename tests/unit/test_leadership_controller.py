@@ -9,8 +9,10 @@ import uuid
 from typing import Any
 
 from zurau.config import BrokerConfig
-from zurau.metadata.controller import ELECTION_PREFERRED, ELECTION_UNCLEAN, QuorumController
+from zurau.metadata.controller.election_control import ELECTION_PREFERRED, ELECTION_UNCLEAN
+from zurau.metadata.controller.quorum_controller import QuorumController
 from zurau.metadata.image import MetadataImage, PartitionRegistration
+from zurau.metadata.record_codec import decode_record, encode_record
 from zurau.metadata.records import (
     NO_LEADER,
     NO_LEADER_CHANGE,
@@ -22,8 +24,6 @@ from zurau.metadata.records import (
     PartitionRecord,
     RegisterBrokerRecord,
     TopicRecord,
-    decode_record,
-    encode_record,
 )
 from zurau.metadata.snapshot import encode_snapshot, image_from_snapshot
 from zurau.protocol import errors as E

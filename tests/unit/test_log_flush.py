@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.partition_logs import NOW, open_log
 from zurau.protocol.records.batch import iter_batches
 from zurau.protocol.records.builder import build_batch
 from zurau.protocol.records.record import decode_batch_records
@@ -28,16 +29,9 @@ from zurau.storage.log_flush import FlushPlan, sync_all
 from zurau.storage.log_manager import RECOVERY_POINT_CHECKPOINT, LogManager
 from zurau.storage.partition_log import PartitionLog
 
-NOW = 1_700_000_000_000
-
 
 def batch(i: int) -> bytes:
     return build_batch([(b"k", b"value-%06d" % i, [], NOW + i)])
-
-
-def open_log(path: Path, recovery_point: int = 0, **cfg: object) -> PartitionLog:
-    config = LogConfig(**cfg)  # type: ignore[arg-type]
-    return PartitionLog.open(path / "t-0", "t", 0, config, recovery_point, now_ms=NOW)
 
 
 def append(log: PartitionLog, start: int, n: int) -> None:
@@ -109,7 +103,7 @@ def run_in_thread(plan: FlushPlan) -> tuple[threading.Thread, list[BaseException
 def test_a_roll_during_the_fsync_keeps_its_directory_sync_pending(tmp_path: Path, fsync: HeldFsync) -> None:
     """The old flush read and reset ``_created_since_flush`` in the thread: a roll made while
     the directory was being fsynced lost its own directory fsync."""
-    log = open_log(tmp_path, segment_bytes=400)
+    log = open_log(tmp_path / "t-0", segment_bytes=400)
     append(log, 0, 8)
     assert log.segment_count >= 2 and log.directory_sync_pending
     plan = log.prepare_flush()
@@ -175,7 +169,7 @@ def test_the_thread_touches_only_its_own_descriptors(tmp_path: Path, fsync: Held
 
 
 def test_a_truncation_before_completion_keeps_the_recovery_point_down(tmp_path: Path) -> None:
-    log = open_log(tmp_path)
+    log = open_log(tmp_path / "t-0")
     append(log, 0, 3)
     log.flush()
     append(log, 3, 7)
@@ -189,7 +183,7 @@ def test_a_truncation_before_completion_keeps_the_recovery_point_down(tmp_path: 
 
 
 def test_a_synchronous_flush_meanwhile_is_never_undone(tmp_path: Path) -> None:
-    log = open_log(tmp_path, flush_messages=4)
+    log = open_log(tmp_path / "t-0", flush_messages=4)
     append(log, 0, 2)
     plan = log.prepare_flush()
     append(log, 2, 2)  # flush.messages: a synchronous flush to the log end
@@ -202,7 +196,7 @@ def test_a_synchronous_flush_meanwhile_is_never_undone(tmp_path: Path) -> None:
 
 
 def test_a_discarded_plan_closes_its_descriptors_and_changes_nothing(tmp_path: Path) -> None:
-    log = open_log(tmp_path)
+    log = open_log(tmp_path / "t-0")
     append(log, 0, 3)
     fds_before = open_fds()
     plan = log.prepare_flush()

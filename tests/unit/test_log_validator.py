@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from crc32c import crc32c
 
+from tests.support.partition_logs import NOW, make_batch
 from zurau.protocol.errors import (
     CorruptRecordError,
     InvalidRecordError,
@@ -13,7 +14,6 @@ from zurau.protocol.errors import (
     RecordListTooLargeError,
 )
 from zurau.protocol.records.batch import CRC_START, iter_batches, validate_batches
-from zurau.protocol.records.builder import build_batch
 from zurau.protocol.records.record import decode_batch_records
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_validator import (
@@ -22,16 +22,6 @@ from zurau.storage.log_validator import (
     validate_and_assign_offsets,
     validate_replicated,
 )
-
-NOW = 1_700_000_000_000
-
-
-def make_batch(n: int = 1, *, ts: int = NOW, base_offset: int = 0, epoch: int = -1) -> bytes:
-    return build_batch(
-        [(b"k%d" % i, b"v" * 10, [], ts + i) for i in range(n)],
-        base_offset=base_offset,
-        partition_leader_epoch=epoch,
-    )
 
 
 def assign(buf: bytearray, cfg: LogConfig | None = None, **kw: int) -> ValidatedAppend:
@@ -94,7 +84,9 @@ def test_offset_range_must_match_the_record_count() -> None:
 
 
 def test_replicated_batches_keep_offsets_and_allow_gaps() -> None:
-    payload = make_batch(2, base_offset=10, epoch=3) + make_batch(1, base_offset=15, epoch=4)
+    payload = make_batch(2, base_offset=10, partition_leader_epoch=3) + make_batch(
+        1, base_offset=15, partition_leader_epoch=4
+    )
     v = validate_replicated(payload, config=LogConfig(), log_end_offset=10, where="t-0")
     assert (v.first_offset, v.last_offset, v.record_count, v.log_append_time_ms) == (10, 15, 3, -1)
     assert [(h.base_offset, h.partition_leader_epoch) for _p, h in v.batches] == [(10, 3), (15, 4)]

@@ -16,9 +16,10 @@ import pytest
 from zurau.broker.handlers import describe_cluster, find_coordinator, metadata
 from zurau.broker.request_context import RequestContext
 from zurau.config import BrokerConfig
-from zurau.metadata.broker_heartbeat_manager import BrokerHeartbeatManager
-from zurau.metadata.controller import QuorumController
+from zurau.metadata.controller.broker_heartbeat_manager import BrokerHeartbeatManager
+from zurau.metadata.controller.quorum_controller import QuorumController
 from zurau.metadata.image import BrokerRegistration, MetadataImage
+from zurau.metadata.record_codec import decode_record, encode_record
 from zurau.metadata.records import (
     BrokerEndpoint,
     BrokerFeature,
@@ -31,8 +32,6 @@ from zurau.metadata.records import (
     TopicRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
-    decode_record,
-    encode_record,
 )
 from zurau.protocol import errors as E
 from zurau.protocol.codec import compile_struct

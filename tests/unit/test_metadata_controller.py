@@ -12,16 +12,16 @@ import uuid
 import pytest
 
 from zurau.config import BrokerConfig
-from zurau.metadata.controller import APPEND, DELETE, SET, SUBTRACT, QuorumController
+from zurau.metadata.controller.config_control import APPEND, DELETE, SET, SUBTRACT
+from zurau.metadata.controller.quorum_controller import QuorumController
 from zurau.metadata.image import MetadataImage
+from zurau.metadata.record_codec import decode_record, encode_record
 from zurau.metadata.records import (
     ConfigRecord,
     PartitionRecord,
     ProducerIdsRecord,
     RemoveTopicRecord,
     TopicRecord,
-    decode_record,
-    encode_record,
 )
 from zurau.protocol import errors as E
 from zurau.types import ZERO_UUID

@@ -18,9 +18,12 @@ from typing import Any
 import pytest
 
 from zurau.config import BrokerConfig
-from zurau.metadata.controller import DELETE, SET, ControllerResult, QuorumController
+from zurau.metadata.controller.config_control import DELETE, SET
+from zurau.metadata.controller.quorum_controller import QuorumController
+from zurau.metadata.controller.result import ControllerResult
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.kraft_log import KRaftLog
+from zurau.metadata.record_codec import decode_record, encode_record
 from zurau.metadata.records import (
     BROKER_RESOURCE,
     TOPIC_RESOURCE,
@@ -31,8 +34,6 @@ from zurau.metadata.records import (
     ProducerIdsRecord,
     RegisterBrokerRecord,
     TopicRecord,
-    decode_record,
-    encode_record,
 )
 from zurau.metadata.snapshot import (
     MAX_BATCH_BYTES,

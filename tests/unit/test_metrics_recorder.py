@@ -12,6 +12,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import Collector
 
+from zurau.clock import SystemClock
 from zurau.config import BrokerConfig, ConfigError, parse_http_listener
 from zurau.metrics.collector import error_name
 from zurau.metrics.http_server import MetricsUnavailable, metrics_app
@@ -190,11 +191,11 @@ def test_metrics_app_serves_only_metrics_and_reports_an_unreadable_broker() -> N
 
 
 async def test_purgatory_waits_are_charged_to_the_request_that_waits() -> None:
-    purgatory = FetchPurgatory()
+    purgatory = FetchPurgatory(SystemClock())
     mine = WaitTime()
     token = request_wait.set(mine)
     try:
-        waiting = asyncio.ensure_future(purgatory.wait([("t", 0)], 5.0))  # the task inherits the timer
+        waiting = asyncio.ensure_future(purgatory.wait([("t", 0)], purgatory.deadline(5000)))  # the task inherits the timer
         await asyncio.sleep(0.01)
         assert purgatory.operation_count() == 1 and purgatory.watch_count() == 1
         purgatory.notify("t", 0)
@@ -203,6 +204,6 @@ async def test_purgatory_waits_are_charged_to_the_request_that_waits() -> None:
         request_wait.reset(token)
     assert mine.seconds > 0
     charged = mine.seconds
-    await purgatory.wait([("t", 0)], 0.001)  # no timer set here: nobody is charged
+    await purgatory.wait([("t", 0)], purgatory.deadline(1))  # no timer set here: nobody is charged
     assert mine.seconds == charged
     assert purgatory.operation_count() == purgatory.watch_count() == 0

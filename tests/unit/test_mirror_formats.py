@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from zurau.connect.config_def import ConfigException
+from zurau.config import ConfigException
 from zurau.connect.mirror.checkpoint import OffsetTranslator
 from zurau.connect.mirror.config import MirrorSettings
 from zurau.connect.mirror.formats import Checkpoint, FormatError, OffsetSync

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.support.partition_logs import NOW, open_log
 from zurau.protocol.records.builder import build_batch
 from zurau.protocol.records.control import build_control_batch
 from zurau.storage.log_config import LogConfig
@@ -16,8 +17,8 @@ from zurau.storage.log_manager import LogManager
 from zurau.storage.partition_log import PartitionLog
 from zurau.storage.producer_state import ProducerStateManager, snapshot_file_name
 
-NOW = 1_700_000_000_000
 EXPIRATION = 60_000
+CFG = LogConfig(segment_bytes=250)
 
 
 def pbatch(pid: int, seq: int, ts: int, *, transactional: bool = False) -> bytes:
@@ -30,10 +31,6 @@ def pbatch(pid: int, seq: int, ts: int, *, transactional: bool = False) -> bytes
     )
 
 
-def open_log(d: Path, **kw: object) -> PartitionLog:
-    return PartitionLog.open(d, "t", 0, LogConfig(segment_bytes=250), now_ms=NOW, **kw)  # type: ignore[arg-type]
-
-
 def snapshot_producers(log: PartitionLog) -> set[int]:
     offsets = log.producer_state.snapshot_offsets()
     data = (log.directory / snapshot_file_name(offsets[-1])).read_bytes()
@@ -41,7 +38,7 @@ def snapshot_producers(log: PartitionLog) -> set[int]:
 
 
 def test_kafkas_rule_idle_and_no_ongoing_transaction(tmp_path: Path) -> None:
-    log = open_log(tmp_path / "t-0")
+    log = open_log(tmp_path / "t-0", CFG)
     log.append(pbatch(1, 0, NOW), leader_epoch=0, now_ms=NOW)  # idle
     log.append(pbatch(2, 0, NOW, transactional=True), leader_epoch=0, now_ms=NOW)  # idle, in a txn
     log.append(pbatch(3, 0, NOW + 30_000), leader_epoch=0, now_ms=NOW + 30_000)  # recent
@@ -60,7 +57,7 @@ def test_kafkas_rule_idle_and_no_ongoing_transaction(tmp_path: Path) -> None:
 
 def test_expired_producers_are_gone_from_the_next_snapshot_and_after_a_restart(tmp_path: Path) -> None:
     d = tmp_path / "t-0"
-    log = open_log(d)
+    log = open_log(d, CFG)
     for seq in range(3):
         log.append(pbatch(1, seq, NOW), leader_epoch=0, now_ms=NOW)
     log.append(pbatch(2, 0, NOW + EXPIRATION), leader_epoch=0, now_ms=NOW + EXPIRATION)
@@ -70,7 +67,7 @@ def test_expired_producers_are_gone_from_the_next_snapshot_and_after_a_restart(t
     assert snapshot_producers(log) == {2}, "the roll's snapshot no longer holds producer 1"
     log.close()
     assert snapshot_producers(log) == {2}
-    log = open_log(d, recovery_point=log.log_end_offset, had_clean_shutdown=True)
+    log = open_log(d, CFG, recovery_point=log.log_end_offset, had_clean_shutdown=True)
     assert log.producer_entry(1) is None
     # Kafka 3.x/4.x (ProducerAppendInfo.checkSequence): a producer the partition does not know
     # may continue with any sequence (librdkafka and the Java client keep their sequences).

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from zurau.broker.handlers import fetch, offset_for_leader_epoch
+from zurau.clock import SystemClock
 from zurau.config import BrokerConfig
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import IneligibleReplicaError, NotEnoughReplicasAfterAppendError
@@ -32,11 +33,16 @@ TID = uuid.UUID(int=0xF00)
 E_INELIGIBLE = IneligibleReplicaError.code
 
 
-class Clock:
+class Clock(SystemClock):
+    """Wall-clock milliseconds a test sets (``ms``); timers on the running loop."""
+
     def __init__(self) -> None:
         self.ms = 1_700_000_000_000
 
     def __call__(self) -> int:
+        return self.ms
+
+    def now_ms(self) -> int:
         return self.ms
 
 
@@ -63,7 +69,7 @@ class InProcessConnection:
             schema_validator=None,
             metrics=None,
             config=BrokerConfig({}),
-            clock=SimpleNamespace(now_ms=leader.now_ms),
+            clock=leader.clock,
             fetch_sessions=None,
         )
         self.ctx: Any = SimpleNamespace(

@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
+from tests.support.partition_logs import NOW, make_batch
 from zurau.broker.handlers import produce
+from zurau.clock import SystemClock
 from zurau.protocol.errors import (
     FencedLeaderEpochError,
     InvalidRecordError,
@@ -24,24 +26,24 @@ from zurau.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from zurau.protocol.records.batch import iter_batches
-from zurau.protocol.records.builder import build_batch
 from zurau.protocol.records.control import build_control_batch
 from zurau.replication.replica_manager import AppendOrigin, ReplicaManager
 from zurau.storage.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_manager import LogManager
 
-NOW = 1_700_000_000_000
 
+class _FixedClock(SystemClock):
+    """Time stands still at NOW; timers (purgatory timeouts) run on the loop."""
 
-def make_batch(n: int = 1, *, value: bytes = b"v" * 10, **kw: Any) -> bytes:
-    return build_batch([(b"k%d" % i, value, [], NOW + i) for i in range(n)], **kw)
+    def now_ms(self) -> int:
+        return NOW
 
 
 def make_rm(path: Path, node_id: int = 1, **cfg: Any) -> ReplicaManager:
     config = LogConfig(**cfg)
     lm = LogManager([path], lambda: NOW, default_config=config)
-    return ReplicaManager(node_id, lm, lambda _t: config, lambda: NOW)
+    return ReplicaManager(node_id, lm, lambda _t: config, _FixedClock())
 
 
 def read_bytes(rm: ReplicaManager, offset: int, *, replica_id: int = -1, isolation_level: int = 0) -> bytes:

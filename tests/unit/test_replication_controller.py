@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from zurau.config import BrokerConfig
-from zurau.metadata.controller import QuorumController
+from zurau.metadata.controller.quorum_controller import QuorumController
 from zurau.metadata.image import MetadataImage, PartitionRegistration
+from zurau.metadata.record_codec import decode_record, encode_record
 from zurau.metadata.records import (
     NO_LEADER,
     NO_LEADER_CHANGE,
@@ -23,8 +24,6 @@ from zurau.metadata.records import (
     PartitionRecord,
     RegisterBrokerRecord,
     TopicRecord,
-    decode_record,
-    encode_record,
 )
 from zurau.protocol import errors as E
 

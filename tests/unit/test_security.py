@@ -17,9 +17,12 @@ from zurau.broker.auth.principal_mapping import NoMatchingRule, PrincipalMapper,
 from zurau.broker.auth.session import SecuritySession
 from zurau.broker.auth.ssl_context import ListenerSslContext
 from zurau.config import BrokerConfig, ConfigError
+from zurau.metadata.controller.scram_control import (
+    alter_user_scram_credentials,
+    describe_user_scram_credentials,
+)
 from zurau.metadata.image import MetadataImage
-from zurau.metadata.records import decode_record, encode_record
-from zurau.metadata.scram_control import alter_user_scram_credentials, describe_user_scram_credentials
+from zurau.metadata.record_codec import decode_record, encode_record
 from zurau.metadata.snapshot import image_records
 from zurau.protocol.errors import (
     DuplicateResourceError,

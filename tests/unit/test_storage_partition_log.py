@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.partition_logs import NOW, make_batch, open_log
 from zurau.protocol.errors import (
     CorruptRecordError,
     InvalidRecordError,
@@ -21,16 +22,6 @@ from zurau.protocol.records.record import decode_batch_records
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_segment import LogSegment
 from zurau.storage.partition_log import PartitionLog
-
-NOW = 1_700_000_000_000
-
-
-def make_batch(n: int = 1, *, ts: int = NOW, value: bytes = b"v" * 10, step: int = 1) -> bytes:
-    return build_batch([(b"k%d" % i, value, [], ts + i * step) for i in range(n)])
-
-
-def open_log(path: Path, **cfg: object) -> PartitionLog:
-    return PartitionLog.open(path / "t-0", "t", 0, LogConfig(**cfg), now_ms=NOW)  # type: ignore[arg-type]
 
 
 def batches_of(data: bytes) -> list[BatchHeader]:
@@ -53,7 +44,7 @@ def read_all(log: PartitionLog, start: int = 0, max_bytes: int = 1 << 20) -> lis
 
 
 def test_append_assigns_offsets_patches_epoch_and_reads_back(tmp_path: Path) -> None:
-    log = open_log(tmp_path)
+    log = open_log(tmp_path / "t-0")
     results = [log.append(make_batch(n), leader_epoch=7, now_ms=NOW) for n in (2, 3, 1)]
     assert [(r.base_offset, r.last_offset, r.record_count) for r in results] == [
         (0, 1, 2),
@@ -74,7 +65,7 @@ def test_append_assigns_offsets_patches_epoch_and_reads_back(tmp_path: Path) -> 
 
 
 def test_append_and_read_across_segment_rolls(tmp_path: Path) -> None:
-    log = open_log(tmp_path, segment_bytes=1000, index_interval_bytes=64)
+    log = open_log(tmp_path / "t-0", segment_bytes=1000, index_interval_bytes=64)
     values = []
     for i in range(120):
         v = b"value-%03d" % i
@@ -95,7 +86,7 @@ def test_append_and_read_across_segment_rolls(tmp_path: Path) -> None:
 
 
 def test_sparse_index_and_bounded_lookup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    log = open_log(tmp_path, index_interval_bytes=1024)
+    log = open_log(tmp_path / "t-0", index_interval_bytes=1024)
     for _ in range(500):
         log.append(make_batch(1, value=b"x" * 100), leader_epoch=0, now_ms=NOW)
     log.update_high_watermark(log.log_end_offset)
@@ -124,7 +115,7 @@ def test_sparse_index_and_bounded_lookup(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_read_limits_and_min_one_batch(tmp_path: Path) -> None:
-    log = open_log(tmp_path)
+    log = open_log(tmp_path / "t-0")
     sizes = []
     for _ in range(5):
         b = make_batch(3, value=b"y" * 50)
@@ -151,7 +142,7 @@ def test_read_limits_and_min_one_batch(tmp_path: Path) -> None:
 
 
 def test_offset_out_of_range(tmp_path: Path) -> None:
-    log = open_log(tmp_path)
+    log = open_log(tmp_path / "t-0")
     for _ in range(4):
         log.append(make_batch(2), leader_epoch=0, now_ms=NOW)
     log.update_high_watermark(8)
@@ -196,7 +187,7 @@ def test_size_and_validation_errors_leave_the_log_untouched(tmp_path: Path) -> N
 
 
 def test_log_append_time(tmp_path: Path) -> None:
-    log = open_log(tmp_path, message_timestamp_type="LogAppendTime")
+    log = open_log(tmp_path / "t-0", message_timestamp_type="LogAppendTime")
     res = log.append(make_batch(3, ts=5), leader_epoch=1, now_ms=NOW + 42)
     assert res.log_append_time_ms == NOW + 42
     log.update_high_watermark(log.log_end_offset)
@@ -210,7 +201,7 @@ def test_log_append_time(tmp_path: Path) -> None:
 
 
 def test_offset_for_timestamp_is_exact_within_batches(tmp_path: Path) -> None:
-    log = open_log(tmp_path, segment_bytes=600, index_interval_bytes=100)
+    log = open_log(tmp_path / "t-0", segment_bytes=600, index_interval_bytes=100)
     # 20 batches of 5 records, timestamps NOW + 10 * offset
     for b in range(20):
         log.append(make_batch(5, ts=NOW + 50 * b, step=10), leader_epoch=0, now_ms=NOW)
@@ -225,12 +216,12 @@ def test_offset_for_timestamp_is_exact_within_batches(tmp_path: Path) -> None:
     log.delete_records_before(42)
     assert log.offset_for_timestamp(NOW) == (42, NOW + 420)
     log.close()
-    reopened = open_log(tmp_path, segment_bytes=600, index_interval_bytes=100)
+    reopened = open_log(tmp_path / "t-0", segment_bytes=600, index_interval_bytes=100)
     assert reopened.offset_for_timestamp(NOW + 555) == (56, NOW + 560)
 
 
 def test_max_timestamp_offset_finds_the_out_of_order_record(tmp_path: Path) -> None:
-    log = open_log(tmp_path, segment_bytes=400)
+    log = open_log(tmp_path / "t-0", segment_bytes=400)
     for i in range(10):
         ts = NOW + 1_000_000 if i == 4 else NOW + i
         log.append(build_batch([(b"a", b"1", [], NOW), (b"b", b"2", [], ts)]), leader_epoch=0, now_ms=NOW)
@@ -241,7 +232,7 @@ def test_max_timestamp_offset_finds_the_out_of_order_record(tmp_path: Path) -> N
 
 def test_retention_by_time(tmp_path: Path) -> None:
     day = 86_400_000
-    log = open_log(tmp_path, segment_bytes=500, retention_ms=day)
+    log = open_log(tmp_path / "t-0", segment_bytes=500, retention_ms=day)
     for i in range(30):
         log.append(make_batch(1, ts=NOW + i * 1000), leader_epoch=0, now_ms=NOW)
     segs = log.segment_count
@@ -260,7 +251,7 @@ def test_retention_by_time(tmp_path: Path) -> None:
 
 
 def test_retention_by_time_stops_at_the_first_young_segment(tmp_path: Path) -> None:
-    log = open_log(tmp_path, segment_bytes=300, retention_ms=1000)
+    log = open_log(tmp_path / "t-0", segment_bytes=300, retention_ms=1000)
     for i in range(12):
         log.append(make_batch(1, ts=NOW + (5000 if i < 4 else 0)), leader_epoch=0, now_ms=NOW)
     log.update_high_watermark(log.log_end_offset)
@@ -269,7 +260,7 @@ def test_retention_by_time_stops_at_the_first_young_segment(tmp_path: Path) -> N
 
 
 def test_retention_by_size(tmp_path: Path) -> None:
-    log = open_log(tmp_path, segment_bytes=500, retention_bytes=1200, retention_ms=-1)
+    log = open_log(tmp_path / "t-0", segment_bytes=500, retention_bytes=1200, retention_ms=-1)
     for _ in range(40):
         log.append(make_batch(1), leader_epoch=0, now_ms=NOW)
     log.update_high_watermark(log.log_end_offset)
@@ -283,7 +274,7 @@ def test_retention_by_size(tmp_path: Path) -> None:
 
 
 def test_delete_records_before(tmp_path: Path) -> None:
-    log = open_log(tmp_path, segment_bytes=400)
+    log = open_log(tmp_path / "t-0", segment_bytes=400)
     for _ in range(30):
         log.append(make_batch(1), leader_epoch=0, now_ms=NOW)
     log.update_high_watermark(20)
@@ -305,7 +296,7 @@ def test_reads_of_the_latest_batches_skip_the_index_scan(
 ) -> None:
     """A consumer tailing the log fetches one of the last batches appended: the segment answers
     from those (no header scan), with what a scan would have found, also after a truncation."""
-    log = open_log(tmp_path, index_interval_bytes=1024)
+    log = open_log(tmp_path / "t-0", index_interval_bytes=1024)
     for i in range(60):
         log.append(make_batch(1 + i % 3), leader_epoch=0, now_ms=NOW)
     seg = log.active_segment
@@ -345,7 +336,7 @@ def test_reads_of_the_latest_batches_skip_the_index_scan(
 
 
 def test_truncate_to(tmp_path: Path) -> None:
-    log = open_log(tmp_path, segment_bytes=400)
+    log = open_log(tmp_path / "t-0", segment_bytes=400)
     for _ in range(20):
         log.append(make_batch(2), leader_epoch=0, now_ms=NOW)
     log.update_high_watermark(40)
@@ -363,7 +354,7 @@ def test_truncate_to(tmp_path: Path) -> None:
 
 
 def test_truncate_fully_and_start_at(tmp_path: Path) -> None:
-    log = open_log(tmp_path)
+    log = open_log(tmp_path / "t-0")
     log.append(make_batch(3), leader_epoch=0, now_ms=NOW)
     log.truncate_fully_and_start_at(1000)
     assert (log.log_start_offset, log.log_end_offset, log.high_watermark) == (1000, 1000, 1000)
@@ -372,7 +363,7 @@ def test_truncate_fully_and_start_at(tmp_path: Path) -> None:
 
 
 def test_roll_on_segment_ms_and_on_full_index(tmp_path: Path) -> None:
-    log = open_log(tmp_path, segment_ms=1000)
+    log = open_log(tmp_path / "t-0", segment_ms=1000)
     log.append(make_batch(1, ts=NOW), leader_epoch=0, now_ms=NOW)
     log.append(make_batch(1, ts=NOW + 999), leader_epoch=0, now_ms=NOW)
     assert log.segment_count == 1
@@ -390,7 +381,7 @@ def test_roll_on_segment_ms_and_on_full_index(tmp_path: Path) -> None:
 
 
 def test_flush_messages_advances_the_recovery_point(tmp_path: Path) -> None:
-    log = open_log(tmp_path, flush_messages=3)
+    log = open_log(tmp_path / "t-0", flush_messages=3)
     log.append(make_batch(2), leader_epoch=0, now_ms=NOW)
     assert log.recovery_point == 0 and log.needs_flush
     log.append(make_batch(1), leader_epoch=0, now_ms=NOW)
@@ -400,7 +391,7 @@ def test_flush_messages_advances_the_recovery_point(tmp_path: Path) -> None:
 
 
 def test_deleted_segment_descriptor_outlives_the_file_for_the_delay(tmp_path: Path) -> None:
-    log = open_log(tmp_path, segment_bytes=300, retention_ms=1, file_delete_delay_ms=5000)
+    log = open_log(tmp_path / "t-0", segment_bytes=300, retention_ms=1, file_delete_delay_ms=5000)
     for _ in range(10):
         log.append(make_batch(1, ts=NOW), leader_epoch=0, now_ms=NOW)
     log.update_high_watermark(log.log_end_offset)
@@ -416,7 +407,7 @@ def test_deleted_segment_descriptor_outlives_the_file_for_the_delay(tmp_path: Pa
 
 
 def test_config_update_applies_to_later_appends(tmp_path: Path) -> None:
-    log = open_log(tmp_path)
+    log = open_log(tmp_path / "t-0")
     for _ in range(5):
         log.append(make_batch(1), leader_epoch=0, now_ms=NOW)
     assert log.segment_count == 1
@@ -427,7 +418,7 @@ def test_config_update_applies_to_later_appends(tmp_path: Path) -> None:
 
 
 def test_append_with_prevalidated_batches(tmp_path: Path) -> None:
-    log = open_log(tmp_path)
+    log = open_log(tmp_path / "t-0")
     payload = make_batch(2) + make_batch(3)
     validated = validate_batches(payload)
     res = log.append(memoryview(payload), leader_epoch=0, now_ms=NOW, validated=validated)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.partition_logs import NOW, open_log
 from zurau.protocol.errors import InvalidProducerEpochError, OutOfOrderSequenceNumberError
 from zurau.protocol.records.builder import build_batch
 from zurau.protocol.records.control import build_control_batch
@@ -13,7 +14,6 @@ from zurau.storage.log_config import LogConfig
 from zurau.storage.partition_log import PartitionLog
 from zurau.storage.producer_state import BatchMetadata, ProducerStateEntry, ProducerStateManager
 
-NOW = 1_700_000_000_000
 PID = 4242
 
 
@@ -25,11 +25,6 @@ def pbatch(seq: int, n: int = 1, *, epoch: int = 0, pid: int = PID, transactiona
         base_sequence=seq,
         is_transactional=transactional,
     )
-
-
-def open_log(d: Path, **kw: object) -> PartitionLog:
-    cfg = kw.pop("config", LogConfig())
-    return PartitionLog.open(d, "t", 0, cfg, now_ms=NOW, **kw)  # type: ignore[arg-type]
 
 
 def append(log: PartitionLog, data: bytes):  # type: ignore[no-untyped-def]

@@ -12,22 +12,19 @@ from typing import Any
 
 import pytest
 
+from tests.support.partition_logs import NOW, open_log
 from zurau.protocol.records.batch import iter_batches
 from zurau.protocol.records.builder import build_batch
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_segment import LogSegment
 from zurau.storage.partition_log import PartitionLog
 
-NOW = 1_700_000_000_000
 CFG = LogConfig(segment_bytes=1000, index_interval_bytes=100)
 
 
-def make_batch(i: int, n: int = 1) -> bytes:
+def numbered_batch(i: int, n: int = 1) -> bytes:
+    """Batch number ``i``: ``n`` records keyed ``k`` with values ``value-<i>-<j>``, stamped ``NOW + i``."""
     return build_batch([(b"k", b"value-%d-%d" % (i, j), [], NOW + i) for j in range(n)])
-
-
-def open_log(d: Path, **kw: object) -> PartitionLog:
-    return PartitionLog.open(d, "t", 0, CFG, now_ms=NOW, **kw)  # type: ignore[arg-type]
 
 
 def abandon(log: PartitionLog) -> None:
@@ -64,9 +61,9 @@ def count_recover(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def fill(d: Path, batches: int = 40) -> PartitionLog:
-    log = open_log(d)
+    log = open_log(d, CFG)
     for i in range(batches):
-        log.append(make_batch(i), leader_epoch=0, now_ms=NOW)
+        log.append(numbered_batch(i), leader_epoch=0, now_ms=NOW)
     return log
 
 
@@ -80,10 +77,10 @@ def test_torn_tail_is_truncated_to_the_last_whole_batch(tmp_path: Path) -> None:
     size = seg_file.stat().st_size
     os.truncate(seg_file, size - 5)  # tear the last batch
 
-    log = open_log(d)
+    log = open_log(d, CFG)
     assert log.log_end_offset == leo - 1
     assert offsets_readable(log) == list(range(leo - 1))
-    assert log.append(make_batch(999), leader_epoch=1, now_ms=NOW).base_offset == leo - 1
+    assert log.append(numbered_batch(999), leader_epoch=1, now_ms=NOW).base_offset == leo - 1
     assert offsets_readable(log) == list(range(leo))
 
 
@@ -94,7 +91,7 @@ def test_torn_header_and_trailing_zeros(tmp_path: Path) -> None:
     seg_file = d / "00000000000000000000.log"
     with open(seg_file, "ab") as f:
         f.write(b"\x00" * 30)  # a partial header / preallocated zeros
-    log = open_log(d)
+    log = open_log(d, CFG)
     assert log.log_end_offset == 5
     assert seg_file.stat().st_size == log.size_in_bytes
 
@@ -109,7 +106,7 @@ def test_corrupt_crc_in_the_tail(tmp_path: Path) -> None:
     data = bytearray(seg_file.read_bytes())
     data[-3] ^= 0x55  # flip a bit in the last batch's records
     seg_file.write_bytes(bytes(data))
-    log = open_log(d)
+    log = open_log(d, CFG)
     assert log.log_end_offset == leo - 1
     assert offsets_readable(log) == list(range(leo - 1))
 
@@ -124,7 +121,7 @@ def test_corruption_in_an_earlier_unflushed_segment_drops_later_segments(tmp_pat
     data = bytearray(seg_file.read_bytes())
     data[-3] ^= 0x55  # the last batch of the second segment
     seg_file.write_bytes(bytes(data))
-    log = open_log(d)  # recovery point 0: everything is rescanned
+    log = open_log(d, CFG)  # recovery point 0: everything is rescanned
     assert log.segment_base_offsets() == bases[:2]
     assert log.log_end_offset == bases[2] - 1
     assert not (d / f"{bases[2]:020d}.log").exists()
@@ -139,7 +136,7 @@ def test_recovery_starts_at_the_recovery_point(tmp_path: Path, count_recover: li
     rp = log.recovery_point
     abandon(log)
     count_recover.clear()
-    log = open_log(d, recovery_point=rp)
+    log = open_log(d, CFG, recovery_point=rp)
     assert count_recover == bases[-2:]  # the segment holding the recovery point and later ones
     assert offsets_readable(log) == list(range(40))
 
@@ -149,11 +146,11 @@ def test_clean_open_scans_nothing(tmp_path: Path, count_recover: list[int]) -> N
     log = fill(d)
     log.close()
     count_recover.clear()
-    log = open_log(d, recovery_point=40, had_clean_shutdown=True)
+    log = open_log(d, CFG, recovery_point=40, had_clean_shutdown=True)
     assert count_recover == []
     assert log.log_end_offset == 40
     assert offsets_readable(log) == list(range(40))
-    assert log.append(make_batch(40), leader_epoch=0, now_ms=NOW).base_offset == 40
+    assert log.append(numbered_batch(40), leader_epoch=0, now_ms=NOW).base_offset == 40
 
 
 def test_missing_and_corrupt_indexes_are_rebuilt(tmp_path: Path, count_recover: list[int]) -> None:
@@ -169,7 +166,7 @@ def test_missing_and_corrupt_indexes_are_rebuilt(tmp_path: Path, count_recover: 
     with open(d / f"{bases[2]:020d}.index", "ab") as f:
         f.write(b"\x01\x02\x03")  # a torn entry
     count_recover.clear()
-    log = open_log(d, recovery_point=80, had_clean_shutdown=True)
+    log = open_log(d, CFG, recovery_point=80, had_clean_shutdown=True)
     assert sorted(count_recover) == bases[:3]
     assert index0.read_bytes() == expected
     assert (d / f"{bases[1]:020d}.timeindex").stat().st_size % 12 == 0
@@ -185,7 +182,7 @@ def test_stray_files_are_removed(tmp_path: Path) -> None:
     for name in ("00000000000000000000.log.deleted", "x.tmp", "00000000000000000000.log.cleaned"):
         (d / name).write_bytes(b"junk")
     (d / "00000000000000000777.index").write_bytes(b"\x00" * 8)  # no matching .log
-    open_log(d, recovery_point=3, had_clean_shutdown=True)
+    open_log(d, CFG, recovery_point=3, had_clean_shutdown=True)
     assert sorted(p.name for p in d.iterdir()) == [
         "00000000000000000000.index",
         "00000000000000000000.log",
@@ -201,11 +198,11 @@ def test_log_start_offset_and_high_watermark_restored(tmp_path: Path) -> None:
     log.update_high_watermark(30)
     log.delete_records_before(12)
     log.close()
-    log = open_log(d, recovery_point=40, log_start_offset=12, high_watermark=30, had_clean_shutdown=True)
+    log = open_log(d, CFG, recovery_point=40, log_start_offset=12, high_watermark=30, had_clean_shutdown=True)
     assert (log.log_start_offset, log.high_watermark, log.log_end_offset) == (12, 30, 40)
     # a checkpointed log start offset above all data restarts the log there
     log.close()
-    log = open_log(d, recovery_point=40, log_start_offset=100, had_clean_shutdown=True)
+    log = open_log(d, CFG, recovery_point=40, log_start_offset=100, had_clean_shutdown=True)
     assert (log.log_start_offset, log.log_end_offset, log.segment_count) == (100, 100, 1)
 
 
@@ -232,7 +229,7 @@ def test_kill_9_never_loses_an_acknowledged_append(tmp_path: Path) -> None:
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
     acked = [int(x) for x in proc.stdout.split()]
     assert acked and acked[-1] == 250
-    log = open_log(d)
+    log = open_log(d, CFG)
     assert log.log_end_offset >= acked[-1] + 1
     assert set(acked) <= set(offsets_readable(log))
 
@@ -251,7 +248,7 @@ def test_recovery_leaves_an_index_that_matches_the_log_untouched(tmp_path: Path)
     abandon(log)
     before = [(p.stat().st_ino, p.read_bytes()) for p in _index_files(d, last_base)]
     assert before[0][1], "the test needs index entries"
-    log = open_log(d)
+    log = open_log(d, CFG)
     assert [(p.stat().st_ino, p.read_bytes()) for p in _index_files(d, last_base)] == before
     assert log.log_end_offset == leo
     assert offsets_readable(log) == list(range(leo))
@@ -264,7 +261,7 @@ def test_torn_tail_rewrites_the_index_without_entries_past_the_cut(tmp_path: Pat
     cfg = LogConfig(segment_bytes=1 << 20, index_interval_bytes=100)
     log = PartitionLog.open(d, "t", 0, cfg, now_ms=NOW)
     for i in range(40):
-        log.append(make_batch(i), leader_epoch=0, now_ms=NOW)
+        log.append(numbered_batch(i), leader_epoch=0, now_ms=NOW)
     base = log.segment_base_offsets()[-1]
     abandon(log)
     seg_file = d / f"{base:020d}.log"
@@ -284,7 +281,7 @@ def test_torn_tail_rewrites_the_index_without_entries_past_the_cut(tmp_path: Pat
     abandon(log)
     log = PartitionLog.open(d, "t", 0, cfg, now_ms=NOW)
     assert log.log_end_offset == leo and index.read_bytes() == raw
-    assert log.append(make_batch(99), leader_epoch=0, now_ms=NOW).base_offset == leo
+    assert log.append(numbered_batch(99), leader_epoch=0, now_ms=NOW).base_offset == leo
 
 
 def test_the_final_time_index_entry_of_a_clean_close_survives_recovery(tmp_path: Path) -> None:
@@ -295,7 +292,7 @@ def test_the_final_time_index_entry_of_a_clean_close_survives_recovery(tmp_path:
     cfg = LogConfig(segment_bytes=1 << 20, index_interval_bytes=4096)
     log = PartitionLog.open(d, "t", 0, cfg, now_ms=NOW)
     for i in range(3):
-        log.append(make_batch(i), leader_epoch=0, now_ms=NOW)
+        log.append(numbered_batch(i), leader_epoch=0, now_ms=NOW)
     log.close()
     timeindex = _index_files(d, 0)[1]
     before = (timeindex.stat().st_ino, timeindex.read_bytes())
@@ -306,7 +303,7 @@ def test_the_final_time_index_entry_of_a_clean_close_survives_recovery(tmp_path:
     assert (timeindex.stat().st_ino, timeindex.read_bytes()) == before
     found = log.offset_for_timestamp(NOW + 2)
     assert found == (2, NOW + 2)
-    log.append(make_batch(7), leader_epoch=0, now_ms=NOW)
+    log.append(numbered_batch(7), leader_epoch=0, now_ms=NOW)
     abandon(log)
     log = PartitionLog.open(d, "t", 0, cfg, now_ms=NOW)
     assert timeindex.read_bytes() == b""  # the old final entry no longer names the largest timestamp

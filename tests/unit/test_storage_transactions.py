@@ -4,17 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.support.partition_logs import NOW, open_log
 from zurau.protocol.records.builder import NewRecord, build_batch
 from zurau.protocol.records.control import build_control_batch
-from zurau.storage.log_config import LogConfig
 from zurau.storage.partition_log import PartitionLog
 from zurau.storage.txn_index import AbortedTxn
-
-NOW = 1_700_000_000_000
-
-
-def open_log(path: Path, **cfg: object) -> PartitionLog:
-    return PartitionLog.open(path, "t", 0, LogConfig(**cfg), now_ms=NOW)  # type: ignore[arg-type]
 
 
 class Producer:

@@ -8,8 +8,8 @@ import struct
 import pytest
 
 from tests.unit.txn_driver import TID, TxnDriver
-from zurau.coordinator.transaction_coordinator import TxnMetadata
-from zurau.coordinator.transaction_log_records import TxnLogRecord, TxnLogValue, TxnState, decode_record
+from zurau.coordinator.txn.transaction_coordinator import TxnMetadata
+from zurau.coordinator.txn.transaction_log_records import TxnLogRecord, TxnLogValue, TxnState, decode_record
 from zurau.protocol import errors as E
 from zurau.protocol.primitives import DecodeError
 

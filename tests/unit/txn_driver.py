@@ -1,7 +1,7 @@
 """A deterministic driver for the transaction coordinator: the real runtime on a virtual clock and
 in-memory partitions.
 
-The driver runs :class:`~zurau.coordinator.transaction_runtime.TransactionRuntime` with a
+The driver runs :class:`~zurau.coordinator.txn.transaction_runtime.TransactionRuntime` with a
 :class:`~zurau.clock.ManualClock` and a :class:`~tests.unit.memory_writer.MemoryPartitionWriter`,
 every partition of ``__transaction_state`` loaded. Every write is encoded to Kafka's
 ``__transaction_state`` record bytes and decoded again when loaded, so the tests also exercise
@@ -15,14 +15,15 @@ watermark where it is (markers written but never committed: a crash before they 
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from typing import Any
 
 from tests.unit.memory_writer import MemoryPartitionWriter
 from zurau.clock import ManualClock
 from zurau.config import BrokerConfig
-from zurau.coordinator.transaction_coordinator import TransactionConfig, TransactionCoordinator
-from zurau.coordinator.transaction_log_records import TxnLogRecord, iter_log_records
-from zurau.coordinator.transaction_runtime import TRANSACTION_STATE_TOPIC, TransactionRuntime
+from zurau.coordinator.txn.transaction_coordinator import TransactionCoordinator
+from zurau.coordinator.txn.transaction_log_records import TxnLogRecord, iter_log_records
+from zurau.coordinator.txn.transaction_runtime import TRANSACTION_STATE_TOPIC, TransactionRuntime
 from zurau.protocol import errors as E
 from zurau.protocol.records.batch import iter_batches
 from zurau.protocol.records.control import parse_control_record
@@ -43,7 +44,9 @@ def no_create(name: str, partitions: int, replication_factor: int, configs: dict
 
 class TxnDriver:
     def __init__(self, **config: Any) -> None:
-        self.config = TransactionConfig(**{"num_partitions": 5, "max_timeout_ms": 60_000, **config})
+        self.config = replace(
+            BROKER_CONFIG.transaction_coordinator, **{"num_partitions": 5, "max_timeout_ms": 60_000, **config}
+        )
         self._pids = itertools.count(1000)
         self.writer = MemoryPartitionWriter()
         self.replies: dict[int, Any] = {}
@@ -52,13 +55,12 @@ class TxnDriver:
 
     def new_runtime(self, clock: ManualClock, *, load: bool = True) -> TransactionRuntime:
         rt = TransactionRuntime(
-            BROKER_CONFIG,
+            self.config,
             self.writer,
             _NoTopics(),  # type: ignore[arg-type]
             no_create,
             clock,
             lambda: next(self._pids),
-            config=self.config,
         )
         if load:
             for i in range(self.config.num_partitions):

@@ -16,18 +16,20 @@ is recorded against its client's quotas; a response over a quota carries the thr
 ``throttle_time_ms`` and, once it is written, the connection reads nothing more from the client
 for that long (the channel is muted, as Kafka 2.0+ does, KIP-219).
 
-Receiving (an ``asyncio.BufferedProtocol``, so the loop ``recv_into``s our buffers): small frames
+Receiving (an ``asyncio.BufferedProtocol``, so the loop ``recv_into``s our buffers) is
+:class:`zurau.protocol.frame.FrameReceiver`'s job, the one framer of the code base: small frames
 are sliced out of one reusable receive buffer (one copy each, several frames per read); a frame
 of ``DIRECT_FRAME_BYTES`` or more gets a ``bytearray`` of its exact size that the socket reads
 into directly, so a produce payload of 1 MiB reaches its handler with no copy after the kernel's.
 Every frame handed on is a private, writable ``bytearray`` (the produce path patches offsets in it).
 A connection holds a receive buffer only while bytes of an unfinished frame are in it: the buffer
-is taken from a process-wide free list when the socket becomes readable and given back once every
-received byte was framed, so an idle connection costs no buffer (1,000 idle clients would
-otherwise pin 256 MB).
+is taken from a process-wide :class:`~zurau.protocol.frame.ReceiveBufferPool` when the socket
+becomes readable and given back once every received byte was framed, so an idle connection costs
+no buffer (1,000 idle clients would otherwise pin 256 MB). While the connection is muted (a
+quota), whole frames wait in the receive buffer and reading is paused.
 
 Sending: a response is one ``writelines`` of its buffers. Fetched record bytes arrive as
-:class:`FileRegion` pieces (a range of a segment file) and go out with ``os.sendfile`` straight
+:class:`~zurau.storage.file_region.FileRegion` pieces (a range of a segment file) and go out with ``os.sendfile`` straight
 from the page cache when the socket is plain TCP and nothing is queued before them; otherwise (TLS,
 a full socket buffer) the rest of the region is read and queued like any other buffer.
 """
@@ -39,18 +41,22 @@ import functools
 import inspect
 import logging
 import os
-import struct
 import time
 from collections import deque
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from zurau.broker.handlers._authz import controller_listener_allowed
 from zurau.broker.quotas.throttling import exempt, produce_throttle_ms, request_throttle_ms
 from zurau.broker.request_context import CloseConnection, RequestContext
 from zurau.protocol import codec
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import UnsupportedVersionError
 from zurau.protocol.frame import (
+    Frame,
+    FrameReceiver,
+    FrameTooLarge,
+    ReceiveBufferPool,
     parse_request_header,
     peek_api,
     response_header,
@@ -58,12 +64,37 @@ from zurau.protocol.frame import (
 )
 from zurau.protocol.primitives import DecodeError
 from zurau.replication.purgatory import WaitTime, request_wait
+from zurau.storage.file_region import FileRegion
 
 if TYPE_CHECKING:
-    from zurau.broker.server import BrokerServer as ConnectionHost
+    from zurau.broker.auth.session import SecuritySession
+    from zurau.broker.dispatcher import Handler
+    from zurau.broker.request_context import BrokerServices
 
-#: APIs anyone may send on a controller listener: ApiVersions, SaslHandshake, SaslAuthenticate.
-_OPEN_ON_CONTROLLER_LISTENERS = frozenset({17, 18, 36})
+#: APIs anyone may send on a controller listener (to learn versions and authenticate).
+_OPEN_ON_CONTROLLER_LISTENERS = frozenset({ApiKey.SASL_HANDSHAKE, ApiKey.API_VERSIONS, ApiKey.SASL_AUTHENTICATE})
+
+
+class ConnectionHost(Protocol):
+    """What a connection needs of the server that accepted it (:class:`zurau.broker.server.BrokerServer`)."""
+
+    @property
+    def services(self) -> BrokerServices: ...
+
+    @property
+    def handlers(self) -> Mapping[int, Handler]: ...
+
+    def new_session(self, conn: KafkaConnection) -> SecuritySession:
+        """The authentication state of a connection accepted on ``conn.listener``."""
+        ...
+
+    def admit(self, conn: KafkaConnection, ip: str) -> str | None:
+        """Count a newly accepted connection; the reason to close it when it is over a limit."""
+        ...
+
+    def release(self, conn: KafkaConnection) -> None:
+        """Forget a closed connection."""
+        ...
 
 log = logging.getLogger("zurau.connection")
 
@@ -73,79 +104,8 @@ DIRECT_FRAME_BYTES = 64 * 1024  # frames this large are received straight into t
 TLS_WRITE_BYTES = 64 * 1024  # fetched file bytes go to a TLS transport in pieces of this size
 RECEIVE_BUFFERS_KEPT = 64  # free receive buffers kept for reuse (the rest are freed)
 _NO_RESPONSE = object()
-_SIZE = struct.Struct(">i")
-# Free receive buffers, each with its memoryview. Shared by every connection of the process
-# (brokers in several threads too: list.append and list.pop are atomic under the GIL).
-_free_buffers: list[tuple[bytearray, memoryview]] = []
-
-
-def _take_buffer() -> tuple[bytearray, memoryview]:
-    try:
-        return _free_buffers.pop()
-    except IndexError:
-        buf = bytearray(RECEIVE_BUFFER_BYTES)
-        return buf, memoryview(buf)
-
-
-def _give_buffer(buf: bytearray, view: memoryview) -> None:
-    if len(_free_buffers) < RECEIVE_BUFFERS_KEPT:
-        _free_buffers.append((buf, view))
-
-
-class FileRegion:
-    """Bytes ``[position, position + size)`` of an open file, to be sent without copying.
-
-    Holds its own duplicate of the descriptor, so the bytes stay readable however long the
-    response waits for earlier ones on its connection, even if retention deletes the segment and
-    closes the log's descriptor meanwhile. ``len()`` is the size (the codec writes it as the
-    records length); ``bytes()`` reads the region (for transports that cannot sendfile).
-    """
-
-    __slots__ = ("fd", "position", "size")
-
-    def __init__(self, fd: int, position: int, size: int) -> None:
-        self.fd = -1
-        self.fd = os.dup(fd)
-        self.position = position
-        self.size = size
-
-    def __len__(self) -> int:
-        return self.size
-
-    def read(self, skip: int = 0) -> bytes:
-        """The region's bytes from ``skip`` on; raises EOFError if the file was truncated under it."""
-        want = self.size - skip
-        chunks = []
-        pos = self.position + skip
-        while want > 0:
-            chunk = os.pread(self.fd, want, pos)
-            if not chunk:
-                raise EOFError(f"file region truncated: {want} of {self.size} bytes missing")
-            chunks.append(chunk)
-            pos += len(chunk)
-            want -= len(chunk)
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-
-    def __bytes__(self) -> bytes:
-        return self.read()
-
-    def chunks(self, skip: int, size: int) -> Iterator[bytes]:
-        """The region's bytes from ``skip`` on, ``size`` bytes at a time (EOFError if truncated)."""
-        pos, end = self.position + skip, self.position + self.size
-        while pos < end:
-            chunk = os.pread(self.fd, min(size, end - pos), pos)
-            if not chunk:
-                raise EOFError(f"file region truncated: {end - pos} of {self.size} bytes missing")
-            pos += len(chunk)
-            yield chunk
-
-    def close(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
-
-    def __del__(self) -> None:
-        self.close()
+# Free receive buffers, shared by every connection of the process (brokers in several threads too).
+_RECEIVE_BUFFERS = ReceiveBufferPool(RECEIVE_BUFFER_BYTES, RECEIVE_BUFFERS_KEPT)
 
 
 class _Slot:
@@ -176,16 +136,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.host = host
         self.listener = listener  # the name of the listener that accepted this connection
         self.max_frame_bytes = host.services.config.socket_request_max_bytes
-        # Receive buffer (None while empty, see _take_buffer): bytes [_rstart, _rend) are
-        # received and not yet framed.
-        self._rbuf: bytearray | None = None
-        self._rview: memoryview | None = None
-        self._rstart = 0
-        self._rend = 0
-        # A large frame being received directly: its buffer and how much of it is filled.
-        self._frame: bytearray | None = None
-        self._frame_view: memoryview | None = None
-        self._frame_filled = 0
+        self.frames = FrameReceiver(
+            self.max_frame_bytes, direct_bytes=DIRECT_FRAME_BYTES, pool=_RECEIVE_BUFFERS, writable=True
+        )
         self.pending: deque[_Slot] = deque()
         self.transport: asyncio.Transport | None = None
         self.peer = "?"
@@ -234,11 +187,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._update_reading()
 
     def get_buffer(self, sizehint: int) -> memoryview:
-        if self._frame_view is not None:
-            return self._frame_view[self._frame_filled :]
-        if self._rview is None:
-            self._rbuf, self._rview = _take_buffer()
-        return self._rview[self._rend :]
+        return self.frames.buffer()
 
     def idle_for(self, now: float) -> float:
         """Seconds since the last activity, or 0 while a request is in progress or bytes wait
@@ -250,60 +199,22 @@ class KafkaConnection(asyncio.BufferedProtocol):
 
     def buffer_updated(self, nbytes: int) -> None:
         self.last_active = time.monotonic()
-        if self._frame is not None:
-            self._frame_filled += nbytes
-            if self._frame_filled == len(self._frame):
-                frame = self._frame
-                self._frame = self._frame_view = None
-                if not self._closed:
-                    self._on_frame(frame)
-        else:
-            self._rend += nbytes
-            self._split_frames()
+        self.frames.filled(nbytes)
+        self._take_frames()
         self._update_reading()
 
-    def _split_frames(self) -> None:
-        """Hand on every whole frame in the receive buffer; set up a direct read for a large one."""
-        buf, view = self._rbuf, self._rview
-        if buf is None or view is None:
-            return  # nothing received since the buffer was given back
-        pos, end = self._rstart, self._rend
-        while end - pos >= 4 and not self._closed and not self._muted:
-            (size,) = _SIZE.unpack_from(buf, pos)
-            if size < 0 or size > self.max_frame_bytes:
-                self.close(
-                    f"frame of {size} bytes exceeds the limit of {self.max_frame_bytes} bytes "
-                    "(socket.request.max.bytes)"
-                )
+    def _take_frames(self) -> None:
+        """Handle every whole frame received, unless closed or muted (they wait for the unmute)."""
+        frames = self.frames
+        while not self._closed and not self._muted:
+            try:
+                frame = frames.next_frame()
+            except FrameTooLarge as e:
+                self.close(f"{e} (socket.request.max.bytes)")
                 return
-            start = pos + 4
-            if end - start >= size:
-                pos = start + size
-                self._on_frame(buf[start:pos])
-                continue
-            if size >= DIRECT_FRAME_BYTES or start + size > len(buf):
-                if size >= DIRECT_FRAME_BYTES:
-                    # Receive the rest straight into the frame's own buffer.
-                    frame = bytearray(size)
-                    frame[: end - start] = view[start:end]
-                    self._frame, self._frame_view = frame, memoryview(frame)
-                    self._frame_filled = end - start
-                    pos = end
-                else:  # a small frame that does not fit behind: move it to the front
-                    view[: end - pos] = view[pos:end]  # memmove: may overlap
-                    end -= pos
-                    pos = 0
-            break
-        if pos == end:
-            pos = end = 0
-            if not self._closed:  # every byte framed: the buffer goes back to the free list
-                self._rbuf = self._rview = None
-                _give_buffer(buf, view)
-        elif end == len(buf):
-            view[: end - pos] = view[pos:end]  # memmove: may overlap
-            end -= pos
-            pos = 0
-        self._rstart, self._rend = pos, end
+            if frame is None:
+                return
+            self._on_frame(frame)
 
     # ------------------------------------------------------------------ requests
     def close(self, reason: str) -> None:
@@ -313,7 +224,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             if self.transport is not None:
                 self.transport.close()
 
-    def _on_frame(self, frame: bytearray) -> None:
+    def _on_frame(self, frame: Frame) -> None:
         received = time.perf_counter()
         session = self.session
         if session.raw_tokens:  # legacy SASL (SaslHandshake v0): a raw token, not a request
@@ -336,9 +247,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self.close(f"unknown api key {api_key}")
             return
         if not handler.supports(version):
-            if api_key == 18:
+            if api_key == ApiKey.API_VERSIONS:
                 # Answer in v0 form so any client can read the supported ranges and retry.
-                slot = _Slot(correlation_id, 18, 0, 0)
+                slot = _Slot(correlation_id, ApiKey.API_VERSIONS, 0, 0)
                 slot.response = {
                     "error_code": UnsupportedVersionError.code,
                     "api_keys": self.host.services.api_versions,
@@ -368,7 +279,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if (quotas is not None and quotas.enabled and not exempt(api_key, request)
                 and self.listener not in self.host.services.controller_listeners):
             slot.quota = header.client_id or ""
-            if api_key == 0:  # Produce: its bytes count as it arrives, holding back what follows
+            if api_key == ApiKey.PRODUCE:  # its bytes count as it arrives, holding back what follows
                 slot.throttle_ms = produce_throttle_ms(quotas, session.principal, slot.quota, len(frame))
                 if slot.throttle_ms:
                     self._mute(slot.throttle_ms)
@@ -483,7 +394,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if self._closed or time.monotonic() + 0.001 < self._muted_until:
             return  # muted again meanwhile: that mute's timer ends it
         self._muted = False
-        self._split_frames()  # requests received while muted
+        self._take_frames()  # requests received while muted
         self._update_reading()
 
     @staticmethod

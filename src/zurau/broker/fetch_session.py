@@ -36,6 +36,8 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
+from zurau.replication.fetch_params import PartitionFetch
+
 INVALID_SESSION_ID = 0
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
@@ -73,7 +75,7 @@ class CachedPartition:
         "log_start_offset",
     )
 
-    def __init__(self, topic: str | None, topic_id: uuid.UUID | None, fp: dict[str, Any]) -> None:
+    def __init__(self, topic: str | None, topic_id: uuid.UUID | None, fp: PartitionFetch) -> None:
         self.topic = topic
         self.topic_id = topic_id
         self.partition: int = fp["partition"]
@@ -82,7 +84,7 @@ class CachedPartition:
         self.log_start_offset = -1
         self.update_request(fp)
 
-    def update_request(self, fp: dict[str, Any]) -> None:
+    def update_request(self, fp: PartitionFetch) -> None:
         """Take the fetcher's new parameters for this partition."""
         self.fetch_offset: int = fp["fetch_offset"]
         self.max_bytes: int = fp["partition_max_bytes"]
@@ -90,7 +92,7 @@ class CachedPartition:
         self.last_fetched_epoch: int = fp.get("last_fetched_epoch", -1)
         self.fetcher_log_start_offset: int = fp.get("log_start_offset", -1)
 
-    def request_data(self) -> dict[str, Any]:
+    def request_data(self) -> PartitionFetch:
         """The cached parameters in the request's form (what an incremental fetch reads)."""
         return {
             "partition": self.partition,
@@ -174,7 +176,7 @@ class FetchSession:
         return (topic_id if self.uses_topic_ids else topic), partition
 
     def update(
-        self, topics: Iterable[tuple[str | None, uuid.UUID | None, list[dict[str, Any]]]],
+        self, topics: Iterable[tuple[str | None, uuid.UUID | None, list[PartitionFetch]]],
         forgotten: Iterable[tuple[str | None, uuid.UUID | None, list[int]]],
     ) -> list[CachedPartition]:
         """Add or update the request's partitions, then drop the forgotten ones; returns the

@@ -9,26 +9,22 @@ forwards to the active controller.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import Any, Protocol
 
 from zurau.metadata.image import MetadataImage
-from zurau.replication.partition import Partition
-from zurau.replication.purgatory import DelayedProduce, FetchPurgatory, TopicPartitionKey
+from zurau.replication.delayed_fetch import FetchResult, WaitKeys
+from zurau.replication.fetch_params import FetchParams, FetchTopic
+from zurau.replication.purgatory import DelayedProduce, TopicPartitionKey
 from zurau.replication.replica_manager import (
     AppendOrigin,
-    LogReadResult,
     OffsetForTimestamp,
     ReplicaInfo,
 )
-from zurau.replication.replica_selector import ReplicaSelector
 from zurau.storage.partition_log import AppendResult
 from zurau.storage.producer_state import ProducerStateEntry
-
-if TYPE_CHECKING:
-    from zurau.coordinator.runtime import GroupCoordinatorRuntime
-    from zurau.coordinator.transaction_runtime import TransactionRuntime
+from zurau.types import LeaderEpoch, Offset
 
 
 class MetadataView(Protocol):
@@ -112,15 +108,7 @@ class QuorumService(Protocol):
 class ReplicaManagerService(Protocol):
     """The door to partition logs, as the data-plane handlers use it."""
 
-    purgatory: FetchPurgatory
     node_id: int
-    #: KIP-392's replica selector (None: consumers always read from the leader).
-    replica_selector: ReplicaSelector | None
-
-    @property
-    def hosted_partitions(self) -> Mapping[tuple[str, int], Partition]:
-        """Every replica hosted here by (topic, partition), read-only (Fetch's idle check)."""
-        ...
 
     def append_as_leader(
         self,
@@ -142,21 +130,19 @@ class ReplicaManagerService(Protocol):
 
     async def wait_for_replication(self, op: DelayedProduce, timeout_ms: int) -> dict[TopicPartitionKey, int]: ...
 
-    def read(
+    def fetch(
         self,
-        topic: str,
-        partition: int,
-        fetch_offset: int,
-        max_bytes: int,
+        params: FetchParams,
+        topics: list[FetchTopic],
         *,
-        replica_id: int = -1,
-        isolation_level: int = 0,
-        min_one_batch: bool = True,
-        current_leader_epoch: int = -1,
-        last_fetched_epoch: int = -1,
-        replica_epoch: int = -1,
-        allow_follower: bool = False,
-    ) -> LogReadResult: ...
+        wait_keys: Callable[[], WaitKeys] | None = None,
+        replan: Callable[[], list[FetchTopic]] | None = None,
+        bytes_bound: Callable[[], int | None] | None = None,
+        running: Callable[[], bool] = ...,
+    ) -> FetchResult | Coroutine[Any, Any, FetchResult]:
+        """A Fetch: its result when the first read settles it, else a coroutine that waits for
+        data and gives it (reads, idle fast path, long poll: :mod:`zurau.replication.delayed_fetch`)."""
+        ...
 
     def fetch_idle(
         self,
@@ -171,19 +157,23 @@ class ReplicaManagerService(Protocol):
         replica_epoch: int = -1,
     ) -> bool: ...
 
-    def preferred_read_replica(self, topic: str, partition: int, fetch_offset: int, client_rack: str) -> int: ...
-
     def fetch_offset_for_timestamp(
-        self, topic: str, partition: int, timestamp: int, *, isolation_level: int = 0, current_leader_epoch: int = -1
+        self,
+        topic: str,
+        partition: int,
+        timestamp: int,
+        *,
+        isolation_level: int = 0,
+        current_leader_epoch: LeaderEpoch = ...,
     ) -> OffsetForTimestamp: ...
 
     def end_offset_for_leader_epoch(
-        self, topic: str, partition: int, leader_epoch: int, *, current_leader_epoch: int = -1
+        self, topic: str, partition: int, leader_epoch: LeaderEpoch, *, current_leader_epoch: LeaderEpoch = ...
     ) -> tuple[int, int]: ...
 
     def high_watermark(self, topic: str, partition: int) -> int: ...
 
-    def delete_records(self, topic: str, partition: int, offset: int) -> int: ...
+    def delete_records(self, topic: str, partition: int, offset: Offset) -> int: ...
 
     def active_producers(self, topic: str, partition: int) -> list[ProducerStateEntry]: ...
 
@@ -226,8 +216,3 @@ class BrokerMetricsRecorder(Protocol):
 
     def fetch_failed(self, topic: str) -> None: ...
 
-
-# The coordinators' handler-facing surface is their runtime (``submit`` of an operation on the
-# state machine, ``coordinator_error``, ...); handlers build operations on ``core`` directly.
-GroupCoordinatorService: TypeAlias = "GroupCoordinatorRuntime"
-TxnCoordinatorService: TypeAlias = "TransactionRuntime"

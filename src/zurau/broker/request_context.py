@@ -23,16 +23,16 @@ if TYPE_CHECKING:
     from zurau.broker.interfaces import (
         BrokerMetricsRecorder,
         ControllerChannel,
-        GroupCoordinatorService,
         MetadataView,
         QuorumService,
         ReplicaManagerService,
-        TxnCoordinatorService,
     )
     from zurau.broker.quotas.client_quota_manager import ClientQuotaManager
     from zurau.broker.schema_validation import SchemaValidator
     from zurau.clock import Clock
     from zurau.config import BrokerConfig
+    from zurau.coordinator.group.service import GroupCoordinatorService
+    from zurau.coordinator.txn.service import TxnCoordinatorService
     from zurau.metadata.image import MetadataImage
 
 

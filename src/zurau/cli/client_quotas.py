@@ -30,7 +30,7 @@ from typing import Any
 import typer
 
 from zurau.cli.common import BootstrapOption, CommandConfigOption, CommandError, client_config, run
-from zurau.cli.output import FormatOption, OutputFormat, print_json, print_table
+from zurau.cli.output import FormatOption, JsonOption, OutputFormat, print_json, print_table, resolve_format
 
 app = typer.Typer(help="Describe and alter client quotas (users, client ids, IPs).", no_args_is_help=True)
 
@@ -95,8 +95,10 @@ def describe(
     bootstrap_server: str | None = BootstrapOption,
     command_config: Path | None = CommandConfigOption,
     output_format: OutputFormat = FormatOption,
+    as_json: bool = JsonOption,
 ) -> None:
     """The quotas of the matching entities."""
+    output_format = resolve_format(output_format, as_json)
     from zurau.client.quota_admin import ANY, QuotaAdmin
 
     wanted = parse_entity(entity_type, entity_name, need_names=False)

@@ -22,9 +22,9 @@ from typing import TypeVar
 
 import typer
 
-from zurau.cli.output import describe_error, fail, notice
+from zurau.cli.output import fail, notice
 from zurau.client.config import ClientConfig
-from zurau.client.errors import ClientError
+from zurau.client.errors import ClientError, describe_error
 from zurau.protocol.errors import KafkaError
 
 T = TypeVar("T")

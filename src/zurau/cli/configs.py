@@ -28,7 +28,7 @@ from zurau.cli.common import (
     run,
     split_config_list,
 )
-from zurau.cli.output import print_json
+from zurau.cli.output import FormatOption, JsonOption, OutputFormat, print_json, resolve_format
 from zurau.cli.user_scram import alter_users, describe_users
 
 app = typer.Typer(help="Describe and alter topic and broker configs.", no_args_is_help=True)
@@ -86,7 +86,8 @@ def describe(
         None, "--broker", help="Shortcut for --entity-type brokers --entity-name"
     ),
     show_all: bool = typer.Option(False, "--all", help="List every config, not only the overridden ones"),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON document"),
+    fmt: OutputFormat = FormatOption,
+    as_json: bool = JsonOption,
     bootstrap_server: str | None = BootstrapOption,
     command_config: Path | None = CommandConfigOption,
 ) -> None:
@@ -127,7 +128,7 @@ def describe(
         return out
 
     described = run(main)
-    if as_json:
+    if resolve_format(fmt, as_json) == OutputFormat.json:
         doc = [
             {
                 "entity_type": kind,

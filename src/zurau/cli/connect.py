@@ -19,6 +19,7 @@ from typing import Any
 import typer
 
 from zurau.cli.common import CommandError, run_until_signalled, service_properties, setup_service_logging
+from zurau.cli.extras import needs_extra
 from zurau.cli.output import print_error
 
 app = typer.Typer(help="Run a Kafka Connect worker.", no_args_is_help=True)
@@ -55,35 +56,36 @@ def connect_start(
     log_level: str = typer.Option("INFO", "--log-level", help="DEBUG, INFO, WARNING or ERROR"),
 ) -> None:
     """Start a worker in the foreground (Ctrl-C or SIGTERM stops it)."""
-    from zurau.client.errors import ClientError
-    from zurau.connect.server import ConnectServer
-    from zurau.connect.worker import ConnectError
-    from zurau.connect.worker_config import WorkerConfig, WorkerConfigError
+    with needs_extra("zurau connect", "connect"):
+        from zurau.client.errors import ClientError
+        from zurau.connect.server import ConnectServer
+        from zurau.connect.worker import ConnectError
+        from zurau.connect.worker_config import WorkerConfig, WorkerConfigError
 
-    setup_service_logging(log_level)
-    try:
-        cfg = WorkerConfig.from_props(service_properties(config, override))
-        files = [load_connector_file(p) for p in connectors or []]
-    except (CommandError, WorkerConfigError) as e:
-        print_error(str(e))
-        raise typer.Exit(1) from None
-
-    async def serve() -> None:
-        server = ConnectServer(cfg)
-        await server.start()
+        setup_service_logging(log_level)
         try:
-            for name, connector_config in files:
-                await server.worker.put_connector_config(name, connector_config)
-            assert server.listener is not None and server.listener.task is not None
-            await server.listener.task
-        finally:
-            await server.stop()
+            cfg = WorkerConfig.from_props(service_properties(config, override))
+            files = [load_connector_file(p) for p in connectors or []]
+        except (CommandError, WorkerConfigError) as e:
+            print_error(str(e))
+            raise typer.Exit(1) from None
 
-    try:
-        run_until_signalled(serve)
-    except ConnectError as e:
-        print_error(f"cannot create the connector: {e.message}")
-        raise typer.Exit(1) from None
-    except (OSError, ClientError, RuntimeError) as e:
-        print_error(f"cannot start the Connect worker: {e}")
-        raise typer.Exit(1) from None
+        async def serve() -> None:
+            server = ConnectServer(cfg)
+            await server.start()
+            try:
+                for name, connector_config in files:
+                    await server.worker.put_connector_config(name, connector_config)
+                assert server.listener is not None and server.listener.task is not None
+                await server.listener.task
+            finally:
+                await server.stop()
+
+        try:
+            run_until_signalled(serve)
+        except ConnectError as e:
+            print_error(f"cannot create the connector: {e.message}")
+            raise typer.Exit(1) from None
+        except (OSError, ClientError, RuntimeError) as e:
+            print_error(f"cannot start the Connect worker: {e}")
+            raise typer.Exit(1) from None

@@ -19,6 +19,7 @@ from pathlib import Path
 import typer
 
 from zurau.cli.common import COMMAND_CONFIG_HELP, run_until_signalled, setup_service_logging
+from zurau.cli.extras import needs_extra
 from zurau.cli.output import print_error
 
 
@@ -48,42 +49,43 @@ def console(
     log_level: str = typer.Option("INFO", "--log-level", help="DEBUG, INFO, WARNING or ERROR"),
 ) -> None:
     """Run the web console in the foreground (Ctrl-C or SIGTERM stops it)."""
-    from zurau.config import ConfigError, parse_properties
-    from zurau.console.console_config import ConsoleConfig, ConsoleConfigError
+    with needs_extra("zurau console", "console"):
+        from zurau.config import ConfigError, parse_properties
+        from zurau.console.console_config import ConsoleConfig, ConsoleConfigError
 
-    setup_service_logging(log_level)
-    props: dict[str, str] = {}
-    if command_config is not None:
+        setup_service_logging(log_level)
+        props: dict[str, str] = {}
+        if command_config is not None:
+            try:
+                props = parse_properties(command_config.read_text(encoding="utf-8"))
+            except OSError as e:
+                print_error(f"cannot read {command_config}: {e.strerror or e}")
+                raise typer.Exit(1) from None
+            except ConfigError as e:
+                print_error(f"{command_config}: {e}")
+                raise typer.Exit(1) from None
         try:
-            props = parse_properties(command_config.read_text(encoding="utf-8"))
+            cfg = ConsoleConfig.create(
+                host=host,
+                port=port,
+                bootstrap_servers=bootstrap_server or props.get("bootstrap.servers", "").strip() or "127.0.0.1:9092",
+                registry_url=registry_url,
+                connect_url=connect_url,
+                metrics_url=metrics_url,
+                lag_sample_interval=lag_sample_interval,
+                client_properties=props,
+                login=login,
+                session_timeout=session_timeout * 60,
+            )
+            cfg.service_tls()  # load the TLS material now: a bad file is an error at start, not on a page
+        except ConsoleConfigError as e:
+            print_error(str(e))
+            raise typer.Exit(1) from None
+
+        from zurau.console.server import ConsoleServer
+
+        try:
+            run_until_signalled(lambda: ConsoleServer(cfg).serve_forever())
         except OSError as e:
-            print_error(f"cannot read {command_config}: {e.strerror or e}")
+            print_error(f"cannot start the console on {host}:{port}: {e}")
             raise typer.Exit(1) from None
-        except ConfigError as e:
-            print_error(f"{command_config}: {e}")
-            raise typer.Exit(1) from None
-    try:
-        cfg = ConsoleConfig.create(
-            host=host,
-            port=port,
-            bootstrap_servers=bootstrap_server or props.get("bootstrap.servers", "").strip() or "127.0.0.1:9092",
-            registry_url=registry_url,
-            connect_url=connect_url,
-            metrics_url=metrics_url,
-            lag_sample_interval=lag_sample_interval,
-            client_properties=props,
-            login=login,
-            session_timeout=session_timeout * 60,
-        )
-        cfg.service_tls()  # load the TLS material now: a bad file is an error at start, not on a page
-    except ConsoleConfigError as e:
-        print_error(str(e))
-        raise typer.Exit(1) from None
-
-    from zurau.console.server import ConsoleServer
-
-    try:
-        run_until_signalled(lambda: ConsoleServer(cfg).serve_forever())
-    except OSError as e:
-        print_error(f"cannot start the console on {host}:{port}: {e}")
-        raise typer.Exit(1) from None

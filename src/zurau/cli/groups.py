@@ -41,14 +41,16 @@ from zurau.cli.common import (
 )
 from zurau.cli.output import (
     FormatOption,
+    JsonOption,
     OutputFormat,
-    describe_error,
     notice,
     one_line,
     print_error,
     print_json,
     print_table,
+    resolve_format,
 )
+from zurau.client.errors import describe_error
 
 if TYPE_CHECKING:
     from zurau.client.admin import AdminClient
@@ -113,10 +115,12 @@ def list_groups(
         [], "--type", help="Only groups of these types: classic, consumer", show_default=False
     ),
     fmt: OutputFormat = FormatOption,
+    as_json: bool = JsonOption,
     bootstrap_server: str | None = BootstrapOption,
     command_config: Path | None = CommandConfigOption,
 ) -> None:
     """List the cluster's groups with their type and state."""
+    fmt = resolve_format(fmt, as_json)
     from zurau.client.admin import AdminClient
     from zurau.client.groups_admin import GROUP_STATES, GROUP_TYPES, GroupAdmin, GroupListing
 
@@ -259,10 +263,12 @@ def describe(
     ),
     state: bool = typer.Option(False, "--state", help="Coordinator, assignor, state and member count"),
     fmt: OutputFormat = FormatOption,
+    as_json: bool = JsonOption,
     bootstrap_server: str | None = BootstrapOption,
     command_config: Path | None = CommandConfigOption,
 ) -> None:
     """Describe groups: offsets and lag (default), members, or state."""
+    fmt = resolve_format(fmt, as_json)
     from zurau.client.admin import AdminClient
     from zurau.client.groups_admin import GroupAdmin, GroupDescription
     from zurau.protocol.errors import KafkaError
@@ -496,10 +502,12 @@ def reset_offsets(
     dry_run: bool = typer.Option(False, "--dry-run", help="Only print the plan (the default)"),
     execute: bool = typer.Option(False, "--execute", help="Commit the new offsets"),
     fmt: OutputFormat = FormatOption,
+    as_json: bool = JsonOption,
     bootstrap_server: str | None = BootstrapOption,
     command_config: Path | None = CommandConfigOption,
 ) -> None:
     """Reset a group's committed offsets (the group must have no members to --execute)."""
+    fmt = resolve_format(fmt, as_json)
     from zurau.client.admin import EARLIEST, LATEST, AdminClient, OffsetInfo
     from zurau.client.groups_admin import DEAD, GroupAdmin, GroupDescription
     from zurau.client.types import TopicPartition

@@ -22,7 +22,7 @@ from typing import Any
 import typer
 
 from zurau.cli.common import BootstrapOption, CommandConfigOption, CommandError, client_config, run
-from zurau.cli.output import describe_error
+from zurau.client.errors import describe_error
 
 
 def _partitions_from_file(path: Path) -> list[tuple[str, int]]:
@@ -34,12 +34,18 @@ def _partitions_from_file(path: Path) -> list[tuple[str, int]]:
     if not isinstance(entries, list):
         raise CommandError(f"{path}: expected {{\"partitions\": [{{\"topic\": ..., \"partition\": ...}}]}}")
     out: list[tuple[str, int]] = []
-    for e in entries:
-        if not isinstance(e, dict) or not isinstance(e.get("topic"), str) or not isinstance(e.get("partition"), int):
-            raise CommandError(f"{path}: each partition needs a string \"topic\" and an integer \"partition\": {e!r}")
-        if (e["topic"], e["partition"]) in out:
-            raise CommandError(f"{path}: duplicate partition {e['topic']}-{e['partition']}")
-        out.append((e["topic"], e["partition"]))
+    for entry in entries:
+        if (
+            not isinstance(entry, dict)
+            or not isinstance(entry.get("topic"), str)
+            or not isinstance(entry.get("partition"), int)
+        ):
+            raise CommandError(
+                f"{path}: each partition needs a string \"topic\" and an integer \"partition\": {entry!r}"
+            )
+        if (entry["topic"], entry["partition"]) in out:
+            raise CommandError(f"{path}: duplicate partition {entry['topic']}-{entry['partition']}")
+        out.append((entry["topic"], entry["partition"]))
     return out
 
 

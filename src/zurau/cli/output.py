@@ -3,10 +3,11 @@
 * stdout carries the answer only: lines (:func:`print_lines`), tables (:func:`print_table`: rich
   tables, boxed on a terminal and plain aligned columns otherwise, one row per line for
   ``grep``/``awk``), or one JSON document (:func:`print_json`); ``--format table|json``
-  (:class:`OutputFormat`, :data:`FormatOption`) chooses between the last two.
+  (:class:`OutputFormat`, :data:`FormatOption`) chooses between the last two, on every command
+  that prints either, and ``--json`` (:data:`JsonOption`) is an alias for ``--format json``.
 * stderr carries lines for the human (:func:`notice`), errors (``error: <message>``;
-  :func:`describe_error` words a Kafka error as ``<message> [<KAFKA_ERROR_NAME>]``, :func:`fail`
-  prints one such line and exits with status 1) and progress bars (:func:`progress`), which are
+  :func:`zurau.client.errors.describe_error` words a Kafka error as
+  ``<message> [<KAFKA_ERROR_NAME>]``, :func:`fail` prints one such line and exits with status 1) and progress bars (:func:`progress`), which are
   drawn only when stderr is a terminal (or ``ZURAU_PROGRESS=1``), so pipes and tests see clean
   output.
 
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -26,8 +26,6 @@ from enum import StrEnum
 from typing import Any, NoReturn
 
 import typer
-
-from zurau.protocol.errors import KafkaError
 
 
 # ---------------------------------------------------------------------------- answers (stdout)
@@ -39,6 +37,13 @@ class OutputFormat(StrEnum):
 
 
 FormatOption = typer.Option(OutputFormat.table, "--format", help="table or json", case_sensitive=False)
+#: ``--json``: an alias for ``--format json`` (:func:`resolve_format`), on every command with ``--format``.
+JsonOption = typer.Option(False, "--json", help="Same as --format json")
+
+
+def resolve_format(fmt: OutputFormat, as_json: bool) -> OutputFormat:
+    """The format a command prints in: ``--json`` means ``--format json`` whatever ``--format`` says."""
+    return OutputFormat.json if as_json else fmt
 
 
 def print_lines(lines: Iterable[str]) -> None:
@@ -100,33 +105,6 @@ def print_rows(
 def notice(message: str) -> None:
     """A line for the human on stderr (not an error)."""
     typer.echo(message, err=True)
-
-
-# Kafka's ``Errors`` names that do not follow from the exception class name.
-_ERROR_NAMES = {
-    -1: "UNKNOWN_SERVER_ERROR",
-    2: "CORRUPT_MESSAGE",
-    17: "INVALID_TOPIC_EXCEPTION",
-    56: "KAFKA_STORAGE_ERROR",
-}
-
-
-def kafka_error_name(err: KafkaError) -> str:
-    """``UnknownTopicOrPartitionError`` -> ``UNKNOWN_TOPIC_OR_PARTITION`` (Kafka's ``Errors`` name)."""
-    if type(err) is KafkaError:
-        return "KAFKA_ERROR"
-    if err.code in _ERROR_NAMES:
-        return _ERROR_NAMES[err.code]
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", type(err).__name__.removesuffix("Error")).upper()
-
-
-def describe_error(e: BaseException) -> str:
-    """``<message> [<KAFKA_ERROR_NAME>]`` for a Kafka error, else the exception's text."""
-    if isinstance(e, KafkaError):
-        msg = e.message or ""
-        name = kafka_error_name(e)
-        return f"{msg} [{name}]" if msg and msg != type(e).__name__ else name
-    return str(e) or type(e).__name__
 
 
 def one_line(text: str) -> str:

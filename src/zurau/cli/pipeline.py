@@ -30,6 +30,7 @@ from typing import Any
 
 import typer
 
+from zurau.cli.extras import needs_extra
 from zurau.cli.output import notice, print_error
 
 app = typer.Typer(
@@ -70,36 +71,34 @@ def telemetry(
     ),
 ) -> None:
     """Device telemetry: generator -> Kafka -> Spark windows/alerts -> Kafka + Parquet; prints a summary."""
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        print_error("pyspark is missing: pip install 'zurau[spark]' (and Java 17)")
-        raise typer.Exit(1) from None
-    from zurau.pipelines.telemetry import TelemetryConfig, format_summary, run
+    with needs_extra("zurau pipeline telemetry", "spark"):
+        import pyspark  # noqa: F401  - first: the pipeline needs PySpark (and Java 17)
 
-    logging.basicConfig(
-        level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
-    )
-    cfg = TelemetryConfig(
-        events=events,
-        devices=devices,
-        rate=rate,
-        span_minutes=span_minutes,
-        threshold=threshold,
-        partitions=partitions,
-        timeout_s=timeout,
-    )
-    from zurau.spark.register import is_local_master
+        from zurau.pipelines.telemetry import TelemetryConfig, format_summary, run
 
-    if bootstrap_server is None and not is_local_master(master):
-        notice(
-            "note: the embedded broker listens on 127.0.0.1, so only executors on this machine reach "
-            "it; give --bootstrap-server for a cluster elsewhere"
+        logging.basicConfig(
+            level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
         )
-    _run_and_report(
-        lambda progress: run(bootstrap_server, cfg, output, progress=progress, master=master, registry_url=registry_url),
-        format_summary,
-    )
+        cfg = TelemetryConfig(
+            events=events,
+            devices=devices,
+            rate=rate,
+            span_minutes=span_minutes,
+            threshold=threshold,
+            partitions=partitions,
+            timeout_s=timeout,
+        )
+        from zurau.spark.register import is_local_master
+
+        if bootstrap_server is None and not is_local_master(master):
+            notice(
+                "note: the embedded broker listens on 127.0.0.1, so only executors on this machine reach "
+                "it; give --bootstrap-server for a cluster elsewhere"
+            )
+        _run_and_report(
+            lambda progress: run(bootstrap_server, cfg, output, progress=progress, master=master, registry_url=registry_url),
+            format_summary,
+        )
 
 
 @app.command("cdc")
@@ -128,30 +127,28 @@ def cdc(
     ),
 ) -> None:
     """PostgreSQL orders -> CDC (Debezium format) -> Kafka -> Spark per-customer totals -> PostgreSQL + Parquet, checked against SQL."""
-    try:
-        import psycopg2  # noqa: F401
+    with needs_extra("zurau pipeline cdc", "spark,connect"):
+        import psycopg2  # noqa: F401  - first: the pipeline needs psycopg2 and PySpark (and Java 17)
         import pyspark  # noqa: F401
-    except ImportError as e:
-        print_error(f"{e.name} is missing: pip install 'zurau[spark,connect]' (and Java 17)")
-        raise typer.Exit(1) from None
-    from zurau.pipelines.cdc import CdcConfig, format_summary, run
 
-    logging.basicConfig(
-        level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
-    )
-    cfg = CdcConfig(
-        transactions=transactions,
-        customers=customers,
-        seed=seed,
-        rate=rate,
-        abort_every=abort_every,
-        partitions=partitions,
-        timeout_s=timeout,
-    )
-    _run_and_report(
-        lambda progress: run(bootstrap_server, cfg, output, postgres_dsn, connect_url, master=master, progress=progress),
-        format_summary,
-    )
+        from zurau.pipelines.cdc import CdcConfig, format_summary, run
+
+        logging.basicConfig(
+            level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+        )
+        cfg = CdcConfig(
+            transactions=transactions,
+            customers=customers,
+            seed=seed,
+            rate=rate,
+            abort_every=abort_every,
+            partitions=partitions,
+            timeout_s=timeout,
+        )
+        _run_and_report(
+            lambda progress: run(bootstrap_server, cfg, output, postgres_dsn, connect_url, master=master, progress=progress),
+            format_summary,
+        )
 
 
 def _run_and_report(run: Callable[[Callable[[str], None]], Any], format_summary: Callable[[Any], str]) -> None:
@@ -164,6 +161,8 @@ def _run_and_report(run: Callable[[Callable[[str], None]], Any], format_summary:
 
     try:
         summary = run(progress)
+    except ModuleNotFoundError:
+        raise  # a missing extra: needs_extra says which
     except Exception as e:  # noqa: BLE001 - one line on stderr, exit status 1
         print_error(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
         raise typer.Exit(1) from None

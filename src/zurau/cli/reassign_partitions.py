@@ -25,7 +25,7 @@ from typing import Any
 import typer
 
 from zurau.cli.common import BootstrapOption, CommandConfigOption, CommandError, client_config, run
-from zurau.cli.output import describe_error
+from zurau.client.errors import describe_error
 
 
 def _read_json(path: Path) -> Any:

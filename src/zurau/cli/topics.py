@@ -8,11 +8,11 @@ partition's log start and end offsets::
     Topic: t  TopicId: ...  PartitionCount: 3  ReplicationFactor: 1  Configs: retention.ms=1000
         Topic: t  Partition: 0  Leader: 1  Replicas: 1  Isr: 1  LogStartOffset: 0  LogEndOffset: 42
 
-(fields are tab-separated), or one JSON document with ``--json``. A partition being reassigned
-also shows ``Adding Replicas`` and ``Removing Replicas`` (after ``Isr``), and one with replicas
-on brokers that are down ``Offline``, as kafka-topics.sh does; ``--under-replicated-partitions``
-and ``--unavailable-partitions`` keep only the partitions whose ISR is smaller than their
-replicas, or that have no leader.
+(fields are tab-separated), or one JSON document with ``--format json`` (or ``--json``). A
+partition being reassigned also shows ``Adding Replicas`` and ``Removing Replicas`` (after
+``Isr``), and one with replicas on brokers that are down ``Offline``, as kafka-topics.sh does;
+``--under-replicated-partitions`` and ``--unavailable-partitions`` keep only the partitions whose
+ISR is smaller than their replicas, or that have no leader.
 """
 
 from __future__ import annotations
@@ -32,7 +32,16 @@ from zurau.cli.common import (
     names_of,
     run,
 )
-from zurau.cli.output import describe_error, print_json, print_lines, progress
+from zurau.cli.output import (
+    FormatOption,
+    JsonOption,
+    OutputFormat,
+    print_json,
+    print_lines,
+    progress,
+    resolve_format,
+)
+from zurau.client.errors import describe_error
 
 app = typer.Typer(help="List, create, describe, alter and delete topics.", no_args_is_help=True)
 
@@ -186,7 +195,8 @@ def describe(
     topics: list[str] = typer.Argument(None, help="Topic name(s); all topics when none", show_default=False),
     topic_opt: list[str] = TopicsOption,
     exclude_internal: bool = ExcludeInternalOption,
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON document"),
+    fmt: OutputFormat = FormatOption,
+    as_json: bool = JsonOption,
     under_replicated: bool = typer.Option(
         False, "--under-replicated-partitions", help="Only partitions whose ISR is smaller than their replicas"
     ),
@@ -237,7 +247,7 @@ def describe(
     if filtering:
         described = [(dataclasses.replace(d, partitions=tuple(p for p in d.partitions if wanted(p))), c) for d, c in described]
         described = [(d, c) for d, c in described if d.partitions]
-    if as_json:
+    if resolve_format(fmt, as_json) == OutputFormat.json:
         print_json([_describe_json(d, c, moving) for d, c in described])
         return
     for d, overrides in described:

@@ -42,7 +42,15 @@ from zurau.cli.common import (
     run,
     split_values,
 )
-from zurau.cli.output import FormatOption, OutputFormat, print_json, print_rows, print_table
+from zurau.cli.output import (
+    FormatOption,
+    JsonOption,
+    OutputFormat,
+    print_json,
+    print_rows,
+    print_table,
+    resolve_format,
+)
 
 if TYPE_CHECKING:
     from zurau.client.transactions_admin import TransactionsAdmin
@@ -90,10 +98,12 @@ def list_transactions(
     duration_ms: int = typer.Option(-1, "--duration-ms", help="Only transactions running longer than this"),
     pattern: str | None = typer.Option(None, "--pattern", help="Only ids fully matching this regex"),
     fmt: OutputFormat = FormatOption,
+    as_json: bool = JsonOption,
     bootstrap_server: str | None = BootstrapOption,
     command_config: Path | None = CommandConfigOption,
 ) -> None:
     """List transactional ids with their coordinator, producer id and state."""
+    fmt = resolve_format(fmt, as_json)
 
     async def call(txn: TransactionsAdmin) -> Any:
         return await txn.list_transactions(
@@ -115,10 +125,12 @@ def list_transactions(
 def describe(
     transactional_id: str = typer.Argument(..., help="The transactional id"),
     fmt: OutputFormat = FormatOption,
+    as_json: bool = JsonOption,
     bootstrap_server: str | None = BootstrapOption,
     command_config: Path | None = CommandConfigOption,
 ) -> None:
     """Describe the state of a transactional id and its current transaction."""
+    fmt = resolve_format(fmt, as_json)
 
     async def call(txn: TransactionsAdmin) -> Any:
         return _only(await txn.describe_transactions([transactional_id]), transactional_id)
@@ -198,10 +210,12 @@ def describe_producers(
     topic: str = typer.Option(..., "--topic", "-t", help="Topic name"),
     partition: int = typer.Option(..., "--partition", "-p", help="Partition"),
     fmt: OutputFormat = FormatOption,
+    as_json: bool = JsonOption,
     bootstrap_server: str | None = BootstrapOption,
     command_config: Path | None = CommandConfigOption,
 ) -> None:
     """The producers a partition's leader remembers, with their open transactions."""
+    fmt = resolve_format(fmt, as_json)
     from zurau.client.types import TopicPartition
 
     tp = TopicPartition(topic, partition)
@@ -217,10 +231,12 @@ def find_hanging(
     topic: str = typer.Option(..., "--topic", "-t", help="Topic name"),
     partition: int | None = typer.Option(None, "--partition", "-p", help="Only this partition"),
     fmt: OutputFormat = FormatOption,
+    as_json: bool = JsonOption,
     bootstrap_server: str | None = BootstrapOption,
     command_config: Path | None = CommandConfigOption,
 ) -> None:
     """Open transactions no coordinator will end (they hold back read_committed consumers)."""
+    fmt = resolve_format(fmt, as_json)
     from zurau.client.transactions_admin import partitions_of
     from zurau.client.types import TopicPartition
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from zurau.cli.common import BootstrapOption, CommandConfigOption, CommandError, client_config, run
-from zurau.cli.output import FormatOption, OutputFormat, print_json, print_table
+from zurau.cli.output import FormatOption, JsonOption, OutputFormat, print_json, print_table, resolve_format
 
 if TYPE_CHECKING:
     from zurau.client.config import ClientConfig
@@ -35,8 +35,10 @@ def describe(
     bootstrap_server: str | None = BootstrapOption,
     command_config: Path | None = CommandConfigOption,
     output_format: OutputFormat = FormatOption,
+    as_json: bool = JsonOption,
 ) -> None:
     """Each user's SCRAM mechanisms and iterations."""
+    output_format = resolve_format(output_format, as_json)
     from zurau.client.scram_admin import ScramAdmin
 
     cfg = client_config(bootstrap_server, command_config)

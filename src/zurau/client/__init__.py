@@ -10,7 +10,11 @@ against Zurau and against any Kafka-compatible cluster. Modules:
 * :mod:`~zurau.client.producer` / :mod:`~zurau.client.consumer`: records in and out;
 * :mod:`~zurau.client.group`: classic consumer groups (range assignor, committed offsets);
 * :mod:`~zurau.client.coordinator_lookup`: FindCoordinator for groups and transactional ids;
-* :mod:`~zurau.client.partitioner`: Kafka's murmur2 key partitioner.
+* :mod:`~zurau.client.partitioner`: Kafka's murmur2 key partitioner;
+* :mod:`~zurau.client.topic_admin`: ``ensure_topic``, the create-if-missing every edge service uses;
+* :mod:`~zurau.client.kafka_based_log`: a compacted topic as a service's state (Kafka's
+  ``KafkaBasedLog``: Connect's stores, the registry's ``_schemas``);
+* :mod:`~zurau.client.errors`: client-side errors, and Kafka's error names for people.
 
 This package must not import the broker stack (broker, replication, storage, metadata); an
 import-linter contract enforces it.

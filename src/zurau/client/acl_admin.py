@@ -8,10 +8,10 @@ the cluster to change ACLs and DESCRIBE to list them.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from zurau.client.cluster import Cluster
 from zurau.client.config import ClientConfig
+from zurau.client.typed_api import CREATE_ACLS, DELETE_ACLS, DESCRIBE_ACLS
 from zurau.protocol.acl import (
     AclBinding,
     AclBindingFilter,
@@ -20,15 +20,21 @@ from zurau.protocol.acl import (
     PatternType,
     ResourceType,
 )
-from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import KafkaError, for_code
+from zurau.protocol.messages import (
+    CreateAclsRequestCreations,
+    DeleteAclsRequestFilters,
+    DeleteAclsResponseFilterResultsMatchingAcls,
+    DescribeAclsResponseResourcesAcls,
+)
 
 
 def _error(code: int, message: str | None, what: str) -> KafkaError:
     return for_code(code)(message or what)
 
 
-def _filter_body(f: AclBindingFilter) -> dict[str, Any]:
+def _filter_body(f: AclBindingFilter) -> DeleteAclsRequestFilters:
+    """A filter as DeleteAcls sends it; DescribeAcls' request has the same fields."""
     return {
         "resource_type_filter": int(f.resource_type),
         "resource_name_filter": f.resource_name,
@@ -40,7 +46,12 @@ def _filter_body(f: AclBindingFilter) -> dict[str, Any]:
     }
 
 
-def _binding(resource_type: int, name: str, pattern: int, a: dict[str, Any]) -> AclBinding:
+def _binding(
+    resource_type: int,
+    name: str,
+    pattern: int,
+    a: DescribeAclsResponseResourcesAcls | DeleteAclsResponseFilterResultsMatchingAcls,
+) -> AclBinding:
     return AclBinding(
         ResourceType(resource_type), name, PatternType(pattern), a["principal"], a["host"],
         AclOperation(a["operation"]), AclPermissionType(a["permission_type"]),
@@ -63,7 +74,7 @@ class AclAdmin:
 
     async def create(self, bindings: Iterable[AclBinding]) -> list[KafkaError | None]:
         """One outcome per binding, in order: None (created, or existed already) or its error."""
-        creations = [
+        creations: list[CreateAclsRequestCreations] = [
             {
                 "resource_type": int(b.resource_type),
                 "resource_name": b.resource_name,
@@ -76,7 +87,7 @@ class AclAdmin:
             for b in bindings
         ]
         conn = await self.cluster.any_connection()
-        resp = await conn.request(ApiKey.CREATE_ACLS, {"creations": creations})
+        resp = await conn.call(CREATE_ACLS({"creations": creations}))
         return [
             _error(r["error_code"], r["error_message"], "CreateAcls failed") if r["error_code"] else None
             for r in resp["results"]
@@ -85,7 +96,7 @@ class AclAdmin:
     async def describe(self, flt: AclBindingFilter | None = None) -> list[AclBinding]:
         """The bindings matching ``flt`` (every binding when None); raises the broker's error."""
         conn = await self.cluster.any_connection()
-        resp = await conn.request(ApiKey.DESCRIBE_ACLS, _filter_body(flt or AclBindingFilter()))
+        resp = await conn.call(DESCRIBE_ACLS({**_filter_body(flt or AclBindingFilter())}))
         if resp["error_code"]:
             raise _error(resp["error_code"], resp["error_message"], "DescribeAcls failed")
         return [
@@ -97,7 +108,7 @@ class AclAdmin:
     async def delete(self, filters: Iterable[AclBindingFilter]) -> list[list[AclBinding] | KafkaError]:
         """Per filter, in order: the bindings it removed, or its error."""
         conn = await self.cluster.any_connection()
-        resp = await conn.request(ApiKey.DELETE_ACLS, {"filters": [_filter_body(f) for f in filters]})
+        resp = await conn.call(DELETE_ACLS({"filters": [_filter_body(f) for f in filters]}))
         out: list[list[AclBinding] | KafkaError] = []
         for r in resp["filter_results"]:
             if r["error_code"]:

@@ -34,20 +34,27 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
+from zurau.client import typed_api
 from zurau.client.cluster import Cluster, PartitionMetadata, TopicMetadata
 from zurau.client.config import ClientConfig
 from zurau.client.errors import ClientError
 from zurau.client.types import TopicPartition
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     KafkaError,
     UnknownTopicOrPartitionError,
     for_code,
 )
-
-LIST_OFFSETS, CREATE_TOPICS, DELETE_TOPICS, DELETE_RECORDS = 2, 19, 20, 21
-DESCRIBE_CONFIGS, INCREMENTAL_ALTER_CONFIGS, CREATE_PARTITIONS = 32, 44, 37
-ELECT_LEADERS, ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS = 43, 45, 46
-DESCRIBE_LOG_DIRS = 35
+from zurau.protocol.messages import (
+    AlterPartitionReassignmentsRequestTopicsPartitions,
+    DeleteRecordsRequestTopicsPartitions,
+    DeleteTopicsRequest,
+    DescribeConfigsResponseResultsConfigs,
+    ElectLeadersRequestTopicPartitions,
+    ListOffsetsRequestTopicsPartitions,
+    ListPartitionReassignmentsRequestTopics,
+)
+from zurau.types import ZERO_UUID
 
 EARLIEST, LATEST, MAX_TIMESTAMP = -2, -1, -3
 
@@ -249,8 +256,8 @@ class AdminClient:
         )
         out: dict[str, TopicDescription | KafkaError] = {}
         for name, t in metas.items():
-            if t.error_code:
-                out[name] = t.error  # type: ignore[assignment]
+            if (error := t.error) is not None:
+                out[name] = error
                 continue
             parts = []
             for p in t.partitions:
@@ -282,26 +289,28 @@ class AdminClient:
         self, topics: Iterable[NewTopic], *, validate_only: bool = False
     ) -> dict[str, KafkaError | None]:
         topics = list(topics)
-        body = {
-            "topics": [
-                {
-                    "name": t.name,
-                    "num_partitions": t.num_partitions,
-                    "replication_factor": t.replication_factor,
-                    "assignments": [],
-                    "configs": [{"name": k, "value": v} for k, v in t.configs.items()],
-                }
-                for t in topics
-            ],
-            "timeout_ms": self._timeout_ms,
-            "validate_only": validate_only,
-        }
+        call = typed_api.CREATE_TOPICS(
+            {
+                "topics": [
+                    {
+                        "name": t.name,
+                        "num_partitions": t.num_partitions,
+                        "replication_factor": t.replication_factor,
+                        "assignments": [],
+                        "configs": [{"name": k, "value": v} for k, v in t.configs.items()],
+                    }
+                    for t in topics
+                ],
+                "timeout_ms": self._timeout_ms,
+                "validate_only": validate_only,
+            }
+        )
         conn = await self.cluster.any_connection()
         if any(t.num_partitions == -1 or t.replication_factor == -1 for t in topics):
-            version = conn.version(CREATE_TOPICS, min_version=4)  # -1 defaults need v4+
+            version = conn.version(ApiKey.CREATE_TOPICS, min_version=4)  # -1 defaults need v4+
         else:
-            version = conn.version(CREATE_TOPICS)
-        resp = await conn.request(CREATE_TOPICS, body, version=version)
+            version = conn.version(ApiKey.CREATE_TOPICS)
+        resp = await conn.call(call, version=version)
         out: dict[str, KafkaError | None] = {}
         for r in resp["topics"]:
             code = r["error_code"]
@@ -313,17 +322,19 @@ class AdminClient:
     async def delete_topics(self, names: Iterable[str]) -> dict[str, KafkaError | None]:
         names = list(names)
         conn = await self.cluster.any_connection()
-        version = conn.version(DELETE_TOPICS)
-        body: dict[str, Any] = {"timeout_ms": self._timeout_ms}
+        version = conn.version(ApiKey.DELETE_TOPICS)
+        body: DeleteTopicsRequest = {"timeout_ms": self._timeout_ms}
         if version >= 6:
-            body["topics"] = [{"name": n, "topic_id": None} for n in names]
+            body["topics"] = [{"name": n, "topic_id": ZERO_UUID} for n in names]
         else:
             body["topic_names"] = names
-        resp = await conn.request(DELETE_TOPICS, body, version=version)
+        resp = await conn.call(typed_api.DELETE_TOPICS(body), version=version)
         out: dict[str, KafkaError | None] = {}
         for r in resp["responses"]:
             code = r["error_code"]
             name = r["name"]
+            if name is None:  # nullable from v6 for a topic deleted by id, which this client never does
+                continue
             message = r.get("error_message") or (f"Topic '{name}' does not exist" if code == 3 else None)
             out[name] = _error(code, message, f"cannot delete topic '{name}'") if code else None
         return out
@@ -332,12 +343,14 @@ class AdminClient:
         self, totals: Mapping[str, int], *, validate_only: bool = False
     ) -> dict[str, KafkaError | None]:
         """Grow each topic to ``totals[topic]`` partitions."""
-        body = {
-            "topics": [{"name": n, "count": c, "assignments": None} for n, c in totals.items()],
-            "timeout_ms": self._timeout_ms,
-            "validate_only": validate_only,
-        }
-        resp = await self.cluster.send(None, CREATE_PARTITIONS, body)
+        call = typed_api.CREATE_PARTITIONS(
+            {
+                "topics": [{"name": n, "count": c, "assignments": None} for n, c in totals.items()],
+                "timeout_ms": self._timeout_ms,
+                "validate_only": validate_only,
+            }
+        )
+        resp = await self.cluster.call(None, call)
         out: dict[str, KafkaError | None] = {}
         for r in resp["results"]:
             code = r["error_code"]
@@ -369,19 +382,21 @@ class AdminClient:
         out: dict[ConfigResource, list[ConfigEntry] | KafkaError] = {}
 
         async def one(node: int | None, rs: list[ConfigResource]) -> None:
-            body = {
-                "resources": [
-                    {
-                        "resource_type": int(r.type),
-                        "resource_name": r.name,
-                        "configuration_keys": list(keys) if keys else None,
-                    }
-                    for r in rs
-                ],
-                "include_synonyms": False,
-                "include_documentation": False,
-            }
-            resp = await self.cluster.send(node, DESCRIBE_CONFIGS, body)
+            call = typed_api.DESCRIBE_CONFIGS(
+                {
+                    "resources": [
+                        {
+                            "resource_type": int(r.type),
+                            "resource_name": r.name,
+                            "configuration_keys": list(keys) if keys else None,
+                        }
+                        for r in rs
+                    ],
+                    "include_synonyms": False,
+                    "include_documentation": False,
+                }
+            )
+            resp = await self.cluster.call(node, call)
             for res in resp["results"]:
                 key = ConfigResource(ResourceType(res["resource_type"]), res["resource_name"])
                 if res["error_code"]:
@@ -412,21 +427,23 @@ class AdminClient:
         out: dict[ConfigResource, KafkaError | None] = {}
 
         async def one(node: int | None, rs: list[ConfigResource]) -> None:
-            body = {
-                "resources": [
-                    {
-                        "resource_type": int(r.type),
-                        "resource_name": r.name,
-                        "configs": [
-                            {"name": c.name, "config_operation": int(c.op), "value": c.value}
-                            for c in changes[r]
-                        ],
-                    }
-                    for r in rs
-                ],
-                "validate_only": validate_only,
-            }
-            resp = await self.cluster.send(node, INCREMENTAL_ALTER_CONFIGS, body)
+            call = typed_api.INCREMENTAL_ALTER_CONFIGS(
+                {
+                    "resources": [
+                        {
+                            "resource_type": int(r.type),
+                            "resource_name": r.name,
+                            "configs": [
+                                {"name": c.name, "config_operation": int(c.op), "value": c.value}
+                                for c in changes[r]
+                            ],
+                        }
+                        for r in rs
+                    ],
+                    "validate_only": validate_only,
+                }
+            )
+            resp = await self.cluster.call(node, call)
             for res in resp["responses"]:
                 key = ConfigResource(ResourceType(res["resource_type"]), res["resource_name"])
                 code = res["error_code"]
@@ -474,22 +491,22 @@ class AdminClient:
             out.update(errors)
 
             async def one(node: int, tps: list[TopicPartition], todo: dict[TopicPartition, int]) -> None:
-                topics: dict[str, list[dict[str, Any]]] = {}
+                topics: dict[str, list[ListOffsetsRequestTopicsPartitions]] = {}
                 for tp in tps:
                     topics.setdefault(tp.topic, []).append(
                         {"partition_index": tp.partition, "current_leader_epoch": -1, "timestamp": todo[tp]}
                     )
-                body = {
-                    "replica_id": -1,
-                    "isolation_level": isolation_level,
-                    "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()],
-                    "timeout_ms": self._timeout_ms,
-                }
+                call = typed_api.LIST_OFFSETS(
+                    {
+                        "replica_id": -1,
+                        "isolation_level": isolation_level,
+                        "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()],
+                        "timeout_ms": self._timeout_ms,
+                    }
+                )
                 min_version = 3 if any(todo[tp] == MAX_TIMESTAMP for tp in tps) else 1
                 conn = await self.cluster.connection(node)
-                resp = await conn.request(
-                    LIST_OFFSETS, body, version=conn.version(LIST_OFFSETS, min_version=min_version)
-                )
+                resp = await conn.call(call, version=conn.version(ApiKey.LIST_OFFSETS, min_version=min_version))
                 for t in resp["topics"]:
                     for p in t["partitions"]:
                         tp = TopicPartition(t["name"], p["partition_index"])
@@ -524,16 +541,18 @@ class AdminClient:
         out.update(errors)
 
         async def one(node: int, tps: list[TopicPartition]) -> None:
-            topics: dict[str, list[dict[str, Any]]] = {}
+            topics: dict[str, list[DeleteRecordsRequestTopicsPartitions]] = {}
             for tp in tps:
                 topics.setdefault(tp.topic, []).append(
                     {"partition_index": tp.partition, "offset": before[tp]}
                 )
-            body = {
-                "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()],
-                "timeout_ms": self._timeout_ms,
-            }
-            resp = await self.cluster.send(node, DELETE_RECORDS, body)
+            call = typed_api.DELETE_RECORDS(
+                {
+                    "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()],
+                    "timeout_ms": self._timeout_ms,
+                }
+            )
+            resp = await self.cluster.call(node, call)
             for t in resp["topics"]:
                 for p in t["partitions"]:
                     tp = TopicPartition(t["name"], p["partition_index"])
@@ -547,7 +566,6 @@ class AdminClient:
         await asyncio.gather(*(one(n, tps) for n, tps in groups.items()))
         return out
 
-
     async def describe_log_dirs(
         self, broker_ids: Iterable[int]
     ) -> dict[int, list[LogDirDescription] | KafkaError | ClientError]:
@@ -555,7 +573,7 @@ class AdminClient:
         that broker; a broker that cannot be reached or refuses carries its error."""
 
         async def one(node: int) -> list[LogDirDescription]:
-            resp = await self.cluster.send(node, DESCRIBE_LOG_DIRS, {"topics": None})
+            resp = await self.cluster.call(node, typed_api.DESCRIBE_LOG_DIRS({"topics": None}))
             if resp.get("error_code"):
                 raise _error(resp["error_code"], None, f"broker {node} cannot describe its log dirs")
             return [
@@ -593,7 +611,7 @@ class AdminClient:
     ) -> dict[TopicPartition, KafkaError | None]:
         """Elect leaders of ``partitions`` (every partition when None; then partitions whose
         election was not needed are left out of the answer, as Kafka's controller does)."""
-        topic_partitions: list[dict[str, Any]] | None = None
+        topic_partitions: list[ElectLeadersRequestTopicPartitions] | None = None
         if partitions is not None:
             by_topic: dict[str, list[int]] = {}
             for tp in partitions:
@@ -601,11 +619,17 @@ class AdminClient:
                     by_topic[tp.topic].append(tp.partition)
             topic_partitions = [{"topic": t, "partitions": ps} for t, ps in by_topic.items()]
         conn = await self.cluster.any_connection()
-        version = conn.version(ELECT_LEADERS)
+        version = conn.version(ApiKey.ELECT_LEADERS)
         if election_type != ElectionType.PREFERRED and version < 1:
             raise for_code(35)("the broker supports only preferred leader elections (ElectLeaders v0)")
-        body = {"election_type": int(election_type), "topic_partitions": topic_partitions, "timeout_ms": self._timeout_ms}
-        resp = await conn.request(ELECT_LEADERS, body, version=version)
+        call = typed_api.ELECT_LEADERS(
+            {
+                "election_type": int(election_type),
+                "topic_partitions": topic_partitions,
+                "timeout_ms": self._timeout_ms,
+            }
+        )
+        resp = await conn.call(call, version=version)
         if resp.get("error_code"):
             raise _error(resp["error_code"], None, "ElectLeaders failed")
         out: dict[TopicPartition, KafkaError | None] = {}
@@ -620,17 +644,19 @@ class AdminClient:
         self, reassignments: Mapping[TopicPartition, Sequence[int] | None], *, allow_replication_factor_change: bool = True
     ) -> dict[TopicPartition, KafkaError | None]:
         """Move each partition to its target replicas (None cancels its ongoing reassignment)."""
-        by_topic: dict[str, list[dict[str, Any]]] = {}
+        by_topic: dict[str, list[AlterPartitionReassignmentsRequestTopicsPartitions]] = {}
         for tp, replicas in reassignments.items():
             by_topic.setdefault(tp.topic, []).append(
                 {"partition_index": tp.partition, "replicas": None if replicas is None else list(replicas)}
             )
-        body = {
-            "timeout_ms": self._timeout_ms,
-            "allow_replication_factor_change": allow_replication_factor_change,
-            "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
-        }
-        resp = await self.cluster.send(None, ALTER_PARTITION_REASSIGNMENTS, body)
+        call = typed_api.ALTER_PARTITION_REASSIGNMENTS(
+            {
+                "timeout_ms": self._timeout_ms,
+                "allow_replication_factor_change": allow_replication_factor_change,
+                "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
+            }
+        )
+        resp = await self.cluster.call(None, call)
         out: dict[TopicPartition, KafkaError | None] = {}
         top = resp.get("error_code", 0)
         for t in resp["responses"]:
@@ -648,13 +674,14 @@ class AdminClient:
         self, partitions: Iterable[TopicPartition] | None = None
     ) -> dict[TopicPartition, PartitionReassignment]:
         """The ongoing reassignments (of ``partitions``, or all of them when None)."""
-        topics: list[dict[str, Any]] | None = None
+        topics: list[ListPartitionReassignmentsRequestTopics] | None = None
         if partitions is not None:
             by_topic: dict[str, list[int]] = {}
             for tp in partitions:
                 by_topic.setdefault(tp.topic, []).append(tp.partition)
             topics = [{"name": t, "partition_indexes": ps} for t, ps in by_topic.items()]
-        resp = await self.cluster.send(None, LIST_PARTITION_REASSIGNMENTS, {"timeout_ms": self._timeout_ms, "topics": topics})
+        call = typed_api.LIST_PARTITION_REASSIGNMENTS({"timeout_ms": self._timeout_ms, "topics": topics})
+        resp = await self.cluster.call(None, call)
         if resp["error_code"]:
             raise _error(resp["error_code"], resp.get("error_message"), "ListPartitionReassignments failed")
         return {
@@ -666,7 +693,7 @@ class AdminClient:
         }
 
 
-def _source(c: dict[str, Any]) -> ConfigSource:
+def _source(c: DescribeConfigsResponseResultsConfigs) -> ConfigSource:
     src = c.get("config_source", -1)
     if src is None or src < 0:
         return ConfigSource.DEFAULT_CONFIG if c.get("is_default") else ConfigSource.UNKNOWN

@@ -22,15 +22,20 @@ import random
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
+from zurau.client import typed_api
 from zurau.client.config import ClientConfig
 from zurau.client.connection import BrokerConnection
 from zurau.client.errors import BrokerUnreachableError, ClientError, ConnectionLostError
+from zurau.client.typed_api import Call
 from zurau.protocol.errors import KafkaError, LeaderNotAvailableError, for_code
+from zurau.protocol.messages import MetadataResponse
 
 METADATA = 3
 METADATA_MAX_VERSION = 12  # v13 adds only a top-level error code; names suffice for us
+
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -200,14 +205,14 @@ class Cluster:
         await asyncio.gather(*(c.close() for c in conns.values()), return_exceptions=True)
 
     # ------------------------------------------------------------------ requests
-    async def send(
-        self, node_id: int | None, api_key: int, body: dict[str, Any], **kwargs: Any
-    ) -> dict[str, Any]:
-        """Send to broker ``node_id`` (any broker when None); a lost connection is retried once."""
+    async def call(self, node_id: int | None, call: Call[R], **kwargs: Any) -> R:
+        """Send a typed call (:mod:`zurau.client.typed_api`) to broker ``node_id`` (any broker
+        when None) and return its answer, typed; a lost connection is retried once. ``kwargs``
+        are :meth:`BrokerConnection.call`'s (``version``, ``max_version``, ``timeout``)."""
         for attempt in (0, 1):
             conn = await (self.any_connection() if node_id is None else self.connection(node_id))
             try:
-                return await conn.request(api_key, body, **kwargs)
+                return await conn.call(call, **kwargs)
             except ConnectionLostError:
                 if attempt:
                     raise
@@ -225,16 +230,18 @@ class Cluster:
         async with self._metadata_lock:
             conn = await self.any_connection()
             version = conn.version(METADATA, METADATA_MAX_VERSION, min_version=1)
-            body: dict[str, Any] = {
-                "topics": None if names is None else [{"name": n} for n in names],
-                "allow_auto_topic_creation": allow_auto_topic_creation,
-            }
-            resp = await conn.request(METADATA, body, version=version)
+            call = typed_api.METADATA(
+                {
+                    "topics": None if names is None else [{"name": n} for n in names],
+                    "allow_auto_topic_creation": allow_auto_topic_creation,
+                }
+            )
+            resp = await conn.call(call, version=version)
             self._apply(resp, names)
             self._last_refresh = time.monotonic()
             return self.metadata
 
-    def _apply(self, resp: dict[str, Any], asked: list[str] | None) -> None:
+    def _apply(self, resp: MetadataResponse, asked: list[str] | None) -> None:
         md = self.metadata
         md.cluster_id = resp.get("cluster_id")
         md.controller_id = resp.get("controller_id", -1)
@@ -249,6 +256,8 @@ class Cluster:
                 md.topics.pop(n, None)
         for t in resp["topics"]:
             name = t["name"]
+            if name is None:  # nullable from v12 for a topic asked for by id, which this cache never does
+                continue
             parts = tuple(
                 sorted(
                     (
@@ -301,11 +310,12 @@ class Cluster:
             retriable = t.error_code in (LeaderNotAvailableError.code,) or any(
                 p.leader < 0 for p in t.partitions
             )
-            if t.error_code and not retriable:
-                raise t.error  # type: ignore[misc]
+            error = t.error  # None exactly when error_code is 0
+            if error is not None and not retriable:
+                raise error
             if not retriable or time.monotonic() > deadline:
-                if t.error_code:
-                    raise t.error  # type: ignore[misc]
+                if error is not None:
+                    raise error
                 return t
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.5)

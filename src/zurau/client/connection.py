@@ -45,6 +45,7 @@ import logging
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
+from zurau.client import typed_api
 from zurau.client.errors import (
     AuthenticationError,
     BrokerUnreachableError,
@@ -67,6 +68,8 @@ from zurau.protocol.sasl import SaslError
 
 if TYPE_CHECKING:
     from zurau.client.security import ClientSecurity
+    from zurau.client.typed_api import Call
+    from zurau.protocol.messages import SaslAuthenticateResponse
 
 log = logging.getLogger("zurau.client")
 
@@ -88,6 +91,7 @@ _CLOSE_WAIT_S = 5.0  # how long close() waits for queued bytes to drain before i
 
 
 K = TypeVar("K", bound=Hashable)
+R = TypeVar("R")
 
 
 class _ResponseProtocol(asyncio.BufferedProtocol):
@@ -236,10 +240,12 @@ class BrokerConnection:
         return self
 
     async def _negotiate(self, timeout: float) -> None:
-        body = {"client_software_name": "zurau", "client_software_version": _software_version()}
+        call = typed_api.API_VERSIONS(
+            {"client_software_name": "zurau", "client_software_version": _software_version()}
+        )
         version = _FIRST_API_VERSIONS_VERSION
         for _ in range(2):
-            resp = await self._send(API_VERSIONS, version, body, timeout)
+            resp = await self._call(call, version, timeout)
             ranges = {k["api_key"]: (k["min_version"], k["max_version"]) for k in resp["api_keys"]}
             if resp["error_code"] == UnsupportedVersionError.code and API_VERSIONS in ranges:
                 lo, hi = ranges[API_VERSIONS]
@@ -256,19 +262,21 @@ class BrokerConnection:
     async def _authenticate(self, security: ClientSecurity, timeout: float) -> None:
         """SaslHandshake v1 then SaslAuthenticate rounds until the mechanism completes."""
         mechanism = security.sasl_mechanism.upper()
-        resp = await self._send(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": mechanism}, timeout)
-        if resp["error_code"]:
-            offered = ", ".join(resp["mechanisms"]) or "none"
+        handshake = await self._call(typed_api.SASL_HANDSHAKE({"mechanism": mechanism}), 1, timeout)
+        if handshake["error_code"]:
+            offered = ", ".join(handshake["mechanisms"]) or "none"
             raise AuthenticationError(
-                f"{self.address} refused SASL mechanism {mechanism} (error {resp['error_code']}; it offers {offered})"
+                f"{self.address} refused SASL mechanism {mechanism}"
+                f" (error {handshake['error_code']}; it offers {offered})"
             )
         client = security.sasl_client()
         assert client is not None
         version = self.version(ApiKey.SASL_AUTHENTICATE, 2)
         token: bytes | None = client.first()
+        resp: SaslAuthenticateResponse = {}
         try:
             while token is not None:
-                resp = await self._send(ApiKey.SASL_AUTHENTICATE, version, {"auth_bytes": token}, timeout)
+                resp = await self._call(typed_api.SASL_AUTHENTICATE({"auth_bytes": token}), version, timeout)
                 if resp["error_code"]:
                     raise AuthenticationError(
                         f"{self.address}: {resp['error_message'] or 'SASL authentication failed'}"
@@ -346,7 +354,10 @@ class BrokerConnection:
         timeout: float | None = None,
         expect_response: bool = True,
     ) -> dict[str, Any]:
-        """Send one request and return the decoded answer (``{}`` when none is expected)."""
+        """Send one request and return the decoded answer (``{}`` when none is expected).
+
+        The untyped form: the client's own modules send typed calls (:meth:`call`,
+        :meth:`send_only`); the broker's inter-broker channels, the CLI and tests still use this."""
         if self._reauthenticating is not None or (
             self._reauth_at is not None and asyncio.get_running_loop().time() >= self._reauth_at
         ):
@@ -354,6 +365,29 @@ class BrokerConnection:
         if version is None:
             version = self.version(api_key, max_version)
         return await self._send(api_key, version, body, timeout, expect_response)
+
+    async def call(
+        self,
+        call: Call[R],
+        *,
+        version: int | None = None,
+        max_version: int | None = None,
+        timeout: float | None = None,
+    ) -> R:
+        """As :meth:`request` for a typed call (:mod:`zurau.client.typed_api`): its answer, typed."""
+        return call.answer(
+            await self.request(call.api_key, call.body, version=version, max_version=max_version, timeout=timeout)
+        )
+
+    async def send_only(self, call: Call[Any], *, version: int | None = None, max_version: int | None = None) -> None:
+        """Send a request the broker does not answer (Produce with acks=0): returns once it is
+        written (and the socket drained)."""
+        await self.request(call.api_key, call.body, version=version, max_version=max_version, expect_response=False)
+
+    async def _call(self, call: Call[R], version: int, timeout: float | None) -> R:
+        """:meth:`call` at ``version`` during connection setup (ApiVersions, SASL): no version
+        negotiation, no re-authentication check."""
+        return call.answer(await self._send(call.api_key, version, call.body, timeout))
 
     async def _send(
         self,

@@ -39,20 +39,25 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from zurau.client import typed_api
 from zurau.client.admin import EARLIEST, LATEST, AdminClient, OffsetInfo
 from zurau.client.cluster import Cluster
 from zurau.client.config import ClientConfig
 from zurau.client.errors import ClientError
 from zurau.client.group import GroupMember
 from zurau.client.types import ConsumerRecord, TopicPartition
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import KafkaError, OffsetOutOfRangeError, for_code
+from zurau.protocol.messages import (
+    FetchRequestTopicsPartitions,
+    FetchResponseResponsesPartitionsAbortedTransactions,
+)
 from zurau.protocol.records import batch as _batch
 from zurau.protocol.records.control import ABORT, parse_control_key
 from zurau.protocol.records.record import decode_batch_records
 
 log = logging.getLogger("zurau.client.consumer")
 
-FETCH = 1
 FETCH_MAX_VERSION = 12  # v13 names topics by id
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 _REFRESH_CODES = {3, 5, 6, 74, 75, 100}  # unknown topic, no leader, not leader, fenced/unknown epoch
@@ -347,34 +352,37 @@ class Consumer:
 
     async def _fetch_from(self, node: int, tps: list[TopicPartition], max_wait_ms: int) -> None:
         conn = await self.cluster.connection(node)
-        version = conn.version(FETCH, FETCH_MAX_VERSION, min_version=4)
-        topics: dict[str, list[dict[str, Any]]] = {}
+        version = conn.version(ApiKey.FETCH, FETCH_MAX_VERSION, min_version=4)
+        topics: dict[str, list[FetchRequestTopicsPartitions]] = {}
         for tp in tps:
+            fetch_offset = self._fetch_offsets[tp]
+            assert fetch_offset is not None  # _fetch_round reset every partition without one
             topics.setdefault(tp.topic, []).append(
                 {
                     "partition": tp.partition,
                     "current_leader_epoch": -1,
-                    "fetch_offset": self._fetch_offsets[tp],
+                    "fetch_offset": fetch_offset,
                     "last_fetched_epoch": -1,
                     "log_start_offset": -1,
                     "partition_max_bytes": self.max_partition_fetch_bytes,
                 }
             )
-        body = {
-            "replica_id": -1,
-            "max_wait_ms": max_wait_ms,
-            "min_bytes": self.fetch_min_bytes,
-            "max_bytes": self.fetch_max_bytes,
-            "isolation_level": self.isolation_level,
-            "session_id": 0,
-            "session_epoch": -1,
-            "topics": [{"topic": n, "partitions": ps} for n, ps in topics.items()],
-            "forgotten_topics_data": [],
-            "rack_id": "",
-        }
-        resp = await conn.request(
-            FETCH, body, version=version, timeout=self.cluster.config.request_timeout + max_wait_ms / 1000
+        call = typed_api.FETCH(
+            {
+                "replica_id": -1,
+                "max_wait_ms": max_wait_ms,
+                "min_bytes": self.fetch_min_bytes,
+                "max_bytes": self.fetch_max_bytes,
+                "isolation_level": self.isolation_level,
+                "session_id": 0,
+                "session_epoch": -1,
+                "topics": [{"topic": n, "partitions": ps} for n, ps in topics.items()],
+                "forgotten_topics_data": [],
+                "rack_id": "",
+            }
         )
+        timeout = self.cluster.config.request_timeout + max_wait_ms / 1000
+        resp = await conn.call(call, version=version, timeout=timeout)
         if resp.get("error_code"):
             raise for_code(resp["error_code"])(
                 f"fetch from broker {node} failed (error {resp['error_code']})"
@@ -408,7 +416,12 @@ class Consumer:
         if refresh:
             await self.cluster.refresh_metadata(sorted({tp.topic for tp in tps}))
 
-    def _decode(self, tp: TopicPartition, data: Any, aborted_list: list[dict[str, Any]]) -> None:
+    def _decode(
+        self,
+        tp: TopicPartition,
+        data: Any,
+        aborted_list: list[FetchResponseResponsesPartitionsAbortedTransactions],
+    ) -> None:
         mv = memoryview(data).cast("B") if not isinstance(data, (bytes, bytearray)) else memoryview(data)
         offset = self._fetch_offsets[tp]
         assert offset is not None

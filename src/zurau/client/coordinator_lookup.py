@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
+from zurau.client import typed_api
 from zurau.client.cluster import BrokerNode, Cluster
 from zurau.protocol.errors import (
     CoordinatorLoadInProgressError,
@@ -30,6 +31,7 @@ from zurau.protocol.errors import (
     NotCoordinatorError,
     UnknownServerError,
 )
+from zurau.protocol.messages import FindCoordinatorResponse, FindCoordinatorResponseCoordinators
 
 FIND_COORDINATOR = 10
 BATCHED_VERSION = 4  # the first version with coordinator_keys
@@ -55,7 +57,8 @@ class _Answer(NamedTuple):
     port: int
 
 
-def _answer(key: str, c: dict[str, Any]) -> _Answer:
+def _answer(key: str, c: FindCoordinatorResponse | FindCoordinatorResponseCoordinators) -> _Answer:
+    """One key's answer: an element of ``coordinators`` (v4+), or the whole response before."""
     return _Answer(key, c["error_code"], c.get("error_message"), c["node_id"], c["host"], c["port"])
 
 
@@ -64,12 +67,12 @@ async def _ask(cluster: Cluster, keys: list[str], key_type: int) -> list[_Answer
     conn = await cluster.any_connection()
     version = conn.version(FIND_COORDINATOR, min_version=0 if key_type == GROUP else 1)
     if version >= BATCHED_VERSION:
-        body = {"key": "", "key_type": key_type, "coordinator_keys": keys}
-        resp = await conn.request(FIND_COORDINATOR, body, version=version)
+        call = typed_api.FIND_COORDINATOR({"key": "", "key_type": key_type, "coordinator_keys": keys})
+        resp = await conn.call(call, version=version)
         return [_answer(c["key"], c) for c in resp["coordinators"]]
-    answers = []
+    answers: list[_Answer] = []
     for key in keys:
-        resp = await conn.request(FIND_COORDINATOR, {"key": key, "key_type": key_type}, version=version)
+        resp = await conn.call(typed_api.FIND_COORDINATOR({"key": key, "key_type": key_type}), version=version)
         answers.append(_answer(key, resp))
     return answers
 

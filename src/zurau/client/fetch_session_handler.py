@@ -10,17 +10,24 @@ continues the session (the epoch moves on), id 0 means none was granted (the nex
 again), and a top-level error -- or :meth:`reset` after a failed request -- drops the session so
 the next fetch is full. An incremental answer carries only the partitions with news, so
 partitions missing from it simply had none.
+
+A partition's parameters are what the request says of it (a ``FetchRequestTopicsPartitions`` of
+:mod:`zurau.protocol.messages`, or any mapping the caller builds); the handler only compares
+them for equality, so it takes them as read-only mappings and never copies their contents.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 INVALID_SESSION_ID = 0
 INITIAL_EPOCH = 0
 
 #: A partition's key in the session: (topic name, partition index).
 Key = tuple[str, int]
+
+#: A partition's fetch parameters as the request names them (offset, max bytes, epochs ...).
+PartitionParams = Mapping[str, object]
 
 
 class FetchSessionHandler:
@@ -30,8 +37,8 @@ class FetchSessionHandler:
     def __init__(self) -> None:
         self.session_id = INVALID_SESSION_ID
         self.epoch = INITIAL_EPOCH
-        self.sent: dict[Key, dict[str, Any]] = {}
-        self._pending: dict[Key, dict[str, Any]] | None = None
+        self.sent: dict[Key, PartitionParams] = {}
+        self._pending: Mapping[Key, PartitionParams] | None = None
 
     def reset(self) -> None:
         """Forget the session (a failed request or connection): the next fetch is full."""
@@ -40,7 +47,7 @@ class FetchSessionHandler:
         self.sent = {}
         self._pending = None
 
-    def build(self, wanted: dict[Key, dict[str, Any]]) -> tuple[int, int, list[Key], list[Key]]:
+    def build(self, wanted: Mapping[Key, PartitionParams]) -> tuple[int, int, list[Key], list[Key]]:
         """(session id, epoch, keys of ``wanted`` to name in the request, keys to forget)."""
         self._pending = wanted
         if self.session_id == INVALID_SESSION_ID:

@@ -25,32 +25,38 @@ import contextlib
 import logging
 import struct
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
+from zurau.client import typed_api
 from zurau.client.cluster import Cluster
 from zurau.client.coordinator_lookup import GROUP, find_coordinator
 from zurau.client.errors import ClientError
 from zurau.client.offset_requests import (
-    OFFSET_COMMIT,
     OFFSET_COMMIT_MAX_VERSION,
-    OFFSET_FETCH,
     OFFSET_FETCH_MAX_VERSION,
     offset_commit_body,
     offset_fetch_answer,
     offset_fetch_body,
 )
+from zurau.client.typed_api import Call
 from zurau.client.types import TopicPartition, partitions_by_topic
 from zurau.protocol import consumer_protocol
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import KafkaError, for_code
-from zurau.protocol.messages import ConsumerProtocolAssignmentAssignedPartitions
+from zurau.protocol.messages import (
+    ConsumerProtocolAssignmentAssignedPartitions,
+    JoinGroupRequestProtocols,
+    JoinGroupResponseMembers,
+    SyncGroupRequestAssignments,
+)
 
 log = logging.getLogger("zurau.client.group")
 
-FIND_COORDINATOR, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 10, 11, 12, 13, 14
+R = TypeVar("R")
 
-GROUP_APIS = {FIND_COORDINATOR: "FindCoordinator", JOIN_GROUP: "JoinGroup", SYNC_GROUP: "SyncGroup",
-              HEARTBEAT: "Heartbeat", LEAVE_GROUP: "LeaveGroup", OFFSET_COMMIT: "OffsetCommit",
-              OFFSET_FETCH: "OffsetFetch"}  # fmt: skip
+GROUP_APIS = {ApiKey.FIND_COORDINATOR: "FindCoordinator", ApiKey.JOIN_GROUP: "JoinGroup",
+              ApiKey.SYNC_GROUP: "SyncGroup", ApiKey.HEARTBEAT: "Heartbeat", ApiKey.LEAVE_GROUP: "LeaveGroup",
+              ApiKey.OFFSET_COMMIT: "OffsetCommit", ApiKey.OFFSET_FETCH: "OffsetFetch"}  # fmt: skip
 
 # Error codes
 COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR = 14, 15, 16
@@ -173,10 +179,11 @@ class GroupMember:
             )
         return self._coordinator
 
-    async def _send(self, api_key: int, body: dict[str, Any], **kw: Any) -> dict[str, Any]:
+    async def _call(self, call: Call[R], **kw: Any) -> R:
+        """``call`` at the coordinator; a connection failure forgets the coordinator."""
         node = await self.coordinator()
         try:
-            return await self.cluster.send(node, api_key, body, **kw)
+            return await self.cluster.call(node, call, **kw)
         except ClientError:
             self._coordinator = None
             raise
@@ -205,20 +212,21 @@ class GroupMember:
 
     async def _join_once(self) -> list[TopicPartition]:
         conn_version = (await self.cluster.connection(await self.coordinator())).version
-        version = conn_version(JOIN_GROUP)
-        body = {
-            "group_id": self.group_id,
-            "session_timeout_ms": self.session_timeout_ms,
-            "rebalance_timeout_ms": self.rebalance_timeout_ms,
-            "member_id": self.member_id,
-            "group_instance_id": None,
-            "protocol_type": self.PROTOCOL_TYPE,
-            "protocols": self._protocols(),
-            "reason": None,
-        }
-        resp = await self._send(
-            JOIN_GROUP, body, version=version, timeout=self.rebalance_timeout_ms / 1000 + 5
+        version = conn_version(ApiKey.JOIN_GROUP)
+        join = typed_api.JOIN_GROUP(
+            {
+                "group_id": self.group_id,
+                "session_timeout_ms": self.session_timeout_ms,
+                "rebalance_timeout_ms": self.rebalance_timeout_ms,
+                "member_id": self.member_id,
+                "group_instance_id": None,
+                "protocol_type": self.PROTOCOL_TYPE,
+                "protocols": self._protocols(),
+                "reason": None,
+            }
         )
+        timeout = self.rebalance_timeout_ms / 1000 + 5
+        resp = await self._call(join, version=version, timeout=timeout)
         code = resp["error_code"]
         if code == MEMBER_ID_REQUIRED:
             self.member_id = resp["member_id"]
@@ -236,24 +244,21 @@ class GroupMember:
         self.generation_id = resp["generation_id"]
         self.member_id = resp["member_id"]
         self.protocol_name = resp.get("protocol_name") or "range"
-        assignments: list[dict[str, Any]] = []
+        assignments: list[SyncGroupRequestAssignments] = []
         if resp["leader"] == self.member_id and not resp.get("skip_assignment"):
             assignments = await self._assign(resp["members"])
-        sync_body = {
-            "group_id": self.group_id,
-            "generation_id": self.generation_id,
-            "member_id": self.member_id,
-            "group_instance_id": None,
-            "protocol_type": self.PROTOCOL_TYPE,
-            "protocol_name": self.protocol_name,
-            "assignments": assignments,
-        }
-        sync = await self._send(
-            SYNC_GROUP,
-            sync_body,
-            version=conn_version(SYNC_GROUP),
-            timeout=self.rebalance_timeout_ms / 1000 + 5,
+        sync_call = typed_api.SYNC_GROUP(
+            {
+                "group_id": self.group_id,
+                "generation_id": self.generation_id,
+                "member_id": self.member_id,
+                "group_instance_id": None,
+                "protocol_type": self.PROTOCOL_TYPE,
+                "protocol_name": self.protocol_name,
+                "assignments": assignments,
+            }
         )
+        sync = await self._call(sync_call, version=conn_version(ApiKey.SYNC_GROUP), timeout=timeout)
         code = sync["error_code"]
         if code in (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION):
             self.member_id = "" if code == UNKNOWN_MEMBER_ID else self.member_id
@@ -267,14 +272,14 @@ class GroupMember:
             raise group_error(code, f"SyncGroup of group '{self.group_id}'")
         return self._decode_assignment(bytes(sync["assignment"] or b""))
 
-    def _protocols(self) -> list[dict[str, Any]]:
+    def _protocols(self) -> list[JoinGroupRequestProtocols]:
         """The JoinGroup protocols offered: ``range`` with this member's subscription."""
         return [{"name": "range", "metadata": encode_subscription(self.topics)}]
 
     def _decode_assignment(self, data: bytes) -> list[TopicPartition]:
         return decode_assignment(data)
 
-    async def _assign(self, members: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def _assign(self, members: list[JoinGroupResponseMembers]) -> list[SyncGroupRequestAssignments]:
         subs: dict[str, list[str]] = {}
         for m in members:
             try:
@@ -294,14 +299,16 @@ class GroupMember:
     async def _heartbeat_loop(self) -> None:
         while True:
             await asyncio.sleep(self.heartbeat_interval)
-            body = {
-                "group_id": self.group_id,
-                "generation_id": self.generation_id,
-                "member_id": self.member_id,
-                "group_instance_id": None,
-            }
+            call = typed_api.HEARTBEAT(
+                {
+                    "group_id": self.group_id,
+                    "generation_id": self.generation_id,
+                    "member_id": self.member_id,
+                    "group_instance_id": None,
+                }
+            )
             try:
-                resp = await self._send(HEARTBEAT, body)
+                resp = await self._call(call)
             except (ClientError, KafkaError) as e:
                 log.debug("heartbeat failed: %s", e)
                 continue
@@ -332,19 +339,21 @@ class GroupMember:
             return
         try:
             conn = await self.cluster.connection(self._coordinator)
-            version = conn.version(LEAVE_GROUP)
-            body = {
-                "group_id": self.group_id,
-                "member_id": self.member_id,
-                "members": [
-                    {
-                        "member_id": self.member_id,
-                        "group_instance_id": None,
-                        "reason": "the consumer is closing",
-                    }
-                ],
-            }
-            await conn.request(LEAVE_GROUP, body, version=version, timeout=5)
+            version = conn.version(ApiKey.LEAVE_GROUP)
+            call = typed_api.LEAVE_GROUP(
+                {
+                    "group_id": self.group_id,
+                    "member_id": self.member_id,
+                    "members": [
+                        {
+                            "member_id": self.member_id,
+                            "group_instance_id": None,
+                            "reason": "the consumer is closing",
+                        }
+                    ],
+                }
+            )
+            await conn.call(call, version=version, timeout=5)
         except (ClientError, KafkaError) as e:
             log.debug("LeaveGroup failed: %s", e)
         self.member_id = ""
@@ -356,7 +365,7 @@ class GroupMember:
         if not offsets:
             return
         body = offset_commit_body(self.group_id, self.generation_id, self.member_id, offsets.items())
-        resp = await self._send(OFFSET_COMMIT, body, max_version=OFFSET_COMMIT_MAX_VERSION)
+        resp = await self._call(typed_api.OFFSET_COMMIT(body), max_version=OFFSET_COMMIT_MAX_VERSION)
         for t in resp["topics"]:
             for p in t["partitions"]:
                 code = p["error_code"]
@@ -374,9 +383,9 @@ class GroupMember:
             return {}
         node = await self.coordinator()
         conn = await self.cluster.connection(node)
-        version = conn.version(OFFSET_FETCH, OFFSET_FETCH_MAX_VERSION)
+        version = conn.version(ApiKey.OFFSET_FETCH, OFFSET_FETCH_MAX_VERSION)
         body = offset_fetch_body(version, self.group_id, by_topic)
-        resp = await self._send(OFFSET_FETCH, body, version=version)
+        resp = await self._call(typed_api.OFFSET_FETCH(body), version=version)
         code, results = offset_fetch_answer(version, resp)
         if code:
             if code in _COORDINATOR_MOVED:

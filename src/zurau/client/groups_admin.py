@@ -35,22 +35,22 @@ import asyncio
 import struct
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
+from zurau.client import typed_api
 from zurau.client.admin import AdminClient
 from zurau.client.cluster import BrokerNode, Cluster
 from zurau.client.coordinator_lookup import COORDINATOR_RETRY, GROUP, find_coordinators
 from zurau.client.group import decode_assignment, decode_subscription
 from zurau.client.offset_requests import (
-    OFFSET_COMMIT,
     OFFSET_COMMIT_MAX_VERSION,
-    OFFSET_FETCH,
     OFFSET_FETCH_MAX_VERSION,
     offset_commit_body,
     offset_fetch_answer,
     offset_fetch_body,
 )
 from zurau.client.types import TopicPartition, partitions_by_topic
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     GroupIdNotFoundError,
     KafkaError,
@@ -59,11 +59,13 @@ from zurau.protocol.errors import (
     UnsupportedVersionError,
     for_code,
 )
-from zurau.protocol.messages import ConsumerGroupDescribeResponseGroupsMembersAssignment
+from zurau.protocol.messages import (
+    ConsumerGroupDescribeResponseGroupsMembers,
+    ConsumerGroupDescribeResponseGroupsMembersAssignment,
+    DescribeGroupsResponseGroupsMembers,
+)
 
 T = TypeVar("T")
-
-DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS, CONSUMER_GROUP_DESCRIBE = 15, 16, 42, 69
 
 CLASSIC, CONSUMER = "classic", "consumer"
 EMPTY, DEAD, STABLE = "Empty", "Dead", "Stable"
@@ -161,7 +163,7 @@ class GroupDescription:
         return self.state in (EMPTY, DEAD)
 
 
-def _decode_classic_member(m: dict[str, Any], protocol_type: str) -> MemberDescription:
+def _decode_classic_member(m: DescribeGroupsResponseGroupsMembers, protocol_type: str) -> MemberDescription:
     assignment: tuple[TopicPartition, ...] = ()
     topics: tuple[str, ...] = ()
     problem = None
@@ -203,7 +205,7 @@ def _partitions(
     )
 
 
-def _consumer_member(m: dict[str, Any]) -> MemberDescription:
+def _consumer_member(m: ConsumerGroupDescribeResponseGroupsMembers) -> MemberDescription:
     return MemberDescription(
         member_id=m["member_id"],
         instance_id=m.get("instance_id"),
@@ -294,12 +296,14 @@ class GroupAdmin:
             deadline = self._deadline()
             while True:
                 conn = await self.cluster.connection(node)
-                version = conn.version(LIST_GROUPS)
-                body = {
-                    "states_filter": list(states) if version >= 4 else [],
-                    "types_filter": list(types) if version >= 5 else [],
-                }
-                resp = await conn.request(LIST_GROUPS, body, version=version)
+                version = conn.version(ApiKey.LIST_GROUPS)
+                call = typed_api.LIST_GROUPS(
+                    {
+                        "states_filter": list(states) if version >= 4 else [],
+                        "types_filter": list(types) if version >= 5 else [],
+                    }
+                )
+                resp = await conn.call(call, version=version)
                 code = resp["error_code"]
                 if code in COORDINATOR_RETRY and asyncio.get_running_loop().time() < deadline:
                     await asyncio.sleep(self.retry_backoff)
@@ -350,8 +354,9 @@ class GroupAdmin:
             conn = await self.cluster.connection(node)
             out: dict[str, GroupDescription | KafkaError] = {}
             others: list[str] = []  # not classic groups: KIP-848 groups, or no group at all
-            body: dict[str, Any] = {"groups": ids, "include_authorized_operations": False}
-            resp = await conn.request(DESCRIBE_GROUPS, body)
+            resp = await conn.call(
+                typed_api.DESCRIBE_GROUPS({"groups": ids, "include_authorized_operations": False})
+            )
             for g in resp["groups"]:
                 gid, code = g["group_id"], g["error_code"]
                 if code == GroupIdNotFoundError.code or (not code and g["group_state"] == DEAD):
@@ -369,26 +374,27 @@ class GroupAdmin:
                         coordinator=self._node(node),
                         members=tuple(_decode_classic_member(m, ptype) for m in g["members"]),
                     )
-            if others and conn.supports(CONSUMER_GROUP_DESCRIBE):
-                body = {"group_ids": others, "include_authorized_operations": False}
-                resp = await conn.request(CONSUMER_GROUP_DESCRIBE, body)
-                for g in resp["groups"]:
-                    gid, code = g["group_id"], g["error_code"]
+            if others and conn.supports(ApiKey.CONSUMER_GROUP_DESCRIBE):
+                described = await conn.call(
+                    typed_api.CONSUMER_GROUP_DESCRIBE({"group_ids": others, "include_authorized_operations": False})
+                )
+                for cg in described["groups"]:
+                    gid, code = cg["group_id"], cg["error_code"]
                     if code in (GroupIdNotFoundError.code, UnsupportedVersionError.code):
                         continue
                     if code:
-                        out[gid] = group_error(code, g.get("error_message"))
+                        out[gid] = group_error(code, cg.get("error_message"))
                         continue
                     out[gid] = GroupDescription(
                         group_id=gid,
                         group_type=CONSUMER,
-                        state=g["group_state"],
+                        state=cg["group_state"],
                         protocol_type=CONSUMER,
-                        assignor=g["assignor_name"],
+                        assignor=cg["assignor_name"],
                         coordinator=self._node(node),
-                        members=tuple(_consumer_member(m) for m in g["members"]),
-                        group_epoch=g["group_epoch"],
-                        assignment_epoch=g["assignment_epoch"],
+                        members=tuple(_consumer_member(m) for m in cg["members"]),
+                        group_epoch=cg["group_epoch"],
+                        assignment_epoch=cg["assignment_epoch"],
                     )
             for gid in others:
                 out.setdefault(gid, not_found(gid))
@@ -408,9 +414,9 @@ class GroupAdmin:
 
         async def call(node: int, ids: list[str]) -> dict[str, dict[TopicPartition, int] | KafkaError]:
             conn = await self.cluster.connection(node)
-            version = conn.version(OFFSET_FETCH, OFFSET_FETCH_MAX_VERSION, min_version=2)
+            version = conn.version(ApiKey.OFFSET_FETCH, OFFSET_FETCH_MAX_VERSION, min_version=2)
             body = offset_fetch_body(version, group_id, by_topic)
-            resp = await conn.request(OFFSET_FETCH, body, version=version)
+            resp = await conn.call(typed_api.OFFSET_FETCH(body), version=version)
             code, results = offset_fetch_answer(version, resp)
             if code:
                 return {group_id: not_found(group_id) if code == 69 else group_error(code)}
@@ -440,14 +446,14 @@ class GroupAdmin:
         must have no members. One result per partition."""
         if not offsets:
             return {}
-        body = offset_commit_body(group_id, -1, "", sorted(offsets.items()))
+        commit = typed_api.OFFSET_COMMIT(offset_commit_body(group_id, -1, "", sorted(offsets.items())))
 
         async def call(
             node: int, ids: list[str]
         ) -> dict[str, dict[TopicPartition, KafkaError | None] | KafkaError]:
             conn = await self.cluster.connection(node)
-            version = conn.version(OFFSET_COMMIT, OFFSET_COMMIT_MAX_VERSION)
-            resp = await conn.request(OFFSET_COMMIT, body, version=version)
+            version = conn.version(ApiKey.OFFSET_COMMIT, OFFSET_COMMIT_MAX_VERSION)
+            resp = await conn.call(commit, version=version)
             out: dict[TopicPartition, KafkaError | None] = {}
             for t in resp["topics"]:
                 for p in t["partitions"]:
@@ -468,7 +474,7 @@ class GroupAdmin:
         (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND ...) with Kafka's message."""
 
         async def call(node: int, ids: list[str]) -> dict[str, KafkaError | None]:
-            resp = await self.cluster.send(node, DELETE_GROUPS, {"groups_names": ids})
+            resp = await self.cluster.call(node, typed_api.DELETE_GROUPS({"groups_names": ids}))
             return {
                 r["group_id"]: group_error(r["error_code"]) if r["error_code"] else None
                 for r in resp["results"]

@@ -37,11 +37,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from zurau.client import typed_api
 from zurau.client.cluster import Cluster, TopicMetadata
 from zurau.client.config import ClientConfig
 from zurau.client.errors import ClientError
 from zurau.client.partitioner import partition_for_key
 from zurau.client.types import RecordMetadata, TopicPartition
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     DuplicateSequenceNumberError,
     KafkaError,
@@ -49,13 +51,13 @@ from zurau.protocol.errors import (
     UnknownTopicOrPartitionError,
     for_code,
 )
+from zurau.protocol.messages import ProduceRequestTopicDataPartitionData
 from zurau.protocol.records.builder import NewRecord, build_batch
 from zurau.protocol.records.compression import CODEC_NAMES
 from zurau.protocol.records.record import encode_record
 
 log = logging.getLogger("zurau.client.producer")
 
-PRODUCE, INIT_PRODUCER_ID = 0, 22
 PRODUCE_MAX_VERSION = 12  # v13 names topics by id
 CODECS = {name: code for code, name in CODEC_NAMES.items()}
 _RETRIABLE_EXTRA = {3, 5, 6, 7, 13, 19, 20, 74, 75}  # also retried when the class says otherwise
@@ -172,9 +174,8 @@ class Producer:
     async def _init_producer_id(self) -> None:
         deadline = time.monotonic() + self.cluster.config.request_timeout
         while True:
-            resp = await self.cluster.send(
-                None, INIT_PRODUCER_ID, {"transactional_id": None, "transaction_timeout_ms": 60_000}
-            )
+            call = typed_api.INIT_PRODUCER_ID({"transactional_id": None, "transaction_timeout_ms": 60_000})
+            resp = await self.cluster.call(None, call)
             code = resp["error_code"]
             if not code:
                 self.producer_id, self.producer_epoch = resp["producer_id"], resp["producer_epoch"]
@@ -405,27 +406,27 @@ class Producer:
         self._refreshing = asyncio.get_running_loop().create_task(refresh())
 
     async def _send_batches(self, node: int, batches: list[_Batch]) -> None:
-        topics: dict[str, list[dict[str, Any]]] = {}
+        topics: dict[str, list[ProduceRequestTopicDataPartitionData]] = {}
         for b in batches:
             topics.setdefault(b.tp.topic, []).append({"index": b.tp.partition, "records": b.payload})
-        body = {
-            "transactional_id": None,
-            "acks": self.acks,
-            "timeout_ms": self.cluster.config.request_timeout_ms,
-            "topic_data": [{"name": n, "partition_data": ps} for n, ps in topics.items()],
-        }
+        call = typed_api.PRODUCE(
+            {
+                "transactional_id": None,
+                "acks": self.acks,
+                "timeout_ms": self.cluster.config.request_timeout_ms,
+                "topic_data": [{"name": n, "partition_data": ps} for n, ps in topics.items()],
+            }
+        )
         retry: list[tuple[_Batch, BaseException]] = []
         try:
             conn = await self.cluster.connection(node)
-            version = conn.version(PRODUCE, PRODUCE_MAX_VERSION, min_version=3)
+            version = conn.version(ApiKey.PRODUCE, PRODUCE_MAX_VERSION, min_version=3)
             if self.acks == 0:
-                await conn.request(PRODUCE, body, version=version, expect_response=False)
+                await conn.send_only(call, version=version)
                 for b in batches:
                     self._finish(b, base_offset=-1)
                 return
-            resp = await conn.request(
-                PRODUCE, body, version=version, timeout=self.cluster.config.request_timeout + 5
-            )
+            resp = await conn.call(call, version=version, timeout=self.cluster.config.request_timeout + 5)
             by_tp = {b.tp: b for b in batches}
             for t in resp["responses"]:
                 for p in t["partition_responses"]:

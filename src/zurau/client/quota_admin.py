@@ -12,12 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from zurau.client.cluster import Cluster
 from zurau.client.config import ClientConfig
-from zurau.protocol.api_keys import ApiKey
+from zurau.client.typed_api import ALTER_CLIENT_QUOTAS, DESCRIBE_CLIENT_QUOTAS
 from zurau.protocol.errors import KafkaError, for_code
+from zurau.protocol.messages import (
+    AlterClientQuotasRequestEntries,
+    AlterClientQuotasRequestEntriesEntity,
+    AlterClientQuotasResponseEntriesEntity,
+    DescribeClientQuotasRequestComponents,
+    DescribeClientQuotasResponseEntriesEntity,
+)
 
 QuotaEntity = Mapping[str, str | None]
 
@@ -42,11 +48,13 @@ class QuotaAlteration:
     ops: Mapping[str, float | None] = field(default_factory=dict)
 
 
-def _entity_body(entity: QuotaEntity) -> list[dict[str, Any]]:
+def _entity_body(entity: QuotaEntity) -> list[AlterClientQuotasRequestEntriesEntity]:
     return [{"entity_type": t, "entity_name": n} for t, n in entity.items()]
 
 
-def _entity(pairs: list[dict[str, Any]]) -> dict[str, str | None]:
+def _entity(
+    pairs: list[DescribeClientQuotasResponseEntriesEntity] | list[AlterClientQuotasResponseEntriesEntity],
+) -> dict[str, str | None]:
     return {p["entity_type"]: p["entity_name"] for p in pairs}
 
 
@@ -70,7 +78,7 @@ class QuotaAdmin:
         """(entity, values) of every entity matching the filter: per entity type a name (exact),
         None (the default entity) or :data:`ANY`; no components: every entity. Raises the
         broker's error for a refused filter."""
-        body = []
+        body: list[DescribeClientQuotasRequestComponents] = []
         for etype, match in (components or {}).items():
             if isinstance(match, _AnyName):
                 body.append({"entity_type": etype, "match_type": MATCH_ANY, "match": None})
@@ -79,7 +87,7 @@ class QuotaAdmin:
             else:
                 body.append({"entity_type": etype, "match_type": MATCH_EXACT, "match": match})
         conn = await self.cluster.any_connection()
-        resp = await conn.request(ApiKey.DESCRIBE_CLIENT_QUOTAS, {"components": body, "strict": strict})
+        resp = await conn.call(DESCRIBE_CLIENT_QUOTAS({"components": body, "strict": strict}))
         if resp["error_code"]:
             raise for_code(resp["error_code"])(resp["error_message"] or "DescribeClientQuotas failed")
         return [
@@ -91,7 +99,7 @@ class QuotaAdmin:
         self, alterations: Iterable[QuotaAlteration], validate_only: bool = False
     ) -> list[tuple[dict[str, str | None], KafkaError | None]]:
         """Per distinct entity, in request order: (entity, None when applied, else its error)."""
-        entries = [
+        entries: list[AlterClientQuotasRequestEntries] = [
             {
                 "entity": _entity_body(a.entity),
                 "ops": [
@@ -102,7 +110,7 @@ class QuotaAdmin:
             for a in alterations
         ]
         conn = await self.cluster.any_connection()
-        resp = await conn.request(ApiKey.ALTER_CLIENT_QUOTAS, {"entries": entries, "validate_only": validate_only})
+        resp = await conn.call(ALTER_CLIENT_QUOTAS({"entries": entries, "validate_only": validate_only}))
         return [
             (
                 _entity(r["entity"]),

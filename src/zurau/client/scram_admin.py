@@ -15,8 +15,12 @@ from dataclasses import dataclass
 
 from zurau.client.cluster import Cluster
 from zurau.client.config import ClientConfig
-from zurau.protocol.api_keys import ApiKey
+from zurau.client.typed_api import ALTER_USER_SCRAM_CREDENTIALS, DESCRIBE_USER_SCRAM_CREDENTIALS
 from zurau.protocol.errors import KafkaError, for_code
+from zurau.protocol.messages import (
+    AlterUserScramCredentialsRequestDeletions,
+    AlterUserScramCredentialsRequestUpsertions,
+)
 from zurau.protocol.sasl import ScramMechanism
 from zurau.protocol.sasl.scram import MIN_ITERATIONS, salted_password
 
@@ -64,8 +68,8 @@ class ScramAdmin:
     async def describe(self, users: Iterable[str] | None = None) -> dict[str, dict[ScramMechanism, int] | KafkaError]:
         """User -> {mechanism: iterations}, or the error for that user (all users when None)."""
         conn = await self.cluster.any_connection()
-        body = {"users": None if users is None else [{"name": u} for u in users]}
-        resp = await conn.request(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, body)
+        call = DESCRIBE_USER_SCRAM_CREDENTIALS({"users": None if users is None else [{"name": u} for u in users]})
+        resp = await conn.call(call)
         if resp["error_code"]:
             raise for_code(resp["error_code"])(resp["error_message"] or "DescribeUserScramCredentials failed")
         out: dict[str, dict[ScramMechanism, int] | KafkaError] = {}
@@ -80,7 +84,7 @@ class ScramAdmin:
         self, upsertions: Iterable[ScramUpsertion] = (), deletions: Iterable[ScramDeletion] = ()
     ) -> dict[str, KafkaError | None]:
         """User -> None (done) or the error that refused all of that user's changes."""
-        ups = []
+        ups: list[AlterUserScramCredentialsRequestUpsertions] = []
         for u in upsertions:
             salt = secrets.token_bytes(32)
             ups.append({
@@ -90,9 +94,9 @@ class ScramAdmin:
                 "salt": salt,
                 "salted_password": salted_password(u.mechanism, u.password, salt, u.iterations),
             })
-        dels = [{"name": d.user, "mechanism": int(d.mechanism)} for d in deletions]
+        dels: list[AlterUserScramCredentialsRequestDeletions] = [{"name": d.user, "mechanism": int(d.mechanism)} for d in deletions]
         conn = await self.cluster.any_connection()
-        resp = await conn.request(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, {"deletions": dels, "upsertions": ups})
+        resp = await conn.call(ALTER_USER_SCRAM_CREDENTIALS({"deletions": dels, "upsertions": ups}))
         return {
             r["user"]: for_code(r["error_code"])(r["error_message"] or r["user"]) if r["error_code"] else None
             for r in resp["results"]

@@ -35,26 +35,29 @@ Errors are raised as :class:`~zurau.protocol.errors.KafkaError` s with one-line 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from zurau.client import typed_api
 from zurau.client.admin import AdminClient
-from zurau.client.cluster import Cluster
+from zurau.client.cluster import Cluster, TopicMetadata
 from zurau.client.config import ClientConfig
 from zurau.client.coordinator_lookup import COORDINATOR_RETRY, TRANSACTION, find_coordinator
+from zurau.client.typed_api import Call
 from zurau.client.types import TopicPartition, partitions_by_topic
+from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     ConcurrentTransactionsError,
     KafkaError,
     UnknownServerError,
     for_code,
 )
+from zurau.protocol.messages import AddPartitionsToTxnResponse
 
-T = TypeVar("T")
-
-INIT_PRODUCER_ID, ADD_PARTITIONS, ADD_OFFSETS, END_TXN = 22, 24, 25, 26
-WRITE_TXN_MARKERS, DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS = 27, 61, 65, 66
+#: A typed answer whose error is read by :meth:`TransactionsAdmin._request` (by default its
+#: top-level ``error_code``).
+A = TypeVar("A", bound=Mapping[str, Any])
 
 #: Kafka's transaction state names.
 TRANSACTION_STATES = (
@@ -71,16 +74,6 @@ TRANSACTION_STATES = (
 def _error(code: int, what: str, message: str | None = None) -> KafkaError:
     cls = for_code(code)
     return cls(f"{what}: {message or cls.__name__}")
-
-
-def _txn_body(transactional_id: str, producer: ProducerIdAndEpoch, **fields: Any) -> dict[str, Any]:
-    """A transaction-control request body: the id, the producer id and epoch, then ``fields``."""
-    return {
-        "transactional_id": transactional_id,
-        "producer_id": producer.producer_id,
-        "producer_epoch": producer.producer_epoch,
-        **fields,
-    }
 
 
 # ---------------------------------------------------------------------------- results
@@ -192,14 +185,16 @@ class TransactionsAdmin:
         async def one(node: int) -> None:
             conn = await self.cluster.connection(node)
             min_version = 2 if pattern else 1 if duration_ms >= 0 else 0
-            version = conn.version(LIST_TRANSACTIONS, min_version=min_version)
-            body = {
-                "state_filters": list(states),
-                "producer_id_filters": list(producer_ids),
-                "duration_filter": duration_ms,
-                "transactional_id_pattern": pattern or None,
-            }
-            resp = await conn.request(LIST_TRANSACTIONS, body, version=version)
+            version = conn.version(ApiKey.LIST_TRANSACTIONS, min_version=min_version)
+            call = typed_api.LIST_TRANSACTIONS(
+                {
+                    "state_filters": list(states),
+                    "producer_id_filters": list(producer_ids),
+                    "duration_filter": duration_ms,
+                    "transactional_id_pattern": pattern or None,
+                }
+            )
+            resp = await conn.call(call, version=version)
             if resp["error_code"]:
                 raise _error(resp["error_code"], f"ListTransactions at broker {node}")
             out.extend(
@@ -218,7 +213,7 @@ class TransactionsAdmin:
         async def one(tid: str) -> None:
             try:
                 node = await self.find_coordinator(tid)
-                resp = await self.cluster.send(node, DESCRIBE_TRANSACTIONS, {"transactional_ids": [tid]})
+                resp = await self.cluster.call(node, typed_api.DESCRIBE_TRANSACTIONS({"transactional_ids": [tid]}))
             except KafkaError as e:
                 out[tid] = e
                 return
@@ -253,8 +248,10 @@ class TransactionsAdmin:
 
         async def one(node: int, group: list[TopicPartition]) -> None:
             topics = partitions_by_topic(group)
-            body = {"topics": [{"name": t, "partition_indexes": ps} for t, ps in topics.items()]}
-            resp = await self.cluster.send(node, DESCRIBE_PRODUCERS, body)
+            call = typed_api.DESCRIBE_PRODUCERS(
+                {"topics": [{"name": t, "partition_indexes": ps} for t, ps in topics.items()]}
+            )
+            resp = await self.cluster.call(node, call)
             for t in resp["topics"]:
                 for p in t["partitions"]:
                     tp = TopicPartition(t["name"], p["partition_index"])
@@ -314,19 +311,21 @@ class TransactionsAdmin:
         the coordinator (see :meth:`force_terminate`).
         """
         leader = await self.cluster.leader_for(partition.topic, partition.partition)
-        body = {
-            "markers": [
-                {
-                    "producer_id": producer_id,
-                    "producer_epoch": producer_epoch,
-                    "transaction_result": False,
-                    "topics": [{"name": partition.topic, "partition_indexes": [partition.partition]}],
-                    "coordinator_epoch": coordinator_epoch,
-                    "transaction_version": 0,
-                }
-            ]
-        }
-        resp = await self.cluster.send(leader, WRITE_TXN_MARKERS, body)
+        call = typed_api.WRITE_TXN_MARKERS(
+            {
+                "markers": [
+                    {
+                        "producer_id": producer_id,
+                        "producer_epoch": producer_epoch,
+                        "transaction_result": False,
+                        "topics": [{"name": partition.topic, "partition_indexes": [partition.partition]}],
+                        "coordinator_epoch": coordinator_epoch,
+                        "transaction_version": 0,
+                    }
+                ]
+            }
+        )
+        resp = await self.cluster.call(leader, call)
         for m in resp["markers"]:
             for t in m["topics"]:
                 for p in t["partitions"]:
@@ -352,21 +351,20 @@ class TransactionsAdmin:
     async def _request(
         self,
         transactional_id: str,
-        api_key: int,
-        body: dict[str, Any],
+        request: Call[A],
         max_version: int,
         *,
         min_version: int = 0,
-        error_code: Callable[[dict[str, Any]], int] = lambda resp: int(resp["error_code"]),
-    ) -> dict[str, Any]:
-        """Send ``body`` to the id's coordinator (retried as :meth:`_at_coordinator` says); the
+        error_code: Callable[[A], int] = lambda resp: int(resp["error_code"]),
+    ) -> A:
+        """Send ``request`` to the id's coordinator (retried as :meth:`_at_coordinator` says); the
         answer without error."""
-        answers: list[dict[str, Any]] = []
+        answers: list[A] = []
 
         async def call(node: int) -> int:
             conn = await self.cluster.connection(node)
-            version = conn.version(api_key, max_version, min_version=min_version)
-            answers.append(await conn.request(api_key, body, version=version))
+            version = conn.version(request.api_key, max_version, min_version=min_version)
+            answers.append(await conn.call(request, version=version))
             return error_code(answers[-1])
 
         await self._at_coordinator(transactional_id, call)
@@ -376,15 +374,15 @@ class TransactionsAdmin:
         self, transactional_id: str, transaction_timeout_ms: int, current: ProducerIdAndEpoch | None = None
     ) -> ProducerIdAndEpoch:
         """InitProducerId for a transactional id; ``current`` (v3+) to keep the id after an error."""
-        body = {
-            "transactional_id": transactional_id,
-            "transaction_timeout_ms": transaction_timeout_ms,
-            "producer_id": current.producer_id if current else -1,
-            "producer_epoch": current.producer_epoch if current else -1,
-        }
-        resp = await self._request(
-            transactional_id, INIT_PRODUCER_ID, body, 5, min_version=3 if current else 0
+        call = typed_api.INIT_PRODUCER_ID(
+            {
+                "transactional_id": transactional_id,
+                "transaction_timeout_ms": transaction_timeout_ms,
+                "producer_id": current.producer_id if current else -1,
+                "producer_epoch": current.producer_epoch if current else -1,
+            }
         )
+        resp = await self._request(transactional_id, call, 5, min_version=3 if current else 0)
         return ProducerIdAndEpoch(resp["producer_id"], resp["producer_epoch"])
 
     async def add_partitions(
@@ -392,14 +390,16 @@ class TransactionsAdmin:
     ) -> None:
         """Add partitions to the producer's transaction (starting it): before writing to them."""
         topics = partitions_by_topic(dict.fromkeys(partitions))
-        body = {
-            "v3_and_below_transactional_id": transactional_id,
-            "v3_and_below_producer_id": producer.producer_id,
-            "v3_and_below_producer_epoch": producer.producer_epoch,
-            "v3_and_below_topics": [{"name": t, "partitions": ps} for t, ps in topics.items()],
-        }
+        call = typed_api.ADD_PARTITIONS_TO_TXN(
+            {
+                "v3_and_below_transactional_id": transactional_id,
+                "v3_and_below_producer_id": producer.producer_id,
+                "v3_and_below_producer_epoch": producer.producer_epoch,
+                "v3_and_below_topics": [{"name": t, "partitions": ps} for t, ps in topics.items()],
+            }
+        )
 
-        def error_code(resp: dict[str, Any]) -> int:
+        def error_code(resp: AddPartitionsToTxnResponse) -> int:
             codes = [
                 p["partition_error_code"]
                 for t in resp["results_by_topic_v3_and_below"]
@@ -408,12 +408,19 @@ class TransactionsAdmin:
             hard = [c for c in codes if c and c != 55]  # 55: OPERATION_NOT_ATTEMPTED (another failed)
             return hard[0] if hard else 0
 
-        await self._request(transactional_id, ADD_PARTITIONS, body, 3, error_code=error_code)
+        await self._request(transactional_id, call, 3, error_code=error_code)
 
     async def add_offsets(self, transactional_id: str, producer: ProducerIdAndEpoch, group_id: str) -> None:
         """Make ``group_id``'s offset commits (TxnOffsetCommit) part of the transaction."""
-        body = _txn_body(transactional_id, producer, group_id=group_id)
-        await self._request(transactional_id, ADD_OFFSETS, body, 3)
+        call = typed_api.ADD_OFFSETS_TO_TXN(
+            {
+                "transactional_id": transactional_id,
+                "producer_id": producer.producer_id,
+                "producer_epoch": producer.producer_epoch,
+                "group_id": group_id,
+            }
+        )
+        await self._request(transactional_id, call, 3)
 
     async def end_transaction(
         self, transactional_id: str, producer: ProducerIdAndEpoch, commit: bool
@@ -426,11 +433,18 @@ class TransactionsAdmin:
         means no transaction was open or it was decided the other way, PRODUCER_FENCED that a
         newer producer (or a timeout) took the id over.
         """
-        body = _txn_body(transactional_id, producer, committed=commit)
-        await self._request(transactional_id, END_TXN, body, 4)
+        call = typed_api.END_TXN(
+            {
+                "transactional_id": transactional_id,
+                "producer_id": producer.producer_id,
+                "producer_epoch": producer.producer_epoch,
+                "committed": commit,
+            }
+        )
+        await self._request(transactional_id, call, 4)
 
 
-def partitions_of(topic_metadata: Any) -> list[TopicPartition]:
+def partitions_of(topic_metadata: TopicMetadata) -> list[TopicPartition]:
     """Every partition of a topic's metadata (for ``describe_producers``)."""
     return [TopicPartition(topic_metadata.name, p.partition) for p in topic_metadata.partitions]
 

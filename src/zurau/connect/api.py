@@ -58,7 +58,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-from zurau.connect.config_def import (
+from zurau.config import (
     NO_DEFAULT,
     ConfigDef,
     ConfigException,

@@ -35,8 +35,8 @@ import struct
 from collections.abc import Mapping
 from typing import Any
 
+from zurau.config import ConfigDef, ConfigException, ConfigType, Importance
 from zurau.connect.api import Converter, SchemaAndValue
-from zurau.connect.config_def import ConfigDef, ConfigException, ConfigType, Importance
 from zurau.connect.data import (
     DataException,
     Date,

@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from zurau.connect.config_def import ConfigException
+from zurau.config import ConfigException
 
 _PLACEHOLDER = re.compile(r"\$\{([^}:]*):(?:([^}]*?):)?([^}]*?)\}")
 

@@ -26,6 +26,11 @@ from typing import Any
 from zurau.client.cluster import Cluster
 from zurau.client.group import GroupMember
 from zurau.client.types import TopicPartition
+from zurau.protocol.messages import (
+    JoinGroupRequestProtocols,
+    JoinGroupResponseMembers,
+    SyncGroupRequestAssignments,
+)
 
 log = logging.getLogger("zurau.connect.group")
 
@@ -180,11 +185,11 @@ class ConnectGroupMember(GroupMember):
         self.snapshot = snapshot
         self.connect_assignment = Assignment()
 
-    def _protocols(self) -> list[dict[str, Any]]:
+    def _protocols(self) -> list[JoinGroupRequestProtocols]:
         offset, _, _ = self.snapshot()
         return [{"name": "default", "metadata": encode_metadata(WorkerMetadata(self.url, offset))}]
 
-    async def _assign(self, members: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def _assign(self, members: list[JoinGroupResponseMembers]) -> list[SyncGroupRequestAssignments]:
         offset, connectors, tasks = self.snapshot()
         urls: dict[str, str] = {}
         max_offset = offset

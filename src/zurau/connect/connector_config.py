@@ -24,8 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from zurau.connect.api import Connector, Converter, Predicate, SinkConnector, Transformation
-from zurau.connect.config_def import (
+from zurau.config import (
     ConfigDef,
     ConfigException,
     ConfigType,
@@ -33,10 +32,10 @@ from zurau.connect.config_def import (
     Importance,
     Range,
     Width,
-    config_infos,
-    valid_connector_name,
     valid_string,
 )
+from zurau.connect.api import Connector, Converter, Predicate, SinkConnector, Transformation
+from zurau.connect.config_infos import config_infos, valid_connector_name
 from zurau.connect.plugins import (
     KIND_CONNECTOR,
     KIND_CONVERTER,

@@ -27,8 +27,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from zurau.config import ConfigDef, ConfigType, Importance, valid_string
 from zurau.connect.api import Converter, SchemaAndValue
-from zurau.connect.config_def import ConfigDef, ConfigType, Importance, valid_string
 from zurau.connect.data import (
     OPTIONAL_BYTES_SCHEMA,
     OPTIONAL_STRING_SCHEMA,

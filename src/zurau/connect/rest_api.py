@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from zurau.connect.config_def import config_key_info
+from zurau.connect.config_infos import config_key_info
 from zurau.connect.plugins import (
     KIND_CONNECTOR,
     KIND_CONVERTER,

@@ -22,7 +22,6 @@ Standalone mode keeps configs and statuses in memory and offsets in ``offset.sto
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import json
 import logging
@@ -34,12 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zurau.client.admin import AdminClient, NewTopic
+from zurau.client.admin import NewTopic
 from zurau.client.cluster import Cluster
-from zurau.client.consumer import Consumer
-from zurau.client.producer import Producer
-from zurau.client.types import TopicPartition
+from zurau.client.kafka_based_log import COMPACT, KafkaBasedLog
+from zurau.client.types import ConsumerRecord
 from zurau.connect.json_text import dumps
+from zurau.protocol.errors import KafkaError
 
 log = logging.getLogger("zurau.connect.stores")
 
@@ -158,135 +157,28 @@ def parse_offset_key(key: bytes | None) -> tuple[str, dict[str, Any]] | None:
 # --------------------------------------------------------------------------- Kafka topics
 
 
-class TopicLog:
-    """A compacted topic read from the beginning by a background task, written with acks=all.
+def topic_log(cluster: Cluster, topic: str, partitions: int, replication_factor: int,
+              on_record: Callable[[ConsumerRecord], None]) -> KafkaBasedLog:
+    """A store's compacted topic; a record the store cannot apply is logged and skipped."""
 
-    ``on_record(key, value, partition, offset)`` runs for every record in order per partition;
-    :meth:`write` returns once the written record has been read back, and :meth:`read_to_end`
-    once every record written before the call has been.
-    """
-
-    def __init__(self, cluster: Cluster, topic: str, partitions: int, replication_factor: int,
-                 on_record: Callable[[bytes | None, bytes | None, int, int], None]) -> None:
-        self.cluster = cluster
-        self.topic = topic
-        self.partitions = partitions
-        self.replication_factor = replication_factor
-        self.on_record = on_record
-        self._producer: Producer | None = None
-        self._consumer: Consumer | None = None
-        self._reader: asyncio.Task[None] | None = None
-        self._positions: dict[int, int] = {}
-        self._progress = asyncio.Condition()
-        self._error: BaseException | None = None
-
-    async def start(self) -> None:
-        await self._ensure_topic()
-        self._producer = Producer(self.cluster, acks="all", linger_ms=0)
-        await self._producer.start()
-        self._consumer = Consumer(self.cluster, auto_offset_reset="earliest", fetch_max_wait_ms=100)
-        await self._consumer.start()
-        tps = [TopicPartition(self.topic, p) for p in range(self.partitions)]
-        self._consumer.assign(tps)
-        for tp in tps:
-            self._consumer.seek(tp, 0)
-            self._positions[tp.partition] = 0
-        self._reader = asyncio.create_task(self._read_forever(), name=f"zurau-connect-{self.topic}")
-        await self.read_to_end()
-
-    async def _ensure_topic(self) -> None:
-        admin = AdminClient(self.cluster)
-        found = (await admin.topic_metadata([self.topic])).get(self.topic)
-        if found is not None and found.error is None:
-            self.partitions = len(found.partitions)
-            return
-        live = max(1, len(self.cluster.metadata.brokers))
-        rf = min(self.replication_factor, live) if self.replication_factor > 0 else live
-        result = await admin.create_topics([NewTopic(self.topic, self.partitions, rf, {"cleanup.policy": "compact"})])
-        error = result.get(self.topic)
-        if error is not None and getattr(error, "code", None) != 36:  # TOPIC_ALREADY_EXISTS
-            raise RuntimeError(f"cannot create the Connect topic {self.topic}: {error}")
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 30
-        while loop.time() < deadline:
-            t = (await admin.topic_metadata([self.topic])).get(self.topic)
-            if t is not None and t.error is None and t.partitions and all(p.leader >= 0 for p in t.partitions):
-                self.partitions = len(t.partitions)
-                return
-            await asyncio.sleep(0.05)
-        raise RuntimeError(f"the Connect topic {self.topic} has no leader")
-
-    async def _read_forever(self) -> None:
-        assert self._consumer is not None
+    def apply(record: ConsumerRecord) -> None:
         try:
-            while True:
-                batches = await self._consumer.getmany(timeout_ms=200)
-                if not batches:
-                    continue
-                for tp, records in batches.items():
-                    for rec in records:
-                        try:
-                            self.on_record(rec.key, rec.value, tp.partition, rec.offset)
-                        except Exception:
-                            log.exception("cannot apply a record of %s at offset %d", self.topic, rec.offset)
-                    if records:
-                        self._positions[tp.partition] = records[-1].offset + 1
-                async with self._progress:
-                    self._progress.notify_all()
-        except asyncio.CancelledError:
-            raise
-        except BaseException as e:
-            log.exception("the reader of %s stopped", self.topic)
-            self._error = e
-            async with self._progress:
-                self._progress.notify_all()
+            on_record(record)
+        except Exception:
+            log.exception("cannot apply a record of %s at offset %d", topic, record.offset)
 
-    async def _wait(self, targets: Mapping[int, int], timeout: float) -> None:
-        async def reached() -> None:
-            async with self._progress:
-                await self._progress.wait_for(
-                    lambda: self._error is not None
-                    or all(self._positions.get(p, 0) >= off for p, off in targets.items()))
+    return KafkaBasedLog(cluster, NewTopic(topic, partitions, replication_factor, COMPACT), apply,
+                         name=f"zurau-connect-{topic}")
 
-        await asyncio.wait_for(reached(), timeout)
-        if self._error is not None:
-            raise RuntimeError(f"the reader of {self.topic} failed: {self._error}")
 
-    async def read_to_end(self, timeout: float = 30) -> None:
-        assert self._consumer is not None
-        ends = await self._consumer.admin.list_offsets(
-            {TopicPartition(self.topic, p): -1 for p in range(self.partitions)})
-        targets = {tp.partition: r.offset for tp, r in ends.items() if not isinstance(r, BaseException)}
-        await self._wait(targets, timeout)
-
-    async def write(self, key: bytes, value: bytes | None, *, partition: int | None = None,
-                    wait_read: bool = True, timeout: float = 30) -> None:
-        assert self._producer is not None
-        meta = await asyncio.wait_for(self._producer.send_and_wait(self.topic, value, key, partition=partition), timeout)
-        if wait_read:
-            await self._wait({meta.partition: meta.offset + 1}, timeout)
-
-    async def write_many(self, records: list[tuple[bytes, bytes | None]], timeout: float = 30) -> None:
-        """Write ``records`` in order (one flush for all) and wait until they have been read back."""
-        assert self._producer is not None
-        futures = [await self._producer.send(self.topic, value, key) for key, value in records]
-        await asyncio.wait_for(self._producer.flush(), timeout)
-        targets: dict[int, int] = {}
-        for fut in futures:
-            meta = await fut
-            targets[meta.partition] = max(targets.get(meta.partition, 0), meta.offset + 1)
-        await self._wait(targets, timeout)
-
-    async def close(self) -> None:
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._reader
-            self._reader = None
-        for client in (self._producer, self._consumer):
-            if client is not None:
-                with contextlib.suppress(Exception):
-                    await client.close()
+async def start_log(topic_log: KafkaBasedLog) -> None:
+    """Start a store's log; a topic that cannot be created or read is a RuntimeError naming it."""
+    try:
+        await topic_log.start()
+    except KafkaError as e:
+        raise RuntimeError(f"cannot create the Connect topic {topic_log.topic}: {e}") from e
+    except TimeoutError as e:
+        raise RuntimeError(f"the Connect topic {topic_log.topic} is not ready: {e}") from e
 
 
 # --------------------------------------------------------------------------- config store
@@ -322,23 +214,23 @@ class ConfigStore:
 class KafkaConfigStore(ConfigStore):
     def __init__(self, cluster: Cluster, topic: str, replication_factor: int) -> None:
         super().__init__()
-        self.log = TopicLog(cluster, topic, 1, replication_factor, self._on_record)
+        self.log = topic_log(cluster, topic, 1, replication_factor, self._on_record)
 
-    def _on_record(self, key: bytes | None, value: bytes | None, partition: int, offset: int) -> None:
-        if key is None:
+    def _on_record(self, record: ConsumerRecord) -> None:
+        if record.key is None:
             return
-        self.state.offset = offset
-        self._apply(key.decode("utf-8", errors="replace"), _json(value))
+        self.state.offset = record.offset
+        self._apply(record.key.decode("utf-8", errors="replace"), _json(record.value))
 
     async def start(self) -> None:
-        await self.log.start()
+        await start_log(self.log)
 
     async def close(self) -> None:
         await self.log.close()
 
     async def write(self, records: list[tuple[str, bytes | None]]) -> None:
-        for i, (key, value) in enumerate(records):
-            await self.log.write(key.encode(), value, partition=0, wait_read=i == len(records) - 1)
+        written = [await self.log.send(key.encode(), value, partition=0) for key, value in records]
+        await self.log.wait_for(written[-1:])
 
     async def refresh(self) -> None:
         await self.log.read_to_end()
@@ -430,14 +322,14 @@ class FileOffsetStore(OffsetStore):
 class KafkaOffsetStore(OffsetStore):
     def __init__(self, cluster: Cluster, topic: str, partitions: int, replication_factor: int) -> None:
         super().__init__()
-        self.log = TopicLog(cluster, topic, partitions, replication_factor, self._on_record)
+        self.log = topic_log(cluster, topic, partitions, replication_factor, self._on_record)
 
-    def _on_record(self, key: bytes | None, value: bytes | None, partition: int, offset: int) -> None:
-        if key is not None:
-            self._apply(key, _json(value))
+    def _on_record(self, record: ConsumerRecord) -> None:
+        if record.key is not None:
+            self._apply(record.key, _json(record.value))
 
     async def start(self) -> None:
-        await self.log.start()
+        await start_log(self.log)
 
     async def close(self) -> None:
         await self.log.close()
@@ -531,19 +423,19 @@ def _status_bytes(s: Status) -> bytes:
 class KafkaStatusStore(StatusStore):
     def __init__(self, cluster: Cluster, topic: str, partitions: int, replication_factor: int) -> None:
         super().__init__()
-        self.log = TopicLog(cluster, topic, partitions, replication_factor, self._on_record)
+        self.log = topic_log(cluster, topic, partitions, replication_factor, self._on_record)
 
-    def _on_record(self, key: bytes | None, value: bytes | None, partition: int, offset: int) -> None:
-        if key is not None:
-            self._apply(key.decode("utf-8", errors="replace"), _json(value))
+    def _on_record(self, record: ConsumerRecord) -> None:
+        if record.key is not None:
+            self._apply(record.key.decode("utf-8", errors="replace"), _json(record.value))
 
     async def start(self) -> None:
-        await self.log.start()
+        await start_log(self.log)
 
     async def close(self) -> None:
         await self.log.close()
 
     async def _write(self, key: str, value: bytes | None) -> None:
         self._apply(key, _json(value))
-        await self.log.write(key.encode(), value, wait_read=False)
+        await self.log.send(key.encode(), value)
 

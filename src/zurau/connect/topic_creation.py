@@ -15,14 +15,14 @@ the connector writes to before the first record goes there, unless it exists alr
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from zurau.client.admin import AdminClient, NewTopic
 from zurau.client.cluster import Cluster
-from zurau.connect.config_def import ConfigException
+from zurau.client.topic_admin import ensure_topic
+from zurau.config import ConfigException
 
 PREFIX = "topic.creation."
 
@@ -33,7 +33,6 @@ class TopicCreationError(ConfigException):
     def __init__(self, key: str, message: str) -> None:
         super().__init__(message)
         self.key = key
-_TOPIC_EXISTS = 36
 
 
 @dataclass
@@ -108,25 +107,6 @@ class TopicCreator:
     async def ensure(self, topic: str) -> None:
         if topic in self.known:
             return
-        found = (await self.admin.topic_metadata([topic])).get(topic)
-        if found is None or found.error is not None:
-            group = next(g for g in self.groups if g.matches(topic))
-            result = await self.admin.create_topics(
-                [NewTopic(topic, group.partitions, group.replication_factor, group.configs)])
-            error = result.get(topic)
-            if error is not None and getattr(error, "code", None) != _TOPIC_EXISTS:
-                raise error
-            await self._wait_for_leaders(topic)
+        group = next(g for g in self.groups if g.matches(topic))
+        await ensure_topic(self.admin, NewTopic(topic, group.partitions, group.replication_factor, group.configs))
         self.known.add(topic)
-
-    async def _wait_for_leaders(self, topic: str, timeout: float = 30.0) -> None:
-        """A topic just created is usable once metadata shows every partition with a leader."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            t = (await self.admin.topic_metadata([topic])).get(topic)
-            if t is not None and t.error is None and t.partitions and all(p.leader >= 0 for p in t.partitions):
-                return
-            if loop.time() > deadline:
-                raise TimeoutError(f"topic {topic} was created but has no leader after {timeout}s")
-            await asyncio.sleep(0.05)

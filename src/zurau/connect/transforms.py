@@ -28,8 +28,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from zurau.config import ConfigDef, ConfigException, ConfigType, Importance, valid_string
 from zurau.connect.api import Predicate, Transformation
-from zurau.connect.config_def import ConfigDef, ConfigException, ConfigType, Importance, valid_string
 from zurau.connect.data import (
     INT32_SCHEMA,
     INT64_SCHEMA,

@@ -36,16 +36,10 @@ from zurau.client.groups_admin import GroupAdmin
 from zurau.client.producer import Producer
 from zurau.client.security import ClientSecurity
 from zurau.client.types import TopicPartition
+from zurau.config import ConfigException, ConfigKey, ConfigType, ConfigValue
 from zurau.connect.api import Connector, ConnectorContext, SinkConnector, SinkTask, SourceTask, Task
 from zurau.connect.client_configs import ADMIN, CONSUMER, PRODUCER, override_errors, task_client_security
-from zurau.connect.config_def import (
-    ConfigException,
-    ConfigKey,
-    ConfigType,
-    ConfigValue,
-    config_key_info,
-    config_value_info,
-)
+from zurau.connect.config_infos import config_key_info, config_value_info
 from zurau.connect.config_providers import ConfigProviders
 from zurau.connect.connect_group import CONFIG_MISMATCH, ConnectGroupMember
 from zurau.connect.connector_config import (
@@ -621,7 +615,7 @@ class Worker:
         overrides = override_errors(self.config.client_props, {**{k: str(v) for k, v in raw.items()}, **resolved},
                                     self.config.client_override_policy)
         for name, error in overrides.items():  # KIP-458 client overrides the worker's policy refuses
-            key = ConfigKey(name, ConfigType.STRING, None, documentation="A client config override (KIP-458).")
+            key = ConfigKey(name, ConfigType.STRING, None, doc="A client config override (KIP-458).")
             infos["configs"].append({"definition": config_key_info(key),
                                      "value": config_value_info(ConfigValue(name, raw.get(name), errors=[error]))})
             infos["error_count"] += 1

@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 
 from zurau.client.errors import ClientConfigError
 from zurau.client.security import ClientSecurity
+from zurau.config import ConfigDef, ConfigException, ConfigType, Importance, Range
 from zurau.connect.client_configs import (
     OVERRIDE_POLICY,
     check_worker_clients,
@@ -43,7 +44,6 @@ from zurau.connect.client_configs import (
     parse_policy,
     worker_client_props,
 )
-from zurau.connect.config_def import ConfigDef, ConfigException, ConfigType, Importance, Range
 from zurau.connect.config_providers import ConfigProviders
 
 

@@ -63,8 +63,13 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from zurau.cli.output import describe_error, kafka_error_name
-from zurau.client.errors import AuthenticationError, ClientError, UnsupportedApiError
+from zurau.client.errors import (
+    AuthenticationError,
+    ClientError,
+    UnsupportedApiError,
+    describe_error,
+    kafka_error_name,
+)
 from zurau.console import broker_features, cluster_views, groups_view, service_views
 from zurau.console.auth import (
     CSRF_HEADER,

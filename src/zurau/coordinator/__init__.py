@@ -1,18 +1,29 @@
 """Coordinators: the group coordinator (classic and KIP-848 consumer groups, committed offsets)
-and the transaction coordinator.
+and the transaction coordinator, each behind a service face, over one generic runtime.
 
-* :mod:`.group_coordinator`: the pure state machine (requests + ``now_ms`` in; replies, records to
-  write and timers out), combining :mod:`.classic_protocol` (JoinGroup/SyncGroup/Heartbeat/
-  LeaveGroup) and :mod:`.consumer_protocol` (KIP-848 ConsumerGroupHeartbeat) over the shared
-  state of :mod:`.base`; inputs and outputs in :mod:`.results`.
-* :mod:`.group_metadata` / :mod:`.consumer_group` / :mod:`.assignors`: group models, member
-  reconciliation and the server-side assignors.
-* :mod:`.records` and the ``*_record(s)`` modules: Kafka's key/value formats of
-  ``__consumer_offsets``; :mod:`.partitioner`: Kafka's group -> partition mapping.
-* :mod:`.transaction_coordinator` and :mod:`.transaction_log_records`: the transaction
-  coordinator's state machine and the ``__transaction_state`` format.
-* :mod:`.coordinator_runtime`: the one shell both state machines run in (partitions of the
-  internal topic loaded and unloaded one by one, writes answered once committed, timers), over
-  a :mod:`.partition_writer` and a clock; :mod:`.runtime` and :mod:`.transaction_runtime` add
-  what is specific to groups and to transactions; :mod:`.internal_topic` reads a partition back.
+Generic (this package):
+
+* :mod:`.coordinator_runtime`: Kafka's ``CoordinatorRuntime``, the one shell every coordinator's
+  state machine runs in (partitions of the internal topic loaded and unloaded one by one, writes
+  answered once committed, timers), over a :mod:`.partition_writer` and a clock;
+  :mod:`.internal_topic` reads a partition back.
+* :mod:`.timers` (timers that carry their callback), :mod:`.partitioner` (Kafka's key ->
+  partition mapping), :mod:`.topics` (the read-only view of topics), :mod:`.write_errors`
+  (append failure -> coordinator error).
+
+Settings: each runtime takes its coordinator's typed view, built once by the broker config
+(``BrokerConfig.group_coordinator``: :class:`~zurau.config.coordinator_views.GroupCoordinatorConfig`,
+which is also the group state machine's config; ``BrokerConfig.transaction_coordinator``:
+:class:`~zurau.config.coordinator_views.TransactionCoordinatorConfig`, from which the transaction
+state machine's ``TransactionConfig`` is derived), never the whole broker config.
+
+Per coordinator (a subpackage each):
+
+* :mod:`.group`: ``service.py`` (``GroupCoordinatorService``, what handlers call),
+  ``group_runtime.py`` (the runtime for ``__consumer_offsets``), ``group_coordinator_shard.py``
+  (the state machine) composing ``classic_groups.py``, ``consumer_groups.py`` and
+  ``offset_manager.py``; group models, assignors and the ``__consumer_offsets`` record formats.
+* :mod:`.txn`: ``service.py`` (``TxnCoordinatorService``), ``transaction_runtime.py`` (the runtime
+  for ``__transaction_state``, markers), ``transaction_coordinator.py`` (the state machine), the
+  record format and the inter-broker channels (markers, KIP-890 verification).
 """

@@ -1,8 +1,8 @@
 """The coordinators' shell: one runtime for groups and transactions (docs/architecture.md).
 
 A :class:`CoordinatorRuntime` drives a sans-I/O state machine (:class:`CoordinatorStateMachine`:
-:class:`~zurau.coordinator.group_coordinator.GroupCoordinator` or
-:class:`~zurau.coordinator.transaction_coordinator.TransactionCoordinator`) over the partitions
+:class:`~zurau.coordinator.group.group_coordinator_shard.GroupCoordinatorShard` or
+:class:`~zurau.coordinator.txn.transaction_coordinator.TransactionCoordinator`) over the partitions
 of its internal topic. It is the only part that touches partitions (through a
 :class:`~zurau.coordinator.partition_writer.PartitionWriter`) and time (through a
 :class:`~zurau.clock.Clock`). Subclasses add what is specific to one coordinator: the record
@@ -66,9 +66,9 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from zurau.clock import Clock, TimerHandle
-from zurau.coordinator.consumer_group import TopicsView
 from zurau.coordinator.internal_topic import ChunkParser, CoordinatorLoadError, PartitionLoader
 from zurau.coordinator.partition_writer import PartitionWriter
+from zurau.coordinator.topics import TopicsView
 from zurau.protocol.errors import (
     CoordinatorLoadInProgressError,
     CoordinatorNotAvailableError,
@@ -225,7 +225,8 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
 
     Subclasses set :attr:`topic` and implement the hooks: :meth:`_new_core`,
     :meth:`_num_partitions`, :meth:`_encode`, :meth:`_parser`, :meth:`_topic_spec` and
-    :meth:`_load_buffer_bytes` (and may extend :meth:`_on_effects`).
+    :meth:`_load_buffer_bytes` (and may extend :meth:`_on_effects`). Each takes its own typed
+    settings (a view of :mod:`zurau.config.coordinator_views`), never the whole broker config.
     """
 
     topic: str
@@ -240,13 +241,13 @@ class CoordinatorRuntime(ABC, Generic[S, W, FX]):
 
     def __init__(
         self,
-        broker_config: Any,
         writer: PartitionWriter,
         topics: TopicsView,
         create_topic: TopicCreator,
         clock: Clock,
     ) -> None:
-        self.broker_config = broker_config
+        """Subclasses set their settings before calling this: it builds the state machine
+        (:meth:`_new_core`)."""
         self.writer = writer
         self.clock = clock
         self.topics = topics

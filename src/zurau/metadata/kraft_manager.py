@@ -29,7 +29,7 @@ from zurau.client.security import ClientSecurity
 from zurau.clock import Clock
 from zurau.config import BrokerConfig
 from zurau.metadata.bootstrap_metadata import read_bootstrap_metadata
-from zurau.metadata.controller import QuorumController
+from zurau.metadata.controller.quorum_controller import QuorumController
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.kraft_log import KRaftLog
 from zurau.metadata.metadata_log import directory_id

@@ -1,7 +1,7 @@
 """The controller channel of a single node: the controller runs in-process over the local log.
 
 Every metadata change on this node goes through here: a request is turned into records by the
-pure :class:`~zurau.metadata.controller.QuorumController` against the current image; the records
+pure :class:`~zurau.metadata.controller.quorum_controller.QuorumController` against the current image; the records
 are appended to the metadata log as one batch, replayed into a new image, and the image's
 listeners (the broker's metadata publisher) are told ``(old, new)`` before the response is
 returned. The async operations (those answering admin requests) also wait for the metadata log to
@@ -21,12 +21,10 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
-from zurau.metadata.acl_control import create_acls, delete_acls
-from zurau.metadata.controller import ControllerResult, QuorumController
+from zurau.metadata.controller.quorum_controller import QuorumController
+from zurau.metadata.controller.result import ControllerResult
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.metadata_log import MetadataLog
-from zurau.metadata.quota_control import alter_client_quotas
-from zurau.metadata.scram_control import alter_user_scram_credentials
 from zurau.protocol.errors import KafkaStorageError
 
 log = logging.getLogger("zurau.controller")
@@ -111,16 +109,16 @@ class LocalControllerChannel:
     async def alter_user_scram_credentials(
         self, deletions: list[dict[str, Any]], upsertions: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
-        return await self._durable(alter_user_scram_credentials(self._image, deletions, upsertions))
+        return await self._durable(self.controller.alter_user_scram_credentials(self._image, deletions, upsertions))
 
     async def alter_client_quotas(self, entries: list[dict[str, Any]], validate_only: bool) -> list[dict[str, Any]]:
-        return await self._durable(alter_client_quotas(self._image, entries, validate_only))
+        return await self._durable(self.controller.alter_client_quotas(self._image, entries, validate_only))
 
     async def create_acls(self, creations: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return await self._durable(create_acls(self._image, creations))
+        return await self._durable(self.controller.create_acls(self._image, creations))
 
     async def delete_acls(self, filters: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return await self._durable(delete_acls(self._image, filters))
+        return await self._durable(self.controller.delete_acls(self._image, filters))
 
     async def alter_configs(self, resources: list[dict[str, Any]], validate_only: bool) -> list[dict[str, Any]]:
         return await self._durable(self.controller.alter_configs(self._image, resources, validate_only))

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from zurau.metadata.bootstrap_metadata import read_bootstrap_metadata
 from zurau.metadata.image import MetadataImage
+from zurau.metadata.record_codec import decode_record, encode_record
 from zurau.metadata.records import (
     TOPIC_RESOURCE,
     ConfigRecord,
@@ -29,8 +30,6 @@ from zurau.metadata.records import (
     PartitionRecord,
     ProducerIdsRecord,
     TopicRecord,
-    decode_record,
-    encode_record,
 )
 from zurau.metadata.topic_names import new_cluster_id
 from zurau.protocol.errors import KafkaStorageError

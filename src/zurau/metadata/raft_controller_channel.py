@@ -10,7 +10,7 @@ of a result. Listeners get ``(old, new)`` for every image, as on a single node.
 leader-change entry of its epoch, everything in its log is committed and applied, so its image is
 the whole history. From then on it keeps a second, *speculative* image that includes its own
 uncommitted results: each request runs the pure
-:class:`~zurau.metadata.controller.QuorumController` against it, the records are proposed as one
+:class:`~zurau.metadata.controller.quorum_controller.QuorumController` against it, the records are proposed as one
 batch, and the response is given once that batch is committed. Requests are decided one at a
 time on the event loop, so two results never interleave. When it loses leadership it fails the
 waiting requests with NOT_CONTROLLER and drops the speculative image. An active controller that
@@ -46,14 +46,15 @@ from typing import Any, TypeVar
 from zurau.client.connection import BrokerConnection, ConnectionCache
 from zurau.client.errors import ClientError
 from zurau.clock import Clock
-from zurau.metadata.acl_control import create_acls, delete_acls
-from zurau.metadata.broker_heartbeat_manager import BrokerHeartbeatManager
-from zurau.metadata.controller import ControllerResult, QuorumController, config_result, create_topic_error
+from zurau.metadata.controller.broker_heartbeat_manager import BrokerHeartbeatManager
+from zurau.metadata.controller.config_control import config_result
+from zurau.metadata.controller.quorum_controller import QuorumController
+from zurau.metadata.controller.replication_control import create_topic_error
+from zurau.metadata.controller.result import ControllerResult
 from zurau.metadata.image import MetadataImage
-from zurau.metadata.quota_control import alter_client_quotas
 from zurau.metadata.raft_client import RaftClient
-from zurau.metadata.records import MetadataRecord, decode_record, encode_record
-from zurau.metadata.scram_control import alter_user_scram_credentials
+from zurau.metadata.record_codec import decode_record, encode_record
+from zurau.metadata.records import MetadataRecord
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     CoordinatorLoadInProgressError,
@@ -663,7 +664,7 @@ class RaftControllerChannel:
             return [{"user": u, "error_code": code, "error_message": msg} for u in users]
 
         return await self._decide(
-            lambda image: alter_user_scram_credentials(image, deletions, upsertions), forward, refuse
+            lambda image: self.controller.alter_user_scram_credentials(image, deletions, upsertions), forward, refuse
         )
 
     async def alter_client_quotas(self, entries: list[dict[str, Any]], validate_only: bool) -> list[dict[str, Any]]:
@@ -678,7 +679,7 @@ class RaftControllerChannel:
         def refuse(code: int, msg: str) -> list[dict[str, Any]]:
             return [{"error_code": code, "error_message": msg, "entity": e["entity"]} for e in entries]
 
-        return await self._decide(lambda image: alter_client_quotas(image, entries, validate_only), forward, refuse)
+        return await self._decide(lambda image: self.controller.alter_client_quotas(image, entries, validate_only), forward, refuse)
 
     async def create_acls(self, creations: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """CreateAcls, decided by the active controller: one result per creation."""
@@ -691,7 +692,7 @@ class RaftControllerChannel:
         def refuse(code: int, msg: str) -> list[dict[str, Any]]:
             return [{"error_code": code, "error_message": msg} for _ in creations]
 
-        return await self._decide(lambda image: create_acls(image, creations), forward, refuse)
+        return await self._decide(lambda image: self.controller.create_acls(image, creations), forward, refuse)
 
     async def delete_acls(self, filters: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """DeleteAcls, decided by the active controller: one result per filter."""
@@ -704,7 +705,7 @@ class RaftControllerChannel:
         def refuse(code: int, msg: str) -> list[dict[str, Any]]:
             return [{"error_code": code, "error_message": msg, "matching_acls": []} for _ in filters]
 
-        return await self._decide(lambda image: delete_acls(image, filters), forward, refuse)
+        return await self._decide(lambda image: self.controller.delete_acls(image, filters), forward, refuse)
 
     async def list_partition_reassignments(self, topics: list[dict[str, Any]] | None) -> dict[str, Any]:
         """ListPartitionReassignments, answered by the active controller: ``error_code``,

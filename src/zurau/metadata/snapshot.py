@@ -44,6 +44,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from zurau.metadata.image import MetadataImage
+from zurau.metadata.record_codec import decode_record, encode_record
 from zurau.metadata.records import (
     BROKER_RESOURCE,
     TOPIC_RESOURCE,
@@ -57,8 +58,6 @@ from zurau.metadata.records import (
     RegisterBrokerRecord,
     TopicRecord,
     UserScramCredentialRecord,
-    decode_record,
-    encode_record,
 )
 from zurau.protocol.errors import KafkaError
 from zurau.protocol.primitives import I16, I64, DecodeError, skip_tagged_fields

@@ -30,8 +30,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 
 from zurau.broker.server import BrokerServer
-from zurau.coordinator.runtime import GroupCoordinatorRuntime
-from zurau.coordinator.transaction_runtime import TransactionRuntime
+from zurau.coordinator.group.group_runtime import GroupCoordinatorRuntime
+from zurau.coordinator.txn.transaction_runtime import TransactionRuntime
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.kraft_manager import KRaftManager
 from zurau.metadata.metadata_log import MetadataLog

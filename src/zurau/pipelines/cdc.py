@@ -50,7 +50,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from zurau.pipelines.telemetry import end_offsets, wait_for_queries
+from zurau.pipelines.telemetry import create_topics, end_offsets, wait_for_queries
 
 log = logging.getLogger("zurau.pipelines.cdc")
 
@@ -622,15 +622,7 @@ def run(
 
 def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
     """Create ``topic`` (an existing one is fine)."""
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    for f in admin.create_topics([NewTopic(topic, partitions)]).values():
-        try:
-            f.result(30)
-        except Exception as e:  # noqa: BLE001 - an existing topic is fine
-            if "TOPIC_ALREADY_EXISTS" not in str(e):
-                raise
+    create_topics(bootstrap, [topic], partitions)
 
 
 def format_summary(summary: Summary) -> str:

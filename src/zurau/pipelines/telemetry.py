@@ -40,7 +40,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -266,19 +266,24 @@ def _produce(p: Any, key: bytes, value: bytes) -> None:
 # --------------------------------------------------------------------------- Kafka helpers
 def ensure_topics(bootstrap: str, partitions: int) -> None:
     """Create the pipeline's topics where missing."""
-    from confluent_kafka import KafkaException
-    from confluent_kafka.admin import AdminClient, NewTopic
+    create_topics(bootstrap, (TELEMETRY, AGGREGATES, ALERTS), partitions, 1)
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    existing = set(admin.list_topics(timeout=30).topics)
-    new = [NewTopic(t, partitions, 1) for t in (TELEMETRY, AGGREGATES, ALERTS) if t not in existing]
-    for topic, fut in admin.create_topics(new, operation_timeout=30).items() if new else []:
-        try:
-            fut.result(60)
-        except KafkaException as e:
-            if "already exists" not in str(e).lower() and "TOPIC_ALREADY_EXISTS" not in str(e):
-                raise
-            log.info("topic %s already exists", topic)
+
+def create_topics(bootstrap: str, topics: Iterable[str], partitions: int, replication_factor: int = -1) -> None:
+    """Create ``topics`` where missing (an existing topic is fine), through zurau.client."""
+    import asyncio
+
+    from zurau.client.admin import AdminClient, NewTopic
+    from zurau.client.config import ClientConfig
+    from zurau.client.topic_admin import ensure_topic
+
+    async def main() -> None:
+        async with AdminClient(ClientConfig.from_props({"bootstrap.servers": bootstrap})) as admin:
+            for topic in topics:
+                if not (await ensure_topic(admin, NewTopic(topic, partitions, replication_factor))).created:
+                    log.info("topic %s already exists", topic)
+
+    asyncio.run(main())
 
 
 def end_offsets(bootstrap: str, topic: str) -> dict[str, dict[str, int]]:

@@ -16,7 +16,7 @@ Invariants:
   written with one precompiled ``struct.Struct`` (one call instead of one per field).
 * An element of an array of structs may be given *pre-encoded*: a ``bytes`` object holding that
   element's exact encoding in this version, appended as is. The Fetch handler answers idle
-  partitions this way (:mod:`zurau.broker.handlers._idle_fetch`); every other caller passes dicts.
+  partitions this way (:mod:`zurau.replication.idle_fetch`); every other caller passes dicts.
 
 Strict mode (:func:`set_strict`, or ``ZURAU_STRICT_CODEC=1`` in the environment when this module
 is imported) makes encoding reject a dict holding a key that is no field of its struct in any

@@ -5,14 +5,17 @@
   The fetch then re-reads, so a wake-up is a hint, never a promise of data (spurious wake-ups are
   harmless). A fetch may instead register per topic, with the set of that topic's partitions it
   reads (a mapping topic -> partitions): one registration per topic however many partitions, and
-  an append checks the topic's few waiting fetches.
+  an append checks the topic's few waiting fetches. A delayed fetch has one
+  :class:`FetchDeadline` (one timer for its whole ``max_wait_ms``, however often it wakes up and
+  waits again); once it has expired, waiting returns at once.
 * :class:`ProducePurgatory`: an ``acks=all`` produce (a :class:`DelayedProduce`) waits until, for
   each partition it wrote, the high watermark reaches the offset after its last appended record
   (every in-sync replica has the data). It completes when every partition is acknowledged or
   failed, or at its timeout; partitions still waiting then answer REQUEST_TIMED_OUT (the data
   stays in the log: a timeout says "not known to be replicated", not "not written").
 
-Both are driven by the replica manager on the event loop; neither is thread-safe.
+Both are driven by the replica manager on the event loop; neither is thread-safe. Their timers
+run on the injected :class:`~zurau.clock.Clock` (the broker's real time, or a test's virtual time).
 
 Remote time (Kafka's ``RemoteTimeMs``): a wait made while :data:`request_wait` holds a
 :class:`WaitTime` (the broker's connection sets one per request when metrics are on) adds its
@@ -22,12 +25,14 @@ duration to it, so the request's time in purgatory can be told from its local pr
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from contextvars import ContextVar
 
+from zurau.clock import Clock, TimerHandle
 from zurau.protocol.errors import RequestTimedOutError
 from zurau.types import TopicPartitionKey
 
@@ -48,13 +53,38 @@ request_wait: ContextVar[WaitTime | None] = ContextVar("zurau_request_wait", def
 
 
 def _release(fut: asyncio.Future[None]) -> None:
-    """A waiting fetch's timeout (a plain timer on its future: cheaper than ``wait_for``)."""
+    """A waiting operation's timeout (a plain timer on its future: cheaper than ``wait_for``)."""
     if not fut.done():
         fut.set_result(None)
 
 
-class FetchPurgatory:
+class FetchDeadline:
+    """The end of one delayed fetch's ``max_wait_ms``: ``expired`` once it has passed, which also
+    ends the wait in progress (:meth:`FetchPurgatory.wait`). :meth:`cancel` it when the fetch is
+    answered."""
+
+    __slots__ = ("_timer", "_waiting", "expired")
+
     def __init__(self) -> None:
+        self.expired = False
+        self._waiting: asyncio.Future[None] | None = None
+        self._timer: TimerHandle | None = None
+
+    def _expire(self) -> None:
+        self.expired = True
+        fut = self._waiting
+        if fut is not None and not fut.done():
+            fut.set_result(None)
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+
+class FetchPurgatory:
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
         self._waiters: dict[tuple[str, int], set[asyncio.Future[None]]] = defaultdict(set)
         # topic -> {waiting fetch: the partitions of the topic it waits on}
         self._topic_waiters: dict[str, dict[asyncio.Future[None], AbstractSet[int]]] = {}
@@ -91,26 +121,39 @@ class FetchPurgatory:
                 if not fut.done():
                     fut.set_result(None)
 
+    def deadline(self, timeout_ms: float) -> FetchDeadline:
+        """A delayed fetch's deadline, ``timeout_ms`` from now on the clock."""
+        deadline = FetchDeadline()
+        if timeout_ms <= 0:
+            deadline.expired = True
+        else:
+            deadline._timer = self._clock.call_later(timeout_ms, deadline._expire)
+        return deadline
+
     async def wait(
-        self, partitions: Iterable[tuple[str, int]] | Mapping[str, AbstractSet[int]], timeout_s: float
+        self, partitions: Iterable[tuple[str, int]] | Mapping[str, AbstractSet[int]], deadline: FetchDeadline
     ) -> None:
-        """Wait until any of ``partitions`` gets new data or ``timeout_s`` passes. ``partitions``:
+        """Wait until any of ``partitions`` gets new data or ``deadline`` expires. ``partitions``:
         (topic, partition) keys, or a mapping topic -> set of partitions (one watch per topic)."""
-        if timeout_s <= 0:
+        if deadline.expired:
             return
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        if isinstance(partitions, Mapping):
-            return await self._wait_topics(fut, partitions, timeout_s)
-        keys = list(partitions)
+        deadline._waiting = fut
+        try:
+            if isinstance(partitions, Mapping):
+                return await self._wait_topics(fut, partitions)
+            return await self._wait_keys(fut, list(partitions))
+        finally:
+            deadline._waiting = None
+
+    async def _wait_keys(self, fut: asyncio.Future[None], keys: list[tuple[str, int]]) -> None:
         for key in keys:
             self._waiters[key].add(fut)
         timer = request_wait.get()
         started = time.perf_counter() if timer is not None else 0.0
-        expiry = asyncio.get_running_loop().call_later(timeout_s, _release, fut)
         try:
             await fut
         finally:
-            expiry.cancel()
             if timer is not None:
                 timer.seconds += time.perf_counter() - started
             for key in keys:
@@ -120,19 +163,15 @@ class FetchPurgatory:
                     if not s:
                         del self._waiters[key]
 
-    async def _wait_topics(
-        self, fut: asyncio.Future[None], partitions: Mapping[str, AbstractSet[int]], timeout_s: float
-    ) -> None:
+    async def _wait_topics(self, fut: asyncio.Future[None], partitions: Mapping[str, AbstractSet[int]]) -> None:
         topics = [t for t, parts in partitions.items() if parts]
         for topic in topics:
             self._topic_waiters.setdefault(topic, {})[fut] = partitions[topic]
         timer = request_wait.get()
         started = time.perf_counter() if timer is not None else 0.0
-        expiry = asyncio.get_running_loop().call_later(timeout_s, _release, fut)
         try:
             await fut
         finally:
-            expiry.cancel()
             if timer is not None:
                 timer.seconds += time.perf_counter() - started
             for topic in topics:
@@ -183,7 +222,8 @@ class DelayedProduce:
 class ProducePurgatory:
     """Delayed produces, watched per partition until its high watermark reaches their offset."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
         self._watchers: dict[TopicPartitionKey, list[DelayedProduce]] = {}
 
     def __len__(self) -> int:
@@ -244,18 +284,19 @@ class ProducePurgatory:
             else:
                 del self._watchers[key]
 
-    async def wait(self, op: DelayedProduce, timeout_s: float) -> dict[TopicPartitionKey, int]:
-        """Wait until ``op`` is done or ``timeout_s`` passes; return its per-partition error codes."""
+    async def wait(self, op: DelayedProduce, timeout_ms: float) -> dict[TopicPartitionKey, int]:
+        """Wait until ``op`` is done or ``timeout_ms`` passes; return its per-partition error codes."""
         timer = request_wait.get()
         started = time.perf_counter() if timer is not None else 0.0
         try:
-            if not op.done and timeout_s > 0:
+            if not op.done and timeout_ms > 0:
                 fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
                 op._future = fut
+                expiry = self._clock.call_later(timeout_ms, functools.partial(_release, fut))
                 try:
-                    await asyncio.wait_for(fut, timeout_s)
-                except TimeoutError:
-                    pass
+                    await fut
+                finally:
+                    expiry.cancel()
         finally:
             if timer is not None:
                 timer.seconds += time.perf_counter() - started

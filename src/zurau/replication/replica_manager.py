@@ -10,6 +10,10 @@ the ISR, the high watermark and the delayed operations are applied in one place.
   :meth:`ReplicaManager.append_as_follower` (batches a replica fetcher copied from the leader:
   their offsets and leader epochs are kept). All go through ``log_validator`` and keep the log's
   leader-epoch cache. After a leader append the high watermark moves as far as the ISR allows.
+* **Fetch** (:meth:`ReplicaManager.fetch`, :mod:`zurau.replication.delayed_fetch`): a parsed
+  :class:`~zurau.replication.fetch_params.FetchParams` is read partition by partition, idle
+  partitions of a sessionless consumer fetch from precomputed bytes, and a fetch short of
+  ``min_bytes`` waits in the fetch purgatory (on this manager's clock) for appends.
 * **Reads** take a replica id (:meth:`ReplicaManager.read`): a consumer (-1) reads below the high
   watermark (read_uncommitted) or the last stable offset (read_committed); a follower (its broker
   id >= 0) reads up to the log end offset, and its fetch offset tells the leader how far it has
@@ -42,10 +46,11 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
+from zurau.clock import Clock
 from zurau.protocol.errors import (
     FencedLeaderEpochError,
     InvalidRecordError,
@@ -60,6 +65,15 @@ from zurau.protocol.errors import (
 )
 from zurau.protocol.records.batch import iter_batches, validate_batches
 from zurau.protocol.records.control import build_control_batch
+from zurau.replication import delayed_fetch
+from zurau.replication.delayed_fetch import FetchResult, WaitKeys
+from zurau.replication.fetch_params import (
+    CONSUMER_REPLICA_ID,
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+    FetchParams,
+    FetchTopic,
+)
 from zurau.replication.partition import FollowerState, Partition
 from zurau.replication.purgatory import DelayedProduce, FetchPurgatory, ProducePurgatory, TopicPartitionKey
 from zurau.replication.replica_selector import ReplicaSelector, ReplicaView
@@ -82,10 +96,6 @@ TxnVerifier = Callable[[str, int, int, int], KafkaError | None]
 # A refused or failed ISR change is proposed again no sooner than this (Kafka retries its
 # AlterPartition after ``retry.backoff.ms``).
 ISR_RETRY_BACKOFF_MS = 100
-
-READ_UNCOMMITTED = 0
-READ_COMMITTED = 1
-CONSUMER_REPLICA_ID = -1
 
 # ListOffsets special timestamps (Kafka's ListOffsetsRequest constants).
 LATEST_TIMESTAMP = -1
@@ -171,14 +181,14 @@ class ReplicaManager:
         node_id: int,
         log_manager: LogManager,
         log_config_for: Callable[[str], LogConfig],
-        now_ms: Callable[[], int],
+        clock: Clock,
     ) -> None:
         self.node_id = node_id
         self.log_manager = log_manager
         self.log_config_for = log_config_for
-        self.now_ms = now_ms
-        self.purgatory = FetchPurgatory()
-        self.produce_purgatory = ProducePurgatory()
+        self.clock = clock  # ISR lag and fetch times, and the purgatories' timers
+        self.purgatory = FetchPurgatory(clock)
+        self.produce_purgatory = ProducePurgatory(clock)
         self._partitions: dict[tuple[str, int], Partition] = {}
         self.txn_verifier: TxnVerifier | None = None
         self._hw_listeners: list[HighWatermarkListener] = []
@@ -266,7 +276,7 @@ class ReplicaManager:
                 p.partition_epoch = partition_epoch
             plog.assign_leader_epoch(leader_epoch, plog.log_end_offset)
             p.leader_epoch_start_offset = plog.log_end_offset
-            p.reset_followers(self.now_ms())
+            p.reset_followers(self.clock.now_ms())
             log.info("%s-%d: leader at epoch %d, ISR %s", topic, index, leader_epoch, p.isr)
         elif partition_epoch is None or partition_epoch >= p.partition_epoch:
             p.replicas = list(replicas)
@@ -275,7 +285,7 @@ class ReplicaManager:
                 if partition_epoch > p.partition_epoch:
                     p.pending_isr = None  # the controller decided (our change or another)
                 p.partition_epoch = partition_epoch
-            now = self.now_ms()
+            now = self.clock.now_ms()
             for r in p.replicas:
                 if r != self.node_id and r not in p.followers:
                     p.followers[r] = FollowerState(last_caught_up_ms=now)
@@ -482,7 +492,7 @@ class ReplicaManager:
                 isinstance(records, memoryview) and not records.readonly
             )
         result = plog.append(
-            payload, leader_epoch=p.leader_epoch, now_ms=self.now_ms(), validated=batches, in_place=in_place
+            payload, leader_epoch=p.leader_epoch, now_ms=self.clock.now_ms(), validated=batches, in_place=in_place
         )
         if not result.duplicate:
             p.maybe_advance_high_watermark()
@@ -526,7 +536,7 @@ class ReplicaManager:
         """
         p = self.partition(topic, index)
         p.check_min_isr(-1, p.log.config.min_insync_replicas)
-        now = self.now_ms()
+        now = self.clock.now_ms()
         batch = bytearray(
             build_control_batch(commit, producer_id, producer_epoch, coordinator_epoch, timestamp_ms=now)
         )
@@ -547,7 +557,7 @@ class ReplicaManager:
         p = self._hosted(topic, partition)
         if p.leader_id == self.node_id:
             raise NotLeaderOrFollowerError(f"broker {self.node_id} leads {topic}-{partition}: it does not follow")
-        result = p.log.append_as_follower(records, now_ms=self.now_ms())
+        result = p.log.append_as_follower(records, now_ms=self.clock.now_ms())
         if result.record_count:
             self.purgatory.notify(topic, partition)
         return result
@@ -610,7 +620,7 @@ class ReplicaManager:
         has caught up (one proposal in flight per partition, as in Kafka)."""
         if self.isr_change_sender is None or p.pending_isr is not None or p.leader_id != self.node_id:
             return
-        if p.isr_retry_after_ms and self.now_ms() < p.isr_retry_after_ms:
+        if p.isr_retry_after_ms and self.clock.now_ms() < p.isr_retry_after_ms:
             return
         joining = [r for r in p.in_sync_candidates(self.broker_live) if r == replica_id]
         if joining:
@@ -624,7 +634,7 @@ class ReplicaManager:
         within ``max_lag_ms`` (``replica.lag.time.max.ms``); returns how many proposals went."""
         if self.isr_change_sender is None:
             return 0
-        now = self.now_ms()
+        now = self.clock.now_ms()
         sent = 0
         node = self.node_id
         for p in list(self._partitions.values()):
@@ -660,7 +670,7 @@ class ReplicaManager:
         p.pending_isr = None
         if error_code:
             log.info("%s-%d: AlterPartition refused with error %d", topic, partition, error_code)
-            p.isr_retry_after_ms = self.now_ms() + ISR_RETRY_BACKOFF_MS
+            p.isr_retry_after_ms = self.clock.now_ms() + ISR_RETRY_BACKOFF_MS
             return
         if leader_epoch != p.leader_epoch or partition_epoch <= p.partition_epoch or isr is None:
             return  # stale: the metadata has moved on already
@@ -703,9 +713,26 @@ class ReplicaManager:
     async def wait_for_replication(self, op: DelayedProduce, timeout_ms: int) -> dict[TopicPartitionKey, int]:
         """Wait for a delayed produce; partitions not replicated within ``timeout_ms`` get
         REQUEST_TIMED_OUT. Returns the error code (0 = acknowledged) of every partition."""
-        return await self.produce_purgatory.wait(op, timeout_ms / 1000)
+        return await self.produce_purgatory.wait(op, timeout_ms)
 
     # ------------------------------------------------------------------ reads
+    def fetch(
+        self,
+        params: FetchParams,
+        topics: list[FetchTopic],
+        *,
+        wait_keys: Callable[[], WaitKeys] | None = None,
+        replan: Callable[[], list[FetchTopic]] | None = None,
+        bytes_bound: Callable[[], int | None] | None = None,
+        running: Callable[[], bool] = lambda: True,
+    ) -> FetchResult | Coroutine[Any, Any, FetchResult]:
+        """A Fetch: the result of reading ``topics`` when that settles it, else a coroutine that
+        waits for data (the long poll) and gives the result; see
+        :func:`zurau.replication.delayed_fetch.fetch` for the arguments."""
+        return delayed_fetch.fetch(
+            self, params, topics, wait_keys=wait_keys, replan=replan, bytes_bound=bytes_bound, running=running
+        )
+
     def read(
         self,
         topic: str,
@@ -785,7 +812,7 @@ class ReplicaManager:
             if follower:
                 # Only a valid fetch offset proves what the follower holds (Kafka updates the
                 # follower's state after a successful read); the HW in the answer includes it.
-                p.update_follower_fetch_state(replica_id, fetch_offset, self.now_ms(), replica_epoch)
+                p.update_follower_fetch_state(replica_id, fetch_offset, self.clock.now_ms(), replica_epoch)
                 if self.isr_change_sender is not None and p.pending_isr is None:
                     self.maybe_expand_isr(p, replica_id)
         lso = plog.last_stable_offset
@@ -826,7 +853,7 @@ class ReplicaManager:
         if replica_id < 0:
             return self.replica_selector is None and fetch_offset == (lso if read_committed else hw)
         if fetch_offset != plog.log_end_offset or not p.update_follower_fetch_state(
-            replica_id, fetch_offset, self.now_ms(), replica_epoch
+            replica_id, fetch_offset, self.clock.now_ms(), replica_epoch
         ):
             return False
         if self.isr_change_sender is not None and p.pending_isr is None:
@@ -879,7 +906,7 @@ class ReplicaManager:
         p = self._partitions.get((topic, partition))
         if p is None or p.leader_id != self.node_id:
             return -1
-        now = self.now_ms()
+        now = self.clock.now_ms()
         rack = self.broker_rack
         views = [ReplicaView(self.node_id, rack(self.node_id), p.log.log_end_offset, 0, True)]
         for r, state in p.followers.items():

@@ -43,6 +43,11 @@ from typing import Any
 from zurau.client.cluster import Cluster
 from zurau.client.group import GroupMember
 from zurau.client.types import TopicPartition
+from zurau.protocol.messages import (
+    JoinGroupRequestProtocols,
+    JoinGroupResponseMembers,
+    SyncGroupRequestAssignments,
+)
 
 log = logging.getLogger("zurau.schema_registry.leader_election")
 
@@ -173,10 +178,10 @@ class RegistryGroupMember(GroupMember):
         self.sticky = sticky
         self.election = Election()
 
-    def _protocols(self) -> list[dict[str, Any]]:
+    def _protocols(self) -> list[JoinGroupRequestProtocols]:
         return [{"name": PROTOCOL_V0, "metadata": encode_identity(self.identity())}]
 
-    async def _assign(self, members: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def _assign(self, members: list[JoinGroupResponseMembers]) -> list[SyncGroupRequestAssignments]:
         identities: dict[str, RegistryIdentity] = {}
         for m in members:
             try:

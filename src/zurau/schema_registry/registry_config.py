@@ -45,10 +45,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 from zurau.client.errors import ClientConfigError
 from zurau.client.security import ClientSecurity
+from zurau.config import (
+    ConfigDef,
+    ConfigError,
+    ConfigKey,
+    ConfigType,
+    Importance,
+    Range,
+    ValidString,
+    non_empty_string,
+)
+from zurau.config.config_def import parse_type
 
 STORE_PREFIX = "kafkastore."  # Confluent's prefix of the store's Kafka client settings
 COMPATIBILITY_LEVELS = (
@@ -116,51 +128,8 @@ class RegistryConfig:
                 if not servers:
                     raise RegistryConfigError("kafkastore.bootstrap.servers is empty")
                 kw["bootstrap_servers"] = ",".join(servers)
-            elif key == "kafkastore.topic":
-                if not value:
-                    raise RegistryConfigError("kafkastore.topic is empty")
-                kw["topic"] = value
-            elif key == "kafkastore.topic.replication.factor":
-                kw["replication_factor"] = _int(key, value, 1)
-            elif key in ("schema.compatibility.level", "avro.compatibility.level"):
-                level = value.upper()
-                if level not in COMPATIBILITY_LEVELS:
-                    raise RegistryConfigError(f"{key}={value}: must be one of {', '.join(COMPATIBILITY_LEVELS)}")
-                kw["compatibility_level"] = level
-            elif key == "kafkastore.timeout.ms":
-                kw["store_timeout_ms"] = _int(key, value, 1)
-            elif key == "kafkastore.init.timeout.ms":
-                kw["init_timeout_ms"] = _int(key, value, 1)
-            elif key == "max.request.bytes":
-                kw["max_request_bytes"] = _int(key, value, 1024)
-            elif key == "schema.registry.group.id":
-                if not value:
-                    raise RegistryConfigError("schema.registry.group.id is empty")
-                kw["group_id"] = value
-            elif key in ("leader.eligibility", "master.eligibility"):
-                kw["leader_eligibility"] = _bool(key, value)
-            elif key == "leader.election.sticky":
-                kw["leader_election_sticky"] = _bool(key, value)
-            elif key == "host.name":
-                kw["host_name"] = value or None
-            elif key == "host.port":
-                kw["host_port"] = _int(key, value, 1)
-            elif key in ("inter.instance.protocol", "schema.registry.inter.instance.protocol"):
-                if value.lower() != "http":
-                    raise RegistryConfigError(f"{key}={value}: only http is supported")
-                kw["inter_instance_protocol"] = "http"
-            elif key == "inter.instance.headers.whitelist":
-                kw["headers_whitelist"] = tuple(h.strip() for h in value.split(",") if h.strip())
-            elif key == "kafkagroup.session.timeout.ms":
-                kw["session_timeout_ms"] = _int(key, value, 1)
-            elif key == "kafkagroup.heartbeat.interval.ms":
-                kw["heartbeat_interval_ms"] = _int(key, value, 1)
-            elif key == "kafkagroup.rebalance.timeout.ms":
-                kw["rebalance_timeout_ms"] = _int(key, value, 1)
-            elif key == "leader.connect.timeout.ms":
-                kw["leader_connect_timeout_ms"] = _int(key, value, 1)
-            elif key == "leader.read.timeout.ms":
-                kw["leader_read_timeout_ms"] = _int(key, value, 1)
+            elif (name := _ALIASES.get(key, key)) in _FIELDS:
+                kw[_FIELDS[name]] = _typed(name, _parse(key, value, REGISTRY_CONFIG.get(name)))
             else:
                 extra[key] = value
         kw["extra"] = extra
@@ -171,6 +140,116 @@ class RegistryConfig:
         return cls(**kw)  # type: ignore[arg-type]
 
 
+_INT, _STR, _BOOL, _LIST = ConfigType.INT, ConfigType.STRING, ConfigType.BOOLEAN, ConfigType.LIST
+
+#: The registry's own settings (``listeners``, ``kafkastore.bootstrap.servers`` and the store's
+#: client security settings are read apart: see :meth:`RegistryConfig.from_props`).
+REGISTRY_CONFIG = (
+    ConfigDef()
+    .define("kafkastore.topic", _STR, "_schemas", validator=non_empty_string, importance=Importance.HIGH,
+            documentation="The topic that stores the schemas.")
+    .define("kafkastore.topic.replication.factor", _INT, 3, validator=Range.at_least(1), importance=Importance.HIGH,
+            documentation="Replication factor of the schemas topic (capped at the live brokers).")
+    .define("schema.compatibility.level", _STR, "BACKWARD",
+            validator=ValidString(COMPATIBILITY_LEVELS, case_insensitive=True), importance=Importance.HIGH,
+            documentation="The global compatibility level (also read as avro.compatibility.level).")
+    .define("kafkastore.timeout.ms", _INT, 10_000, validator=Range.at_least(1),
+            documentation="How long a write waits to be read back.")
+    .define("kafkastore.init.timeout.ms", _INT, 60_000, validator=Range.at_least(1),
+            documentation="How long start-up waits for the store.")
+    .define("max.request.bytes", _INT, 16 * 1024 * 1024, validator=Range.at_least(1024),
+            documentation="Largest request body (larger ones get HTTP 413).")
+    .define("schema.registry.group.id", _STR, "schema-registry", validator=non_empty_string,
+            documentation="The group the instances of one registry cluster join to elect the primary.")
+    .define("leader.eligibility", _BOOL, True, documentation="Whether this instance may become the primary "
+            "(also read as master.eligibility).")
+    .define("leader.election.sticky", _BOOL, False, documentation="Keep the primary across rebalances.")
+    .define("host.name", _STR, None, documentation="Where the other instances reach this one.")
+    .define("host.port", _INT, None, validator=Range.at_least(1), documentation="The port of host.name.")
+    .define("inter.instance.protocol", _STR, "http", validator=ValidString(("http",), case_insensitive=True),
+            documentation="Protocol between instances (also read as schema.registry.inter.instance.protocol).")
+    .define("inter.instance.headers.whitelist", _LIST, "",
+            documentation="Request headers forwarded to the primary besides Content-Type, Accept, Authorization.")
+    .define("kafkagroup.session.timeout.ms", _INT, 10_000, validator=Range.at_least(1),
+            documentation="Session timeout of the instances' group.")
+    .define("kafkagroup.heartbeat.interval.ms", _INT, 3_000, validator=Range.at_least(1),
+            documentation="Heartbeat interval of the instances' group.")
+    .define("kafkagroup.rebalance.timeout.ms", _INT, 300_000, validator=Range.at_least(1),
+            documentation="Rebalance timeout of the instances' group.")
+    .define("leader.connect.timeout.ms", _INT, 60_000, validator=Range.at_least(1),
+            documentation="Connect timeout of a request forwarded to the primary.")
+    .define("leader.read.timeout.ms", _INT, 60_000, validator=Range.at_least(1),
+            documentation="Read timeout of a request forwarded to the primary.")
+)
+
+#: Older names Confluent still reads.
+_ALIASES = {
+    "avro.compatibility.level": "schema.compatibility.level",
+    "master.eligibility": "leader.eligibility",
+    "schema.registry.inter.instance.protocol": "inter.instance.protocol",
+}
+#: Setting -> RegistryConfig field.
+_FIELDS = {
+    "kafkastore.topic": "topic",
+    "kafkastore.topic.replication.factor": "replication_factor",
+    "schema.compatibility.level": "compatibility_level",
+    "kafkastore.timeout.ms": "store_timeout_ms",
+    "kafkastore.init.timeout.ms": "init_timeout_ms",
+    "max.request.bytes": "max_request_bytes",
+    "schema.registry.group.id": "group_id",
+    "leader.eligibility": "leader_eligibility",
+    "leader.election.sticky": "leader_election_sticky",
+    "host.name": "host_name",
+    "host.port": "host_port",
+    "inter.instance.protocol": "inter_instance_protocol",
+    "inter.instance.headers.whitelist": "headers_whitelist",
+    "kafkagroup.session.timeout.ms": "session_timeout_ms",
+    "kafkagroup.heartbeat.interval.ms": "heartbeat_interval_ms",
+    "kafkagroup.rebalance.timeout.ms": "rebalance_timeout_ms",
+    "leader.connect.timeout.ms": "leader_connect_timeout_ms",
+    "leader.read.timeout.ms": "leader_read_timeout_ms",
+}
+
+
+def _parse(key: str, value: str, definition: ConfigKey | None) -> Any:
+    """``value`` parsed and validated by ``definition``; errors in the registry's own words
+    (``key=value: must be at least 1``)."""
+    assert definition is not None
+    try:
+        typed = parse_type(key, definition.type, value)
+    except ConfigError:
+        rule = "not an integer" if definition.type is ConfigType.INT else "must be true or false"
+        raise RegistryConfigError(f"{key}={value}: {rule}") from None
+    try:
+        if definition.validator is not None:
+            definition.validator(key, typed)
+    except ConfigError:
+        raise RegistryConfigError(_broken_rule(key, value, definition.validator)) from None
+    return typed
+
+
+def _broken_rule(key: str, value: str, validator: object) -> str:
+    if isinstance(validator, Range):
+        return f"{key}={value}: must be at least {validator.min}"
+    if isinstance(validator, ValidString) and validator.options == ("http",):
+        return f"{key}={value}: only http is supported"
+    if isinstance(validator, ValidString):
+        return f"{key}={value}: must be one of {', '.join(validator.options)}"
+    return f"{key} is empty"
+
+
+def _typed(name: str, value: Any) -> object:
+    """A parsed setting as its RegistryConfig field holds it."""
+    if name == "schema.compatibility.level":
+        return value.upper()
+    if name == "host.name":
+        return value or None
+    if name == "inter.instance.protocol":
+        return "http"
+    if name == "inter.instance.headers.whitelist":
+        return tuple(h for h in value if h)
+    return value
+
 
 def _is_store_security(key: str) -> bool:
     """A ``kafkastore.``-prefixed Kafka client security setting (module docstring)."""
@@ -178,19 +257,3 @@ def _is_store_security(key: str) -> bool:
         return False
     rest = key[len(STORE_PREFIX):]
     return rest in ("security.protocol", "enable.sasl.oauthbearer.unsecure.jwt") or rest.startswith(("ssl.", "sasl."))
-
-
-def _bool(key: str, value: str) -> bool:
-    if value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    raise RegistryConfigError(f"{key}={value}: must be true or false")
-
-
-def _int(key: str, value: str, minimum: int) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise RegistryConfigError(f"{key}={value}: not an integer") from None
-    if n < minimum:
-        raise RegistryConfigError(f"{key}={value}: must be at least {minimum}")
-    return n

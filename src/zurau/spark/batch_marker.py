@@ -30,16 +30,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from zurau.client.admin import EARLIEST, AdminClient, ConfigResource, NewTopic, ResourceType
+from zurau.client.admin import EARLIEST, AdminClient, NewTopic
 from zurau.client.cluster import Cluster
 from zurau.client.config import ClientConfig
+from zurau.client.topic_admin import TopicMismatchError, ensure_topic
 from zurau.client.types import TopicPartition
-from zurau.protocol.errors import (
-    KafkaError,
-    TopicAlreadyExistsError,
-    UnknownTopicOrPartitionError,
-    for_code,
-)
+from zurau.protocol.errors import KafkaError, for_code
 from zurau.protocol.records import batch as _batch
 from zurau.protocol.records.control import COMMIT, parse_control_key
 from zurau.protocol.records.record import decode_batch_records
@@ -113,25 +109,15 @@ def ensure_marker_topic(kafka: Mapping[str, Any], topic: str) -> None:
 
 
 async def _ensure_marker_topic(kafka: Mapping[str, Any], topic: str) -> None:
-    resource = ConfigResource(ResourceType.TOPIC, topic)
     async with AdminClient(admin_config(kafka)) as admin:
-        for _ in range(2):
-            found = (await admin.describe_configs([resource], ["cleanup.policy"]))[resource]
-            if not isinstance(found, KafkaError):
-                policy = next((c.value for c in found if c.name == "cleanup.policy"), None) or "delete"
-                if {p.strip() for p in policy.split(",")} != {"compact"}:
-                    raise KafkaOptionError(
-                        f"exactlyOnce marker topic '{topic}' has cleanup.policy={policy}: its batch markers "
-                        "would be deleted; use a topic with cleanup.policy=compact"
-                    )
-                return
-            if not isinstance(found, UnknownTopicOrPartitionError):
-                raise found
-            created = await admin.create_topics([NewTopic(topic, 1, -1, {"cleanup.policy": "compact"})])
-            err = created.get(topic)
-            if err is not None and not isinstance(err, TopicAlreadyExistsError):
-                raise err
-        raise KafkaOptionError(f"exactlyOnce marker topic '{topic}' could not be created")
+        try:
+            await ensure_topic(admin, NewTopic(topic, 1, -1, {"cleanup.policy": "compact"}), leader_timeout=None,
+                               required_configs={"cleanup.policy": "compact"})
+        except TopicMismatchError as e:
+            raise KafkaOptionError(
+                f"exactlyOnce marker topic '{topic}' has cleanup.policy={e.actual or 'delete'}: its batch markers "
+                "would be deleted; use a topic with cleanup.policy=compact"
+            ) from None
 
 
 # --------------------------------------------------------------------------- reading

@@ -187,7 +187,7 @@ class SourceOptions:
         )
         return cfg
 
-    def admin_config(self) -> dict[str, str]:
+    def admin_config(self) -> dict[str, str | int | float | bool]:
         """librdkafka settings of the driver's AdminClient (consumer-only settings left out)."""
         return {k: v for k, v in self.kafka.items() if k not in _CONSUMER_ONLY}
 

@@ -470,14 +470,14 @@ class ZurauBatchWriter(DataSourceArrowWriter):
             raise KafkaOptionError("exactlyOnce is supported by streaming writes (writeStream) only")
         self.layout = validate_schema(schema, self.options.topic)
 
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:  # type: ignore[override]
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
         return write_batches(self.options, self.layout, iterator)
 
-    def commit(self, messages: list[WriterCommitMessage | None]) -> None:  # type: ignore[override]
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         total, per_topic = _summarize(messages)
         log.info("zurau sink: wrote %d records %s", total, per_topic)
 
-    def abort(self, messages: list[WriterCommitMessage | None]) -> None:  # type: ignore[override]
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         total, _ = _summarize(messages)
         log.warning("zurau sink: write aborted; %d records of finished tasks stay in Kafka", total)
 
@@ -498,7 +498,7 @@ class ZurauStreamWriter(DataSourceStreamArrowWriter):
             assert self.options.marker_topic is not None  # parse_sink_options guarantees it
             eos.ensure_marker_topic(self.options.producer_config(), self.options.marker_topic)
 
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:  # type: ignore[override]
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
         if not self.options.exactly_once:
             return write_batches(self.options, self.layout, iterator)
         part, attempt, batch_id = _task_info()
@@ -515,7 +515,7 @@ class ZurauStreamWriter(DataSourceStreamArrowWriter):
             attempt=attempt,
         )
 
-    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         total, per_topic = _summarize(messages)
         if self.options.exactly_once:
             assert self.options.marker_topic is not None
@@ -532,7 +532,7 @@ class ZurauStreamWriter(DataSourceStreamArrowWriter):
             )
         log.info("zurau sink: micro-batch %d wrote %d records %s", batchId, total, per_topic)
 
-    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         total, _ = _summarize(messages)
         if self.options.exactly_once:
             eos.end_transactions(self.options.producer_config(), _open_txns(messages), commit=False)

@@ -148,7 +148,7 @@ class ZurauBatchReader(DataSourceReader):
     def __init__(self, options: SourceOptions) -> None:
         self.options = options
 
-    def partitions(self) -> list[InputPartition]:  # type: ignore[override]
+    def partitions(self) -> list[InputPartition]:
         reader = KafkaOffsetReader(self.options)
         try:
             start = reader.resolve(self.options.starting, is_starting=True)
@@ -170,7 +170,7 @@ class ZurauBatchReader(DataSourceReader):
             ranges.append(OffsetRange(tp, start[tp], end[tp]))
         return list(_plan(self.options, ranges))
 
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return _read_partition(self.options, partition)
 
 
@@ -316,7 +316,7 @@ class ZurauStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             )
 
     # ------------------------------------------------------------------ executors
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return _read_partition(self.options, partition)
 
     def commit(self, end: dict[str, Any]) -> None:

@@ -1,9 +1,9 @@
 """The log cleaner: background compaction of ``cleanup.policy=compact`` logs (Kafka's
 ``LogCleaner``).
 
-The broker schedules it (``Broker._log_cleaner_loop`` in app.py): on its event loop, every
-``log.cleaner.backoff.ms`` and whenever a pass ends, it :meth:`~LogCleaner.grab` s the log most in
-need of cleaning (:class:`~zurau.storage.log_cleaner_manager.LogCleanerManager`) while one of its
+The broker schedules it (:func:`~zurau.storage.log_cleaner_threads.run_cleaner_threads`): on its
+event loop, every ``log.cleaner.backoff.ms`` and whenever a pass ends, it :meth:`~LogCleaner.grab` s
+the log most in need of cleaning (:class:`~zurau.storage.log_cleaner_manager.LogCleanerManager`) while one of its
 ``log.cleaner.threads`` workers is idle, and runs :meth:`~LogCleaner.clean` on an executor thread
 of that many workers (``log.cleaner.enable=false`` or 0 threads: no cleaning). A pass
 (:class:`~zurau.storage.cleaner.Cleaner`) ends by recording its progress in

@@ -19,7 +19,6 @@ from zurau.types import ZERO_UUID
 log = logging.getLogger("zurau.handlers")
 
 
-
 def resolve_topic(ctx: RequestContext, name: str | None, topic_id: uuid.UUID | None) -> TopicImage:
     """Find a topic by id (when given and non-zero) or by name; raise the matching Kafka error."""
     topics = ctx.image
@@ -40,17 +39,6 @@ def error_of(exc: BaseException) -> tuple[int, str]:
         return exc.code, str(exc)
     log.exception("unexpected error", exc_info=exc)
     return UnknownServerError.code, f"{type(exc).__name__}: {exc}"
-
-
-def check_leader_epoch(current_leader_epoch: int, leader_epoch: int) -> None:
-    """KIP-320: a client's epoch newer than ours is unknown to us, an older one is fenced."""
-    from zurau.protocol.errors import FencedLeaderEpochError, UnknownLeaderEpochError
-
-    if current_leader_epoch < 0 or current_leader_epoch == leader_epoch:
-        return
-    if current_leader_epoch > leader_epoch:
-        raise UnknownLeaderEpochError(f"leader epoch {current_leader_epoch} is newer than {leader_epoch}")
-    raise FencedLeaderEpochError(f"leader epoch {current_leader_epoch} is older than {leader_epoch}")
 
 
 Response = dict[str, Any]

@@ -16,8 +16,7 @@ answers, and the session id it returns (the cache itself is :mod:`zurau.broker.f
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
-from collections.abc import Set as AbstractSet
+from collections.abc import Iterable
 from typing import Any
 
 from zurau.broker.fetch_session import (
@@ -35,11 +34,12 @@ from zurau.protocol.errors import (
     FetchSessionTopicIdError,
     InvalidFetchSessionEpochError,
 )
+from zurau.replication.fetch_params import FetchParams, FetchTopic, PartitionFetch
 
 SESSIONLESS, FULL, INCREMENTAL = 0, 1, 2
 
 #: A topic to read as the handler takes it: (name, topic id, partitions in the request's form).
-RawTopic = tuple[str | None, uuid.UUID | None, list[dict[str, Any]]]
+RawTopic = tuple[str | None, uuid.UUID | None, list[PartitionFetch]]
 
 
 def _topic_id(t: dict[str, Any]) -> uuid.UUID | None:
@@ -114,14 +114,16 @@ def new_context(ctx: RequestContext, req: dict[str, Any], follower: bool) -> Fet
     return fc
 
 
-def topics_to_read(ctx: RequestContext, req: dict[str, Any], fc: FetchContext, replica_id: int, replica_epoch: int) -> list[RawTopic]:
+def topics_to_read(ctx: RequestContext, req: dict[str, Any], fc: FetchContext, params: FetchParams) -> list[RawTopic]:
     """The partitions to read: the request's, or for an incremental fetch the session's that
     may have something to send, grouped by topic in session order."""
     session = fc.session
     if session is None:
         return [(t.get("topic"), _topic_id(t), t["partitions"]) for t in req["topics"]]
     rm = ctx.replica_manager
-    read_committed = replica_id < 0 and req.get("isolation_level", 0) == 1
+    replica_id = params.replica_id
+    replica_epoch = params.replica_epoch
+    read_committed = params.read_committed
     named = fc.named
     uses_ids = session.uses_topic_ids
     groups: dict[Any, RawTopic] = {}
@@ -150,15 +152,14 @@ def topics_to_read(ctx: RequestContext, req: dict[str, Any], fc: FetchContext, r
     return list(groups.values())
 
 
-def wait_keys(
-    fc: FetchContext, keys: Mapping[str, AbstractSet[int]]
-) -> list[tuple[str, int]] | Mapping[str, AbstractSet[int]]:
-    """What a delayed fetch waits on: every partition of an incremental fetch's session, else
-    the partitions read (topic -> partitions)."""
-    return fc.session.wait_keys() if fc.session is not None else keys
-
-
-def finish(ctx: RequestContext, req: dict[str, Any], fc: FetchContext, topics: list[Any], responses: list[dict[str, Any]], follower: bool) -> int:
+def finish(
+    ctx: RequestContext,
+    req: dict[str, Any],
+    fc: FetchContext,
+    topics: list[FetchTopic],
+    responses: list[dict[str, Any]],
+    follower: bool,
+) -> int:
     """After the last read: create the session of a full fetch, or keep in an incremental
     answer only the partitions that must be sent (topics left empty stay, for the caller to
     drop). Returns the session id to answer with."""
@@ -197,9 +198,6 @@ def finish(ctx: RequestContext, req: dict[str, Any], fc: FetchContext, topics: l
     return session.id
 
 
-def _raw_names(topics: Iterable[Any]) -> list[RawTopic]:
+def _raw_names(topics: Iterable[FetchTopic]) -> list[RawTopic]:
     """(topic name or None, topic id, request partitions) of the handler's planned topics."""
-    out: list[RawTopic] = []
-    for (name, topic_id, _terr, topic), parts in topics:
-        out.append((topic.name if topic is not None else name, topic_id, parts))
-    return out
+    return [(t.topic.name if t.topic is not None else t.name, t.topic_id, t.partitions) for t in topics]

@@ -6,7 +6,7 @@ from typing import Any
 
 from zurau.broker.handlers._authz import GROUP, Op, allowed
 from zurau.broker.request_context import RequestContext
-from zurau.coordinator.runtime import GroupCoordinatorRuntime
+from zurau.coordinator.group.service import GroupCoordinatorService
 from zurau.protocol.acl import AclOperation
 from zurau.protocol.errors import GroupAuthorizationFailedError, KafkaError
 
@@ -16,7 +16,7 @@ GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
 OPERATIONS_OMITTED = -(2**31)
 
 
-def coordinator(ctx: RequestContext) -> GroupCoordinatorRuntime:
+def coordinator(ctx: RequestContext) -> GroupCoordinatorService:
     return ctx.groups
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from zurau.broker.handlers._authz import TRANSACTIONAL_ID, Op, allowed
 from zurau.broker.request_context import RequestContext
-from zurau.coordinator.transaction_runtime import TransactionRuntime
+from zurau.coordinator.txn.service import TxnCoordinatorService
 from zurau.protocol.errors import (
     InvalidProducerEpochError,
     KafkaError,
@@ -16,7 +16,7 @@ from zurau.protocol.errors import (
 from zurau.types import TopicPartitionKey
 
 
-def txn_coordinator(ctx: RequestContext) -> TransactionRuntime:
+def txn_coordinator(ctx: RequestContext) -> TxnCoordinatorService:
     return ctx.txns
 
 

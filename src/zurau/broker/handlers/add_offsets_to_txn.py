@@ -14,7 +14,6 @@ from zurau.broker.handlers._authz import GROUP, Op, allowed
 from zurau.broker.handlers._groups import coordinator
 from zurau.broker.handlers._txn import fenced_code, txn_coordinator, txn_error
 from zurau.broker.request_context import RequestContext
-from zurau.coordinator.runtime import OFFSETS_TOPIC
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import GroupAuthorizationFailedError
 
@@ -23,7 +22,7 @@ API_KEY = ApiKey.ADD_OFFSETS_TO_TXN
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     tid = req["transactional_id"]
-    rt = txn_coordinator(ctx)
+    txns = txn_coordinator(ctx)
     groups = coordinator(ctx)
     err = txn_error(ctx, tid)
     if err is None and not allowed(ctx, Op.READ, GROUP, req["group_id"]):
@@ -35,17 +34,10 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     if err is not None:
         code = err.code
     else:
-        partition = (OFFSETS_TOPIC, groups.partition_for(req["group_id"]))
-        code = await rt.submit(
-            tid,
-            lambda token, now: rt.core.add_partitions(
-                token,
-                transactional_id=tid,
-                producer_id=req["producer_id"],
-                producer_epoch=req["producer_epoch"],
-                partitions=[partition],
-                now_ms=now,
-            ),
-            lambda e: e.code,
+        code = await txns.add_offsets_to_txn(
+            transactional_id=tid,
+            producer_id=req["producer_id"],
+            producer_epoch=req["producer_epoch"],
+            offsets_partition=groups.partition_for(req["group_id"]),
         )
     return {"throttle_time_ms": 0, "error_code": fenced_code(code, ctx.api_version, 2)}

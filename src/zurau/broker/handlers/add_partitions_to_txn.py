@@ -63,22 +63,14 @@ async def _one(
         }
     elif (err := rt.coordinator_error(tid) if tid else None) is not None:
         codes = dict.fromkeys(parts, err.code)
-    elif verify_only:
-        _top, codes = rt.core.verify_partitions(tid, producer_id, producer_epoch, parts)
     else:
-        code = await rt.submit(
-            tid,
-            lambda token, now: rt.core.add_partitions(
-                token,
-                transactional_id=tid,
-                producer_id=producer_id,
-                producer_epoch=producer_epoch,
-                partitions=parts,
-                now_ms=now,
-            ),
-            lambda e: e.code,
+        codes = await rt.add_partitions_to_txn(
+            transactional_id=tid,
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            partitions=parts,
+            verify_only=verify_only,
         )
-        codes = dict.fromkeys(parts, code)
     version = ctx.api_version
     return [
         {

@@ -13,26 +13,32 @@ are applied. ``validate_only`` runs every check and changes nothing.
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._authz import Op, config_denied
+from zurau.broker.handlers._untyped import as_dict, as_dicts, as_message, as_messages
 from zurau.broker.request_context import RequestContext
-from zurau.metadata.controller import config_result
+from zurau.metadata.controller.config_control import config_result
 from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.messages import (
+    AlterConfigsRequest,
+    AlterConfigsRequestResources,
+    AlterConfigsResponse,
+    AlterConfigsResponseResponses,
+)
 
 API_KEY = ApiKey.ALTER_CONFIGS
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    resources, denied = req["resources"], []
+async def handle(ctx: RequestContext, req: AlterConfigsRequest) -> AlterConfigsResponse:
+    resources = req["resources"]
+    denied: list[AlterConfigsResponseResponses] = []
     if ctx.services.authorizer is not None and not ctx.on_controller_listener:
-        ok = []
+        ok: list[AlterConfigsRequestResources] = []
         for r in resources:
             refusal = config_denied(ctx, r["resource_type"], r["resource_name"], Op.ALTER_CONFIGS)
             if refusal is None:
                 ok.append(r)
             else:
-                denied.append(config_result(r, refusal.code, str(refusal)))
+                denied.append(as_message(AlterConfigsResponseResponses, config_result(as_dict(r), refusal.code, str(refusal))))
         resources = ok
-    results = await ctx.controller.alter_configs(resources, bool(req["validate_only"])) if resources else []
-    return {"throttle_time_ms": 0, "responses": results + denied}
+    answers = await ctx.controller.alter_configs(as_dicts(resources), bool(req["validate_only"])) if resources else []
+    return {"throttle_time_ms": 0, "responses": as_messages(AlterConfigsResponseResponses, answers) + denied}

@@ -13,14 +13,16 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from zurau.broker.handlers._authz import CLUSTER_AUTHORIZATION_FAILED, controller_listener_allowed
+from zurau.broker.handlers._untyped import as_dict, as_message
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import NotControllerError
+from zurau.protocol.messages import AlterPartitionRequest, AlterPartitionResponse
 
 API_KEY = ApiKey.ALTER_PARTITION
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: AlterPartitionRequest) -> AlterPartitionResponse:
     if not controller_listener_allowed(ctx):  # node-to-node only; other fields take their defaults
         return {"throttle_time_ms": 0, "error_code": CLUSTER_AUTHORIZATION_FAILED}
     alter: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]] | None = getattr(
@@ -28,4 +30,4 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     )
     if alter is None:
         return {"throttle_time_ms": 0, "error_code": NotControllerError.code, "topics": []}
-    return await alter(req)
+    return as_message(AlterPartitionResponse, await alter(as_dict(req)))

@@ -3,14 +3,14 @@ Raft state machine (:mod:`zurau.metadata.raft_client`) in Kafka's wire format.""
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._quorum import to_raft
+from zurau.broker.handlers._untyped import as_message
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.messages import BeginQuorumEpochRequest, BeginQuorumEpochResponse
 
 API_KEY = ApiKey.BEGIN_QUORUM_EPOCH
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    return await to_raft(ctx, API_KEY, req)
+async def handle(ctx: RequestContext, req: BeginQuorumEpochRequest) -> BeginQuorumEpochResponse:
+    return as_message(BeginQuorumEpochResponse, await to_raft(ctx, API_KEY, req))

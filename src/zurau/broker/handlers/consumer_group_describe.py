@@ -16,8 +16,8 @@ from zurau.protocol.api_keys import ApiKey
 API_KEY = ApiKey.CONSUMER_GROUP_DESCRIBE
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    rt = coordinator(ctx)
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    groups = coordinator(ctx)
     want_ops = bool(req.get("include_authorized_operations"))
     out = []
     for gid in req["group_ids"]:
@@ -38,7 +38,7 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                 }
             )
             continue
-        (g,) = rt.core.consumer_group_describe([gid])
+        (g,) = await groups.consumer_group_describe([gid])
         g["authorized_operations"] = ops
         out.append(g)
     return {"throttle_time_ms": 0, "groups": out}

@@ -14,7 +14,7 @@ from typing import Any
 
 from zurau.broker.handlers._groups import client_host, client_id, coordinator, group_error, since
 from zurau.broker.request_context import RequestContext
-from zurau.coordinator.group_coordinator import ConsumerGroupHeartbeatResult
+from zurau.coordinator.group.results import ConsumerGroupHeartbeatResult
 from zurau.protocol.api_keys import ApiKey
 
 API_KEY = ApiKey.CONSUMER_GROUP_HEARTBEAT
@@ -33,29 +33,23 @@ def _response(r: ConsumerGroupHeartbeatResult) -> dict[str, Any]:
 
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    rt = coordinator(ctx)
+    groups = coordinator(ctx)
     err = group_error(ctx, req["group_id"])
     if err is not None:
         return _response(ConsumerGroupHeartbeatResult(err.code, err.message, req["member_id"] or None, -1))
-    result = await rt.submit(
-        req["group_id"],
-        lambda token, now: rt.core.consumer_group_heartbeat(
-            token,
-            group_id=req["group_id"],
-            member_id=req["member_id"],
-            member_epoch=req["member_epoch"],
-            instance_id=req["instance_id"],
-            rack_id=req["rack_id"],
-            rebalance_timeout_ms=req["rebalance_timeout_ms"],
-            subscribed_topic_names=req["subscribed_topic_names"],
-            subscribed_topic_regex=since(req, "subscribed_topic_regex", ctx.api_version, 1),
-            server_assignor=req["server_assignor"],
-            owned=req["topic_partitions"],
-            client_id=client_id(ctx),
-            client_host=client_host(ctx),
-            api_version=ctx.api_version,
-            now_ms=now,
-        ),
-        lambda e: ConsumerGroupHeartbeatResult(e.code, e.message, req["member_id"] or None, -1),
+    result = await groups.consumer_group_heartbeat(
+        group_id=req["group_id"],
+        member_id=req["member_id"],
+        member_epoch=req["member_epoch"],
+        instance_id=req["instance_id"],
+        rack_id=req["rack_id"],
+        rebalance_timeout_ms=req["rebalance_timeout_ms"],
+        subscribed_topic_names=req["subscribed_topic_names"],
+        subscribed_topic_regex=since(req, "subscribed_topic_regex", ctx.api_version, 1),
+        server_assignor=req["server_assignor"],
+        owned=req["topic_partitions"],
+        client_id=client_id(ctx),
+        client_host=client_host(ctx),
+        api_version=ctx.api_version,
     )
     return _response(result)

@@ -1,5 +1,5 @@
 """CreateAcls: add ACL bindings through the controller, which writes them to the metadata log
-(:mod:`zurau.metadata.acl_control` has the validation rules).
+(:mod:`zurau.metadata.controller.acl_control` has the validation rules).
 
 Needs ALTER on the cluster (else CLUSTER_AUTHORIZATION_FAILED for every creation); a broker
 without an authorizer answers SECURITY_DISABLED, as Kafka does.
@@ -7,12 +7,12 @@ without an authorizer answers SECURITY_DISABLED, as Kafka does.
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._authz import Op, cluster_allowed, controller_listener_allowed
+from zurau.broker.handlers._untyped import as_dicts, as_messages
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import ClusterAuthorizationFailedError, SecurityDisabledError
+from zurau.protocol.messages import CreateAclsRequest, CreateAclsResponse, CreateAclsResponseResults
 
 API_KEY = ApiKey.CREATE_ACLS
 
@@ -27,10 +27,10 @@ def refusal(ctx: RequestContext) -> tuple[int, str] | None:
     return None if ok else (ClusterAuthorizationFailedError.code, "Cluster authorization failed.")
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: CreateAclsRequest) -> CreateAclsResponse:
     refused = refusal(ctx)
     if refused is not None:
         code, message = refused
         return {"throttle_time_ms": 0, "results": [{"error_code": code, "error_message": message} for _ in req["creations"]]}
-    results = await ctx.controller.create_acls(req["creations"])
-    return {"throttle_time_ms": 0, "results": results}
+    results = await ctx.controller.create_acls(as_dicts(req["creations"]))
+    return {"throttle_time_ms": 0, "results": as_messages(CreateAclsResponseResults, results)}

@@ -18,26 +18,34 @@ its charge.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from zurau.broker.handlers._authz import TOPIC, Op, allowed
+from zurau.broker.handlers._untyped import as_dicts, as_messages
 from zurau.broker.quotas.controller_mutation_quota import THROTTLED_MESSAGE, admit, release_failed
 from zurau.broker.quotas.throttling import controller_mutation_quota
 from zurau.broker.request_context import RequestContext
-from zurau.metadata.controller import duplicated
+from zurau.metadata.controller.result import duplicated
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import ThrottlingQuotaExceededError, TopicAuthorizationFailedError
+from zurau.protocol.messages import (
+    CreatePartitionsRequest,
+    CreatePartitionsRequestTopics,
+    CreatePartitionsResponse,
+    CreatePartitionsResponseResults,
+)
 
 API_KEY = ApiKey.CREATE_PARTITIONS
 STRICT_QUOTA_SINCE = 3
 
 
-def _cost(ctx: RequestContext, topics: list[dict[str, Any]]) -> Callable[[dict[str, Any]], tuple[str, int] | None]:
+def _cost(
+    ctx: RequestContext, topics: list[CreatePartitionsRequestTopics]
+) -> Callable[[CreatePartitionsRequestTopics], tuple[str, int] | None]:
     """The partitions each topic would add, as :func:`admit` wants them (None: the controller
     refuses it anyway: unknown, named twice, or not growing)."""
     image, dups = ctx.image, set(duplicated([t["name"] for t in topics]))
 
-    def cost(t: dict[str, Any]) -> tuple[str, int] | None:
+    def cost(t: CreatePartitionsRequestTopics) -> tuple[str, int] | None:
         known = image.get(t["name"]) if t["name"] not in dups else None
         added = int(t["count"]) - known.num_partitions if known is not None else 0
         return (t["name"], added) if added > 0 else None
@@ -45,8 +53,16 @@ def _cost(ctx: RequestContext, topics: list[dict[str, Any]]) -> Callable[[dict[s
     return cost
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    topics, denied = req["topics"], []
+async def _create(
+    ctx: RequestContext, topics: list[CreatePartitionsRequestTopics], validate_only: bool
+) -> list[CreatePartitionsResponseResults]:
+    results = await ctx.controller.create_partitions(as_dicts(topics), validate_only) if topics else []
+    return as_messages(CreatePartitionsResponseResults, results)
+
+
+async def handle(ctx: RequestContext, req: CreatePartitionsRequest) -> CreatePartitionsResponse:
+    topics = req["topics"]
+    denied: list[CreatePartitionsResponseResults] = []
     if ctx.services.authorizer is not None and not ctx.on_controller_listener:
         ok = [t for t in topics if allowed(ctx, Op.ALTER, TOPIC, t["name"])]
         denied = [{"name": t["name"], "error_code": TopicAuthorizationFailedError.code,
@@ -55,13 +71,12 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     validate_only = bool(req["validate_only"])
     quota = None if validate_only else controller_mutation_quota(ctx, STRICT_QUOTA_SINCE)
     if quota is None:
-        results = await ctx.controller.create_partitions(topics, validate_only) if topics else []
-        return {"throttle_time_ms": 0, "results": results + denied}
+        return {"throttle_time_ms": 0, "results": await _create(ctx, topics, validate_only) + denied}
     topics, throttled, charged = admit(quota, topics, _cost(ctx, topics))
     denied += [{"name": t["name"], "error_code": ThrottlingQuotaExceededError.code, "error_message": THROTTLED_MESSAGE}
                for t in throttled]
     try:
-        results = await ctx.controller.create_partitions(topics, validate_only) if topics else []
+        results = await _create(ctx, topics, validate_only)
     except BaseException:
         release_failed(quota, charged, list(charged))
         raise

@@ -1,6 +1,6 @@
 """CreateTopics: handed to the controller, which validates every topic (in Kafka's order) and
 writes the TopicRecord, ConfigRecords and PartitionRecords of each one it creates; see
-:meth:`zurau.metadata.controller.QuorumController.create_topics` for the checks and errors.
+:meth:`zurau.metadata.controller.replication_control.ReplicationControlManager.create_topics` for the checks and errors.
 
 ``validate_only`` runs every check and creates nothing (the answer has a zero topic id). From v5
 the result reports the partition count, replication factor and every config of the topic with
@@ -20,26 +20,35 @@ back its charge.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from zurau.broker.handlers._authz import Op, topic_or_cluster_allowed
+from zurau.broker.handlers._untyped import as_dicts, as_message
 from zurau.broker.quotas.controller_mutation_quota import THROTTLED_MESSAGE, admit, release_failed
 from zurau.broker.quotas.throttling import controller_mutation_quota
 from zurau.broker.request_context import RequestContext
-from zurau.metadata.controller import create_topic_error, duplicated
+from zurau.metadata.controller.replication_control import create_topic_error
+from zurau.metadata.controller.result import duplicated
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import ThrottlingQuotaExceededError, TopicAuthorizationFailedError
+from zurau.protocol.messages import (
+    CreateTopicsRequest,
+    CreateTopicsRequestTopics,
+    CreateTopicsResponse,
+    CreateTopicsResponseTopics,
+)
 
 API_KEY = ApiKey.CREATE_TOPICS
 STRICT_QUOTA_SINCE = 6
 
 
-def _cost(ctx: RequestContext, topics: list[dict[str, Any]]) -> Callable[[dict[str, Any]], tuple[str, int] | None]:
+def _cost(
+    ctx: RequestContext, topics: list[CreateTopicsRequestTopics]
+) -> Callable[[CreateTopicsRequestTopics], tuple[str, int] | None]:
     """The partitions each topic would create, as :func:`admit` wants them (None: the controller
     refuses it anyway: already there, named twice, or no valid partition count)."""
     image, dups = ctx.image, set(duplicated([t["name"] for t in topics]))
 
-    def cost(t: dict[str, Any]) -> tuple[str, int] | None:
+    def cost(t: CreateTopicsRequestTopics) -> tuple[str, int] | None:
         if t["name"] in dups or image.get(t["name"]) is not None:
             return None
         n = len(t.get("assignments") or ()) or int(t.get("num_partitions", -1))
@@ -50,25 +59,33 @@ def _cost(ctx: RequestContext, topics: list[dict[str, Any]]) -> Callable[[dict[s
     return cost
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def _create(ctx: RequestContext, topics: list[CreateTopicsRequestTopics], validate_only: bool) -> CreateTopicsResponse:
+    return as_message(CreateTopicsResponse, await ctx.controller.create_topics(as_dicts(topics), validate_only))
+
+
+def _refused(name: str, code: int, message: str) -> CreateTopicsResponseTopics:
+    return as_message(CreateTopicsResponseTopics, create_topic_error(name, code, message))
+
+
+async def handle(ctx: RequestContext, req: CreateTopicsRequest) -> CreateTopicsResponse:
     topics, validate_only = req["topics"], bool(req["validate_only"])
     quota = None if validate_only else controller_mutation_quota(ctx, STRICT_QUOTA_SINCE)
     if quota is None and (ctx.services.authorizer is None or ctx.on_controller_listener):
-        return await ctx.controller.create_topics(topics, validate_only)
+        return await _create(ctx, topics, validate_only)
     ok, denied = topics, []
     if ctx.services.authorizer is not None and not ctx.on_controller_listener:
         ok = [t for t in topics if topic_or_cluster_allowed(ctx, Op.CREATE, t["name"])]
         denied = [
-            create_topic_error(t["name"], TopicAuthorizationFailedError.code, "Topic authorization failed.")
+            _refused(t["name"], TopicAuthorizationFailedError.code, "Topic authorization failed.")
             for t in topics if t not in ok
         ]
     if quota is None:
-        response: dict[str, Any] = await ctx.controller.create_topics(ok, validate_only) if ok else {}
+        response: CreateTopicsResponse = await _create(ctx, ok, validate_only) if ok else {}
         return {"throttle_time_ms": 0, **response, "topics": [*response.get("topics", ()), *denied]}
     ok, throttled, charged = admit(quota, ok, _cost(ctx, ok))
-    denied += [create_topic_error(t["name"], ThrottlingQuotaExceededError.code, THROTTLED_MESSAGE) for t in throttled]
+    denied += [_refused(t["name"], ThrottlingQuotaExceededError.code, THROTTLED_MESSAGE) for t in throttled]
     try:
-        response = await ctx.controller.create_topics(ok, validate_only) if ok else {"topics": []}
+        response = await _create(ctx, ok, validate_only) if ok else {"topics": []}
     except BaseException:
         release_failed(quota, charged, list(charged))
         raise

@@ -1,23 +1,25 @@
 """DeleteAcls: remove the ACL bindings matching each filter, through the controller
-(:mod:`zurau.metadata.acl_control`). Needs ALTER on the cluster; SECURITY_DISABLED without an
+(:mod:`zurau.metadata.controller.acl_control`). Needs ALTER on the cluster; SECURITY_DISABLED without an
 authorizer."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from zurau.broker.handlers._untyped import as_dicts, as_messages
 from zurau.broker.handlers.create_acls import refusal
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.messages import DeleteAclsRequest, DeleteAclsResponse, DeleteAclsResponseFilterResults
 
 API_KEY = ApiKey.DELETE_ACLS
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: DeleteAclsRequest) -> DeleteAclsResponse:
     refused = refusal(ctx)
     if refused is not None:
         code, message = refused
-        results = [{"error_code": code, "error_message": message, "matching_acls": []} for _ in req["filters"]]
-        return {"throttle_time_ms": 0, "filter_results": results}
-    results = await ctx.controller.delete_acls(req["filters"])
-    return {"throttle_time_ms": 0, "filter_results": results}
+        refusals: list[DeleteAclsResponseFilterResults] = [
+            {"error_code": code, "error_message": message, "matching_acls": []} for _ in req["filters"]
+        ]
+        return {"throttle_time_ms": 0, "filter_results": refusals}
+    results = await ctx.controller.delete_acls(as_dicts(req["filters"]))
+    return {"throttle_time_ms": 0, "filter_results": as_messages(DeleteAclsResponseFilterResults, results)}

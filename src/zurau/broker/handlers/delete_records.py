@@ -12,8 +12,6 @@ The policy and offset checks and the deletion are the replica manager's (``delet
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._authz import TOPIC, Op, allowed_names
 from zurau.broker.handlers._common import error_of
 from zurau.broker.request_context import RequestContext
@@ -24,11 +22,18 @@ from zurau.protocol.errors import (
     TopicAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
+from zurau.protocol.messages import (
+    DeleteRecordsRequest,
+    DeleteRecordsResponse,
+    DeleteRecordsResponseTopics,
+    DeleteRecordsResponseTopicsPartitions,
+)
+from zurau.types import Offset
 
 API_KEY = ApiKey.DELETE_RECORDS
 
 
-def _delete(ctx: RequestContext, name: str, index: int, offset: int) -> int:
+def _delete(ctx: RequestContext, name: str, index: int, offset: Offset) -> int:
     t = ctx.image.get(name)
     if t is None or not 0 <= index < t.num_partitions:
         raise UnknownTopicOrPartitionError(f"This server does not host {name}-{index}.")
@@ -37,18 +42,18 @@ def _delete(ctx: RequestContext, name: str, index: int, offset: int) -> int:
     return ctx.replica_manager.delete_records(name, index, offset)
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    topics_out = []
+def handle(ctx: RequestContext, req: DeleteRecordsRequest) -> DeleteRecordsResponse:
+    topics_out: list[DeleteRecordsResponseTopics] = []
     deletable = allowed_names(ctx, Op.DELETE, TOPIC, (t["name"] for t in req["topics"]))
     for rt in req["topics"]:
         name = rt["name"]
-        parts_out = []
+        parts_out: list[DeleteRecordsResponseTopicsPartitions] = []
         for rp in rt["partitions"]:
             index = rp["partition_index"]
             try:
                 if name not in deletable:
                     raise TopicAuthorizationFailedError("Topic authorization failed.")
-                low = _delete(ctx, name, index, rp["offset"])
+                low = _delete(ctx, name, index, Offset(rp["offset"]))
                 parts_out.append({"partition_index": index, "low_watermark": low, "error_code": 0})
             except Exception as e:
                 code, _msg = error_of(e)

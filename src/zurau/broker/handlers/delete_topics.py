@@ -21,15 +21,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Any
 
 from zurau.broker.handlers._authz import TOPIC, Op, allowed
+from zurau.broker.handlers._untyped import as_messages
 from zurau.broker.quotas.controller_mutation_quota import THROTTLED_MESSAGE, admit, release_failed
 from zurau.broker.quotas.throttling import controller_mutation_quota
 from zurau.broker.request_context import RequestContext
 from zurau.metadata.image import MetadataImage, TopicImage
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import ThrottlingQuotaExceededError, TopicAuthorizationFailedError
+from zurau.protocol.messages import DeleteTopicsRequest, DeleteTopicsResponse, DeleteTopicsResponseResponses
 from zurau.types import ZERO_UUID
 
 API_KEY = ApiKey.DELETE_TOPICS
@@ -57,7 +58,7 @@ def _cost(image: MetadataImage) -> Callable[[_Requested], tuple[uuid.UUID, int] 
     return cost
 
 
-def _failed_ids(image: MetadataImage, results: list[dict[str, Any]]) -> list[uuid.UUID]:
+def _failed_ids(image: MetadataImage, results: list[DeleteTopicsResponseResponses]) -> list[uuid.UUID]:
     out = []
     for r in results:
         if r["error_code"]:
@@ -67,15 +68,20 @@ def _failed_ids(image: MetadataImage, results: list[dict[str, Any]]) -> list[uui
     return out
 
 
-def _requested(ctx: RequestContext, req: dict[str, Any]) -> list[tuple[str | None, uuid.UUID]]:
+def _requested(ctx: RequestContext, req: DeleteTopicsRequest) -> list[_Requested]:
     if ctx.api_version >= 6:
         return [(t["name"], t["topic_id"] or ZERO_UUID) for t in req["topics"]]
     return [(name, ZERO_UUID) for name in req["topic_names"]]
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def _delete(ctx: RequestContext, requested: list[_Requested]) -> list[DeleteTopicsResponseResponses]:
+    results = await ctx.controller.delete_topics(requested, ctx.api_version) if requested else []
+    return as_messages(DeleteTopicsResponseResponses, results)
+
+
+async def handle(ctx: RequestContext, req: DeleteTopicsRequest) -> DeleteTopicsResponse:
     requested = _requested(ctx, req)
-    denied: list[dict[str, Any]] = []
+    denied: list[DeleteTopicsResponseResponses] = []
     if ctx.services.authorizer is not None and not ctx.on_controller_listener:
         ok = []
         for name, topic_id in requested:
@@ -89,14 +95,13 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         requested = ok
     quota = controller_mutation_quota(ctx, STRICT_QUOTA_SINCE)
     if quota is None:
-        results = await ctx.controller.delete_topics(requested, ctx.api_version) if requested else []
-        return {"throttle_time_ms": 0, "responses": results + denied}
+        return {"throttle_time_ms": 0, "responses": await _delete(ctx, requested) + denied}
     image = ctx.image
     requested, throttled, charged = admit(quota, requested, _cost(image))
     denied += [{"name": name, "topic_id": topic_id, "error_code": ThrottlingQuotaExceededError.code,
                 "error_message": THROTTLED_MESSAGE} for name, topic_id in throttled]
     try:
-        results = await ctx.controller.delete_topics(requested, ctx.api_version) if requested else []
+        results = await _delete(ctx, requested)
     except BaseException:
         release_failed(quota, charged, list(charged))
         raise

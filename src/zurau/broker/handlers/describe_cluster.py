@@ -17,13 +17,16 @@ is answered with this node alone, at its advertised address, as its own controll
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._common import controller_id
 from zurau.broker.request_context import RequestContext
 from zurau.metadata.image import MetadataImage
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import InvalidRequestError
+from zurau.protocol.messages import (
+    DescribeClusterRequest,
+    DescribeClusterResponse,
+    DescribeClusterResponseBrokers,
+)
 
 API_KEY = ApiKey.DESCRIBE_CLUSTER
 
@@ -37,7 +40,7 @@ UNSET_OPERATIONS = -(2**31)
 CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
 
 
-def _refusal(code: int, message: str) -> dict[str, Any]:
+def _refusal(code: int, message: str) -> DescribeClusterResponse:
     return {
         "throttle_time_ms": 0,
         "error_code": code,
@@ -50,7 +53,7 @@ def _refusal(code: int, message: str) -> dict[str, Any]:
     }
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+def handle(ctx: RequestContext, req: DescribeClusterRequest) -> DescribeClusterResponse:
     version = ctx.api_version
     endpoint_type = req.get("endpoint_type", ENDPOINT_BROKERS)
     if endpoint_type not in (ENDPOINT_BROKERS, ENDPOINT_CONTROLLERS):
@@ -78,12 +81,14 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _brokers(ctx: RequestContext, image: MetadataImage, include_fenced: bool) -> list[dict[str, Any]]:
+def _brokers(
+    ctx: RequestContext, image: MetadataImage, include_fenced: bool
+) -> list[DescribeClusterResponseBrokers]:
     if not image.brokers:
         host, port = ctx.advertised
         return [{"broker_id": ctx.node_id, "host": host, "port": port, "rack": _rack(ctx), "is_fenced": False}]
     regs = [image.brokers[b] for b in sorted(image.brokers)] if include_fenced else image.live_brokers()
-    out = []
+    out: list[DescribeClusterResponseBrokers] = []
     for b in regs:
         address = b.address_for(ctx.listener)
         if address is not None:

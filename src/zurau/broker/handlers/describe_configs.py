@@ -21,16 +21,22 @@ Synonyms are returned only when asked (v1+), documentation only when asked (v3+)
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from zurau.broker.handlers._authz import Op, config_denied
 from zurau.broker.handlers._common import error_of
 from zurau.broker.request_context import RequestContext
 from zurau.config import ConfigEntry, ConfigSource, describe_broker_config, describe_topic_config
-from zurau.metadata.controller import RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_TOPIC
+from zurau.metadata.controller.config_control import RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_TOPIC
 from zurau.metadata.topic_names import validate_topic_name
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import InvalidRequestError, UnknownTopicOrPartitionError
+from zurau.protocol.messages import (
+    DescribeConfigsRequest,
+    DescribeConfigsRequestResources,
+    DescribeConfigsResponse,
+    DescribeConfigsResponseResults,
+    DescribeConfigsResponseResultsConfigs,
+)
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
 
@@ -69,7 +75,7 @@ def parse_broker_id(ctx: RequestContext, name: str) -> int:
 
 
 # -------------------------------------------------------------------------------- entries
-def entry_dict(e: ConfigEntry, include_synonyms: bool, include_documentation: bool) -> dict[str, Any]:
+def entry_dict(e: ConfigEntry, include_synonyms: bool, include_documentation: bool) -> DescribeConfigsResponseResultsConfigs:
     return {
         "name": e.name,
         "value": None if e.sensitive else e.value_str,
@@ -90,14 +96,14 @@ def entry_dict(e: ConfigEntry, include_synonyms: bool, include_documentation: bo
     }
 
 
-def _keys(resource: dict[str, Any]) -> list[str] | None:
+def _keys(resource: DescribeConfigsRequestResources) -> list[str] | None:
     keys = resource["configuration_keys"]
     return keys or None  # null or empty: every config
 
 
 def _describe_topic(
-    ctx: RequestContext, resource: dict[str, Any], syn: bool, doc: bool
-) -> list[dict[str, Any]]:
+    ctx: RequestContext, resource: DescribeConfigsRequestResources, syn: bool, doc: bool
+) -> list[DescribeConfigsResponseResultsConfigs]:
     name = resource["resource_name"]
     validate_topic_name(name)
     t = ctx.image.get(name)
@@ -108,8 +114,8 @@ def _describe_topic(
 
 
 def _describe_broker(
-    ctx: RequestContext, resource: dict[str, Any], syn: bool, doc: bool
-) -> list[dict[str, Any]]:
+    ctx: RequestContext, resource: DescribeConfigsRequestResources, syn: bool, doc: bool
+) -> list[DescribeConfigsResponseResultsConfigs]:
     name = resource["resource_name"]
     cfg = ctx.config
     keys = _keys(resource)
@@ -126,14 +132,16 @@ def _describe_broker(
     return [entry_dict(e, syn, doc) for e in entries]
 
 
-def _describe_loggers(ctx: RequestContext, resource: dict[str, Any]) -> list[dict[str, Any]]:
+def _describe_loggers(
+    ctx: RequestContext, resource: DescribeConfigsRequestResources
+) -> list[DescribeConfigsResponseResultsConfigs]:
     name = resource["resource_name"]
     if not name:
         raise InvalidRequestError("Broker id must not be empty")
     if parse_broker_id(ctx, name) != ctx.node_id:
         raise InvalidRequestError(f"Unexpected broker id, expected {ctx.node_id} but received {name}")
     keys = _keys(resource)
-    out = []
+    out: list[DescribeConfigsResponseResultsConfigs] = []
     for logger_name, logger in broker_loggers().items():
         if keys is not None and logger_name not in keys:
             continue
@@ -153,13 +161,13 @@ def _describe_loggers(ctx: RequestContext, resource: dict[str, Any]) -> list[dic
     return out
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+def handle(ctx: RequestContext, req: DescribeConfigsRequest) -> DescribeConfigsResponse:
     syn = bool(req.get("include_synonyms"))
     doc = bool(req.get("include_documentation"))
-    results = []
+    results: list[DescribeConfigsResponseResults] = []
     for resource in req["resources"]:
         rtype = resource["resource_type"]
-        result: dict[str, Any] = {
+        result: DescribeConfigsResponseResults = {
             "error_code": 0,
             "error_message": None,
             "resource_type": rtype,

@@ -19,9 +19,9 @@ from zurau.protocol.errors import GroupIdNotFoundError
 API_KEY = ApiKey.DESCRIBE_GROUPS
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     version = ctx.api_version
-    rt = coordinator(ctx)
+    groups = coordinator(ctx)
     want_ops = bool(req.get("include_authorized_operations"))
     out = []
     for gid in req["groups"]:
@@ -41,7 +41,7 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                 }
             )
             continue
-        (g,) = rt.core.describe_groups([gid])
+        (g,) = await groups.describe_groups([gid])
         if g.error_code == GroupIdNotFoundError.code and version < 6:
             g.error_code, g.error_message = 0, None
         out.append(

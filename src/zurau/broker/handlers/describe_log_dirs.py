@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from zurau.broker.handlers._authz import CLUSTER_AUTHORIZATION_FAILED, Op, cluster_allowed
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import KafkaStorageError
+from zurau.protocol.messages import (
+    DescribeLogDirsRequest,
+    DescribeLogDirsResponse,
+    DescribeLogDirsResponseResults,
+    DescribeLogDirsResponseResultsTopicsPartitions,
+)
 
 API_KEY = ApiKey.DESCRIBE_LOG_DIRS
 
@@ -29,7 +34,7 @@ def _space(path: Path) -> tuple[int, int]:
     return st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+def handle(ctx: RequestContext, req: DescribeLogDirsRequest) -> DescribeLogDirsResponse:
     if not cluster_allowed(ctx, Op.DESCRIBE):
         return {"throttle_time_ms": 0, "error_code": CLUSTER_AUTHORIZATION_FAILED, "results": []}
     requested = req["topics"]
@@ -39,9 +44,9 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         for t in requested:
             wanted.setdefault(t["topic"], set()).update(t["partitions"])
 
-    by_dir: dict[Path, dict[str, list[dict[str, Any]]]] = {}
+    by_dir: dict[Path, dict[str, list[DescribeLogDirsResponseResultsTopicsPartitions]]] = {}
     for log_dir, replicas in ctx.replica_manager.describe_log_dirs().items():
-        topics: dict[str, list[dict[str, Any]]] = by_dir.setdefault(log_dir, {})
+        topics: dict[str, list[DescribeLogDirsResponseResultsTopicsPartitions]] = by_dir.setdefault(log_dir, {})
         for r in replicas:
             if wanted is not None and r.partition not in wanted.get(r.topic, ()):
                 continue
@@ -54,9 +59,9 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                 }
             )
 
-    results = []
+    results: list[DescribeLogDirsResponseResults] = []
     for log_dir, topics in by_dir.items():
-        entry: dict[str, Any] = {
+        entry: DescribeLogDirsResponseResults = {
             "error_code": 0,
             "log_dir": str(log_dir.absolute()),
             "topics": [{"name": name, "partitions": parts} for name, parts in topics.items()],

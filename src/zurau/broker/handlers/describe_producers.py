@@ -8,23 +8,27 @@ Per-partition errors: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER.
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._authz import TOPIC, TOPIC_AUTHORIZATION_FAILED, Op, allowed_names
 from zurau.broker.handlers._common import error_of
 from zurau.broker.handlers._txn import known_partition
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import UnknownTopicOrPartitionError
+from zurau.protocol.messages import (
+    DescribeProducersRequest,
+    DescribeProducersResponse,
+    DescribeProducersResponseTopicsPartitions,
+    DescribeProducersResponseTopicsPartitionsActiveProducers,
+)
 
 API_KEY = ApiKey.DESCRIBE_PRODUCERS
 
 
-def _partition(ctx: RequestContext, topic: str, index: int) -> dict[str, Any]:
+def _partition(ctx: RequestContext, topic: str, index: int) -> DescribeProducersResponseTopicsPartitions:
     try:
         if not known_partition(ctx, (topic, index)):
             raise UnknownTopicOrPartitionError(f"unknown partition {topic}-{index}")
-        producers = [
+        producers: list[DescribeProducersResponseTopicsPartitionsActiveProducers] = [
             {
                 "producer_id": e.producer_id,
                 "producer_epoch": e.producer_epoch,
@@ -41,7 +45,7 @@ def _partition(ctx: RequestContext, topic: str, index: int) -> dict[str, Any]:
     return {"partition_index": index, "error_code": 0, "error_message": None, "active_producers": producers}
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+def handle(ctx: RequestContext, req: DescribeProducersRequest) -> DescribeProducersResponse:
     readable = allowed_names(ctx, Op.READ, TOPIC, (t["name"] for t in req["topics"]))
     return {
         "throttle_time_ms": 0,

@@ -5,23 +5,23 @@ talks to any broker)."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from zurau.broker.handlers._untyped import as_dict, as_message
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import InvalidRequestError
+from zurau.protocol.messages import DescribeQuorumRequest, DescribeQuorumResponse
 from zurau.raft.wire import describe_quorum_request_ok, describe_quorum_response
 
 API_KEY = ApiKey.DESCRIBE_QUORUM
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: DescribeQuorumRequest) -> DescribeQuorumResponse:
     if not describe_quorum_request_ok(req):
-        body = describe_quorum_response(ctx.api_version, None)
+        body = as_message(DescribeQuorumResponse, describe_quorum_response(ctx.api_version, None))
         body["error_code"] = InvalidRequestError.code
         if ctx.api_version >= 2:
             body["error_message"] = "DescribeQuorum describes __cluster_metadata partition 0 only"
         return body
     quorum = ctx.services.quorum
     assert quorum is not None
-    return await quorum.describe_quorum(ctx.api_version, req)
+    return as_message(DescribeQuorumResponse, await quorum.describe_quorum(ctx.api_version, as_dict(req)))

@@ -16,24 +16,18 @@ from zurau.broker.handlers._authz import (
 )
 from zurau.broker.handlers._txn import by_topic, txn_coordinator
 from zurau.broker.request_context import RequestContext
-from zurau.coordinator.transaction_coordinator import DescribedTransaction
+from zurau.coordinator.txn.results import DescribedTransaction
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.errors import CoordinatorNotAvailableError
 
 API_KEY = ApiKey.DESCRIBE_TRANSACTIONS
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    rt = txn_coordinator(ctx)
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     states = []
-    if not rt.started:
-        described: list[tuple[str, int, DescribedTransaction | None]] = [
-            (tid, CoordinatorNotAvailableError.code, None) for tid in req["transactional_ids"]
-        ]
-    else:
-        described = [
-            (d.transactional_id, d.error_code, d) for d in rt.core.describe(req["transactional_ids"])
-        ]
+    described: list[tuple[str, int, DescribedTransaction | None]] = [
+        (d.transactional_id, d.error_code, d)
+        for d in await txn_coordinator(ctx).describe_transactions(req["transactional_ids"])
+    ]
     visible = allowed_names(ctx, Op.DESCRIBE, TRANSACTIONAL_ID, req["transactional_ids"])
     for tid, code, d in described:
         if tid not in visible:

@@ -1,7 +1,7 @@
 """EndTxn: commit or abort a producer's transaction.
 
 Answered once the PrepareCommit/PrepareAbort record is stored; the markers and the Complete record
-follow at once (:mod:`zurau.coordinator.transaction_coordinator`). Only the transactional id,
+follow at once (:mod:`zurau.coordinator.txn.transaction_coordinator`). Only the transactional id,
 producer id and epoch are checked, so any process may end a transaction it did not start (the
 way a Spark driver commits what its executors wrote). Errors: INVALID_PRODUCER_ID_MAPPING,
 PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v2), INVALID_TXN_STATE (no ongoing transaction,
@@ -24,21 +24,15 @@ MAX_VERSION = 4
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     tid = req["transactional_id"]
-    rt = txn_coordinator(ctx)
+    txns = txn_coordinator(ctx)
     err = txn_error(ctx, tid)
     if err is not None:
         code = err.code
     else:
-        code = await rt.submit(
-            tid,
-            lambda token, now: rt.core.end_transaction(
-                token,
-                transactional_id=tid,
-                producer_id=req["producer_id"],
-                producer_epoch=req["producer_epoch"],
-                commit=req["committed"],
-                now_ms=now,
-            ),
-            lambda e: e.code,
+        code = await txns.end_txn(
+            transactional_id=tid,
+            producer_id=req["producer_id"],
+            producer_epoch=req["producer_epoch"],
+            commit=req["committed"],
         )
     return {"throttle_time_ms": 0, "error_code": fenced_code(code, ctx.api_version, 2)}

@@ -3,14 +3,14 @@ leader's newest metadata snapshot in chunks, then fetches the log from the snaps
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._quorum import to_raft
+from zurau.broker.handlers._untyped import as_message
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.messages import FetchSnapshotRequest, FetchSnapshotResponse
 
 API_KEY = ApiKey.FETCH_SNAPSHOT
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    return await to_raft(ctx, API_KEY, req)
+async def handle(ctx: RequestContext, req: FetchSnapshotRequest) -> FetchSnapshotResponse:
+    return as_message(FetchSnapshotResponse, await to_raft(ctx, API_KEY, req))

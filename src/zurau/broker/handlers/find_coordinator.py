@@ -25,7 +25,8 @@ from zurau.broker.handlers._authz import GROUP as GROUP_RESOURCE
 from zurau.broker.handlers._authz import TRANSACTIONAL_ID, Op, allowed
 from zurau.broker.handlers._groups import coordinator
 from zurau.broker.request_context import RequestContext
-from zurau.coordinator.coordinator_runtime import CoordinatorRuntime
+from zurau.coordinator.group.service import GroupCoordinatorService
+from zurau.coordinator.txn.service import TxnCoordinatorService
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     CoordinatorNotAvailableError,
@@ -43,7 +44,7 @@ NO_NODE: dict[str, Any] = {"node_id": -1, "host": "", "port": -1}
 
 
 def _lookup(ctx: RequestContext, key: str, key_type: int) -> tuple[KafkaError | None, dict[str, Any]]:
-    rt: CoordinatorRuntime[Any, Any, Any]
+    rt: GroupCoordinatorService | TxnCoordinatorService
     if key_type == GROUP:
         if not allowed(ctx, Op.DESCRIBE, GROUP_RESOURCE, key):
             return GroupAuthorizationFailedError("Group authorization failed."), dict(NO_NODE)
@@ -64,7 +65,7 @@ def _lookup(ctx: RequestContext, key: str, key_type: int) -> tuple[KafkaError | 
 
 
 def _leader_of(
-    ctx: RequestContext, rt: CoordinatorRuntime[Any, Any, Any], key: str
+    ctx: RequestContext, rt: GroupCoordinatorService | TxnCoordinatorService, key: str
 ) -> tuple[KafkaError | None, dict[str, Any]]:
     """The live leader of ``key``'s partition of the runtime's internal topic (cluster mode)."""
     image = ctx.image

@@ -16,20 +16,14 @@ API_KEY = ApiKey.HEARTBEAT
 
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    rt = coordinator(ctx)
+    groups = coordinator(ctx)
     err = group_error(ctx, req["group_id"])
     if err is not None:
         return {"throttle_time_ms": 0, "error_code": err.code}
-    code = await rt.submit(
-        req["group_id"],
-        lambda token, now: rt.core.heartbeat(
-            token,
-            group_id=req["group_id"],
-            generation_id=req["generation_id"],
-            member_id=req["member_id"],
-            group_instance_id=since(req, "group_instance_id", ctx.api_version, 3),
-            now_ms=now,
-        ),
-        lambda e: e.code,
+    code = await groups.heartbeat(
+        group_id=req["group_id"],
+        generation_id=req["generation_id"],
+        member_id=req["member_id"],
+        group_instance_id=since(req, "group_instance_id", ctx.api_version, 3),
     )
     return {"throttle_time_ms": 0, "error_code": code}

@@ -28,30 +28,38 @@ from typing import Any
 
 from zurau.broker.handlers._authz import Op, config_denied
 from zurau.broker.handlers._common import error_of
+from zurau.broker.handlers._untyped import as_dicts, as_message
 from zurau.broker.handlers.describe_configs import LOG4J_LEVELS, ROOT_LOGGER, broker_loggers, parse_broker_id
 from zurau.broker.request_context import RequestContext
-from zurau.metadata.controller import (
+from zurau.metadata.controller.config_control import (
     APPEND,
     DELETE,
     OP_NAMES,
     RESOURCE_BROKER_LOGGER,
     SUBTRACT,
-    QuorumController,
+    check_resource_type,
     config_result,
     per_unique_resource,
     preprocess_incremental,
 )
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import InvalidConfigError, InvalidRequestError
+from zurau.protocol.messages import (
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsRequestResources,
+    IncrementalAlterConfigsRequestResourcesConfigs,
+    IncrementalAlterConfigsResponse,
+    IncrementalAlterConfigsResponseResponses,
+)
 
 API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
 
 
 def _alter_loggers(
-    ctx: RequestContext, name: str, configs: list[dict[str, Any]], validate_only: bool
+    ctx: RequestContext, name: str, configs: list[IncrementalAlterConfigsRequestResourcesConfigs], validate_only: bool
 ) -> None:
     """BROKER_LOGGER resources belong to this broker alone: decided and applied here."""
-    preprocess_incremental(configs)
+    preprocess_incremental(as_dicts(configs))
     if not name:
         raise InvalidRequestError("Broker id must not be empty")
     if parse_broker_id(ctx, name) != ctx.node_id:
@@ -84,28 +92,30 @@ def _alter_loggers(
             logger.setLevel(level)
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: IncrementalAlterConfigsRequest) -> IncrementalAlterConfigsResponse:
     """Loggers are answered here; every other resource is the controller's, in one request."""
     validate_only = bool(req["validate_only"])
-    forwarded: list[dict[str, Any]] = []
+    forwarded: list[IncrementalAlterConfigsRequestResources] = []
 
-    def decide(r: dict[str, Any]) -> dict[str, Any] | None:
+    def decide(resource: dict[str, Any]) -> dict[str, Any] | None:
+        r = as_message(IncrementalAlterConfigsRequestResources, resource)
         if not ctx.on_controller_listener:
             refusal = config_denied(ctx, r["resource_type"], r["resource_name"], Op.ALTER_CONFIGS)
             if refusal is not None:
-                return config_result(r, refusal.code, str(refusal))
+                return config_result(resource, refusal.code, str(refusal))
         if r["resource_type"] != RESOURCE_BROKER_LOGGER:
             forwarded.append(r)
             return None  # the controller's answer goes here
         try:
-            QuorumController.check_resource_type(r["resource_type"])
+            check_resource_type(r["resource_type"])
             _alter_loggers(ctx, r["resource_name"], r["configs"], validate_only)
-            return config_result(r)
+            return config_result(resource)
         except Exception as e:
-            return config_result(r, *error_of(e))
+            return config_result(resource, *error_of(e))
 
-    out = per_unique_resource(req["resources"], decide)
+    decided = per_unique_resource(as_dicts(req["resources"]), decide)
     if forwarded:
-        answers = iter(await ctx.controller.incremental_alter_configs(forwarded, validate_only))
-        out = [r if r is not None else next(answers) for r in out]
+        answers = iter(await ctx.controller.incremental_alter_configs(as_dicts(forwarded), validate_only))
+        decided = [r if r is not None else next(answers) for r in decided]
+    out = [as_message(IncrementalAlterConfigsResponseResponses, r) for r in decided if r is not None]
     return {"throttle_time_ms": 0, "responses": out}

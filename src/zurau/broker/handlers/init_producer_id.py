@@ -6,7 +6,7 @@
   :class:`~zurau.metadata.producer_id_manager.ProducerIdManager`, so they never repeat across
   restarts.
 * A transactional id goes to the transaction coordinator
-  (:meth:`~zurau.coordinator.transaction_coordinator.TransactionCoordinator.init_producer_id`):
+  (:meth:`~zurau.coordinator.txn.transaction_coordinator.TransactionCoordinator.init_producer_id`):
   the id keeps its producer id and gets the next epoch, which fences every older producer of the
   same transactional id; an ongoing transaction of an older producer is aborted first (the
   caller gets the retriable CONCURRENT_TRANSACTIONS meanwhile). v3+ may name the caller's
@@ -22,9 +22,8 @@ from collections.abc import Awaitable
 from typing import Any
 
 from zurau.broker.handlers._authz import TOPIC, Op, allowed_any, cluster_allowed
-from zurau.broker.handlers._txn import txn_error
+from zurau.broker.handlers._txn import txn_coordinator, txn_error
 from zurau.broker.request_context import RequestContext
-from zurau.coordinator.transaction_coordinator import InitProducerIdResult
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     ClusterAuthorizationFailedError,
@@ -57,28 +56,21 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | Awaitab
         return _response(ClusterAuthorizationFailedError.code)
     # Like Kafka, no check of transaction_timeout_ms here: librdkafka's idempotent producer sends -1.
     try:
-        producer_id = ctx.txns.next_producer_id()
+        producer_id = txn_coordinator(ctx).next_producer_id()
     except KafkaError as e:  # in a cluster: no block of ids at hand yet (retriable)
         return _response(e.code)
     return _response(0, producer_id, 0)
 
 
 async def _transactional(ctx: RequestContext, req: dict[str, Any], tid: str) -> dict[str, Any]:
-    rt = ctx.txns
     err = txn_error(ctx, tid)
     if err is not None:
         return _response(err.code)
-    result: InitProducerIdResult = await rt.submit(
-        tid,
-        lambda token, now: rt.core.init_producer_id(
-            token,
-            transactional_id=tid,
-            timeout_ms=req["transaction_timeout_ms"],
-            producer_id=req.get("producer_id", -1),
-            producer_epoch=req.get("producer_epoch", -1),
-            now_ms=now,
-        ),
-        lambda e: InitProducerIdResult(e.code),
+    result = await txn_coordinator(ctx).init_producer_id(
+        transactional_id=tid,
+        timeout_ms=req["transaction_timeout_ms"],
+        producer_id=req.get("producer_id", -1),
+        producer_epoch=req.get("producer_epoch", -1),
     )
     code = result.error_code
     if code == ProducerFencedError.code and ctx.api_version < 4:

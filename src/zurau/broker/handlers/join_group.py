@@ -3,7 +3,7 @@
 v4+ members joining without an id get MEMBER_ID_REQUIRED and their id, and must join again with it
 (static members, v5+ with a ``group_instance_id``, skip that round trip). The leader's response
 lists every member with its metadata for the protocol selected across members. v0 has no
-rebalance timeout: the session timeout serves. See :mod:`zurau.coordinator.group_coordinator`.
+rebalance timeout: the session timeout serves. See :mod:`zurau.coordinator.group.classic_groups`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 from zurau.broker.handlers._groups import client_host, client_id, coordinator, group_error, since
 from zurau.broker.request_context import RequestContext
-from zurau.coordinator.group_coordinator import JoinGroupResult
+from zurau.coordinator.group.results import JoinGroupResult
 from zurau.protocol.api_keys import ApiKey
 
 API_KEY = ApiKey.JOIN_GROUP
@@ -34,29 +34,23 @@ def _response(version: int, r: JoinGroupResult) -> dict[str, Any]:
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     version = ctx.api_version
-    rt = coordinator(ctx)
+    groups = coordinator(ctx)
     err = group_error(ctx, req["group_id"])
     if err is not None:
         return _response(version, JoinGroupResult(err.code, member_id=req["member_id"]))
     rebalance_timeout = req["rebalance_timeout_ms"] if version >= 1 else -1
     protocols = [(p["name"], bytes(p["metadata"])) for p in req["protocols"]]
-    result = await rt.submit(
-        req["group_id"],
-        lambda token, now: rt.core.join_group(
-            token,
-            group_id=req["group_id"],
-            member_id=req["member_id"],
-            group_instance_id=since(req, "group_instance_id", version, 5),
-            protocol_type=req["protocol_type"],
-            protocols=protocols,
-            session_timeout_ms=req["session_timeout_ms"],
-            rebalance_timeout_ms=rebalance_timeout,
-            client_id=client_id(ctx),
-            client_host=client_host(ctx),
-            require_known_member_id=version >= 4,
-            api_version=version,
-            now_ms=now,
-        ),
-        lambda e: JoinGroupResult(e.code, member_id=req["member_id"]),
+    result = await groups.join_group(
+        group_id=req["group_id"],
+        member_id=req["member_id"],
+        group_instance_id=since(req, "group_instance_id", version, 5),
+        protocol_type=req["protocol_type"],
+        protocols=protocols,
+        session_timeout_ms=req["session_timeout_ms"],
+        rebalance_timeout_ms=rebalance_timeout,
+        client_id=client_id(ctx),
+        client_host=client_host(ctx),
+        require_known_member_id=version >= 4,
+        api_version=version,
     )
     return _response(version, result)

@@ -10,7 +10,7 @@ from typing import Any
 
 from zurau.broker.handlers._groups import coordinator, group_error
 from zurau.broker.request_context import RequestContext
-from zurau.coordinator.group_coordinator import LeaveGroupResult
+from zurau.coordinator.group.results import LeaveGroupResult
 from zurau.protocol.api_keys import ApiKey
 
 API_KEY = ApiKey.LEAVE_GROUP
@@ -22,18 +22,12 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         leaving = [(m["member_id"], m.get("group_instance_id")) for m in req["members"]]
     else:
         leaving = [(req["member_id"], None)]
-    rt = coordinator(ctx)
+    groups = coordinator(ctx)
     err = group_error(ctx, req["group_id"])
     if err is not None:
         result = LeaveGroupResult(err.code)
     else:
-        result = await rt.submit(
-            req["group_id"],
-            lambda token, now: rt.core.leave_group(
-                token, group_id=req["group_id"], members=leaving, now_ms=now
-            ),
-            lambda e: LeaveGroupResult(e.code),
-        )
+        result = await groups.leave_group(group_id=req["group_id"], members=leaving)
     members: list[dict[str, Any]] = [
         {"member_id": m, "group_instance_id": i, "error_code": c} for m, i, c in result.members
     ]

@@ -18,12 +18,10 @@ from zurau.protocol.api_keys import ApiKey
 API_KEY = ApiKey.LIST_GROUPS
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    rt = coordinator(ctx)
-    err = rt.listing_error()
-    if err is not None:
-        return {"throttle_time_ms": 0, "error_code": err.code, "groups": []}
-    groups = rt.core.list_groups(req.get("states_filter") or (), req.get("types_filter") or ())
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    code, groups = await coordinator(ctx).list_groups(req.get("states_filter") or (), req.get("types_filter") or ())
+    if code:
+        return {"throttle_time_ms": 0, "error_code": code, "groups": []}
     if ctx.services.authorizer is not None and not cluster_allowed(ctx, Op.DESCRIBE, log=False):
         visible = allowed_names(ctx, Op.DESCRIBE, GROUP, (g.group_id for g in groups), log=False)
         groups = [g for g in groups if g.group_id in visible]

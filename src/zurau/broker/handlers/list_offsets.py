@@ -8,25 +8,30 @@ lookup itself is the replica manager's (``fetch_offset_for_timestamp``).
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._authz import TOPIC, Op, allowed_names
 from zurau.broker.handlers._common import error_of, resolve_topic
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import KafkaError, TopicAuthorizationFailedError, UnknownTopicOrPartitionError
+from zurau.protocol.messages import (
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ListOffsetsResponseTopics,
+    ListOffsetsResponseTopicsPartitions,
+)
+from zurau.types import LeaderEpoch
 
 API_KEY = ApiKey.LIST_OFFSETS
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+def handle(ctx: RequestContext, req: ListOffsetsRequest) -> ListOffsetsResponse:
     rm = ctx.replica_manager
     read_committed = req.get("isolation_level", 0) == 1
-    topics_out = []
+    topics_out: list[ListOffsetsResponseTopics] = []
     described = allowed_names(ctx, Op.DESCRIBE, TOPIC, (t["name"] for t in req["topics"]))
     for rt in req["topics"]:
         name = rt["name"]
-        parts_out = []
+        parts_out: list[ListOffsetsResponseTopicsPartitions] = []
         try:
             if name not in described:
                 raise TopicAuthorizationFailedError("Topic authorization failed.")
@@ -35,7 +40,7 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
             topic, terr = None, e
         for rp in rt["partitions"]:
             index = rp["partition_index"]
-            entry: dict[str, Any] = {
+            entry: ListOffsetsResponseTopicsPartitions = {
                 "partition_index": index,
                 "error_code": 0,
                 "timestamp": -1,
@@ -53,7 +58,7 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                     index,
                     rp["timestamp"],
                     isolation_level=1 if read_committed else 0,
-                    current_leader_epoch=rp.get("current_leader_epoch", -1),
+                    current_leader_epoch=LeaderEpoch(rp.get("current_leader_epoch", -1)),
                 )
                 entry["offset"], entry["timestamp"], entry["leader_epoch"] = found
             except Exception as e:

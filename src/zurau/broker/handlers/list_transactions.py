@@ -18,22 +18,12 @@ from zurau.protocol.api_keys import ApiKey
 API_KEY = ApiKey.LIST_TRANSACTIONS
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    rt = txn_coordinator(ctx)
-    err = rt.listing_error()
-    if err is not None:
-        return {
-            "throttle_time_ms": 0,
-            "error_code": err.code,
-            "unknown_state_filters": [],
-            "transaction_states": [],
-        }
-    result = rt.core.list_transactions(
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+    result = await txn_coordinator(ctx).list_transactions(
         states=req["state_filters"],
         producer_ids=req["producer_id_filters"],
         duration_ms=req.get("duration_filter", -1),
         pattern=req.get("transactional_id_pattern"),
-        now_ms=rt.clock.now_ms(),
     )
     listed = list(result.transactions)
     if ctx.services.authorizer is not None:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from zurau.broker.handlers._authz import TOPIC, Op, allowed, allowed_names, topic_or_cluster_allowed
 from zurau.broker.handlers._common import ZERO_UUID, controller_id, error_of
@@ -49,6 +49,12 @@ from zurau.protocol.errors import (
     UnknownTopicOrPartitionError,
     for_code,
 )
+from zurau.protocol.messages import (
+    MetadataRequest,
+    MetadataResponseBrokers,
+    MetadataResponseTopics,
+    MetadataResponseTopicsPartitions,
+)
 from zurau.protocol.schemas.metadata import SCHEMA as METADATA_SCHEMA
 from zurau.protocol.schemas.metadata import TOPIC as TOPIC_STRUCT
 
@@ -60,7 +66,20 @@ TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
 UNSET_OPERATIONS = -(2**31)
 
 
-def _partition_entry(image: MetadataImage, i: int, p: PartitionRegistration) -> dict[str, Any]:
+class MetadataAnswer(TypedDict, total=False):
+    """A :class:`~zurau.protocol.messages.MetadataResponse` whose topic entries may be given
+    pre-encoded (``bytes``, see :mod:`zurau.protocol.codec`): the cached ones are."""
+
+    throttle_time_ms: int
+    brokers: list[MetadataResponseBrokers]
+    cluster_id: str | None
+    controller_id: int
+    topics: list[MetadataResponseTopics | bytes]
+    cluster_authorized_operations: int
+    error_code: int
+
+
+def _partition_entry(image: MetadataImage, i: int, p: PartitionRegistration) -> MetadataResponseTopicsPartitions:
     error, leader = 0, p.leader
     offline: list[int] = []
     if image.brokers:
@@ -89,7 +108,9 @@ def _topic_operations(ctx: RequestContext, name: str) -> int:
 _TOPIC_OPS = (Op.READ, Op.WRITE, Op.CREATE, Op.DELETE, Op.ALTER, Op.DESCRIBE, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS)
 
 
-def _topic_entry(ctx: RequestContext, image: MetadataImage, t: TopicImage, include_ops: bool) -> dict[str, Any]:
+def _topic_entry(
+    ctx: RequestContext, image: MetadataImage, t: TopicImage, include_ops: bool
+) -> MetadataResponseTopics:
     parts = [_partition_entry(image, i, p) for i, p in sorted(t.partitions.items())]
     return {
         "error_code": 0,
@@ -114,7 +135,7 @@ def _topic_encoder(version: int) -> Encoder:
 
 def _encoded_topic_entry(
     ctx: RequestContext, image: MetadataImage, t: TopicImage, include_ops: bool
-) -> dict[str, Any] | bytes:
+) -> MetadataResponseTopics | bytes:
     """The topic's entry, encoded for this request's version (cached, see the module
     docstring), or as a dict when it depends on the principal."""
     if include_ops and ctx.services.authorizer is not None:
@@ -136,11 +157,11 @@ def _encoded_topic_entry(
     return data
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+def handle(ctx: RequestContext, req: MetadataRequest) -> MetadataAnswer:
     version = ctx.api_version
     include_ops = bool(req.get("include_topic_authorized_operations"))
     requested = req["topics"]
-    topics_out: list[dict[str, Any] | bytes] = []
+    topics_out: list[MetadataResponseTopics | bytes] = []
     if requested is None or (version == 0 and not requested):
         image = ctx.image
         listed = image.all()
@@ -206,11 +227,11 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _brokers(ctx: RequestContext, image: MetadataImage) -> list[dict[str, Any]]:
+def _brokers(ctx: RequestContext, image: MetadataImage) -> list[MetadataResponseBrokers]:
     if not image.brokers:
         host, port = ctx.advertised
         return [{"node_id": ctx.node_id, "host": host, "port": port, "rack": None}]
-    out = []
+    out: list[MetadataResponseBrokers] = []
     for b in image.live_brokers():
         address = b.address_for(ctx.listener)
         if address is not None:

@@ -17,7 +17,7 @@ from zurau.broker.handlers._authz import TOPIC, Op, allowed_names
 from zurau.broker.handlers._common import ZERO_UUID
 from zurau.broker.handlers._groups import coordinator, group_error, since
 from zurau.broker.request_context import RequestContext
-from zurau.coordinator.group_coordinator import OffsetCommitEntry
+from zurau.coordinator.group.results import OffsetCommitEntry
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     TopicAuthorizationFailedError,
@@ -31,7 +31,7 @@ API_KEY = ApiKey.OFFSET_COMMIT
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     version = ctx.api_version
     topics = ctx.image
-    rt = coordinator(ctx)
+    groups = coordinator(ctx)
     group_id = req["group_id"]
     err = group_error(ctx, group_id)
     readable: set[str] | None = None
@@ -72,20 +72,14 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         plan.append((t, tm.name if tm is not None else None, parts))
     results: dict[tuple[str, int], int] = {}
     if entries:
-        results = await rt.submit(
-            group_id,
-            lambda token, now: rt.core.commit_offsets(
-                token,
-                group_id=group_id,
-                member_id=req.get("member_id", ""),
-                generation_id=req.get("generation_id_or_member_epoch", -1),
-                group_instance_id=since(req, "group_instance_id", version, 7),
-                offsets=entries,
-                retention_ms=req.get("retention_time_ms", -1) if 2 <= version <= 4 else -1,
-                api_version=version,
-                now_ms=now,
-            ),
-            lambda e: {(x.topic, x.partition): e.code for x in entries},
+        results = await groups.offset_commit(
+            group_id=group_id,
+            member_id=req.get("member_id", ""),
+            generation_id=req.get("generation_id_or_member_epoch", -1),
+            group_instance_id=since(req, "group_instance_id", version, 7),
+            offsets=entries,
+            retention_ms=req.get("retention_time_ms", -1) if 2 <= version <= 4 else -1,
+            api_version=version,
         )
     out = []
     for t, name, parts in plan:

@@ -19,7 +19,7 @@ API_KEY = ApiKey.OFFSET_DELETE
 
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    rt = coordinator(ctx)
+    groups = coordinator(ctx)
     group_id = req["group_id"]
     err = group_error(ctx, group_id, Op.DELETE)
     if err is not None:
@@ -39,11 +39,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                 invalid.add(tp)
             else:
                 valid.append(tp)
-    code, results = await rt.submit(
-        group_id,
-        lambda token, now: rt.core.delete_offsets(token, group_id=group_id, partitions=valid, now_ms=now),
-        lambda e: (e.code, {}),
-    )
+    code, results = await groups.offset_delete(group_id=group_id, partitions=valid)
     if code:
         return {"error_code": code, "throttle_time_ms": 0, "topics": []}
     topics = []

@@ -15,7 +15,7 @@ from typing import Any
 from zurau.broker.handlers._authz import GROUP, TOPIC, Op, allowed, allowed_names
 from zurau.broker.handlers._groups import coordinator, since
 from zurau.broker.request_context import RequestContext
-from zurau.coordinator.group_coordinator import FetchedOffset, OffsetFetchResult
+from zurau.coordinator.group.results import FetchedOffset, OffsetFetchResult
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     GroupAuthorizationFailedError,
@@ -36,7 +36,7 @@ def _partition(f: FetchedOffset) -> dict[str, Any]:
     }
 
 
-def _fetch_group(
+async def _fetch_group(
     ctx: RequestContext,
     group_id: str,
     topics: list[dict[str, Any]] | None,
@@ -46,10 +46,10 @@ def _fetch_group(
     require_stable: bool = False,
 ) -> tuple[int, list[dict[str, Any]]]:
     """(group error, topics of the response) for one group."""
-    rt = coordinator(ctx)
+    groups = coordinator(ctx)
     if not allowed(ctx, Op.DESCRIBE, GROUP, group_id):
         return GroupAuthorizationFailedError.code, []
-    err = rt.coordinator_error(group_id)
+    err = groups.coordinator_error(group_id)
     if err is not None:
         return err.code, []
     registry = ctx.image
@@ -74,7 +74,7 @@ def _fetch_group(
                 wanted.append((tm.name, list(t["partition_indexes"])))
             else:
                 wanted.append((t["name"], list(t["partition_indexes"])))
-    result: OffsetFetchResult = rt.core.fetch_offsets(
+    result: OffsetFetchResult = await groups.offset_fetch(
         group_id, wanted, member_id=member_id, member_epoch=member_epoch, require_stable=require_stable
     )
     if result.error_code:
@@ -98,12 +98,12 @@ def _fetch_group(
     return 0, out + unknown_ids
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     version = ctx.api_version
     if version >= 8:
         groups = []
         for g in req["groups"]:
-            code, topics = _fetch_group(
+            code, topics = await _fetch_group(
                 ctx,
                 g["group_id"],
                 g["topics"],
@@ -114,7 +114,7 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
             )
             groups.append({"group_id": g["group_id"], "topics": topics, "error_code": code})
         return {"throttle_time_ms": 0, "groups": groups}
-    code, topics = _fetch_group(
+    code, topics = await _fetch_group(
         ctx, req["group_id"], req["topics"], False, require_stable=version >= 7 and req["require_stable"]
     )
     if code and version < 2:

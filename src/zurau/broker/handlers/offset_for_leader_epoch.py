@@ -27,28 +27,38 @@ it with its own position, which never is). Zurau has no authorizer, so it answer
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._authz import TOPIC, TOPIC_AUTHORIZATION_FAILED, Op, allowed_names, cluster_allowed
 from zurau.broker.handlers._common import error_of
 from zurau.broker.request_context import RequestContext
 from zurau.metadata.image import MetadataImage
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import NotLeaderOrFollowerError, UnknownTopicOrPartitionError
+from zurau.protocol.messages import (
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochRequestTopicsPartitions,
+    OffsetForLeaderEpochResponse,
+    OffsetForLeaderEpochResponseTopicsPartitions,
+)
+from zurau.types import LeaderEpoch
 
 API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
 
 
-def _partition(ctx: RequestContext, image: MetadataImage, topic: str, rp: dict[str, Any]) -> dict[str, Any]:
+def _partition(
+    ctx: RequestContext, image: MetadataImage, topic: str, rp: OffsetForLeaderEpochRequestTopicsPartitions
+) -> OffsetForLeaderEpochResponseTopicsPartitions:
     index = rp["partition"]
-    entry: dict[str, Any] = {"partition": index, "error_code": 0, "leader_epoch": -1, "end_offset": -1}
+    entry: OffsetForLeaderEpochResponseTopicsPartitions = {"partition": index, "error_code": 0, "leader_epoch": -1, "end_offset": -1}
     try:
         t = image.get(topic)
         if t is None or index not in t.partitions:
             raise UnknownTopicOrPartitionError(f"unknown partition {topic}-{index}")
         try:
             epoch, end_offset = ctx.replica_manager.end_offset_for_leader_epoch(
-                topic, index, rp["leader_epoch"], current_leader_epoch=rp.get("current_leader_epoch", -1)
+                topic,
+                index,
+                LeaderEpoch(rp["leader_epoch"]),
+                current_leader_epoch=LeaderEpoch(rp.get("current_leader_epoch", -1)),
             )
         except UnknownTopicOrPartitionError:
             # In the metadata but not hosted here: Kafka answers as for a follower.
@@ -59,7 +69,7 @@ def _partition(ctx: RequestContext, image: MetadataImage, topic: str, rp: dict[s
     return entry
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+def handle(ctx: RequestContext, req: OffsetForLeaderEpochRequest) -> OffsetForLeaderEpochResponse:
     image = ctx.image
     if ctx.services.authorizer is not None:
         if req.get("replica_id", -1) >= 0:  # a follower

@@ -16,7 +16,7 @@ Transactions (KIP-890): the first transactional batch of a producer in a partiti
 to the producer's ongoing transaction. When this broker coordinates the request's
 ``transactional_id`` the replica manager checks that in-process; when another broker does,
 the partitions needing it are verified first with that coordinator
-(:class:`~zurau.coordinator.txn_verification_channel.TxnVerificationChannel`, one round trip),
+(:class:`~zurau.coordinator.txn.txn_verification_channel.TxnVerificationChannel`, one round trip),
 and a partition it refuses gets the coordinator's error without being appended.
 
 Schema ID validation (:mod:`~zurau.broker.schema_validation`): partitions of topics with
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from zurau.broker.handlers._authz import TOPIC, TRANSACTIONAL_ID, Op, allowed, allowed_names
 from zurau.broker.handlers._common import error_of, resolve_topic
@@ -49,11 +49,23 @@ from zurau.protocol.errors import (
     TransactionalIdAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
+from zurau.protocol.messages import (
+    ProduceRequest,
+    ProduceRequestTopicData,
+    ProduceResponse,
+    ProduceResponseResponses,
+    ProduceResponseResponsesPartitionResponses,
+)
+from zurau.types import ZERO_UUID
+
+if TYPE_CHECKING:
+    from zurau.broker.interfaces import ReplicaManagerService
+    from zurau.replication.purgatory import DelayedProduce
 
 API_KEY = ApiKey.PRODUCE
 
 
-def _partition_error(index: int, code: int, message: str | None) -> dict[str, Any]:
+def _partition_error(index: int, code: int, message: str | None) -> ProduceResponseResponsesPartitionResponses:
     return {
         "index": index,
         "error_code": code,
@@ -66,9 +78,14 @@ def _partition_error(index: int, code: int, message: str | None) -> dict[str, An
 
 
 Refusals = Mapping[tuple[str, int], KafkaError]
+# acks=all partitions whose high watermark has not reached their last offset yet:
+# (topic, partition) -> (offset the high watermark must reach, response entry)
+Waiting = dict[tuple[str, int], tuple[int, ProduceResponseResponsesPartitionResponses]]
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | Awaitable[dict[str, Any] | None] | None:
+def handle(
+    ctx: RequestContext, req: ProduceRequest
+) -> ProduceResponse | Awaitable[ProduceResponse | None] | None:
     denied: dict[tuple[str, int], KafkaError] = {}
     if ctx.services.authorizer is not None:
         denied = _denied(ctx, req)
@@ -82,7 +99,7 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | Awaitab
     return _handle(ctx, req, denied)
 
 
-def _denied(ctx: RequestContext, req: dict[str, Any]) -> dict[tuple[str, int], KafkaError]:
+def _denied(ctx: RequestContext, req: ProduceRequest) -> dict[tuple[str, int], KafkaError]:
     """Partitions the principal may not write, keyed by the topic's name (as requested, or
     resolved from its id), with the authorisation error each gets."""
     tid = req.get("transactional_id")
@@ -105,7 +122,7 @@ def _denied(ctx: RequestContext, req: dict[str, Any]) -> dict[tuple[str, int], K
     }
 
 
-def _topic_key(ctx: RequestContext, td: dict[str, Any]) -> str | None:
+def _topic_key(ctx: RequestContext, td: ProduceRequestTopicData) -> str | None:
     name = td.get("name")
     if name:
         return str(name)
@@ -114,8 +131,8 @@ def _topic_key(ctx: RequestContext, td: dict[str, Any]) -> str | None:
 
 
 def _handle(
-    ctx: RequestContext, req: dict[str, Any], refusals: Refusals
-) -> dict[str, Any] | Awaitable[dict[str, Any] | None] | None:
+    ctx: RequestContext, req: ProduceRequest, refusals: Refusals
+) -> ProduceResponse | Awaitable[ProduceResponse | None] | None:
     tid = req.get("transactional_id")
     if tid and ctx.txns.remote_coordinator(tid):
         pending = _needing_verification(ctx, req)
@@ -125,7 +142,7 @@ def _handle(
 
 
 def _schema_checks(
-    ctx: RequestContext, req: dict[str, Any], validator: SchemaValidator
+    ctx: RequestContext, req: ProduceRequest, validator: SchemaValidator
 ) -> dict[tuple[str, int], PartitionCheck | KafkaError]:
     """The partitions of topics with schema validation on, inspected (or the error doing so)."""
     out: dict[tuple[str, int], PartitionCheck | KafkaError] = {}
@@ -160,11 +177,11 @@ def _refusals(
 
 async def _validate_then_produce(
     ctx: RequestContext,
-    req: dict[str, Any],
+    req: ProduceRequest,
     validator: SchemaValidator,
     checks: dict[tuple[str, int], PartitionCheck | KafkaError],
     denied: dict[tuple[str, int], KafkaError],
-) -> dict[str, Any] | None:
+) -> ProduceResponse | None:
     await validator.resolve([c for c in checks.values() if isinstance(c, PartitionCheck)])
     result = _handle(ctx, req, {**_refusals(validator, checks), **denied})
     if inspect.isawaitable(result):
@@ -172,7 +189,7 @@ async def _validate_then_produce(
     return result
 
 
-def _needing_verification(ctx: RequestContext, req: dict[str, Any]) -> dict[tuple[str, int], tuple[int, int]]:
+def _needing_verification(ctx: RequestContext, req: ProduceRequest) -> dict[tuple[str, int], tuple[int, int]]:
     """Partitions whose transactional batches need the remote coordinator's word first."""
     out: dict[tuple[str, int], tuple[int, int]] = {}
     rm = ctx.replica_manager
@@ -192,11 +209,11 @@ def _needing_verification(ctx: RequestContext, req: dict[str, Any]) -> dict[tupl
 
 async def _verify_then_produce(
     ctx: RequestContext,
-    req: dict[str, Any],
+    req: ProduceRequest,
     tid: str,
     pending: dict[tuple[str, int], tuple[int, int]],
     refusals: Refusals,
-) -> dict[str, Any] | None:
+) -> ProduceResponse | None:
     channel = ctx.txns.verification_channel
     assert channel is not None
     by_producer: dict[tuple[int, int], list[tuple[str, int]]] = {}
@@ -213,23 +230,22 @@ async def _verify_then_produce(
 
 def _produce(
     ctx: RequestContext,
-    req: dict[str, Any],
+    req: ProduceRequest,
     verdicts: dict[tuple[str, int], KafkaError | None],
     refusals: Refusals,
-) -> dict[str, Any] | Awaitable[dict[str, Any]] | None:
+) -> ProduceResponse | Awaitable[ProduceResponse] | None:
     """Append every partition; ``verdicts``: remote KIP-890 outcomes (None: verified);
     ``refusals``: partitions refused before the append (schema validation)."""
     acks = req["acks"]
     rm = ctx.replica_manager
     metrics = ctx.services.metrics
-    responses = []
-    # acks=all partitions whose high watermark has not reached their last offset yet:
-    # (topic, partition) -> (offset the high watermark must reach, response entry)
-    waiting: dict[tuple[str, int], tuple[int, dict[str, Any]]] | None = None
+    responses: list[ProduceResponseResponses] = []
+    waiting: Waiting | None = None
     for td in req["topic_data"]:
-        name = td.get("name")
-        topic_id = td.get("topic_id")
-        parts_out = []
+        # A decoded request has both keys, "" or the zero id where its version has no such field.
+        name = td.get("name", "")
+        topic_id = td.get("topic_id", ZERO_UUID)
+        parts_out: list[ProduceResponseResponsesPartitionResponses] = []
         try:
             topic = resolve_topic(ctx, name, topic_id)
             terr: KafkaError | None = None
@@ -260,7 +276,7 @@ def _produce(
                 )
                 if metrics is not None and not r.duplicate:
                     metrics.produced(topic.name, nbytes, r.record_count)
-                entry = {
+                entry: ProduceResponseResponsesPartitionResponses = {
                     "index": index,
                     "error_code": 0,
                     "base_offset": r.base_offset,
@@ -293,7 +309,7 @@ def _produce(
                 f"acks=0 produce failed for {len(failed)} partition(s) (first error code {failed[0]['error_code']})"
             )
         return None
-    response = {"responses": responses, "throttle_time_ms": 0}
+    response: ProduceResponse = {"responses": responses, "throttle_time_ms": 0}
     if waiting:
         op = rm.delayed_produce({key: offset for key, (offset, _entry) in waiting.items()})
         if op.done:
@@ -303,9 +319,7 @@ def _produce(
     return response
 
 
-def _apply_ack_errors(
-    waiting: dict[tuple[str, int], tuple[int, dict[str, Any]]], errors: dict[tuple[str, int], int]
-) -> None:
+def _apply_ack_errors(waiting: Waiting, errors: dict[tuple[str, int], int]) -> None:
     """Set the acks=all outcome on each waiting partition's entry (offsets are kept, as Kafka)."""
     for key, code in errors.items():
         if code:
@@ -313,11 +327,11 @@ def _apply_ack_errors(
 
 
 async def _await_replication(
-    rm: Any,
-    op: Any,
-    waiting: dict[tuple[str, int], tuple[int, dict[str, Any]]],
+    rm: ReplicaManagerService,
+    op: DelayedProduce,
+    waiting: Waiting,
     timeout_ms: int,
-    response: dict[str, Any],
-) -> dict[str, Any]:
+    response: ProduceResponse,
+) -> ProduceResponse:
     _apply_ack_errors(waiting, await rm.wait_for_replication(op, timeout_ms))
     return response

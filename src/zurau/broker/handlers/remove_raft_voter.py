@@ -4,14 +4,14 @@ AddRaftVoter (:mod:`zurau.broker.handlers.add_raft_voter`)."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from zurau.broker.handlers._untyped import as_message
 from zurau.broker.handlers.add_raft_voter import change_voters
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.messages import RemoveRaftVoterRequest, RemoveRaftVoterResponse
 
 API_KEY = ApiKey.REMOVE_RAFT_VOTER
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    return await change_voters(ctx, req)
+async def handle(ctx: RequestContext, req: RemoveRaftVoterRequest) -> RemoveRaftVoterResponse:
+    return as_message(RemoveRaftVoterResponse, await change_voters(ctx, req))

@@ -8,17 +8,17 @@ is answered SASL_AUTHENTICATION_FAILED with the reason and the connection is clo
 
 from __future__ import annotations
 
-from typing import Any
-
+from zurau.broker.handlers._untyped import as_message
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import IllegalSaslStateError
+from zurau.protocol.messages import SaslAuthenticateRequest, SaslAuthenticateResponse
 
 API_KEY = ApiKey.SASL_AUTHENTICATE
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+def handle(ctx: RequestContext, req: SaslAuthenticateRequest) -> SaslAuthenticateResponse:
     if ctx.session is None:
         return {"error_code": IllegalSaslStateError.code, "error_message": "no SASL on this connection",
                 "auth_bytes": b"", "session_lifetime_ms": 0}
-    return ctx.session.authenticate(bytes(req["auth_bytes"]), ctx.api_version)
+    return as_message(SaslAuthenticateResponse, ctx.session.authenticate(bytes(req["auth_bytes"]), ctx.api_version))

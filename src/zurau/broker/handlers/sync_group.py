@@ -11,7 +11,7 @@ from typing import Any
 
 from zurau.broker.handlers._groups import coordinator, group_error, since
 from zurau.broker.request_context import RequestContext
-from zurau.coordinator.group_coordinator import SyncGroupResult
+from zurau.coordinator.group.results import SyncGroupResult
 from zurau.protocol.api_keys import ApiKey
 
 API_KEY = ApiKey.SYNC_GROUP
@@ -29,24 +29,18 @@ def _response(r: SyncGroupResult) -> dict[str, Any]:
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     version = ctx.api_version
-    rt = coordinator(ctx)
+    groups = coordinator(ctx)
     err = group_error(ctx, req["group_id"])
     if err is not None:
         return _response(SyncGroupResult(err.code))
     assignments = {a["member_id"]: bytes(a["assignment"]) for a in req["assignments"]}
-    result = await rt.submit(
-        req["group_id"],
-        lambda token, now: rt.core.sync_group(
-            token,
-            group_id=req["group_id"],
-            generation_id=req["generation_id"],
-            member_id=req["member_id"],
-            group_instance_id=since(req, "group_instance_id", version, 3),
-            protocol_type=since(req, "protocol_type", version, 5),
-            protocol_name=since(req, "protocol_name", version, 5),
-            assignments=assignments,
-            now_ms=now,
-        ),
-        lambda e: SyncGroupResult(e.code),
+    result = await groups.sync_group(
+        group_id=req["group_id"],
+        generation_id=req["generation_id"],
+        member_id=req["member_id"],
+        group_instance_id=since(req, "group_instance_id", version, 3),
+        protocol_type=since(req, "protocol_type", version, 5),
+        protocol_name=since(req, "protocol_name", version, 5),
+        assignments=assignments,
     )
     return _response(result)

@@ -17,7 +17,7 @@ from zurau.broker.handlers._authz import TOPIC, Op, allowed_names
 from zurau.broker.handlers._groups import coordinator, group_error, since
 from zurau.broker.handlers._txn import txn_denied
 from zurau.broker.request_context import RequestContext
-from zurau.coordinator.group_coordinator import OffsetCommitEntry
+from zurau.coordinator.group.results import OffsetCommitEntry
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import TopicAuthorizationFailedError, UnknownTopicOrPartitionError
 
@@ -28,7 +28,7 @@ MAX_VERSION = 4
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     version = ctx.api_version
     topics = ctx.image
-    rt = coordinator(ctx)
+    groups = coordinator(ctx)
     group_id = req["group_id"]
     err = txn_denied(ctx, req["transactional_id"]) or group_error(ctx, group_id)
     readable = allowed_names(ctx, Op.READ, TOPIC, (t["name"] for t in req["topics"]))
@@ -59,20 +59,14 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         plan.append((t["name"], parts))
     results: dict[tuple[str, int], int] = {}
     if entries:
-        results = await rt.submit(
-            group_id,
-            lambda token, now: rt.core.commit_txn_offsets(
-                token,
-                group_id=group_id,
-                producer_id=req["producer_id"],
-                producer_epoch=req["producer_epoch"],
-                member_id=req.get("member_id", "") if version >= 3 else "",
-                generation_id=req.get("generation_id", -1) if version >= 3 else -1,
-                group_instance_id=since(req, "group_instance_id", version, 3),
-                offsets=entries,
-                now_ms=now,
-            ),
-            lambda e: {(x.topic, x.partition): e.code for x in entries},
+        results = await groups.txn_offset_commit(
+            group_id=group_id,
+            producer_id=req["producer_id"],
+            producer_epoch=req["producer_epoch"],
+            member_id=req.get("member_id", "") if version >= 3 else "",
+            generation_id=req.get("generation_id", -1) if version >= 3 else -1,
+            group_instance_id=since(req, "group_instance_id", version, 3),
+            offsets=entries,
         )
     return {
         "throttle_time_ms": 0,

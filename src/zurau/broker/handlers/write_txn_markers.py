@@ -3,7 +3,7 @@
 Sent by a transaction coordinator on another broker, or by an admin tool to abort a *hanging*
 transaction (one that no coordinator will end: ``zurau transactions abort``, like
 ``kafka-transactions.sh abort``). This broker's own coordinator writes its markers in-process
-through the same path (:meth:`~zurau.coordinator.transaction_runtime.TransactionRuntime.write_markers`),
+through the same path (:meth:`~zurau.coordinator.txn.transaction_runtime.TransactionRuntime.write_markers`),
 which also commits or drops pending offsets when the partition is one of ``__consumer_offsets``.
 Each partition is answered once its marker is committed (below the high watermark):
 UNKNOWN_TOPIC_OR_PARTITION if it does not exist, INVALID_PRODUCER_EPOCH if the producer already
@@ -25,7 +25,7 @@ API_KEY = ApiKey.WRITE_TXN_MARKERS
 
 
 async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    rt = txn_coordinator(ctx)
+    txns = txn_coordinator(ctx)
     if not cluster_allowed(ctx, Op.CLUSTER_ACTION):  # brokers only
         return {"markers": [
             {"producer_id": m["producer_id"], "topics": [
@@ -37,8 +37,12 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     for m in req["markers"]:
         parts = requested_partitions(m["topics"], "name", "partition_indexes")
         valid = [tp for tp in parts if known_partition(ctx, tp)]
-        written = await rt.write_markers(
-            m["producer_id"], m["producer_epoch"], m["transaction_result"], m["coordinator_epoch"], valid
+        written = await txns.write_txn_markers(
+            producer_id=m["producer_id"],
+            producer_epoch=m["producer_epoch"],
+            commit=m["transaction_result"],
+            coordinator_epoch=m["coordinator_epoch"],
+            partitions=valid,
         )
         codes = {
             tp: (UnknownTopicOrPartitionError.code if tp not in written else (e.code if e is not None else 0))

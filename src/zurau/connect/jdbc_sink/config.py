@@ -30,15 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from zurau.connect.config_def import (
-    ConfigDef,
-    ConfigException,
-    ConfigType,
-    ConfigValue,
-    Importance,
-    Range,
-    valid_string,
-)
+from zurau.config import ConfigDef, ConfigException, ConfigType, ConfigValue, Importance, Range, valid_string
 
 INSERT_MODES = ("insert", "upsert", "update")
 PK_MODES = ("none", "kafka", "record_key", "record_value")

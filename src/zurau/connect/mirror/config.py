@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zurau.client.config import ClientConfig
-from zurau.connect.config_def import ConfigDef, ConfigException, ConfigType, Importance, valid_string
+from zurau.config import ConfigDef, ConfigException, ConfigType, Importance, valid_string
 
 DEFAULT_POLICY = "org.apache.kafka.connect.mirror.DefaultReplicationPolicy"
 IDENTITY_POLICY = "org.apache.kafka.connect.mirror.IdentityReplicationPolicy"

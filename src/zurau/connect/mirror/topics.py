@@ -3,15 +3,16 @@ remote and internal topics (all through zurau.client)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 
 from zurau.client.admin import AdminClient, NewTopic
 from zurau.client.config import ClientConfig
+from zurau.client.topic_admin import ensure_topic
 from zurau.client.types import TopicPartition
 from zurau.connect.api import ConnectException
 from zurau.connect.mirror.config import MirrorSettings
-
-_TOPIC_EXISTS = 36
+from zurau.protocol.errors import KafkaError
 
 
 async def source_partitions(settings: MirrorSettings) -> dict[str, int]:
@@ -30,18 +31,17 @@ async def ensure_topics(config: ClientConfig, topics: dict[str, int], replicatio
     if not topics:
         return
     async with AdminClient(config) as admin:
-        created = await admin.create_topics(
-            NewTopic(name, n, replication_factor, configs or {}) for name, n in topics.items())
-        failed = {n: e for n, e in created.items() if e is not None and getattr(e, "code", None) != _TOPIC_EXISTS}
-        if failed:
-            name, error = next(iter(failed.items()))
-            raise ConnectException(f"cannot create topic {name}: {error}")
-        existing = [n for n, e in created.items() if e is not None]
-        if existing:
-            metadata = await admin.topic_metadata(existing)
-            grow = {n: topics[n] for n, md in metadata.items() if md.partitions and len(md.partitions) < topics[n]}
-            if grow:
-                await admin.create_partitions(grow)
+
+        async def ensure(name: str, partitions: int) -> None:
+            try:
+                found = await ensure_topic(admin, NewTopic(name, partitions, replication_factor, configs or {}),
+                                           leader_timeout=None)
+            except KafkaError as e:
+                raise ConnectException(f"cannot create topic {name}: {e}") from e
+            if not found.created and found.partitions < partitions:
+                await admin.create_partitions({name: partitions})
+
+        await asyncio.gather(*(ensure(name, n) for name, n in topics.items()))
 
 
 def encode_partitions(tps: Iterable[TopicPartition]) -> str:

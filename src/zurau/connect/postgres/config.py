@@ -4,7 +4,7 @@ defaults and validation, so that a Debezium connector JSON posts unchanged.
 :data:`CONFIG_DEF` declares every setting the connector reads; :func:`validate_config` adds the
 checks that span settings (include and exclude lists together, regexes that do not compile);
 :meth:`PostgresConnectorConfig.from_props` parses a string map into the typed form the connector
-uses, raising :class:`~zurau.connect.config_def.ConfigException` with the setting's name. Settings
+uses, raising :class:`~zurau.config.ConfigException` with the setting's name. Settings
 Debezium has and this connector does not read are accepted and ignored, as Connect does with
 unknown settings.
 
@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from zurau.connect.config_def import (
+from zurau.config import (
     ConfigDef,
     ConfigException,
     ConfigType,

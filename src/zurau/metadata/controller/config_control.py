@@ -1,0 +1,239 @@
+"""The controller's part of configs (Kafka's ``ConfigurationControlManager``): AlterConfigs and
+IncrementalAlterConfigs as ``ConfigRecord``\\ s, and the checks every topic config passes.
+
+TOPIC resources are altered here; a BROKER resource is refused (dynamic broker configs are not
+supported: INVALID_REQUEST with the broker ids expected); BROKER_LOGGER is the receiving broker's
+own business (its handler answers it, this module only refuses it). A resource named twice in one
+request gets one INVALID_REQUEST "Duplicate resource." result and is not altered.
+
+Invariants: an accepted topic config can always be applied (:func:`check_topic_configs` checks it
+as the live log would); a change writes one ConfigRecord per override that changes (removals,
+with a null value, first, then sets, each in name order) and nothing for an unchanged value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from zurau.config import (
+    TOPIC_CONFIGS,
+    BrokerConfig,
+    ConfigError,
+    ConfigType,
+    format_value,
+    resolve_topic_config,
+)
+from zurau.metadata.controller.result import ControllerResult, PendingRecords, duplicated, error_of
+from zurau.metadata.image import MetadataImage, TopicImage
+from zurau.metadata.records import BROKER_RESOURCE, TOPIC_RESOURCE, ConfigRecord, MetadataRecord
+from zurau.metadata.topic_names import validate_topic_name
+from zurau.protocol.errors import (
+    InvalidConfigError,
+    InvalidRequestError,
+    UnknownTopicOrPartitionError,
+    UnsupportedVersionError,
+)
+from zurau.storage.log_config import LogConfig
+
+# Kafka's ConfigResource.Type ids.
+RESOURCE_TOPIC = TOPIC_RESOURCE
+RESOURCE_BROKER = BROKER_RESOURCE
+RESOURCE_BROKER_LOGGER = 8
+KNOWN_RESOURCE_TYPES = frozenset({RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, 16, 32})
+
+# IncrementalAlterConfigs operations.
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
+
+_LOG_CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(LogConfig))
+
+
+def check_topic_configs(broker_config: BrokerConfig, configs: dict[str, Any]) -> None:
+    """Validate a topic's full set of overrides as the live log would apply them.
+
+    Raises InvalidConfigError (INVALID_CONFIG) with Kafka's message: unknown names, null or
+    malformed values, cross-field rules against the broker's topic defaults, and the local log's
+    own limits (``LogConfig``), so a config that is accepted can always be applied.
+    """
+    try:
+        typed = resolve_topic_config(broker_config, configs)
+    except ConfigError as e:
+        raise InvalidConfigError(str(e)) from None
+    LogConfig(**{k: typed[k] for k in _LOG_CONFIG_FIELDS if k in typed})
+
+
+def check_resource_type(rtype: int) -> None:
+    """UNSUPPORTED_VERSION for a resource type Kafka does not know, INVALID_REQUEST for one
+    configs requests do not take."""
+    if rtype not in KNOWN_RESOURCE_TYPES:
+        raise UnsupportedVersionError(f"Unknown resource type {rtype}.")
+    if rtype not in (RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER):
+        raise InvalidRequestError(f"Unexpected resource type {rtype}.")
+
+
+class ConfigurationControlManager:
+    def __init__(self, config: BrokerConfig, brokers: Callable[[], Sequence[int]]) -> None:
+        self.config = config
+        self.brokers = brokers
+
+    def alter_configs(
+        self, image: MetadataImage, resources: list[dict[str, Any]], validate_only: bool
+    ) -> ControllerResult[list[dict[str, Any]]]:
+        """AlterConfigs (legacy, whole-set replacement) for TOPIC and BROKER resources."""
+
+        def alter(pending: PendingRecords, r: dict[str, Any]) -> None:
+            rtype, name = r["resource_type"], r["resource_name"]
+            check_resource_type(rtype)
+            if rtype == RESOURCE_BROKER_LOGGER:
+                raise InvalidRequestError(
+                    "AlterConfigs does not support the resource type BROKER_LOGGER; use IncrementalAlterConfigs."
+                )
+            if rtype == RESOURCE_BROKER:
+                self._refuse_broker_resource(name)
+            t = self._topic_for_alter(pending.image, name)
+            self._set_topic_configs(pending, t, {c["name"]: c["value"] for c in r["configs"]}, validate_only)
+
+        return _per_resource(image, resources, alter)
+
+    def incremental_alter_configs(
+        self, image: MetadataImage, resources: list[dict[str, Any]], validate_only: bool
+    ) -> ControllerResult[list[dict[str, Any]]]:
+        """IncrementalAlterConfigs (SET, DELETE, APPEND, SUBTRACT) for TOPIC and BROKER resources."""
+
+        def alter(pending: PendingRecords, r: dict[str, Any]) -> None:
+            rtype, name, configs = r["resource_type"], r["resource_name"], r["configs"]
+            check_resource_type(rtype)
+            preprocess_incremental(configs)
+            if rtype == RESOURCE_BROKER_LOGGER:
+                raise InvalidRequestError("BROKER_LOGGER resources are altered by the broker that owns them.")
+            if rtype == RESOURCE_BROKER:
+                self._refuse_broker_resource(name)
+            t = self._topic_for_alter(pending.image, name)
+            self._set_topic_configs(pending, t, self._incremental(dict(t.configs), configs), validate_only)
+
+        return _per_resource(image, resources, alter)
+
+    @staticmethod
+    def _topic_for_alter(image: MetadataImage, name: str) -> TopicImage:
+        if not name:
+            raise InvalidRequestError("Default topic resources are not allowed.")
+        validate_topic_name(name)
+        t = image.get(name)
+        if t is None:
+            raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")
+        return t
+
+    def _refuse_broker_resource(self, name: str) -> None:
+        """Dynamic broker configs are not supported yet: always raises INVALID_REQUEST."""
+        brokers = set(self.brokers())
+        if name and not (name.lstrip("-").isdigit() and int(name) in brokers):
+            expected = ", ".join(str(b) for b in sorted(brokers))
+            raise InvalidRequestError(f"Unexpected broker id, expected {expected} or empty string, but received {name}")
+        raise InvalidRequestError(
+            "Dynamic broker configs are not supported by Zurau yet; set broker configs in server.properties "
+            "and restart the broker."
+        )
+
+    def _set_topic_configs(
+        self, pending: PendingRecords, t: TopicImage, new: dict[str, Any], validate_only: bool
+    ) -> None:
+        check_topic_configs(self.config, new)
+        if validate_only:
+            return
+        old = dict(t.configs)
+        wanted = {k: str(v) for k, v in new.items() if v is not None}
+        records: list[MetadataRecord] = [
+            ConfigRecord(TOPIC_RESOURCE, t.name, k, None) for k in sorted(old) if k not in wanted
+        ]
+        records += [ConfigRecord(TOPIC_RESOURCE, t.name, k, v) for k, v in sorted(wanted.items()) if old.get(k) != v]
+        pending.add(records)
+
+    def _incremental(self, current: dict[str, str], configs: list[dict[str, Any]]) -> dict[str, str]:
+        new = dict(current)
+        defaults = self.config.topic_defaults()
+        for c in configs:
+            name, op, value = c["name"], c["config_operation"], c["value"]
+            if op == SET:
+                new[name] = value
+            elif op == DELETE:
+                new.pop(name, None)
+            else:
+                d = TOPIC_CONFIGS.get(name)
+                if d is None:
+                    raise InvalidConfigError(f"Unknown topic config name: {name}")
+                if d.type is not ConfigType.LIST:
+                    raise InvalidConfigError(f"Can't {OP_NAMES[op]} to key {name} because its type is not LIST.")
+                items = _list_items(new[name] if name in new else format_value(d, defaults.get(name, d.default)))
+                if op == APPEND:
+                    items += [v for v in _list_items(value) if v not in items]
+                else:
+                    drop = set(_list_items(value))
+                    items = [v for v in items if v not in drop]
+                new[name] = ",".join(items)
+        return new
+
+
+def _per_resource(
+    image: MetadataImage,
+    resources: list[dict[str, Any]],
+    alter: Callable[[PendingRecords, dict[str, Any]], None],
+) -> ControllerResult[list[dict[str, Any]]]:
+    pending = PendingRecords(image)
+
+    def decide(r: dict[str, Any]) -> dict[str, Any]:
+        try:
+            alter(pending, r)
+            return config_result(r)
+        except Exception as e:
+            return config_result(r, *error_of(e))
+
+    results = per_unique_resource(resources, decide)
+    return ControllerResult(pending.records, [r for r in results if r is not None])
+
+
+def config_result(resource: dict[str, Any], code: int = 0, message: str | None = None) -> dict[str, Any]:
+    return {
+        "error_code": code,
+        "error_message": message,
+        "resource_type": resource["resource_type"],
+        "resource_name": resource["resource_name"],
+    }
+
+
+def per_unique_resource(
+    resources: list[dict[str, Any]], decide: Callable[[dict[str, Any]], dict[str, Any] | None]
+) -> list[dict[str, Any] | None]:
+    """Results of a configs request in request order, as Kafka gives them: a resource named more
+    than once gets one INVALID_REQUEST "Duplicate resource." result and nothing is done for it;
+    every other resource gets ``decide(resource)`` (None: a slot the caller fills later)."""
+    dups = duplicated([(r["resource_type"], r["resource_name"]) for r in resources])
+    out: list[dict[str, Any] | None] = []
+    reported: set[tuple[int, str]] = set()
+    for r in resources:
+        key = (r["resource_type"], r["resource_name"])
+        if key in dups:
+            if key not in reported:
+                reported.add(key)
+                out.append(config_result(r, InvalidRequestError.code, "Duplicate resource."))
+            continue
+        out.append(decide(r))
+    return out
+
+
+def preprocess_incremental(configs: list[dict[str, Any]]) -> None:
+    """IncrementalAlterConfigs checks shared by every resource type (Kafka's preprocess)."""
+    dups = duplicated([c["name"] for c in configs])
+    if dups:
+        raise InvalidRequestError(f"Error due to duplicate config keys : {','.join(sorted(dups))}")
+    nulls = [c["name"] for c in configs if c["config_operation"] != DELETE and c["value"] is None]
+    if nulls:
+        raise InvalidRequestError(f"Null value not supported for : {','.join(nulls)}")
+    for c in configs:
+        if c["config_operation"] not in OP_NAMES:
+            raise InvalidRequestError(f"Unknown operation type {c['config_operation']} for config {c['name']}")
+
+
+def _list_items(value: str | None) -> list[str]:
+    return [p.strip() for p in (value or "").split(",") if p.strip()]

@@ -1,0 +1,175 @@
+"""The controller: admin requests in, metadata records and responses out (Kafka's ``QuorumController``).
+
+``QuorumController`` is a thin dispatcher over the control managers, each owning one area as in
+Kafka: it hands a request and the current :class:`~zurau.metadata.image.MetadataImage` to the
+manager of its area, and returns that manager's
+:class:`~zurau.metadata.controller.result.ControllerResult` (the records to append and the
+response body to send once they are committed). It holds no logic of its own.
+
+=================================  =========================================================
+manager                            requests
+=================================  =========================================================
+``ReplicationControlManager``      CreateTopics, DeleteTopics, CreatePartitions, AlterPartition
+``ElectionControlManager``         ElectLeaders, the automatic leader rebalance
+``ReassignmentControlManager``     Alter/ListPartitionReassignments
+``ConfigurationControlManager``    AlterConfigs, IncrementalAlterConfigs
+``ClusterControlManager``          BrokerRegistration, BrokerHeartbeat, UnregisterBroker, fencing
+``FeatureControlManager``          the finalized feature levels a registration must support
+``ProducerIdControlManager``       AllocateProducerIds
+``acl_control``                    CreateAcls, DeleteAcls
+``quota_control``                  AlterClientQuotas
+``scram_control``                  AlterUserScramCredentials
+=================================  =========================================================
+
+Invariants: the controller never changes an image: the caller appends the records to the
+metadata log and replays them (on one node a local log, in a cluster the Raft quorum's). Every
+operation is a function of the image, the request and the controller's random source and topic-id
+source (seeded in tests), plus the cluster manager's soft state (the metadata offsets brokers
+report in heartbeats). Nothing here does I/O or knows the event loop.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from zurau.config import BrokerConfig
+from zurau.metadata.controller import acl_control, quota_control, scram_control
+from zurau.metadata.controller.cluster_control import ClusterControlManager
+from zurau.metadata.controller.config_control import ConfigurationControlManager
+from zurau.metadata.controller.election_control import ElectionControlManager
+from zurau.metadata.controller.feature_control import FeatureControlManager
+from zurau.metadata.controller.partition_change import PartitionChanges
+from zurau.metadata.controller.placement import ReplicaPlacer
+from zurau.metadata.controller.producer_id_control import ProducerIdControlManager
+from zurau.metadata.controller.reassignment_control import (
+    ReassignmentControlManager,
+    list_partition_reassignments,
+)
+from zurau.metadata.controller.replication_control import ReplicationControlManager
+from zurau.metadata.controller.result import ControllerResult
+from zurau.metadata.image import MetadataImage
+
+Response = dict[str, Any]
+
+
+class QuorumController:
+    def __init__(
+        self,
+        config: BrokerConfig,
+        brokers: Callable[[], Sequence[int]],
+        *,
+        rng: random.Random | None = None,
+        new_topic_id: Callable[[], uuid.UUID] = uuid.uuid4,
+    ) -> None:
+        """``brokers()``: the broker ids placement may use when the image has no registrations
+        (a single node); ``rng`` places replicas; ``new_topic_id`` names new topics."""
+        self.config = config
+        self.brokers = brokers
+        changes = PartitionChanges(config, brokers)
+        placer = ReplicaPlacer(brokers, rng or random.Random())
+        self.replication = ReplicationControlManager(config, placer, changes, new_topic_id)
+        self.elections = ElectionControlManager(config, changes)
+        self.reassignments = ReassignmentControlManager(placer, changes)
+        self.configs = ConfigurationControlManager(config, brokers)
+        self.features = FeatureControlManager()
+        self.cluster = ClusterControlManager(changes, self.features)
+        self.producer_ids = ProducerIdControlManager()
+
+    # ------------------------------------------------------------------ topics and partitions
+    def create_topics(
+        self, image: MetadataImage, topics: list[dict[str, Any]], validate_only: bool
+    ) -> ControllerResult[Response]:
+        return self.replication.create_topics(image, topics, validate_only)
+
+    def delete_topics(
+        self, image: MetadataImage, requested: list[tuple[str | None, uuid.UUID]], version: int
+    ) -> ControllerResult[list[Response]]:
+        return self.replication.delete_topics(image, requested, version)
+
+    def create_partitions(
+        self, image: MetadataImage, topics: list[dict[str, Any]], validate_only: bool
+    ) -> ControllerResult[list[Response]]:
+        return self.replication.create_partitions(image, topics, validate_only)
+
+    def alter_partition(self, image: MetadataImage, request: dict[str, Any]) -> ControllerResult[Response]:
+        return self.replication.alter_partition(image, request)
+
+    # ------------------------------------------------------------------ leadership
+    def elect_leaders(
+        self, image: MetadataImage, election_type: int, topic_partitions: list[dict[str, Any]] | None
+    ) -> ControllerResult[list[Response]]:
+        return self.elections.elect_leaders(image, election_type, topic_partitions)
+
+    def balance_leaders(self, image: MetadataImage) -> ControllerResult[None]:
+        return self.elections.balance_leaders(image)
+
+    def alter_partition_reassignments(
+        self, image: MetadataImage, topics: list[dict[str, Any]], allow_replication_factor_change: bool = True
+    ) -> ControllerResult[list[Response]]:
+        return self.reassignments.alter_partition_reassignments(image, topics, allow_replication_factor_change)
+
+    @staticmethod
+    def list_partition_reassignments(image: MetadataImage, topics: list[dict[str, Any]] | None) -> list[Response]:
+        return list_partition_reassignments(image, topics)
+
+    # ------------------------------------------------------------------ configs
+    def alter_configs(
+        self, image: MetadataImage, resources: list[dict[str, Any]], validate_only: bool
+    ) -> ControllerResult[list[Response]]:
+        return self.configs.alter_configs(image, resources, validate_only)
+
+    def incremental_alter_configs(
+        self, image: MetadataImage, resources: list[dict[str, Any]], validate_only: bool
+    ) -> ControllerResult[list[Response]]:
+        return self.configs.incremental_alter_configs(image, resources, validate_only)
+
+    # ------------------------------------------------------------------ brokers
+    def register_broker(
+        self,
+        image: MetadataImage,
+        request: dict[str, Any],
+        next_offset: int,
+        cluster_id_ok: bool = True,
+        is_alive: Callable[[int], bool] = lambda _: False,
+    ) -> ControllerResult[Response]:
+        return self.cluster.register_broker(image, request, next_offset, cluster_id_ok, is_alive)
+
+    def broker_heartbeat(
+        self, image: MetadataImage, request: dict[str, Any], next_offset: int
+    ) -> ControllerResult[Response]:
+        return self.cluster.broker_heartbeat(image, request, next_offset)
+
+    def fence_brokers(self, image: MetadataImage, broker_ids: Iterable[int]) -> ControllerResult[None]:
+        return self.cluster.fence_brokers(image, broker_ids)
+
+    def unregister_broker(self, image: MetadataImage, broker_id: int) -> ControllerResult[Response]:
+        return self.cluster.unregister_broker(image, broker_id)
+
+    def allocate_producer_ids(
+        self, image: MetadataImage, broker_id: int, broker_epoch: int
+    ) -> ControllerResult[tuple[int, int]]:
+        return self.producer_ids.allocate_producer_ids(image, broker_id, broker_epoch)
+
+    # ------------------------------------------------------------------ security
+    @staticmethod
+    def create_acls(image: MetadataImage, creations: list[dict[str, Any]]) -> ControllerResult[list[Response]]:
+        return acl_control.create_acls(image, creations)
+
+    @staticmethod
+    def delete_acls(image: MetadataImage, filters: list[dict[str, Any]]) -> ControllerResult[list[Response]]:
+        return acl_control.delete_acls(image, filters)
+
+    @staticmethod
+    def alter_client_quotas(
+        image: MetadataImage, entries: list[dict[str, Any]], validate_only: bool
+    ) -> ControllerResult[list[Response]]:
+        return quota_control.alter_client_quotas(image, entries, validate_only)
+
+    @staticmethod
+    def alter_user_scram_credentials(
+        image: MetadataImage, deletions: list[dict[str, Any]], upsertions: list[dict[str, Any]]
+    ) -> ControllerResult[list[Response]]:
+        return scram_control.alter_user_scram_credentials(image, deletions, upsertions)

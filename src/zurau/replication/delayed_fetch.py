@@ -1,0 +1,271 @@
+"""Fetch on the replica manager: read every partition of a fetch, answer at once or wait for data
+(Kafka's ``ReplicaManager.fetchMessages``, ``readFromLog`` and ``DelayedFetch``).
+
+:func:`fetch` (behind :meth:`ReplicaManager.fetch <zurau.replication.replica_manager.ReplicaManager.fetch>`)
+takes a :class:`~zurau.replication.fetch_params.FetchParams` and the topics the handler planned,
+and gives a :class:`FetchResult`: the ``responses`` entries of a Fetch response (one per topic,
+partitions in the request's order) and the bytes read. The handler keeps authorisation, fetch
+sessions and the response's envelope.
+
+* **Reads** (:func:`read_partitions`): one pass over the partitions through
+  :meth:`ReplicaManager.read`, bounded by ``max_bytes`` (and a consumer quota's bound, asked
+  before each pass) and each ``partition_max_bytes``, except that the first batch of the first
+  partition with data is always sent whole (KIP-74). A KIP-392 consumer may be sent to a
+  preferred read replica instead (nothing read, answered at once); an error or a diverging epoch
+  also answers at once.
+* **Idle fast path**: for a sessionless consumer fetch and no replica selector, a partition led
+  here and fetched exactly where reading stops is answered with precomputed bytes
+  (:mod:`zurau.replication.idle_fetch`) instead of a read and a dict.
+* **Long poll**: with fewer than ``min_bytes`` read, no error and ``max_wait_ms`` > 0, :func:`fetch`
+  returns a coroutine that waits in the :class:`~zurau.replication.purgatory.FetchPurgatory` (one
+  :class:`~zurau.replication.purgatory.FetchDeadline` on the replica manager's clock) and reads
+  again after every wake-up (re-planning the topics first when the caller gives ``replan``: an
+  incremental fetch session), until enough is read, an error, the deadline, or shutdown. A fetch
+  the first read settles is returned as is, so the connection needs no task for it.
+* **Transferable records**: after the last read, with no await in between (a segment may be
+  deleted at any await), every slice read becomes bytes or a file region
+  (:func:`zurau.storage.file_region.transferable`); slices of earlier reads are dropped unused.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Coroutine, Iterable, Mapping
+from collections.abc import Set as AbstractSet
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from zurau.protocol.errors import KafkaError, UnknownServerError, UnknownTopicOrPartitionError
+from zurau.replication.fetch_params import FetchParams, FetchTopic
+from zurau.replication.idle_fetch import idle_encoder
+from zurau.storage.file_region import transferable
+from zurau.storage.partition_log import LogReadSlice
+
+if TYPE_CHECKING:
+    from zurau.replication.replica_manager import ReplicaManager
+
+log = logging.getLogger("zurau.replication")
+
+#: What a delayed fetch waits on: (topic, partition) keys, or topic -> partitions.
+WaitKeys = Iterable[tuple[str, int]] | Mapping[str, AbstractSet[int]]
+
+
+class FetchResult(NamedTuple):
+    """The outcome of a fetch: the topics last read (as planned), their Fetch response entries
+    (an idle partition's entry is its encoded bytes; records are bytes or a file region), and
+    the record bytes read."""
+
+    topics: list[FetchTopic]
+    responses: list[dict[str, Any]]
+    bytes_read: int
+
+
+def _running() -> bool:
+    return True
+
+
+def fetch(
+    rm: ReplicaManager,
+    params: FetchParams,
+    topics: list[FetchTopic],
+    *,
+    wait_keys: Callable[[], WaitKeys] | None = None,
+    replan: Callable[[], list[FetchTopic]] | None = None,
+    bytes_bound: Callable[[], int | None] | None = None,
+    running: Callable[[], bool] = _running,
+) -> FetchResult | Coroutine[Any, Any, FetchResult]:
+    """Read ``topics``; the result, or (when the fetch must wait for data) a coroutine giving it.
+
+    ``wait_keys``: what a delayed fetch waits on (default: the partitions of ``topics``);
+    ``replan``: the topics to read after each wake-up (default: the same); ``bytes_bound``: a
+    consumer quota's bound on the bytes one read may take (None: unbounded); ``running``: False
+    once the broker shuts down (then nothing waits).
+    """
+    responses, total, settled = read_partitions(rm, params, topics, bytes_bound)
+    if total >= params.min_bytes or settled or params.max_wait_ms <= 0 or not running():
+        return _complete(topics, responses, total)
+    keys = wait_keys() if wait_keys is not None else partitions_of(topics)
+    return _delayed(rm, params, topics, keys, replan, bytes_bound, running)
+
+
+async def _delayed(
+    rm: ReplicaManager,
+    params: FetchParams,
+    topics: list[FetchTopic],
+    keys: WaitKeys,
+    replan: Callable[[], list[FetchTopic]] | None,
+    bytes_bound: Callable[[], int | None] | None,
+    running: Callable[[], bool],
+) -> FetchResult:
+    """The long poll (see the module docstring)."""
+    purgatory = rm.purgatory
+    deadline = purgatory.deadline(params.max_wait_ms)
+    try:
+        while True:
+            if keys and not deadline.expired and running():
+                await purgatory.wait(keys, deadline)
+                if replan is not None:  # any partition of the session may have data now
+                    topics = replan()
+            # Read after every wait: slices read before an await may be stale (a segment deleted).
+            responses, total, settled = read_partitions(rm, params, topics, bytes_bound)
+            if total >= params.min_bytes or settled or not keys or not running() or deadline.expired:
+                return _complete(topics, responses, total)
+    finally:
+        deadline.cancel()
+
+
+def partitions_of(topics: list[FetchTopic]) -> dict[str, set[int]]:
+    """What a delayed sessionless fetch waits on: topic name -> the partitions it reads (of the
+    topics that resolved and were authorised)."""
+    keys: dict[str, set[int]] = {}
+    for t in topics:
+        if t.topic is not None:
+            keys.setdefault(t.topic.name, set()).update([fp["partition"] for fp in t.partitions])
+    return keys
+
+
+def _complete(topics: list[FetchTopic], responses: list[dict[str, Any]], total: int) -> FetchResult:
+    """The result of the last read, its slices made transferable (no await since the read)."""
+    if total:  # some slice was read (every slice holds at least one batch)
+        for t in responses:
+            for entry in t["partitions"]:
+                if type(entry) is bytes:  # an idle partition
+                    continue
+                data = entry["records"]
+                if type(data) is LogReadSlice:
+                    entry["records"] = transferable(data)
+    return FetchResult(topics, responses, total)
+
+
+def _error_code(e: Exception) -> int:
+    if isinstance(e, KafkaError):
+        return e.code
+    log.exception("unexpected error in a fetch", exc_info=e)
+    return UnknownServerError.code
+
+
+def read_partitions(
+    rm: ReplicaManager,
+    params: FetchParams,
+    topics: list[FetchTopic],
+    bytes_bound: Callable[[], int | None] | None = None,
+) -> tuple[list[dict[str, Any]], int, bool]:
+    """One pass over every partition of ``topics``: (response entries, bytes read, any error or
+    diverging epoch or preferred replica, any of which answers at once). Records read are
+    :class:`LogReadSlice` s, valid until the next await."""
+    replica_id = params.replica_id
+    replica_epoch = params.replica_epoch
+    isolation_level = params.isolation_level
+    follower = replica_id >= 0
+    read_committed = params.read_committed
+    client_metadata = params.client_metadata
+    client_rack = client_metadata.rack_id if client_metadata is not None else ""
+    remaining = params.max_bytes
+    if bytes_bound is not None and (bound := bytes_bound()) is not None:
+        remaining = min(remaining, bound)
+    total = 0
+    settled = False
+    first_data = True
+    out = []
+    idle = (
+        idle_encoder(params.version, read_committed)
+        if params.sessionless and not follower and rm.replica_selector is None
+        else None
+    )
+    hosted = rm.hosted_partitions if idle is not None else {}
+    node_id = rm.node_id
+    for name, topic_id, terr, topic, parts in topics:
+        parts_out: list[Any] = []
+        tname = topic.name if terr is None and topic is not None else None
+        for fp in parts:
+            index = fp["partition"]
+            if idle is not None and tname is not None:
+                p = hosted.get((tname, index))
+                if p is not None and p.leader_id == node_id:
+                    cle = fp.get("current_leader_epoch", -1)
+                    if cle < 0 or cle == p.leader_epoch:
+                        plog = p.log
+                        hw = plog.high_watermark
+                        lso = plog.last_stable_offset
+                        log_start = plog.log_start_offset
+                        offset = fp["fetch_offset"]
+                        if offset == (lso if read_committed else hw) and offset >= log_start:
+                            parts_out.append(idle(index, hw, lso, log_start))
+                            continue
+            entry: dict[str, Any] = {
+                "partition_index": index,
+                "error_code": 0,
+                "high_watermark": -1,
+                "last_stable_offset": -1,
+                "log_start_offset": -1,
+                "aborted_transactions": [] if read_committed else None,
+                "preferred_read_replica": -1,
+                "records": b"",
+            }
+            try:
+                if terr is not None:
+                    raise terr
+                assert topic is not None
+                if not 0 <= index < topic.num_partitions:
+                    raise UnknownTopicOrPartitionError(f"{topic.name} has no partition {index}")
+                limit = min(fp["partition_max_bytes"], remaining)
+                if client_metadata is not None:
+                    preferred = rm.preferred_read_replica(topic.name, index, fp["fetch_offset"], client_rack)
+                    if preferred >= 0:
+                        # Nothing is read here: the consumer goes to the preferred replica, at once.
+                        r = rm.read(
+                            topic.name,
+                            index,
+                            fp["fetch_offset"],
+                            0,
+                            isolation_level=isolation_level,
+                            min_one_batch=False,
+                            current_leader_epoch=fp.get("current_leader_epoch", -1),
+                        )
+                        entry["high_watermark"] = r.high_watermark
+                        entry["last_stable_offset"] = r.last_stable_offset
+                        entry["log_start_offset"] = r.log_start_offset
+                        if r.error is not None:
+                            raise r.error
+                        entry["preferred_read_replica"] = preferred
+                        settled = True
+                        parts_out.append(entry)
+                        continue
+                r = rm.read(
+                    topic.name,
+                    index,
+                    fp["fetch_offset"],
+                    limit,
+                    replica_id=replica_id,
+                    isolation_level=isolation_level,
+                    min_one_batch=first_data,
+                    current_leader_epoch=fp.get("current_leader_epoch", -1),
+                    last_fetched_epoch=fp.get("last_fetched_epoch", -1) if follower else -1,
+                    replica_epoch=replica_epoch,
+                    allow_follower=client_metadata is not None,
+                )
+                entry["high_watermark"] = r.high_watermark
+                entry["last_stable_offset"] = r.last_stable_offset
+                entry["log_start_offset"] = r.log_start_offset
+                if r.error is not None:
+                    raise r.error
+                if r.diverging_epoch is not None:
+                    epoch, end_offset = r.diverging_epoch
+                    entry["diverging_epoch"] = {"epoch": epoch, "end_offset": end_offset}
+                    settled = True
+                data = r.records
+                if data is not None:
+                    first_data = False
+                    remaining -= data.size
+                    total += data.size
+                    entry["records"] = data
+                    if r.aborted_transactions:
+                        entry["aborted_transactions"] = [
+                            {"producer_id": a.producer_id, "first_offset": a.first_offset}
+                            for a in r.aborted_transactions
+                        ]
+            except Exception as e:
+                entry["error_code"] = _error_code(e)
+                settled = True
+            parts_out.append(entry)
+        out.append({"topic": name, "topic_id": topic_id, "partitions": parts_out})
+    return out, total, settled
