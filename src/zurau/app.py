@@ -67,6 +67,22 @@ from zurau.protocol.errors import (
     UnsupportedVersionError,
     for_code,
 )
+from zurau.protocol.messages import (
+    AddRaftVoterRequest,
+    AddRaftVoterResponse,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    DescribeQuorumRequest,
+    DescribeQuorumResponse,
+    RemoveRaftVoterRequest,
+    RemoveRaftVoterResponse,
+    UpdateRaftVoterRequest,
+    UpdateRaftVoterResponse,
+)
 from zurau.raft import QuorumInfo, ReplicaInfo
 from zurau.raft.wire import describe_quorum_response, error_response
 from zurau.replication.alter_partition_manager import AlterPartitionManager, isr_maintenance
@@ -508,7 +524,9 @@ class Broker:
             await asyncio.sleep(0.05)
 
     def _wire_replication(
-        self, image: Callable[[], MetadataImage], alter_partition: Callable[[dict[str, Any]], Any]
+        self,
+        image: Callable[[], MetadataImage],
+        alter_partition: Callable[[AlterPartitionRequest], Awaitable[AlterPartitionResponse]],
     ) -> None:
         """Cluster mode: followers fetch from their leaders' inter-broker listeners; leaders send
         ISR changes (AlterPartition) to the active controller; only live brokers join an ISR."""
@@ -745,10 +763,10 @@ class SingleNodeQuorum:
     def __init__(self, broker: Broker) -> None:
         self._broker = broker
 
-    async def handle_raft_request(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+    async def handle_raft_request(self, api_key: int, version: int, body: Mapping[str, Any]) -> dict[str, Any]:
         return error_response(api_key, version, InconsistentVoterSetError.code)
 
-    async def describe_quorum(self, version: int, body: dict[str, Any]) -> dict[str, Any]:
+    async def describe_quorum(self, version: int, body: DescribeQuorumRequest) -> DescribeQuorumResponse:
         b = self._broker
         now = b.clock.now_ms()
         end = b.metadata_log.end_offset if b.metadata_log is not None else 0
@@ -757,19 +775,23 @@ class SingleNodeQuorum:
         name, host, port, _proto = b.endpoints()[0]
         return describe_quorum_response(version, info, leader_endpoints={b.node_id: [(name, host, port)]})
 
-    async def change_voters(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+    async def add_raft_voter(self, version: int, body: AddRaftVoterRequest) -> AddRaftVoterResponse:
+        return {"throttle_time_ms": 0, "error_code": UnsupportedVersionError.code, "error_message": _STATIC_QUORUM}
+
+    async def remove_raft_voter(self, version: int, body: RemoveRaftVoterRequest) -> RemoveRaftVoterResponse:
+        return {"throttle_time_ms": 0, "error_code": UnsupportedVersionError.code, "error_message": _STATIC_QUORUM}
+
+    async def update_raft_voter(self, version: int, body: UpdateRaftVoterRequest) -> UpdateRaftVoterResponse:
         return {
             "throttle_time_ms": 0,
             "error_code": UnsupportedVersionError.code,
-            "error_message": "a single node's quorum is static; voters change only in a dynamic quorum "
-            "(controller.quorum.bootstrap.servers, formatted with --standalone or --initial-controllers)",
             "current_leader": {"leader_id": self._broker.node_id, "leader_epoch": 0, "host": "", "port": -1},
         }
 
-    async def register_broker(self, body: dict[str, Any], forward: bool) -> dict[str, Any]:
+    async def register_broker(self, body: BrokerRegistrationRequest, forward: bool) -> BrokerRegistrationResponse:
         return {"throttle_time_ms": 0, "error_code": NotControllerError.code, "broker_epoch": -1}
 
-    async def broker_heartbeat(self, body: dict[str, Any], forward: bool) -> dict[str, Any]:
+    async def broker_heartbeat(self, body: BrokerHeartbeatRequest, forward: bool) -> BrokerHeartbeatResponse:
         return {
             "throttle_time_ms": 0,
             "error_code": NotControllerError.code,
@@ -780,6 +802,12 @@ class SingleNodeQuorum:
 
     async def allocate_producer_ids(self, broker_id: int, broker_epoch: int, forward: bool) -> tuple[int, int]:
         raise NotControllerError("a single-node quorum hands out producer ids to itself only")
+
+
+_STATIC_QUORUM = (
+    "a single node's quorum is static; voters change only in a dynamic quorum "
+    "(controller.quorum.bootstrap.servers, formatted with --standalone or --initial-controllers)"
+)
 
 
 def _record_cleaner_pass(metrics: BrokerMetrics, stats: CleanerStats) -> None:

@@ -50,6 +50,7 @@ from typing import Any
 from zurau.app import Broker
 from zurau.config import BrokerConfig
 from zurau.edge_service import run_in_thread
+from zurau.protocol.messages import AlterUserScramCredentialsRequestUpsertions
 from zurau.protocol.sasl import ScramMechanism
 from zurau.protocol.sasl.scram import MIN_ITERATIONS, salted_password
 
@@ -357,7 +358,7 @@ def _client_config(
 
 async def _store_scram_credentials(broker: Broker, security: str, users: Mapping[str, str]) -> None:
     """Each user's SCRAM-SHA-256 and -512 credentials, written through the (active) controller."""
-    upsertions = []
+    upsertions: list[AlterUserScramCredentialsRequestUpsertions] = []
     for name, password in users.items() if security.startswith("SASL_") else ():
         for mech in _SCRAM:
             salt = secrets.token_bytes(32)

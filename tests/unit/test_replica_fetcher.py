@@ -12,6 +12,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from zurau.broker.handlers import fetch, offset_for_leader_epoch
+from zurau.client.typed_api import Call
 from zurau.clock import SystemClock
 from zurau.config import BrokerConfig
 from zurau.protocol.api_keys import ApiKey
@@ -105,6 +106,9 @@ class InProcessConnection:
         assert api_key == ApiKey.OFFSET_FOR_LEADER_EPOCH
         answer: dict[str, Any] = offset_for_leader_epoch.handle(self.ctx, body)
         return answer
+
+    async def call(self, call: Call[Any], **kw: Any) -> Any:
+        return call.answer(await self.request(call.api_key, call.body, **kw))
 
     async def close(self) -> None:
         pass

@@ -1,20 +1,39 @@
 """Maps api keys to handler modules and derives the ApiVersions answer from them.
 
 Each handler module under :mod:`zurau.broker.handlers` declares ``API_KEY`` and a
-``handle(ctx, request)`` function returning a response dict, an awaitable of one, or ``None`` (no
-response: Produce with acks=0). Optional ``MIN_VERSION``/``MAX_VERSION`` narrow the schema's range.
-An API is advertised only if a handler for it exists, so nothing unimplemented is announced.
+``handle(ctx, request)`` function (a :class:`HandleFn`) taking its API's request message and
+returning its response message, an awaitable of one, or ``None`` (no response: Produce with
+acks=0). Optional ``MIN_VERSION``/``MAX_VERSION`` narrow the schema's range. An API is advertised
+only if a handler for it exists, so nothing unimplemented is announced.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from zurau.protocol.codec import schema_for
+from zurau.protocol.messages import ApiVersionsResponseApiKeys
 from zurau.protocol.schema import ApiSchema
+
+if TYPE_CHECKING:
+    from zurau.broker.request_context import RequestContext
+
+Response = Mapping[str, Any]
+"""A handler's answer: its API's response message (a generated TypedDict; a dict at run time)."""
+
+
+class HandleFn(Protocol):
+    """A handler module's ``handle``. The request is the decoded body of the handler's own API,
+    so its type depends on the api key the dispatcher looked up: each handler annotates it with
+    its generated request message (``ProduceRequest``, ...), and this signature, shared by all
+    of them, can only say ``Any`` for it. The answer is a response message, an awaitable of one,
+    or None (no response)."""
+
+    def __call__(self, ctx: RequestContext, request: Any, /) -> Response | Awaitable[Response | None] | None: ...
 
 HANDLER_MODULES = (
     "api_versions",
@@ -93,7 +112,7 @@ class Handler:
     schema: ApiSchema
     min_version: int
     max_version: int
-    handle: Any
+    handle: HandleFn
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
@@ -110,7 +129,7 @@ def load_handlers(modules: tuple[str, ...] = HANDLER_MODULES) -> dict[int, Handl
     return handlers
 
 
-def api_version_ranges(handlers: dict[int, Handler]) -> list[dict[str, int]]:
+def api_version_ranges(handlers: dict[int, Handler]) -> list[ApiVersionsResponseApiKeys]:
     return [
         {"api_key": k, "min_version": h.min_version, "max_version": h.max_version}
         for k, h in sorted(handlers.items())

@@ -36,6 +36,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
+from zurau.protocol.messages import FetchResponseResponsesPartitions
 from zurau.replication.fetch_params import PartitionFetch
 
 INVALID_SESSION_ID = 0
@@ -103,7 +104,7 @@ class CachedPartition:
             "partition_max_bytes": self.max_bytes,
         }
 
-    def must_respond(self, entry: dict[str, Any], update: bool = True) -> bool:
+    def must_respond(self, entry: FetchResponseResponsesPartitions, update: bool = True) -> bool:
         """Whether the response ``entry`` read for this partition goes into an incremental
         answer (Kafka's ``maybeUpdateResponseData``); with ``update`` the cached values follow
         the entry's."""

@@ -11,9 +11,50 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from zurau.metadata.image import MetadataImage
+from zurau.protocol.messages import (
+    AddRaftVoterRequest,
+    AddRaftVoterResponse,
+    AlterClientQuotasRequestEntries,
+    AlterClientQuotasResponseEntries,
+    AlterConfigsRequestResources,
+    AlterConfigsResponseResponses,
+    AlterPartitionReassignmentsRequestTopics,
+    AlterPartitionReassignmentsResponse,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    AlterUserScramCredentialsRequestDeletions,
+    AlterUserScramCredentialsRequestUpsertions,
+    AlterUserScramCredentialsResponseResults,
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    CreateAclsRequestCreations,
+    CreateAclsResponseResults,
+    CreatePartitionsRequestTopics,
+    CreatePartitionsResponseResults,
+    CreateTopicsRequestTopics,
+    CreateTopicsResponse,
+    CreateTopicsResponseTopics,
+    DeleteAclsRequestFilters,
+    DeleteAclsResponseFilterResults,
+    DeleteTopicsResponseResponses,
+    DescribeQuorumRequest,
+    DescribeQuorumResponse,
+    ElectLeadersRequestTopicPartitions,
+    ElectLeadersResponse,
+    IncrementalAlterConfigsRequestResources,
+    IncrementalAlterConfigsResponseResponses,
+    ListPartitionReassignmentsRequestTopics,
+    ListPartitionReassignmentsResponse,
+    RemoveRaftVoterRequest,
+    RemoveRaftVoterResponse,
+    UpdateRaftVoterRequest,
+    UpdateRaftVoterResponse,
+)
 from zurau.replication.delayed_fetch import FetchResult, WaitKeys
 from zurau.replication.fetch_params import FetchParams, FetchTopic
 from zurau.replication.purgatory import DelayedProduce, TopicPartitionKey
@@ -35,45 +76,65 @@ class MetadataView(Protocol):
 
 
 class ControllerChannel(Protocol):
-    """Every metadata change goes through here; responses come once the change is committed."""
+    """Every metadata change goes through here; responses come once the change is committed.
 
-    async def create_topics(self, topics: list[dict[str, Any]], validate_only: bool) -> dict[str, Any]: ...
+    Requests and answers are the generated messages (:mod:`zurau.protocol.messages`), or the
+    parts of them the controller decides: a handler passes its request's items straight through
+    and answers with what comes back (plus the fields it owns, such as ``throttle_time_ms``)."""
+
+    async def create_topics(self, topics: list[CreateTopicsRequestTopics], validate_only: bool) -> CreateTopicsResponse: ...
 
     async def delete_topics(
         self, requested: list[tuple[str | None, uuid.UUID]], version: int
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[DeleteTopicsResponseResponses]: ...
 
-    async def create_partitions(self, topics: list[dict[str, Any]], validate_only: bool) -> list[dict[str, Any]]: ...
+    async def create_partitions(
+        self, topics: list[CreatePartitionsRequestTopics], validate_only: bool
+    ) -> list[CreatePartitionsResponseResults]: ...
 
-    async def alter_configs(self, resources: list[dict[str, Any]], validate_only: bool) -> list[dict[str, Any]]: ...
+    async def alter_configs(
+        self, resources: list[AlterConfigsRequestResources], validate_only: bool
+    ) -> list[AlterConfigsResponseResponses]: ...
 
     async def incremental_alter_configs(
-        self, resources: list[dict[str, Any]], validate_only: bool
-    ) -> list[dict[str, Any]]: ...
+        self, resources: list[IncrementalAlterConfigsRequestResources], validate_only: bool
+    ) -> list[IncrementalAlterConfigsResponseResponses]: ...
 
     async def alter_user_scram_credentials(
-        self, deletions: list[dict[str, Any]], upsertions: list[dict[str, Any]]
-    ) -> list[dict[str, Any]]: ...
+        self,
+        deletions: list[AlterUserScramCredentialsRequestDeletions],
+        upsertions: list[AlterUserScramCredentialsRequestUpsertions],
+    ) -> list[AlterUserScramCredentialsResponseResults]: ...
 
-    async def create_acls(self, creations: list[dict[str, Any]]) -> list[dict[str, Any]]: ...
+    async def create_acls(self, creations: list[CreateAclsRequestCreations]) -> list[CreateAclsResponseResults]: ...
 
-    async def alter_client_quotas(self, entries: list[dict[str, Any]], validate_only: bool) -> list[dict[str, Any]]: ...
+    async def alter_client_quotas(
+        self, entries: list[AlterClientQuotasRequestEntries], validate_only: bool
+    ) -> list[AlterClientQuotasResponseEntries]: ...
 
-    async def delete_acls(self, filters: list[dict[str, Any]]) -> list[dict[str, Any]]: ...
+    async def delete_acls(self, filters: list[DeleteAclsRequestFilters]) -> list[DeleteAclsResponseFilterResults]: ...
 
     async def elect_leaders(
-        self, election_type: int, topic_partitions: list[dict[str, Any]] | None
-    ) -> dict[str, Any]: ...
+        self, election_type: int, topic_partitions: list[ElectLeadersRequestTopicPartitions] | None
+    ) -> ElectLeadersResponse:
+        """``error_code`` and ``replica_election_results`` of the response."""
+        ...
 
     async def alter_partition_reassignments(
-        self, topics: list[dict[str, Any]], allow_replication_factor_change: bool
-    ) -> dict[str, Any]: ...
+        self, topics: list[AlterPartitionReassignmentsRequestTopics], allow_replication_factor_change: bool
+    ) -> AlterPartitionReassignmentsResponse:
+        """``error_code``, ``error_message`` and ``responses`` of the response."""
+        ...
 
-    async def list_partition_reassignments(self, topics: list[dict[str, Any]] | None) -> dict[str, Any]: ...
+    async def list_partition_reassignments(
+        self, topics: list[ListPartitionReassignmentsRequestTopics] | None
+    ) -> ListPartitionReassignmentsResponse:
+        """``error_code``, ``error_message`` and ``topics`` of the response."""
+        ...
 
     def create_topic_now(
         self, name: str, partitions: int, replication_factor: int, configs: Mapping[str, str | None]
-    ) -> dict[str, Any]:
+    ) -> CreateTopicsResponseTopics:
         """Create a topic the broker needs itself (auto-creation); the CreateTopics result entry."""
         ...
 
@@ -83,24 +144,45 @@ class ControllerChannel(Protocol):
         ...
 
 
-class QuorumService(Protocol):
-    """The node's part in the KRaft quorum, as the quorum APIs' handlers use it."""
+@runtime_checkable
+class AlterPartitionChannel(Protocol):
+    """A controller channel that decides AlterPartition (a cluster's; a single node's ISR is
+    itself, so its channel has none: the handler checks with ``isinstance``)."""
 
-    async def handle_raft_request(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
-        """Vote, BeginQuorumEpoch, EndQuorumEpoch, or a Fetch of ``__cluster_metadata``."""
+    async def alter_partition(self, request: AlterPartitionRequest) -> AlterPartitionResponse: ...
+
+
+class QuorumService(Protocol):
+    """The node's part in the KRaft quorum, as the quorum APIs' handlers use it.
+
+    The Raft messages (Vote, BeginQuorumEpoch, EndQuorumEpoch, a metadata Fetch, FetchSnapshot)
+    go through one door keyed by api key, as plain dicts: the Raft core's wire adapter
+    (:mod:`zurau.raft.wire`) reads and builds them by api key. Every other API has its typed method."""
+
+    async def handle_raft_request(self, api_key: int, version: int, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Vote, BeginQuorumEpoch, EndQuorumEpoch, a Fetch of ``__cluster_metadata`` or
+        FetchSnapshot: the response body of ``api_key``."""
         ...
 
-    async def describe_quorum(self, version: int, body: dict[str, Any]) -> dict[str, Any]:
+    async def describe_quorum(self, version: int, body: DescribeQuorumRequest) -> DescribeQuorumResponse:
         """DescribeQuorum: answered by the quorum's leader (another node forwards it there)."""
         ...
 
-    async def change_voters(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
-        """AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter (KIP-853), answered by the leader."""
+    async def add_raft_voter(self, version: int, body: AddRaftVoterRequest) -> AddRaftVoterResponse:
+        """AddRaftVoter (KIP-853), answered by the leader once the new voter set is committed."""
         ...
 
-    async def register_broker(self, body: dict[str, Any], forward: bool) -> dict[str, Any]: ...
+    async def remove_raft_voter(self, version: int, body: RemoveRaftVoterRequest) -> RemoveRaftVoterResponse:
+        """RemoveRaftVoter (KIP-853), answered by the leader."""
+        ...
 
-    async def broker_heartbeat(self, body: dict[str, Any], forward: bool) -> dict[str, Any]: ...
+    async def update_raft_voter(self, version: int, body: UpdateRaftVoterRequest) -> UpdateRaftVoterResponse:
+        """UpdateRaftVoter (KIP-853), answered by the leader."""
+        ...
+
+    async def register_broker(self, body: BrokerRegistrationRequest, forward: bool) -> BrokerRegistrationResponse: ...
+
+    async def broker_heartbeat(self, body: BrokerHeartbeatRequest, forward: bool) -> BrokerHeartbeatResponse: ...
 
     async def allocate_producer_ids(self, broker_id: int, broker_epoch: int, forward: bool) -> tuple[int, int]: ...
 

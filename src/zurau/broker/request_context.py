@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from zurau.coordinator.group.service import GroupCoordinatorService
     from zurau.coordinator.txn.service import TxnCoordinatorService
     from zurau.metadata.image import MetadataImage
+    from zurau.protocol.messages import ApiVersionsResponseApiKeys
 
 
 class CloseConnection(Exception):
@@ -56,7 +57,7 @@ class BrokerServices:
     controller: ControllerChannel
     groups: GroupCoordinatorService
     txns: TxnCoordinatorService
-    api_versions: list[dict[str, int]]
+    api_versions: list[ApiVersionsResponseApiKeys]
     advertised: Callable[[], tuple[str, int]]
     running: Callable[[], bool]
     # The node id tools should see as the controller (Metadata, DescribeCluster): the active
@@ -144,7 +145,7 @@ class RequestContext:
         return self.services.txns
 
     @property
-    def api_versions(self) -> list[dict[str, int]]:
+    def api_versions(self) -> list[ApiVersionsResponseApiKeys]:
         return self.services.api_versions
 
     @property

@@ -41,6 +41,8 @@ from zurau.protocol.messages import (
     AlterUserScramCredentialsResponse,
     ApiVersionsRequest,
     ApiVersionsResponse,
+    BeginQuorumEpochRequest,
+    BeginQuorumEpochResponse,
     BrokerHeartbeatRequest,
     BrokerHeartbeatResponse,
     BrokerRegistrationRequest,
@@ -85,10 +87,14 @@ from zurau.protocol.messages import (
     DescribeUserScramCredentialsResponse,
     ElectLeadersRequest,
     ElectLeadersResponse,
+    EndQuorumEpochRequest,
+    EndQuorumEpochResponse,
     EndTxnRequest,
     EndTxnResponse,
     FetchRequest,
     FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
     FindCoordinatorRequest,
     FindCoordinatorResponse,
     HeartbeatRequest,
@@ -133,6 +139,8 @@ from zurau.protocol.messages import (
     TxnOffsetCommitResponse,
     UpdateRaftVoterRequest,
     UpdateRaftVoterResponse,
+    VoteRequest,
+    VoteResponse,
     WriteTxnMarkersRequest,
     WriteTxnMarkersResponse,
 )
@@ -149,7 +157,9 @@ class Call(Generic[R]):
     body: dict[str, Any]
 
     def answer(self, decoded: dict[str, Any]) -> R:
-        """The decoded answer to this call, as its response message (the same dict)."""
+        """The answer to this call, as its response message (the same dict): decoded from the
+        wire, or given by the local service that answers the API (the KRaft quorum's Raft
+        client answers the Raft messages by api key, :mod:`zurau.broker.handlers._quorum`)."""
         return cast(R, decoded)
 
 
@@ -255,6 +265,12 @@ ALLOCATE_PRODUCER_IDS: Api[AllocateProducerIdsRequest, AllocateProducerIdsRespon
 ADD_RAFT_VOTER: Api[AddRaftVoterRequest, AddRaftVoterResponse] = Api(ApiKey.ADD_RAFT_VOTER)
 REMOVE_RAFT_VOTER: Api[RemoveRaftVoterRequest, RemoveRaftVoterResponse] = Api(ApiKey.REMOVE_RAFT_VOTER)
 UPDATE_RAFT_VOTER: Api[UpdateRaftVoterRequest, UpdateRaftVoterResponse] = Api(ApiKey.UPDATE_RAFT_VOTER)
+# The Raft messages of the KRaft quorum (the Raft client sends them by api key, through
+# zurau.raft.wire; these name their types for the handlers that answer them).
+VOTE: Api[VoteRequest, VoteResponse] = Api(ApiKey.VOTE)
+BEGIN_QUORUM_EPOCH: Api[BeginQuorumEpochRequest, BeginQuorumEpochResponse] = Api(ApiKey.BEGIN_QUORUM_EPOCH)
+END_QUORUM_EPOCH: Api[EndQuorumEpochRequest, EndQuorumEpochResponse] = Api(ApiKey.END_QUORUM_EPOCH)
+FETCH_SNAPSHOT: Api[FetchSnapshotRequest, FetchSnapshotResponse] = Api(ApiKey.FETCH_SNAPSHOT)
 
 __all__ = [
     "ADD_OFFSETS_TO_TXN",
@@ -267,6 +283,7 @@ __all__ = [
     "ALTER_PARTITION_REASSIGNMENTS",
     "ALTER_USER_SCRAM_CREDENTIALS",
     "API_VERSIONS",
+    "BEGIN_QUORUM_EPOCH",
     "Api",
     "BROKER_HEARTBEAT",
     "BROKER_REGISTRATION",
@@ -291,8 +308,10 @@ __all__ = [
     "DESCRIBE_TRANSACTIONS",
     "DESCRIBE_USER_SCRAM_CREDENTIALS",
     "ELECT_LEADERS",
+    "END_QUORUM_EPOCH",
     "END_TXN",
     "FETCH",
+    "FETCH_SNAPSHOT",
     "FIND_COORDINATOR",
     "HEARTBEAT",
     "INCREMENTAL_ALTER_CONFIGS",
@@ -315,5 +334,6 @@ __all__ = [
     "SYNC_GROUP",
     "TXN_OFFSET_COMMIT",
     "UPDATE_RAFT_VOTER",
+    "VOTE",
     "WRITE_TXN_MARKERS",
 ]

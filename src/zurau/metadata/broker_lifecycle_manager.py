@@ -36,15 +36,21 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
 from zurau.protocol.errors import DuplicateBrokerRegistrationError
+from zurau.protocol.messages import (
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+)
 
 log = logging.getLogger("zurau.broker")
 
 SECURITY_PROTOCOL_IDS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
 
-Call = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+Register = Callable[[BrokerRegistrationRequest], Awaitable[BrokerRegistrationResponse]]
+Heartbeat = Callable[[BrokerHeartbeatRequest], Awaitable[BrokerHeartbeatResponse]]
 
 
 class BrokerLifecycleManager:
@@ -57,8 +63,8 @@ class BrokerLifecycleManager:
         rack: str | None,
         heartbeat_interval_ms: int,
         metadata_offset: Callable[[], int],
-        register: Call,
-        heartbeat: Call,
+        register: Register,
+        heartbeat: Heartbeat,
     ) -> None:
         self.node_id = node_id
         self.cluster_id = cluster_id
@@ -90,7 +96,7 @@ class BrokerLifecycleManager:
                 pass
             self._task = None
 
-    def registration_request(self) -> dict[str, Any]:
+    def registration_request(self) -> BrokerRegistrationRequest:
         return {
             "broker_id": self.node_id,
             "cluster_id": self.cluster_id,
@@ -110,6 +116,7 @@ class BrokerLifecycleManager:
         backoff = 0.05
         duplicate_reported = False
         while self.broker_epoch < 0:
+            resp: BrokerRegistrationResponse | None
             try:
                 resp = await self._register(self.registration_request())
             except Exception as e:
@@ -145,7 +152,7 @@ class BrokerLifecycleManager:
                 await asyncio.sleep(self._interval)
 
     async def _beat(self) -> None:
-        body = {
+        body: BrokerHeartbeatRequest = {
             "broker_id": self.node_id,
             "broker_epoch": self.broker_epoch,
             "current_metadata_offset": self._metadata_offset(),

@@ -21,11 +21,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from zurau.client.errors import ClientError
 from zurau.client.security import ClientSecurity
+from zurau.client.typed_api import ADD_RAFT_VOTER, DESCRIBE_QUORUM, REMOVE_RAFT_VOTER, UPDATE_RAFT_VOTER, Api
 from zurau.clock import Clock
 from zurau.config import BrokerConfig
 from zurau.metadata.bootstrap_metadata import read_bootstrap_metadata
@@ -38,15 +40,32 @@ from zurau.metadata.raft_client import RaftClient
 from zurau.metadata.raft_controller_channel import RaftControllerChannel
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import InconsistentClusterIdError, KafkaError, NotLeaderOrFollowerError
+from zurau.protocol.messages import (
+    AddRaftVoterRequest,
+    AddRaftVoterResponse,
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    DescribeQuorumRequest,
+    DescribeQuorumResponse,
+    RemoveRaftVoterRequest,
+    RemoveRaftVoterResponse,
+    UpdateRaftVoterRequest,
+    UpdateRaftVoterResponse,
+)
 from zurau.raft import RaftConfig
 from zurau.raft.messages import NO_DIRECTORY
-from zurau.raft.node import AddVoter, RemoveVoter, Role, UpdateVoter
+from zurau.raft.node import AddVoter, RemoveVoter, Role, UpdateVoter, VoterChangeResult
 from zurau.raft.voter_set import Endpoint, ReplicaKey, Voter
 from zurau.raft.wire import describe_quorum_response
 
 log = logging.getLogger("zurau.raft")
 
 METADATA_PARTITION_DIR = "__cluster_metadata-0"
+
+Q = TypeVar("Q", bound=Mapping[str, Any])
+R = TypeVar("R")
 
 
 def raft_config(cfg: BrokerConfig) -> RaftConfig:
@@ -175,10 +194,10 @@ class KRaftManager:
                 continue
             me = node.voter_set.get(self.node_id)
             endpoints = self.own_endpoints()
-            body: dict[str, Any] | None = None
-            api_key: int = ApiKey.UPDATE_RAFT_VOTER
+            change: Awaitable[AddRaftVoterResponse | UpdateRaftVoterResponse]
             if me is not None and me.key.directory_id == own_dir and endpoints and me.endpoints != endpoints:
-                body = {
+                api = ApiKey.UPDATE_RAFT_VOTER
+                update: UpdateRaftVoterRequest = {
                     "cluster_id": self.cluster_id,
                     "current_leader_epoch": self.raft.epoch,
                     "voter_id": self.node_id,
@@ -186,26 +205,28 @@ class KRaftManager:
                     "listeners": [{"name": e.name, "host": e.host, "port": e.port} for e in endpoints],
                     "k_raft_version_feature": {"min_supported_version": 0, "max_supported_version": 1},
                 }
+                change = self.update_raft_voter(0, update)
             elif me is None and auto_join and endpoints and node.role is Role.FOLLOWER:
-                api_key = ApiKey.ADD_RAFT_VOTER
-                body = {
+                api = ApiKey.ADD_RAFT_VOTER
+                add: AddRaftVoterRequest = {
                     "cluster_id": self.cluster_id,
                     "timeout_ms": 10_000,
                     "voter_id": self.node_id,
                     "voter_directory_id": own_dir,
                     "listeners": [{"name": e.name, "host": e.host, "port": e.port} for e in endpoints],
                 }
-            if body is None:
+                change = self.add_raft_voter(0, add)
+            else:
                 continue
             try:
-                resp = await self.change_voters(api_key, 0, body)
+                resp = await change
             except Exception:
-                log.exception("raft node %d: %s failed", self.node_id, ApiKey(api_key).name)
+                log.exception("raft node %d: %s failed", self.node_id, api.name)
                 continue
             if resp["error_code"] == 0:
-                log.info("raft node %d: %s done", self.node_id, ApiKey(api_key).name)
+                log.info("raft node %d: %s done", self.node_id, api.name)
             else:
-                log.debug("raft node %d: %s: error %d", self.node_id, ApiKey(api_key).name, resp["error_code"])
+                log.debug("raft node %d: %s: error %d", self.node_id, api.name, resp["error_code"])
 
     async def _fence_loop(self) -> None:
         interval = max(0.05, self.config.get("broker.heartbeat.interval.ms") / 2000)
@@ -220,10 +241,10 @@ class KRaftManager:
         return await self.raft.wait_for(lambda: self.raft.leader_id is not None, timeout)
 
     # ------------------------------------------------------------------ QuorumService
-    async def handle_raft_request(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+    async def handle_raft_request(self, api_key: int, version: int, body: Mapping[str, Any]) -> dict[str, Any]:
         return await self.raft.handle_request(api_key, version, body)
 
-    async def describe_quorum(self, version: int, body: dict[str, Any]) -> dict[str, Any]:
+    async def describe_quorum(self, version: int, body: DescribeQuorumRequest) -> DescribeQuorumResponse:
         node = self.raft.node
         if self.raft.is_leader and node is not None:
             info = node.quorum_info(self.clock.now_ms())
@@ -234,91 +255,134 @@ class KRaftManager:
                     endpoints[v.node_id] = [(e.name, e.host, e.port) for e in v.endpoints]
                 elif (address := self.raft.address_of(v.node_id)) is not None:
                     endpoints[v.node_id] = [(listener, *address)]
-            body = describe_quorum_response(version, info, leader_endpoints=endpoints)
+            answer = describe_quorum_response(version, info, leader_endpoints=endpoints)
             if version >= 2:  # the voters' directory ids (KIP-853)
-                for r in body["topics"][0]["partitions"][0]["current_voters"]:
+                for r in answer["topics"][0]["partitions"][0]["current_voters"]:
                     voter = node.voter_set.get(r["replica_id"])
                     if voter is not None:
                         r["replica_directory_id"] = voter.key.directory_id
-            return body
+            return answer
         leader = self.raft.leader_id
         if leader is not None and leader != self.node_id and self.raft.address_of(leader) is not None:
             try:  # over the channel's cached connection to the leader's controller listener
                 conn = await self.channel.connection_to(leader)
-                return await conn.request(ApiKey.DESCRIBE_QUORUM, body, version=version)
+                return await conn.call(DESCRIBE_QUORUM(body), version=version)
             except (KafkaError, ClientError, OSError) as e:
                 log.info("DescribeQuorum forwarded to node %d failed: %s", leader, e)
                 await self.channel.drop_connection(leader)
         return describe_quorum_response(version, None)
 
-    async def change_voters(self, api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
-        """AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter: the leader makes the change and answers
-        once it is committed; any other node passes the request to the leader."""
-
-        def answer(code: int, message: str | None = None) -> dict[str, Any]:
-            return {"throttle_time_ms": 0, "error_code": code, "error_message": message}
-
-        cluster_id = body.get("cluster_id")
-        if cluster_id is not None and cluster_id != self.cluster_id:
-            return answer(InconsistentClusterIdError.code, f"this is cluster {self.cluster_id}, not {cluster_id}")
-        node = self.raft.node
-        if node is None:
-            return answer(NotLeaderOrFollowerError.code, "the quorum is not running on this node")
+    async def add_raft_voter(self, version: int, body: AddRaftVoterRequest) -> AddRaftVoterResponse:
+        """AddRaftVoter: the leader adds the voter and answers once the change is committed; any
+        other node passes the request to the leader."""
+        timeout_ms = body.get("timeout_ms", 30_000)
+        refused = self._refused_voter_change(body.get("cluster_id"))
+        if refused is not None:
+            return _voter_answer(*refused)
         if not self.raft.is_leader:
-            leader = self.raft.leader_id
-            if leader is None or leader == self.node_id or self.raft.address_of(leader) is None:
-                return answer(NotLeaderOrFollowerError.code, "no quorum leader is known; retry")
-            try:
-                conn = await self.channel.connection_to(leader)
-                timeout = body.get("timeout_ms", 30_000) / 1000 + 5
-                return await asyncio.wait_for(conn.request(api_key, body, version=version), timeout)
-            except (KafkaError, ClientError, OSError, TimeoutError) as e:
-                await self.channel.drop_connection(leader)
-                return answer(NotLeaderOrFollowerError.code, f"passing the request to leader {leader} failed: {e}")
-        listeners = tuple(Endpoint(x["name"], x["host"], x["port"]) for x in body.get("listeners") or ())
-        key = ReplicaKey(body["voter_id"], body["voter_directory_id"])
-        timeout_s = max(1, body.get("timeout_ms", 30_000)) / 1000
-        if api_key == ApiKey.ADD_RAFT_VOTER:
-            voter = Voter(key, listeners)
-            result = await self.raft.change_voters(lambda rid: AddVoter(rid, voter), timeout_s)
-        elif api_key == ApiKey.REMOVE_RAFT_VOTER:
-            result = await self.raft.change_voters(lambda rid: RemoveVoter(rid, key), timeout_s)
-        else:
-            feature = body.get("k_raft_version_feature") or {}
-            voter = Voter(
-                key,
-                listeners,
-                feature.get("min_supported_version", 0),
-                feature.get("max_supported_version", 1),
-            )
-            epoch = body.get("current_leader_epoch", -1)
-            result = await self.raft.change_voters(lambda rid: UpdateVoter(rid, voter, epoch), timeout_s)
-            leader = self.raft.leader_id
-            address = self.raft.address_of(leader) if leader is not None else None
-            return {
-                "throttle_time_ms": 0,
-                "error_code": result.error_code,
-                "current_leader": {
-                    "leader_id": -1 if leader is None else leader,
-                    "leader_epoch": self.raft.epoch,
-                    "host": address[0] if address else "",
-                    "port": address[1] if address else -1,
-                },
-            }
-        if result.error_code:
-            log.info("%s refused: %s", ApiKey(api_key).name, result.message)
-        else:
-            log.info("%s committed: voters now %s", ApiKey(api_key).name, node.voter_set)
-        return answer(result.error_code, result.message)
+            return await self._pass_to_leader(ADD_RAFT_VOTER, version, body, timeout_ms, _voter_answer)
+        voter = Voter(ReplicaKey(body["voter_id"], body["voter_directory_id"]), _endpoints(body.get("listeners")))
+        result = await self.raft.change_voters(lambda rid: AddVoter(rid, voter), _timeout_s(timeout_ms))
+        return _voter_answer(*self._changed(ApiKey.ADD_RAFT_VOTER, result))
 
-    async def register_broker(self, body: dict[str, Any], forward: bool) -> dict[str, Any]:
+    async def remove_raft_voter(self, version: int, body: RemoveRaftVoterRequest) -> RemoveRaftVoterResponse:
+        """RemoveRaftVoter: as AddRaftVoter (the leader waits up to 30 s for the change)."""
+        refused = self._refused_voter_change(body.get("cluster_id"))
+        if refused is not None:
+            return _voter_answer(*refused)
+        if not self.raft.is_leader:
+            return await self._pass_to_leader(REMOVE_RAFT_VOTER, version, body, 30_000, _voter_answer)
+        key = ReplicaKey(body["voter_id"], body["voter_directory_id"])
+        result = await self.raft.change_voters(lambda rid: RemoveVoter(rid, key), _timeout_s(30_000))
+        return _voter_answer(*self._changed(ApiKey.REMOVE_RAFT_VOTER, result))
+
+    async def update_raft_voter(self, version: int, body: UpdateRaftVoterRequest) -> UpdateRaftVoterResponse:
+        """UpdateRaftVoter: the leader records the voter's new listeners and kraft.version range
+        (waiting up to 30 s); the answer names the current leader."""
+
+        def refuse(code: int, message: str | None = None) -> UpdateRaftVoterResponse:
+            return {"throttle_time_ms": 0, "error_code": code}
+
+        refused = self._refused_voter_change(body.get("cluster_id"))
+        if refused is not None:
+            return refuse(*refused)
+        if not self.raft.is_leader:
+            return await self._pass_to_leader(UPDATE_RAFT_VOTER, version, body, 30_000, refuse)
+        feature = body.get("k_raft_version_feature") or {}
+        voter = Voter(
+            ReplicaKey(body["voter_id"], body["voter_directory_id"]),
+            _endpoints(body.get("listeners")),
+            feature.get("min_supported_version", 0),
+            feature.get("max_supported_version", 1),
+        )
+        epoch = body.get("current_leader_epoch", -1)
+        result = await self.raft.change_voters(lambda rid: UpdateVoter(rid, voter, epoch), _timeout_s(30_000))
+        leader = self.raft.leader_id
+        address = self.raft.address_of(leader) if leader is not None else None
+        return {
+            "throttle_time_ms": 0,
+            "error_code": result.error_code,
+            "current_leader": {
+                "leader_id": -1 if leader is None else leader,
+                "leader_epoch": self.raft.epoch,
+                "host": address[0] if address else "",
+                "port": address[1] if address else -1,
+            },
+        }
+
+    def _refused_voter_change(self, cluster_id: str | None) -> tuple[int, str] | None:
+        """Why a voter change cannot even be passed on here: another cluster's, or no quorum."""
+        if cluster_id is not None and cluster_id != self.cluster_id:
+            return InconsistentClusterIdError.code, f"this is cluster {self.cluster_id}, not {cluster_id}"
+        if self.raft.node is None:
+            return NotLeaderOrFollowerError.code, "the quorum is not running on this node"
+        return None
+
+    async def _pass_to_leader(
+        self, api: Api[Q, R], version: int, body: Q, timeout_ms: int, refuse: Callable[[int, str], R]
+    ) -> R:
+        """A voter change for the quorum's leader, sent there; its answer, or ``refuse(code,
+        message)`` when no leader is known or it cannot be reached."""
+        leader = self.raft.leader_id
+        if leader is None or leader == self.node_id or self.raft.address_of(leader) is None:
+            return refuse(NotLeaderOrFollowerError.code, "no quorum leader is known; retry")
+        try:
+            conn = await self.channel.connection_to(leader)
+            return await asyncio.wait_for(conn.call(api(body), version=version), timeout_ms / 1000 + 5)
+        except (KafkaError, ClientError, OSError, TimeoutError) as e:
+            await self.channel.drop_connection(leader)
+            return refuse(NotLeaderOrFollowerError.code, f"passing the request to leader {leader} failed: {e}")
+
+    def _changed(self, api: ApiKey, result: VoterChangeResult) -> tuple[int, str | None]:
+        """Log a voter change the leader made or refused; its error code and message."""
+        if result.error_code:
+            log.info("%s refused: %s", api.name, result.message)
+        else:
+            node = self.raft.node
+            log.info("%s committed: voters now %s", api.name, node.voter_set if node is not None else None)
+        return result.error_code, result.message
+
+    async def register_broker(self, body: BrokerRegistrationRequest, forward: bool) -> BrokerRegistrationResponse:
         channel = self.channel if forward else self.channel.without_forwarding()
         return await channel.register_broker(body)
 
-    async def broker_heartbeat(self, body: dict[str, Any], forward: bool) -> dict[str, Any]:
+    async def broker_heartbeat(self, body: BrokerHeartbeatRequest, forward: bool) -> BrokerHeartbeatResponse:
         channel = self.channel if forward else self.channel.without_forwarding()
         return await channel.broker_heartbeat(body)
 
     async def allocate_producer_ids(self, broker_id: int, broker_epoch: int, forward: bool) -> tuple[int, int]:
         channel = self.channel if forward else self.channel.without_forwarding()
         return await channel.allocate_producer_ids(broker_id, broker_epoch)
+
+
+def _voter_answer(code: int, message: str | None = None) -> AddRaftVoterResponse:
+    """An AddRaftVoter or RemoveRaftVoter answer (the two responses have the same fields)."""
+    return {"throttle_time_ms": 0, "error_code": code, "error_message": message}
+
+
+def _endpoints(listeners: Sequence[Mapping[str, Any]] | None) -> tuple[Endpoint, ...]:
+    return tuple(Endpoint(x["name"], x["host"], x["port"]) for x in listeners or ())
+
+
+def _timeout_s(timeout_ms: int) -> float:
+    return max(1, timeout_ms) / 1000

@@ -19,13 +19,39 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from typing import TypeVar
 
+from zurau.metadata.controller.config_control import ConfigResult
 from zurau.metadata.controller.quorum_controller import QuorumController
 from zurau.metadata.controller.result import ControllerResult
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.metadata_log import MetadataLog
 from zurau.protocol.errors import KafkaStorageError
+from zurau.protocol.messages import (
+    AlterClientQuotasRequestEntries,
+    AlterClientQuotasResponseEntries,
+    AlterConfigsRequestResources,
+    AlterPartitionReassignmentsRequestTopics,
+    AlterPartitionReassignmentsResponse,
+    AlterUserScramCredentialsRequestDeletions,
+    AlterUserScramCredentialsRequestUpsertions,
+    AlterUserScramCredentialsResponseResults,
+    CreateAclsRequestCreations,
+    CreateAclsResponseResults,
+    CreatePartitionsRequestTopics,
+    CreatePartitionsResponseResults,
+    CreateTopicsRequestTopics,
+    CreateTopicsResponse,
+    CreateTopicsResponseTopics,
+    DeleteAclsRequestFilters,
+    DeleteAclsResponseFilterResults,
+    DeleteTopicsResponseResponses,
+    ElectLeadersRequestTopicPartitions,
+    ElectLeadersResponse,
+    IncrementalAlterConfigsRequestResources,
+    ListPartitionReassignmentsRequestTopics,
+    ListPartitionReassignmentsResponse,
+)
 
 log = logging.getLogger("zurau.controller")
 
@@ -95,61 +121,73 @@ class LocalControllerChannel:
         return response
 
     # ------------------------------------------------------------------ admin requests
-    async def create_topics(self, topics: list[dict[str, Any]], validate_only: bool) -> dict[str, Any]:
+    async def create_topics(self, topics: list[CreateTopicsRequestTopics], validate_only: bool) -> CreateTopicsResponse:
         return await self._durable(self.controller.create_topics(self._image, topics, validate_only))
 
     async def delete_topics(
         self, requested: list[tuple[str | None, uuid.UUID]], version: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[DeleteTopicsResponseResponses]:
         return await self._durable(self.controller.delete_topics(self._image, requested, version))
 
-    async def create_partitions(self, topics: list[dict[str, Any]], validate_only: bool) -> list[dict[str, Any]]:
+    async def create_partitions(
+        self, topics: list[CreatePartitionsRequestTopics], validate_only: bool
+    ) -> list[CreatePartitionsResponseResults]:
         return await self._durable(self.controller.create_partitions(self._image, topics, validate_only))
 
     async def alter_user_scram_credentials(
-        self, deletions: list[dict[str, Any]], upsertions: list[dict[str, Any]]
-    ) -> list[dict[str, Any]]:
+        self,
+        deletions: list[AlterUserScramCredentialsRequestDeletions],
+        upsertions: list[AlterUserScramCredentialsRequestUpsertions],
+    ) -> list[AlterUserScramCredentialsResponseResults]:
         return await self._durable(self.controller.alter_user_scram_credentials(self._image, deletions, upsertions))
 
-    async def alter_client_quotas(self, entries: list[dict[str, Any]], validate_only: bool) -> list[dict[str, Any]]:
+    async def alter_client_quotas(
+        self, entries: list[AlterClientQuotasRequestEntries], validate_only: bool
+    ) -> list[AlterClientQuotasResponseEntries]:
         return await self._durable(self.controller.alter_client_quotas(self._image, entries, validate_only))
 
-    async def create_acls(self, creations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def create_acls(self, creations: list[CreateAclsRequestCreations]) -> list[CreateAclsResponseResults]:
         return await self._durable(self.controller.create_acls(self._image, creations))
 
-    async def delete_acls(self, filters: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def delete_acls(self, filters: list[DeleteAclsRequestFilters]) -> list[DeleteAclsResponseFilterResults]:
         return await self._durable(self.controller.delete_acls(self._image, filters))
 
-    async def alter_configs(self, resources: list[dict[str, Any]], validate_only: bool) -> list[dict[str, Any]]:
+    async def alter_configs(
+        self, resources: list[AlterConfigsRequestResources], validate_only: bool
+    ) -> list[ConfigResult]:
         return await self._durable(self.controller.alter_configs(self._image, resources, validate_only))
 
     async def incremental_alter_configs(
-        self, resources: list[dict[str, Any]], validate_only: bool
-    ) -> list[dict[str, Any]]:
+        self, resources: list[IncrementalAlterConfigsRequestResources], validate_only: bool
+    ) -> list[ConfigResult]:
         return await self._durable(self.controller.incremental_alter_configs(self._image, resources, validate_only))
 
-    async def elect_leaders(self, election_type: int, topic_partitions: list[dict[str, Any]] | None) -> dict[str, Any]:
+    async def elect_leaders(
+        self, election_type: int, topic_partitions: list[ElectLeadersRequestTopicPartitions] | None
+    ) -> ElectLeadersResponse:
         results = await self._durable(self.controller.elect_leaders(self._image, election_type, topic_partitions))
         return {"error_code": 0, "replica_election_results": results}
 
     async def alter_partition_reassignments(
-        self, topics: list[dict[str, Any]], allow_replication_factor_change: bool
-    ) -> dict[str, Any]:
+        self, topics: list[AlterPartitionReassignmentsRequestTopics], allow_replication_factor_change: bool
+    ) -> AlterPartitionReassignmentsResponse:
         result = self.controller.alter_partition_reassignments(self._image, topics, allow_replication_factor_change)
         return {"error_code": 0, "error_message": None, "responses": await self._durable(result)}
 
-    async def list_partition_reassignments(self, topics: list[dict[str, Any]] | None) -> dict[str, Any]:
+    async def list_partition_reassignments(
+        self, topics: list[ListPartitionReassignmentsRequestTopics] | None
+    ) -> ListPartitionReassignmentsResponse:
         found = self.controller.list_partition_reassignments(self._image, topics)
         return {"error_code": 0, "error_message": None, "topics": found}
 
     # ------------------------------------------------------------------ the broker's own changes
-    def create_topics_now(self, topics: list[dict[str, Any]]) -> dict[str, Any]:
+    def create_topics_now(self, topics: list[CreateTopicsRequestTopics]) -> CreateTopicsResponse:
         """Create topics at once (fsync left to the next flush): auto-creation, internal topics."""
         return self._commit(self.controller.create_topics(self._image, topics, False))
 
     def create_topic_now(
         self, name: str, partitions: int, replication_factor: int, configs: Mapping[str, str | None]
-    ) -> dict[str, Any]:
+    ) -> CreateTopicsResponseTopics:
         """One topic; returns its CreateTopics result entry (``error_code`` 0 when created)."""
         response = self.create_topics_now(
             [
@@ -162,10 +200,9 @@ class LocalControllerChannel:
                 }
             ]
         )
-        result: dict[str, Any] = response["topics"][0]
-        return result
+        return response["topics"][0]
 
-    def delete_topics_now(self, requested: list[tuple[str | None, uuid.UUID]]) -> list[dict[str, Any]]:
+    def delete_topics_now(self, requested: list[tuple[str | None, uuid.UUID]]) -> list[DeleteTopicsResponseResponses]:
         """Delete topics at once (fsync left to the next flush)."""
         return self._commit(self.controller.delete_topics(self._image, requested, 6))
 

@@ -40,14 +40,32 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from zurau.client.connection import BrokerConnection, ConnectionCache
 from zurau.client.errors import ClientError
+from zurau.client.typed_api import (
+    ALLOCATE_PRODUCER_IDS,
+    ALTER_CLIENT_QUOTAS,
+    ALTER_CONFIGS,
+    ALTER_PARTITION,
+    ALTER_PARTITION_REASSIGNMENTS,
+    ALTER_USER_SCRAM_CREDENTIALS,
+    BROKER_HEARTBEAT,
+    BROKER_REGISTRATION,
+    CREATE_ACLS,
+    CREATE_PARTITIONS,
+    CREATE_TOPICS,
+    DELETE_ACLS,
+    DELETE_TOPICS,
+    ELECT_LEADERS,
+    INCREMENTAL_ALTER_CONFIGS,
+    LIST_PARTITION_REASSIGNMENTS,
+)
 from zurau.clock import Clock
 from zurau.metadata.controller.broker_heartbeat_manager import BrokerHeartbeatManager
-from zurau.metadata.controller.config_control import config_result
+from zurau.metadata.controller.config_control import ConfigResource, ConfigResult, config_result
 from zurau.metadata.controller.quorum_controller import QuorumController
 from zurau.metadata.controller.replication_control import create_topic_error
 from zurau.metadata.controller.result import ControllerResult
@@ -55,7 +73,6 @@ from zurau.metadata.image import MetadataImage
 from zurau.metadata.raft_client import RaftClient
 from zurau.metadata.record_codec import decode_record, encode_record
 from zurau.metadata.records import MetadataRecord
-from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     CoordinatorLoadInProgressError,
     KafkaError,
@@ -63,6 +80,47 @@ from zurau.protocol.errors import (
     NotControllerError,
     RequestTimedOutError,
     for_code,
+)
+from zurau.protocol.messages import (
+    AlterClientQuotasRequest,
+    AlterClientQuotasRequestEntries,
+    AlterClientQuotasResponseEntries,
+    AlterConfigsRequestResources,
+    AlterPartitionReassignmentsRequest,
+    AlterPartitionReassignmentsRequestTopics,
+    AlterPartitionReassignmentsResponse,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    AlterUserScramCredentialsRequest,
+    AlterUserScramCredentialsRequestDeletions,
+    AlterUserScramCredentialsRequestUpsertions,
+    AlterUserScramCredentialsResponseResults,
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    CreateAclsRequestCreations,
+    CreateAclsResponseResults,
+    CreatePartitionsRequest,
+    CreatePartitionsRequestTopics,
+    CreatePartitionsResponseResults,
+    CreateTopicsRequest,
+    CreateTopicsRequestTopics,
+    CreateTopicsResponse,
+    CreateTopicsResponseTopics,
+    DeleteAclsRequestFilters,
+    DeleteAclsResponseFilterResults,
+    DeleteTopicsRequest,
+    DeleteTopicsResponseResponses,
+    ElectLeadersRequest,
+    ElectLeadersRequestTopicPartitions,
+    ElectLeadersResponse,
+    ElectLeadersResponseReplicaElectionResults,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsRequestResources,
+    ListPartitionReassignmentsRequest,
+    ListPartitionReassignmentsRequestTopics,
+    ListPartitionReassignmentsResponse,
 )
 from zurau.protocol.primitives import DecodeError
 from zurau.raft import Entry, OffsetAndEpoch, Role, RoleChange
@@ -362,7 +420,7 @@ class RaftControllerChannel:
     async def _decide(
         self,
         local: Callable[[MetadataImage], ControllerResult[T]],
-        forward: Callable[[BrokerConnection], Any],
+        forward: Callable[[BrokerConnection], Awaitable[T | None]],
         refuse: Callable[[int, str], T],
     ) -> T:
         """Run ``local`` on the active controller, else ``forward`` to it; ``refuse(code, msg)``
@@ -420,13 +478,15 @@ class RaftControllerChannel:
         await self._conns.close()
 
     # ------------------------------------------------------------------ admin requests
-    async def create_topics(self, topics: list[dict[str, Any]], validate_only: bool) -> dict[str, Any]:
-        async def forward(conn: BrokerConnection) -> dict[str, Any] | None:
-            body = {"topics": topics, "timeout_ms": int(FORWARD_TIMEOUT_S * 1000), "validate_only": validate_only}
-            resp = await conn.request(ApiKey.CREATE_TOPICS, body)
+    async def create_topics(self, topics: list[CreateTopicsRequestTopics], validate_only: bool) -> CreateTopicsResponse:
+        async def forward(conn: BrokerConnection) -> CreateTopicsResponse | None:
+            body: CreateTopicsRequest = {
+                "topics": topics, "timeout_ms": int(FORWARD_TIMEOUT_S * 1000), "validate_only": validate_only
+            }
+            resp = await conn.call(CREATE_TOPICS(body))
             return None if _all_not_controller(resp["topics"]) else resp
 
-        def refuse(code: int, msg: str) -> dict[str, Any]:
+        def refuse(code: int, msg: str) -> CreateTopicsResponse:
             return {"throttle_time_ms": 0, "topics": [create_topic_error(t["name"], code, msg) for t in topics]}
 
         return await self._decide(
@@ -435,72 +495,74 @@ class RaftControllerChannel:
 
     async def delete_topics(
         self, requested: list[tuple[str | None, uuid.UUID]], version: int
-    ) -> list[dict[str, Any]]:
-        async def forward(conn: BrokerConnection) -> list[dict[str, Any]] | None:
-            body = {
+    ) -> list[DeleteTopicsResponseResponses]:
+        async def forward(conn: BrokerConnection) -> list[DeleteTopicsResponseResponses] | None:
+            body: DeleteTopicsRequest = {
                 "topics": [{"name": n, "topic_id": i} for n, i in requested],
                 "topic_names": [n for n, _ in requested if n is not None],
                 "timeout_ms": int(FORWARD_TIMEOUT_S * 1000),
             }
-            resp = await conn.request(ApiKey.DELETE_TOPICS, body)
-            out: list[dict[str, Any]] = resp["responses"]
+            out = (await conn.call(DELETE_TOPICS(body)))["responses"]
             return None if _all_not_controller(out) else out
 
-        def refuse(code: int, msg: str) -> list[dict[str, Any]]:
+        def refuse(code: int, msg: str) -> list[DeleteTopicsResponseResponses]:
             return [{"name": n, "topic_id": i, "error_code": code, "error_message": msg} for n, i in requested]
 
         return await self._decide(
             lambda image: self.controller.delete_topics(image, requested, version), forward, refuse
         )
 
-    async def create_partitions(self, topics: list[dict[str, Any]], validate_only: bool) -> list[dict[str, Any]]:
-        async def forward(conn: BrokerConnection) -> list[dict[str, Any]] | None:
-            body = {"topics": topics, "timeout_ms": int(FORWARD_TIMEOUT_S * 1000), "validate_only": validate_only}
-            resp = await conn.request(ApiKey.CREATE_PARTITIONS, body)
-            out: list[dict[str, Any]] = resp["results"]
+    async def create_partitions(
+        self, topics: list[CreatePartitionsRequestTopics], validate_only: bool
+    ) -> list[CreatePartitionsResponseResults]:
+        async def forward(conn: BrokerConnection) -> list[CreatePartitionsResponseResults] | None:
+            body: CreatePartitionsRequest = {
+                "topics": topics, "timeout_ms": int(FORWARD_TIMEOUT_S * 1000), "validate_only": validate_only
+            }
+            out = (await conn.call(CREATE_PARTITIONS(body)))["results"]
             return None if _all_not_controller(out) else out
 
-        def refuse(code: int, msg: str) -> list[dict[str, Any]]:
+        def refuse(code: int, msg: str) -> list[CreatePartitionsResponseResults]:
             return [{"name": t["name"], "error_code": code, "error_message": msg} for t in topics]
 
         return await self._decide(
             lambda image: self.controller.create_partitions(image, topics, validate_only), forward, refuse
         )
 
-    async def alter_configs(self, resources: list[dict[str, Any]], validate_only: bool) -> list[dict[str, Any]]:
-        return await self._configs(ApiKey.ALTER_CONFIGS, resources, validate_only, self.controller.alter_configs)
-
-    async def incremental_alter_configs(
-        self, resources: list[dict[str, Any]], validate_only: bool
-    ) -> list[dict[str, Any]]:
-        return await self._configs(
-            ApiKey.INCREMENTAL_ALTER_CONFIGS, resources, validate_only, self.controller.incremental_alter_configs
-        )
-
-    async def _configs(
-        self,
-        api: ApiKey,
-        resources: list[dict[str, Any]],
-        validate_only: bool,
-        op: Callable[[MetadataImage, list[dict[str, Any]], bool], ControllerResult[list[dict[str, Any]]]],
-    ) -> list[dict[str, Any]]:
-        async def forward(conn: BrokerConnection) -> list[dict[str, Any]] | None:
-            resp = await conn.request(api, {"resources": resources, "validate_only": validate_only})
-            out: list[dict[str, Any]] = resp["responses"]
+    async def alter_configs(
+        self, resources: list[AlterConfigsRequestResources], validate_only: bool
+    ) -> list[ConfigResult]:
+        async def forward(conn: BrokerConnection) -> list[ConfigResult] | None:
+            out = (await conn.call(ALTER_CONFIGS({"resources": resources, "validate_only": validate_only})))["responses"]
             return None if _all_not_controller(out) else out
 
-        def refuse(code: int, msg: str) -> list[dict[str, Any]]:
-            return [config_result(r, code, msg) for r in resources]
+        return await self._decide(
+            lambda image: self.controller.alter_configs(image, resources, validate_only),
+            forward,
+            _refuse_configs(resources),
+        )
 
-        return await self._decide(lambda image: op(image, resources, validate_only), forward, refuse)
+    async def incremental_alter_configs(
+        self, resources: list[IncrementalAlterConfigsRequestResources], validate_only: bool
+    ) -> list[ConfigResult]:
+        async def forward(conn: BrokerConnection) -> list[ConfigResult] | None:
+            body: IncrementalAlterConfigsRequest = {"resources": resources, "validate_only": validate_only}
+            out = (await conn.call(INCREMENTAL_ALTER_CONFIGS(body)))["responses"]
+            return None if _all_not_controller(out) else out
+
+        return await self._decide(
+            lambda image: self.controller.incremental_alter_configs(image, resources, validate_only),
+            forward,
+            _refuse_configs(resources),
+        )
 
     # ------------------------------------------------------------------ brokers
-    async def register_broker(self, request: dict[str, Any]) -> dict[str, Any]:
-        async def forward(conn: BrokerConnection) -> dict[str, Any] | None:
-            resp: dict[str, Any] = await conn.request(ApiKey.BROKER_REGISTRATION, request)
+    async def register_broker(self, request: BrokerRegistrationRequest) -> BrokerRegistrationResponse:
+        async def forward(conn: BrokerConnection) -> BrokerRegistrationResponse | None:
+            resp = await conn.call(BROKER_REGISTRATION(request))
             return None if resp["error_code"] == NotControllerError.code else resp
 
-        def local(image: MetadataImage) -> ControllerResult[dict[str, Any]]:
+        def local(image: MetadataImage) -> ControllerResult[BrokerRegistrationResponse]:
             now = self.clock.now_ms()
             result = self.controller.register_broker(
                 image,
@@ -515,19 +577,19 @@ class RaftControllerChannel:
 
         return await self._decide(local, forward, _error_body)
 
-    async def broker_heartbeat(self, request: dict[str, Any]) -> dict[str, Any]:
-        async def forward(conn: BrokerConnection) -> dict[str, Any] | None:
+    async def broker_heartbeat(self, request: BrokerHeartbeatRequest) -> BrokerHeartbeatResponse:
+        async def forward(conn: BrokerConnection) -> BrokerHeartbeatResponse | None:
             timeout = self._root._heartbeat_forward_timeout_s
-            resp: dict[str, Any] = await asyncio.wait_for(conn.request(ApiKey.BROKER_HEARTBEAT, request), timeout)
+            resp = await asyncio.wait_for(conn.call(BROKER_HEARTBEAT(request)), timeout)
             return None if resp["error_code"] == NotControllerError.code else resp
 
-        def local(image: MetadataImage) -> ControllerResult[dict[str, Any]]:
+        def local(image: MetadataImage) -> ControllerResult[BrokerHeartbeatResponse]:
             result = self.controller.broker_heartbeat(image, request, self._next_offset())
             if result.response["error_code"] == 0:
                 self.heartbeats.touch(request["broker_id"], self.clock.now_ms())
             return result
 
-        def refuse(code: int, msg: str) -> dict[str, Any]:
+        def refuse(code: int, msg: str) -> BrokerHeartbeatResponse:
             # BrokerHeartbeatResponse has no broker_epoch (the registration's answer has).
             return {
                 "throttle_time_ms": 0,
@@ -557,9 +619,7 @@ class RaftControllerChannel:
 
     async def allocate_producer_ids(self, broker_id: int, broker_epoch: int) -> tuple[int, int]:
         async def forward(conn: BrokerConnection) -> tuple[int, int] | None:
-            resp = await conn.request(
-                ApiKey.ALLOCATE_PRODUCER_IDS, {"broker_id": broker_id, "broker_epoch": broker_epoch}
-            )
+            resp = await conn.call(ALLOCATE_PRODUCER_IDS({"broker_id": broker_id, "broker_epoch": broker_epoch}))
             if resp["error_code"] == NotControllerError.code:
                 return None
             if resp["error_code"]:
@@ -573,42 +633,44 @@ class RaftControllerChannel:
             lambda image: self.controller.allocate_producer_ids(image, broker_id, broker_epoch), forward, refuse
         )
 
-    async def alter_partition(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def alter_partition(self, request: AlterPartitionRequest) -> AlterPartitionResponse:
         """AlterPartition from a partition leader: decided by the active controller (which
         checks the epochs and writes the ISR change), else forwarded to it."""
 
-        async def forward(conn: BrokerConnection) -> dict[str, Any] | None:
-            resp: dict[str, Any] = await conn.request(ApiKey.ALTER_PARTITION, request)
+        async def forward(conn: BrokerConnection) -> AlterPartitionResponse | None:
+            resp = await conn.call(ALTER_PARTITION(request))
             return None if resp["error_code"] == NotControllerError.code else resp
 
-        def refuse(code: int, msg: str) -> dict[str, Any]:
+        def refuse(code: int, msg: str) -> AlterPartitionResponse:
             return {"throttle_time_ms": 0, "error_code": code, "topics": []}
 
         return await self._decide(lambda image: self.controller.alter_partition(image, request), forward, refuse)
 
     # ------------------------------------------------------------------ leadership and reassignments
-    async def elect_leaders(self, election_type: int, topic_partitions: list[dict[str, Any]] | None) -> dict[str, Any]:
+    async def elect_leaders(
+        self, election_type: int, topic_partitions: list[ElectLeadersRequestTopicPartitions] | None
+    ) -> ElectLeadersResponse:
         """ElectLeaders, decided by the active controller: ``error_code`` and
         ``replica_election_results`` of the response."""
 
-        async def forward(conn: BrokerConnection) -> dict[str, Any] | None:
-            body = {
+        async def forward(conn: BrokerConnection) -> ElectLeadersResponse | None:
+            body: ElectLeadersRequest = {
                 "election_type": election_type,
                 "topic_partitions": topic_partitions,
                 "timeout_ms": int(FORWARD_TIMEOUT_S * 1000),
             }
-            resp: dict[str, Any] = await conn.request(ApiKey.ELECT_LEADERS, body)
+            resp = await conn.call(ELECT_LEADERS(body))
             results = [r for t in resp["replica_election_results"] for r in t["partition_result"]]
             if resp.get("error_code") == NotControllerError.code or _all_not_controller(results):
                 return None
             return resp
 
-        def local(image: MetadataImage) -> ControllerResult[dict[str, Any]]:
+        def local(image: MetadataImage) -> ControllerResult[ElectLeadersResponse]:
             result = self.controller.elect_leaders(image, election_type, topic_partitions)
             return ControllerResult(result.records, {"error_code": 0, "replica_election_results": result.response})
 
-        def refuse(code: int, msg: str) -> dict[str, Any]:
-            results = [
+        def refuse(code: int, msg: str) -> ElectLeadersResponse:
+            results: list[ElectLeadersResponseReplicaElectionResults] = [
                 {
                     "topic": tp["topic"],
                     "partition_result": [
@@ -622,44 +684,45 @@ class RaftControllerChannel:
         return await self._decide(local, forward, refuse)
 
     async def alter_partition_reassignments(
-        self, topics: list[dict[str, Any]], allow_replication_factor_change: bool
-    ) -> dict[str, Any]:
+        self, topics: list[AlterPartitionReassignmentsRequestTopics], allow_replication_factor_change: bool
+    ) -> AlterPartitionReassignmentsResponse:
         """AlterPartitionReassignments, decided by the active controller: ``error_code``,
         ``error_message`` and ``responses`` of the response."""
 
-        async def forward(conn: BrokerConnection) -> dict[str, Any] | None:
-            body = {
+        async def forward(conn: BrokerConnection) -> AlterPartitionReassignmentsResponse | None:
+            body: AlterPartitionReassignmentsRequest = {
                 "timeout_ms": int(FORWARD_TIMEOUT_S * 1000),
                 "allow_replication_factor_change": allow_replication_factor_change,
                 "topics": topics,
             }
-            resp: dict[str, Any] = await conn.request(ApiKey.ALTER_PARTITION_REASSIGNMENTS, body)
+            resp = await conn.call(ALTER_PARTITION_REASSIGNMENTS(body))
             results = [r for t in resp["responses"] for r in t["partitions"]]
             if resp.get("error_code") == NotControllerError.code or _all_not_controller(results):
                 return None
             return resp
 
-        def local(image: MetadataImage) -> ControllerResult[dict[str, Any]]:
+        def local(image: MetadataImage) -> ControllerResult[AlterPartitionReassignmentsResponse]:
             result = self.controller.alter_partition_reassignments(image, topics, allow_replication_factor_change)
             return ControllerResult(result.records, {"error_code": 0, "error_message": None, "responses": result.response})
 
-        def refuse(code: int, msg: str) -> dict[str, Any]:
+        def refuse(code: int, msg: str) -> AlterPartitionReassignmentsResponse:
             return {"error_code": code, "error_message": msg, "responses": []}
 
         return await self._decide(local, forward, refuse)
 
     async def alter_user_scram_credentials(
-        self, deletions: list[dict[str, Any]], upsertions: list[dict[str, Any]]
-    ) -> list[dict[str, Any]]:
+        self,
+        deletions: list[AlterUserScramCredentialsRequestDeletions],
+        upsertions: list[AlterUserScramCredentialsRequestUpsertions],
+    ) -> list[AlterUserScramCredentialsResponseResults]:
         """AlterUserScramCredentials, decided by the active controller: one result per user."""
 
-        async def forward(conn: BrokerConnection) -> list[dict[str, Any]] | None:
-            body = {"deletions": deletions, "upsertions": upsertions}
-            resp = await conn.request(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, body)
-            out: list[dict[str, Any]] = resp["results"]
+        async def forward(conn: BrokerConnection) -> list[AlterUserScramCredentialsResponseResults] | None:
+            body: AlterUserScramCredentialsRequest = {"deletions": deletions, "upsertions": upsertions}
+            out = (await conn.call(ALTER_USER_SCRAM_CREDENTIALS(body)))["results"]
             return None if _all_not_controller(out) else out
 
-        def refuse(code: int, msg: str) -> list[dict[str, Any]]:
+        def refuse(code: int, msg: str) -> list[AlterUserScramCredentialsResponseResults]:
             users = dict.fromkeys(op["name"] for op in [*deletions, *upsertions])
             return [{"user": u, "error_code": code, "error_message": msg} for u in users]
 
@@ -667,60 +730,61 @@ class RaftControllerChannel:
             lambda image: self.controller.alter_user_scram_credentials(image, deletions, upsertions), forward, refuse
         )
 
-    async def alter_client_quotas(self, entries: list[dict[str, Any]], validate_only: bool) -> list[dict[str, Any]]:
+    async def alter_client_quotas(
+        self, entries: list[AlterClientQuotasRequestEntries], validate_only: bool
+    ) -> list[AlterClientQuotasResponseEntries]:
         """AlterClientQuotas, decided by the active controller: one result per entity."""
 
-        async def forward(conn: BrokerConnection) -> list[dict[str, Any]] | None:
-            body = {"entries": entries, "validate_only": validate_only}
-            resp = await conn.request(ApiKey.ALTER_CLIENT_QUOTAS, body)
-            out: list[dict[str, Any]] = resp["entries"]
+        async def forward(conn: BrokerConnection) -> list[AlterClientQuotasResponseEntries] | None:
+            body: AlterClientQuotasRequest = {"entries": entries, "validate_only": validate_only}
+            out = (await conn.call(ALTER_CLIENT_QUOTAS(body)))["entries"]
             return None if _all_not_controller(out) else out
 
-        def refuse(code: int, msg: str) -> list[dict[str, Any]]:
+        def refuse(code: int, msg: str) -> list[AlterClientQuotasResponseEntries]:
             return [{"error_code": code, "error_message": msg, "entity": e["entity"]} for e in entries]
 
         return await self._decide(lambda image: self.controller.alter_client_quotas(image, entries, validate_only), forward, refuse)
 
-    async def create_acls(self, creations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def create_acls(self, creations: list[CreateAclsRequestCreations]) -> list[CreateAclsResponseResults]:
         """CreateAcls, decided by the active controller: one result per creation."""
 
-        async def forward(conn: BrokerConnection) -> list[dict[str, Any]] | None:
-            resp = await conn.request(ApiKey.CREATE_ACLS, {"creations": creations})
-            out: list[dict[str, Any]] = resp["results"]
+        async def forward(conn: BrokerConnection) -> list[CreateAclsResponseResults] | None:
+            out = (await conn.call(CREATE_ACLS({"creations": creations})))["results"]
             return None if _all_not_controller(out) else out
 
-        def refuse(code: int, msg: str) -> list[dict[str, Any]]:
+        def refuse(code: int, msg: str) -> list[CreateAclsResponseResults]:
             return [{"error_code": code, "error_message": msg} for _ in creations]
 
         return await self._decide(lambda image: self.controller.create_acls(image, creations), forward, refuse)
 
-    async def delete_acls(self, filters: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def delete_acls(self, filters: list[DeleteAclsRequestFilters]) -> list[DeleteAclsResponseFilterResults]:
         """DeleteAcls, decided by the active controller: one result per filter."""
 
-        async def forward(conn: BrokerConnection) -> list[dict[str, Any]] | None:
-            resp = await conn.request(ApiKey.DELETE_ACLS, {"filters": filters})
-            out: list[dict[str, Any]] = resp["filter_results"]
+        async def forward(conn: BrokerConnection) -> list[DeleteAclsResponseFilterResults] | None:
+            out = (await conn.call(DELETE_ACLS({"filters": filters})))["filter_results"]
             return None if _all_not_controller(out) else out
 
-        def refuse(code: int, msg: str) -> list[dict[str, Any]]:
+        def refuse(code: int, msg: str) -> list[DeleteAclsResponseFilterResults]:
             return [{"error_code": code, "error_message": msg, "matching_acls": []} for _ in filters]
 
         return await self._decide(lambda image: self.controller.delete_acls(image, filters), forward, refuse)
 
-    async def list_partition_reassignments(self, topics: list[dict[str, Any]] | None) -> dict[str, Any]:
+    async def list_partition_reassignments(
+        self, topics: list[ListPartitionReassignmentsRequestTopics] | None
+    ) -> ListPartitionReassignmentsResponse:
         """ListPartitionReassignments, answered by the active controller: ``error_code``,
         ``error_message`` and ``topics`` of the response."""
 
-        async def forward(conn: BrokerConnection) -> dict[str, Any] | None:
-            body = {"timeout_ms": int(FORWARD_TIMEOUT_S * 1000), "topics": topics}
-            resp: dict[str, Any] = await conn.request(ApiKey.LIST_PARTITION_REASSIGNMENTS, body)
+        async def forward(conn: BrokerConnection) -> ListPartitionReassignmentsResponse | None:
+            body: ListPartitionReassignmentsRequest = {"timeout_ms": int(FORWARD_TIMEOUT_S * 1000), "topics": topics}
+            resp = await conn.call(LIST_PARTITION_REASSIGNMENTS(body))
             return None if resp["error_code"] == NotControllerError.code else resp
 
-        def local(image: MetadataImage) -> ControllerResult[dict[str, Any]]:
+        def local(image: MetadataImage) -> ControllerResult[ListPartitionReassignmentsResponse]:
             found = self.controller.list_partition_reassignments(image, topics)
             return ControllerResult([], {"error_code": 0, "error_message": None, "topics": found})
 
-        def refuse(code: int, msg: str) -> dict[str, Any]:
+        def refuse(code: int, msg: str) -> ListPartitionReassignmentsResponse:
             return {"error_code": code, "error_message": msg, "topics": []}
 
         return await self._decide(local, forward, refuse)
@@ -749,11 +813,11 @@ class RaftControllerChannel:
 
     def create_topic_now(
         self, name: str, partitions: int, replication_factor: int, configs: Mapping[str, str | None]
-    ) -> dict[str, Any]:
+    ) -> CreateTopicsResponseTopics:
         """Start creating a topic the broker needs; answers LEADER_NOT_AVAILABLE (retriable) now."""
         if name not in self._creating:
             self._creating.add(name)
-            topic = {
+            topic: CreateTopicsRequestTopics = {
                 "name": name,
                 "num_partitions": partitions,
                 "replication_factor": replication_factor,
@@ -775,7 +839,7 @@ class RaftControllerChannel:
             self._spawn(create())
         return create_topic_error(name, LeaderNotAvailableError.code, f"topic {name!r} is being created")
 
-    def delete_topics_now(self, requested: list[tuple[str | None, uuid.UUID]]) -> list[dict[str, Any]]:
+    def delete_topics_now(self, requested: list[tuple[str | None, uuid.UUID]]) -> list[DeleteTopicsResponseResponses]:
         raise NotControllerError("a cluster deletes topics through DeleteTopics (the topic is deleted asynchronously)")
 
 
@@ -825,11 +889,20 @@ class ClusterProducerIdManager:
         self._channel._spawn(fetch())
 
 
-def _all_not_controller(results: list[dict[str, Any]]) -> bool:
+def _all_not_controller(results: Sequence[Mapping[str, object]]) -> bool:
     return bool(results) and all(r.get("error_code") == NotControllerError.code for r in results)
 
 
-def _error_body(code: int, message: str) -> dict[str, Any]:
+def _refuse_configs(resources: Sequence[ConfigResource]) -> Callable[[int, str], list[ConfigResult]]:
+    """The answer to a configs request that no active controller took: ``code`` for every resource."""
+
+    def refuse(code: int, msg: str) -> list[ConfigResult]:
+        return [config_result(r, code, msg) for r in resources]
+
+    return refuse
+
+
+def _error_body(code: int, message: str) -> BrokerRegistrationResponse:
     return {"throttle_time_ms": 0, "error_code": code, "broker_epoch": -1}
 
 

@@ -43,6 +43,13 @@ from typing import Any
 
 from zurau.protocol import errors
 from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.messages import (
+    DescribeQuorumResponse,
+    DescribeQuorumResponseNodes,
+    DescribeQuorumResponseTopics,
+    DescribeQuorumResponseTopicsPartitions,
+    DescribeQuorumResponseTopicsPartitionsCurrentVoters,
+)
 from zurau.raft.batches import decode_entries, encode_entries
 from zurau.raft.messages import (
     NO_DIRECTORY,
@@ -586,7 +593,7 @@ def describe_quorum_request_ok(body: Mapping[str, Any]) -> bool:
     return True
 
 
-def _replica_state(r: ReplicaInfo) -> dict[str, Any]:
+def _replica_state(r: ReplicaInfo) -> DescribeQuorumResponseTopicsPartitionsCurrentVoters:
     return {
         "replica_id": r.replica_id,
         "log_end_offset": r.log_end_offset,
@@ -600,12 +607,13 @@ def describe_quorum_response(
     info: QuorumInfo | None,
     *,
     leader_endpoints: Mapping[int, Sequence[Listener]] = _NO_LISTENERS,
-) -> dict[str, Any]:
+) -> DescribeQuorumResponse:
     """The DescribeQuorum answer from :meth:`RaftNode.quorum_info` (None: not the leader, answered
     with NOT_LEADER_OR_FOLLOWER on the partition). v1+ carries the timestamps, v2 the listeners of
     the nodes in ``leader_endpoints`` (node id -> [(name, host, port)]), in node-id order."""
+    partition: DescribeQuorumResponseTopicsPartitions
     if info is None:
-        partition: dict[str, Any] = {
+        partition = {
             "partition_index": METADATA_PARTITION,
             "error_code": NOT_LEADER_OR_FOLLOWER,
             "error_message": None,
@@ -626,11 +634,12 @@ def describe_quorum_response(
             "current_voters": [_replica_state(r) for r in info.voters],
             "observers": [_replica_state(r) for r in info.observers],
         }
-    nodes = [
-        {"node_id": node_id, "listeners": _listeners(leader_endpoints[node_id])}
+    nodes: list[DescribeQuorumResponseNodes] = [
+        {"node_id": node_id, "listeners": [{"name": n, "host": h, "port": p} for n, h, p in leader_endpoints[node_id]]}
         for node_id in sorted(leader_endpoints)
     ]
-    return {"error_code": NONE, "error_message": None, "topics": [_topic(partition)], "nodes": nodes}
+    topic: DescribeQuorumResponseTopics = {"topic_name": METADATA_TOPIC, "partitions": [partition]}
+    return {"error_code": NONE, "error_message": None, "topics": [topic], "nodes": nodes}
 
 
 __all__ = [

@@ -19,15 +19,19 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from zurau.protocol.errors import RequestTimedOutError
+from zurau.protocol.messages import (
+    AlterPartitionRequest,
+    AlterPartitionRequestTopicsPartitions,
+    AlterPartitionResponse,
+)
 from zurau.replication.partition import Partition
 from zurau.replication.replica_manager import ReplicaManager
 
 log = logging.getLogger("zurau.replication")
 
-Send = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+Send = Callable[[AlterPartitionRequest], Awaitable[AlterPartitionResponse]]
 
 
 class AlterPartitionManager:
@@ -71,9 +75,9 @@ class AlterPartitionManager:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
 
-    def request(self, items: dict[tuple[str, int], tuple[int, int, list[tuple[int, int]]]]) -> dict[str, Any]:
+    def request(self, items: dict[tuple[str, int], tuple[int, int, list[tuple[int, int]]]]) -> AlterPartitionRequest:
         """The AlterPartition body for ``items`` (both ISR forms: v2 reads ``new_isr``)."""
-        topics: dict[uuid.UUID, list[dict[str, Any]]] = {}
+        topics: dict[uuid.UUID, list[AlterPartitionRequestTopicsPartitions]] = {}
         for (topic, index), (leader_epoch, partition_epoch, isr) in items.items():
             tid = self._topic_id(topic)
             if tid is None:
@@ -108,7 +112,9 @@ class AlterPartitionManager:
             if resp.get("error_code"):
                 await asyncio.sleep(self.retry_backoff_ms / 1000)
 
-    def _apply(self, items: dict[tuple[str, int], tuple[int, int, list[tuple[int, int]]]], resp: dict[str, Any]) -> None:
+    def _apply(
+        self, items: dict[tuple[str, int], tuple[int, int, list[tuple[int, int]]]], resp: AlterPartitionResponse
+    ) -> None:
         names: dict[uuid.UUID, str] = {}
         for topic, _index in items:
             tid = self._topic_id(topic)

@@ -30,11 +30,13 @@ sessions and the response's envelope.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from collections.abc import Set as AbstractSet
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 from zurau.protocol.errors import KafkaError, UnknownServerError, UnknownTopicOrPartitionError
+from zurau.protocol.messages import FetchResponseResponsesPartitions
 from zurau.replication.fetch_params import FetchParams, FetchTopic
 from zurau.replication.idle_fetch import idle_encoder
 from zurau.storage.file_region import transferable
@@ -49,13 +51,25 @@ log = logging.getLogger("zurau.replication")
 WaitKeys = Iterable[tuple[str, int]] | Mapping[str, AbstractSet[int]]
 
 
+class FetchedTopic(TypedDict, total=False):
+    """A :class:`~zurau.protocol.messages.FetchResponseResponses` as a fetch reads it: a partition
+    entry may be given pre-encoded (``bytes``, see :mod:`zurau.protocol.codec`): an idle
+    partition's is (:mod:`zurau.replication.idle_fetch`). ``topic`` and ``topic_id`` are as the
+    fetch named the topic: the one the response's version lacks (None, or its default) is not
+    encoded."""
+
+    topic: str | None
+    topic_id: uuid.UUID | None
+    partitions: list[FetchResponseResponsesPartitions | bytes]
+
+
 class FetchResult(NamedTuple):
     """The outcome of a fetch: the topics last read (as planned), their Fetch response entries
     (an idle partition's entry is its encoded bytes; records are bytes or a file region), and
     the record bytes read."""
 
     topics: list[FetchTopic]
-    responses: list[dict[str, Any]]
+    responses: list[FetchedTopic]
     bytes_read: int
 
 
@@ -123,12 +137,12 @@ def partitions_of(topics: list[FetchTopic]) -> dict[str, set[int]]:
     return keys
 
 
-def _complete(topics: list[FetchTopic], responses: list[dict[str, Any]], total: int) -> FetchResult:
+def _complete(topics: list[FetchTopic], responses: list[FetchedTopic], total: int) -> FetchResult:
     """The result of the last read, its slices made transferable (no await since the read)."""
     if total:  # some slice was read (every slice holds at least one batch)
         for t in responses:
             for entry in t["partitions"]:
-                if type(entry) is bytes:  # an idle partition
+                if isinstance(entry, bytes):  # an idle partition
                     continue
                 data = entry["records"]
                 if type(data) is LogReadSlice:
@@ -148,7 +162,7 @@ def read_partitions(
     params: FetchParams,
     topics: list[FetchTopic],
     bytes_bound: Callable[[], int | None] | None = None,
-) -> tuple[list[dict[str, Any]], int, bool]:
+) -> tuple[list[FetchedTopic], int, bool]:
     """One pass over every partition of ``topics``: (response entries, bytes read, any error or
     diverging epoch or preferred replica, any of which answers at once). Records read are
     :class:`LogReadSlice` s, valid until the next await."""
@@ -165,7 +179,7 @@ def read_partitions(
     total = 0
     settled = False
     first_data = True
-    out = []
+    out: list[FetchedTopic] = []
     idle = (
         idle_encoder(params.version, read_committed)
         if params.sessionless and not follower and rm.replica_selector is None
@@ -174,7 +188,7 @@ def read_partitions(
     hosted = rm.hosted_partitions if idle is not None else {}
     node_id = rm.node_id
     for name, topic_id, terr, topic, parts in topics:
-        parts_out: list[Any] = []
+        parts_out: list[FetchResponseResponsesPartitions | bytes] = []
         tname = topic.name if terr is None and topic is not None else None
         for fp in parts:
             index = fp["partition"]
@@ -191,7 +205,7 @@ def read_partitions(
                         if offset == (lso if read_committed else hw) and offset >= log_start:
                             parts_out.append(idle(index, hw, lso, log_start))
                             continue
-            entry: dict[str, Any] = {
+            entry: FetchResponseResponsesPartitions = {
                 "partition_index": index,
                 "error_code": 0,
                 "high_watermark": -1,

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from zurau.metadata.image import TopicImage
 from zurau.protocol.errors import KafkaError
-from zurau.protocol.messages import FetchRequestTopicsPartitions
+from zurau.protocol.messages import FetchRequest, FetchRequestTopicsPartitions
 
 READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
@@ -60,7 +60,7 @@ class FetchTopic(NamedTuple):
     partitions: list[PartitionFetch]
 
 
-def replica_id_of(req: Any) -> int:
+def replica_id_of(req: FetchRequest) -> int:
     """The fetching replica's broker id (-1 for a consumer): v0-14 ``replica_id``, v15+ the
     tagged ``replica_state``."""
     state = req.get("replica_state")  # decoded with its default (-1) below v15
@@ -87,7 +87,7 @@ class FetchParams:
 
     @classmethod
     def from_request(
-        cls, req: Any, version: int, *, fetch_max_bytes: int, sessionless: bool = True
+        cls, req: FetchRequest, version: int, *, fetch_max_bytes: int, sessionless: bool = True
     ) -> FetchParams:
         """Parse a decoded Fetch request (``fetch_max_bytes``: the broker's ``fetch.max.bytes``)."""
         replica_id = replica_id_of(req)

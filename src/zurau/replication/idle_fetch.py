@@ -24,10 +24,10 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 from functools import cache
-from typing import Any
 
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.codec import compile_struct
+from zurau.protocol.messages import FetchResponseResponsesPartitions
 from zurau.protocol.schemas import ALL
 from zurau.protocol.schemas.fetch import PARTITION_DATA
 
@@ -35,7 +35,7 @@ from zurau.protocol.schemas.fetch import PARTITION_DATA
 IdleEncoder = Callable[[int, int, int, int], bytes]
 
 
-def idle_entry(index: int, hw: int, lso: int, log_start: int, read_committed: bool) -> dict[str, Any]:
+def idle_entry(index: int, hw: int, lso: int, log_start: int, read_committed: bool) -> FetchResponseResponsesPartitions:
     """The partition entry a read of an idle partition gives (as a full read builds it)."""
     return {
         "partition_index": index,

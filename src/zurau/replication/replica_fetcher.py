@@ -46,14 +46,22 @@ import ssl
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from zurau.client.errors import AuthenticationError
 from zurau.client.fetch_session_handler import FetchSessionHandler
+from zurau.client.typed_api import FETCH, OFFSET_FOR_LEADER_EPOCH, Call
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import KafkaError, OffsetOutOfRangeError
+from zurau.protocol.messages import (
+    FetchRequest,
+    FetchRequestTopicsPartitions,
+    FetchResponseResponsesPartitions,
+    OffsetForLeaderEpochRequestTopicsPartitions,
+)
 
 log = logging.getLogger("zurau.replication")
+R = TypeVar("R")
 #: Longest wait between fetch attempts while the leader refuses this broker's login.
 AUTH_BACKOFF_MAX_MS = 5_000
 
@@ -65,16 +73,14 @@ class LeaderConnection(Protocol):
 
     def version(self, api_key: int, max_version: int | None = None, min_version: int = 0) -> int: ...
 
-    async def request(
+    async def call(
         self,
-        api_key: int,
-        body: dict[str, Any],
+        call: Call[R],
         *,
         version: int | None = None,
         max_version: int | None = None,
         timeout: float | None = None,
-        expect_response: bool = True,
-    ) -> dict[str, Any]: ...
+    ) -> R: ...
 
     async def close(self) -> None: ...
 
@@ -319,7 +325,7 @@ class ReplicaFetcher:
     # ------------------------------------------------------------------ OffsetForLeaderEpoch
     async def _truncate_by_epochs(self, conn: LeaderConnection, states: list[PartitionFetchState]) -> None:
         asking: dict[TopicPartitionKey, PartitionFetchState] = {}
-        by_topic: dict[str, list[dict[str, Any]]] = {}
+        by_topic: dict[str, list[OffsetForLeaderEpochRequestTopicsPartitions]] = {}
         for s in states:
             _leo, epoch, hw = self.logs.follower_log_state(s.topic, s.partition)
             if epoch < 0:  # no epoch information: keep only what is known committed
@@ -332,11 +338,10 @@ class ReplicaFetcher:
             )
         if not by_topic:
             return
-        body = {
+        resp = await conn.call(OFFSET_FOR_LEADER_EPOCH({
             "replica_id": self.node_id,
             "topics": [{"topic": t, "partitions": parts} for t, parts in by_topic.items()],
-        }
-        resp = await conn.request(ApiKey.OFFSET_FOR_LEADER_EPOCH, body)
+        }))
         for t in resp["topics"]:
             for pd in t["partitions"]:
                 asked = asking.get((t["topic"], pd["partition"]))
@@ -356,12 +361,12 @@ class ReplicaFetcher:
                 asked.truncating = not done
 
     # ------------------------------------------------------------------ Fetch
-    def fetch_request(self, states: list[PartitionFetchState], version: int) -> dict[str, Any]:
+    def fetch_request(self, states: list[PartitionFetchState], version: int) -> FetchRequest:
         """The Fetch body for ``states`` at ``version`` (topics by id from v13); from v7 within
         the fetch session (only the partitions whose fetch parameters changed, and the ones no
         longer fetched as forgotten)."""
         cfg = self.config
-        wanted: dict[TopicPartitionKey, dict[str, Any]] = {}
+        wanted: dict[TopicPartitionKey, FetchRequestTopicsPartitions] = {}
         topic_ids: dict[str, uuid.UUID] = {}
         for s in states:
             leo, epoch, _hw = self.logs.follower_log_state(s.topic, s.partition)
@@ -378,7 +383,7 @@ class ReplicaFetcher:
             session_id, session_epoch, named, forgotten = self._session.build(wanted)
         else:
             session_id, session_epoch, named, forgotten = 0, -1, list(wanted), []
-        by_topic: dict[str, list[dict[str, Any]]] = {}
+        by_topic: dict[str, list[FetchRequestTopicsPartitions]] = {}
         for key in named:
             by_topic.setdefault(key[0], []).append(wanted[key])
         gone: dict[str, list[int]] = {}
@@ -412,7 +417,7 @@ class ReplicaFetcher:
         by_id = {s.topic_id: s.topic for s in states}
         timeout = (self.config.socket_timeout_ms + self.config.wait_max_ms) / 1000
         try:
-            resp = await conn.request(ApiKey.FETCH, body, version=version, timeout=timeout)
+            resp = await conn.call(FETCH(body), version=version, timeout=timeout)
         except BaseException:
             self._session.reset()  # the broker may or may not have moved the session on
             raise
@@ -424,7 +429,8 @@ class ReplicaFetcher:
             self._backoff(states)
             return
         for t in resp["responses"]:
-            topic = t.get("topic") or by_id.get(t.get("topic_id"))
+            topic_id = t.get("topic_id")
+            topic = t.get("topic") or (by_id.get(topic_id) if topic_id is not None else None)
             if topic is None:
                 continue
             for pd in t["partitions"]:
@@ -437,7 +443,7 @@ class ReplicaFetcher:
                     log.warning("%s-%d: cannot apply data fetched from broker %d: %s", s.topic, s.partition, self.source_id, e)
                     self._backoff([s])
 
-    def _handle_partition(self, s: PartitionFetchState, pd: dict[str, Any]) -> None:
+    def _handle_partition(self, s: PartitionFetchState, pd: FetchResponseResponsesPartitions) -> None:
         logs = self.logs
         code = pd["error_code"]
         if code == 0:

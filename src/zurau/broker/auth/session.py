@@ -42,6 +42,7 @@ from zurau.protocol.errors import (
     SaslAuthenticationFailedError,
     UnsupportedSaslMechanismError,
 )
+from zurau.protocol.messages import SaslAuthenticateResponse, SaslHandshakeResponse
 from zurau.protocol.sasl import SCRAM_MECHANISMS, SaslError, ScramCredential, ScramMechanism, ScramServer
 from zurau.protocol.sasl.oauthbearer import MECHANISM as OAUTHBEARER
 from zurau.protocol.sasl.oauthbearer import OAuthBearerServer
@@ -118,7 +119,7 @@ class SecuritySession:
         return f"Unexpected Kafka request of type {_api_name(api_key)} during SASL handshake (ILLEGAL_SASL_STATE)"
 
     # ------------------------------------------------------------------ SaslHandshake
-    def handshake(self, mechanism: str, version: int) -> dict[str, Any]:
+    def handshake(self, mechanism: str, version: int) -> SaslHandshakeResponse:
         security = self.security
         if security is None or not security.uses_sasl:
             return {"error_code": IllegalSaslStateError.code, "mechanisms": []}
@@ -144,7 +145,7 @@ class SecuritySession:
         return {"error_code": 0, "mechanisms": enabled}
 
     # ------------------------------------------------------------------ tokens
-    def authenticate(self, token: bytes, version: int) -> dict[str, Any]:
+    def authenticate(self, token: bytes, version: int) -> SaslAuthenticateResponse:
         """SaslAuthenticate: the next server token, or SASL_AUTHENTICATION_FAILED (then close)."""
         if self._state != _AUTHENTICATE or self.raw_tokens:
             self._fail("SaslAuthenticate before SaslHandshake v1")
@@ -222,7 +223,7 @@ class SecuritySession:
         asyncio.get_running_loop().call_later(max(delay, 0.0), self._close, message)
 
 
-def _auth_error(code: int, message: str) -> dict[str, Any]:
+def _auth_error(code: int, message: str) -> SaslAuthenticateResponse:
     return {"error_code": code, "error_message": message, "auth_bytes": b"", "session_lifetime_ms": 0}
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any
 
 from zurau.broker.request_context import RequestContext
 from zurau.metadata.image import MetadataImage, TopicImage
@@ -39,9 +38,6 @@ def error_of(exc: BaseException) -> tuple[int, str]:
         return exc.code, str(exc)
     log.exception("unexpected error", exc_info=exc)
     return UnknownServerError.code, f"{type(exc).__name__}: {exc}"
-
-
-Response = dict[str, Any]
 
 
 def controller_id(ctx: RequestContext, image: MetadataImage) -> int:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from typing import Any
 
 from zurau.broker.fetch_session import (
     FINAL_EPOCH,
@@ -34,15 +33,25 @@ from zurau.protocol.errors import (
     FetchSessionTopicIdError,
     InvalidFetchSessionEpochError,
 )
+from zurau.protocol.messages import (
+    FetchRequest,
+    FetchRequestForgottenTopicsData,
+    FetchRequestTopics,
+    FetchResponseResponsesPartitions,
+)
+from zurau.replication.delayed_fetch import FetchedTopic
 from zurau.replication.fetch_params import FetchParams, FetchTopic, PartitionFetch
 
 SESSIONLESS, FULL, INCREMENTAL = 0, 1, 2
+#: A fetch with a session is read without the idle fast path (``FetchParams.sessionless`` is
+#: False), so its partition entries are dicts, never pre-encoded bytes.
+NOT_PRE_ENCODED = "a fetch with a session has no pre-encoded partition entries"
 
 #: A topic to read as the handler takes it: (name, topic id, partitions in the request's form).
 RawTopic = tuple[str | None, uuid.UUID | None, list[PartitionFetch]]
 
 
-def _topic_id(t: dict[str, Any]) -> uuid.UUID | None:
+def _topic_id(t: FetchRequestTopics | FetchRequestForgottenTopicsData) -> uuid.UUID | None:
     tid = t.get("topic_id")
     return tid if isinstance(tid, uuid.UUID) and tid.int else None
 
@@ -64,7 +73,7 @@ class FetchContext:
         return self.kind == INCREMENTAL
 
 
-def new_context(ctx: RequestContext, req: dict[str, Any], follower: bool) -> FetchContext:
+def new_context(ctx: RequestContext, req: FetchRequest, follower: bool) -> FetchContext:
     """The request's kind, updating the session of an incremental fetch (its partitions and
     epoch); a context with ``error_code`` set is answered with that error and nothing else."""
     session_id = req.get("session_id", INVALID_SESSION_ID)
@@ -90,7 +99,7 @@ def new_context(ctx: RequestContext, req: dict[str, Any], follower: bool) -> Fet
     if session.uses_topic_ids != uses_ids:
         return FetchContext(SESSIONLESS, error_code=FetchSessionTopicIdError.code)
     image = ctx.image
-    topics = []
+    topics: list[RawTopic] = []
     for t in req["topics"]:
         tid = _topic_id(t) if uses_ids else None
         name = t.get("topic")
@@ -114,7 +123,7 @@ def new_context(ctx: RequestContext, req: dict[str, Any], follower: bool) -> Fet
     return fc
 
 
-def topics_to_read(ctx: RequestContext, req: dict[str, Any], fc: FetchContext, params: FetchParams) -> list[RawTopic]:
+def topics_to_read(ctx: RequestContext, req: FetchRequest, fc: FetchContext, params: FetchParams) -> list[RawTopic]:
     """The partitions to read: the request's, or for an incremental fetch the session's that
     may have something to send, grouped by topic in session order."""
     session = fc.session
@@ -126,7 +135,7 @@ def topics_to_read(ctx: RequestContext, req: dict[str, Any], fc: FetchContext, p
     read_committed = params.read_committed
     named = fc.named
     uses_ids = session.uses_topic_ids
-    groups: dict[Any, RawTopic] = {}
+    groups: dict[uuid.UUID | str | None, RawTopic] = {}  # by topic id, or by name
     for cp in session.partitions.values():
         topic = cp.topic
         if (
@@ -154,10 +163,10 @@ def topics_to_read(ctx: RequestContext, req: dict[str, Any], fc: FetchContext, p
 
 def finish(
     ctx: RequestContext,
-    req: dict[str, Any],
+    req: FetchRequest,
     fc: FetchContext,
     topics: list[FetchTopic],
-    responses: list[dict[str, Any]],
+    responses: list[FetchedTopic],
     follower: bool,
 ) -> int:
     """After the last read: create the session of a full fetch, or keep in an incremental
@@ -177,6 +186,7 @@ def finish(
             tid = tid if fc.uses_topic_ids else None
             session.update([(name, tid, fps)], ())
             for entry in t["partitions"]:
+                assert not isinstance(entry, bytes), NOT_PRE_ENCODED
                 session.partitions[session.key(name, tid, entry["partition_index"])].must_respond(entry)
         cache.touch(session, now)
         return session.id
@@ -186,8 +196,9 @@ def finish(
     parts = session.partitions
     for t in responses:
         ident = t.get("topic_id") if uses_ids else t.get("topic")
-        kept = []
+        kept: list[FetchResponseResponsesPartitions | bytes] = []
         for entry in t["partitions"]:
+            assert not isinstance(entry, bytes), NOT_PRE_ENCODED
             cp = parts.get((ident, entry["partition_index"]))
             if cp is None or cp.must_respond(entry):
                 kept.append(entry)

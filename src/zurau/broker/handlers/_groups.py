@@ -1,8 +1,12 @@
-"""Helpers shared by the group-coordinator handlers (JoinGroup ... ConsumerGroupDescribe)."""
+"""Helpers shared by the group-coordinator handlers (JoinGroup ... ConsumerGroupDescribe).
+
+A request field that exists only from some version on is read as
+``req["group_instance_id"] if version >= 5 else None``: the codec gives the fields a version
+lacks their zero value (e.g. "" for a string that is nullable only in the versions that have it),
+where the coordinator expects None.
+"""
 
 from __future__ import annotations
-
-from typing import Any
 
 from zurau.broker.handlers._authz import GROUP, Op, allowed
 from zurau.broker.request_context import RequestContext
@@ -36,19 +40,6 @@ def client_host(ctx: RequestContext) -> str:
 
 def client_id(ctx: RequestContext) -> str:
     return ctx.client_id or ""
-
-
-def since(req: dict[str, Any], name: str, version: int, first: int) -> Any:
-    """A request field that exists from version ``first``; None in older versions.
-
-    (The codec gives fields a version lacks their zero value, e.g. "" for a string that is
-    nullable only in the versions that have it.)
-    """
-    return req[name] if version >= first else None
-
-
-def operations(requested: Any) -> int:
-    return GROUP_OPERATIONS if requested else OPERATIONS_OMITTED
 
 
 def group_operations(ctx: RequestContext, group_id: str, requested: bool) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
 
 from zurau.broker.handlers._authz import TRANSACTIONAL_ID, Op, allowed
 from zurau.broker.request_context import RequestContext
@@ -48,9 +48,9 @@ def by_topic(codes: dict[TopicPartitionKey, int]) -> list[tuple[str, list[tuple[
     return list(out.items())
 
 
-def requested_partitions(topics: list[dict[str, Any]], name_key: str, parts_key: str) -> list[TopicPartitionKey]:
-    """The distinct (topic, partition) pairs of a request, in request order."""
-    return list(dict.fromkeys((t[name_key], p) for t in topics for p in t[parts_key]))
+def requested_partitions(topics: Iterable[tuple[str, Iterable[int]]]) -> list[TopicPartitionKey]:
+    """The distinct (topic, partition) pairs of a request's (topic, partitions), in request order."""
+    return list(dict.fromkeys((name, p) for name, parts in topics for p in parts))
 
 
 def known_partition(ctx: RequestContext, tp: TopicPartitionKey) -> bool:

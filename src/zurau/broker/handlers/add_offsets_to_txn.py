@@ -8,19 +8,18 @@ INVALID_PRODUCER_EPOCH before v2.
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._authz import GROUP, Op, allowed
 from zurau.broker.handlers._groups import coordinator
 from zurau.broker.handlers._txn import fenced_code, txn_coordinator, txn_error
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import GroupAuthorizationFailedError
+from zurau.protocol.messages import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
 
 API_KEY = ApiKey.ADD_OFFSETS_TO_TXN
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: AddOffsetsToTxnRequest) -> AddOffsetsToTxnResponse:
     tid = req["transactional_id"]
     txns = txn_coordinator(ctx)
     groups = coordinator(ctx)

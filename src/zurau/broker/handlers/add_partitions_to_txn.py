@@ -13,8 +13,6 @@ previous transaction is still completing), or a coordinator error.
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._authz import TOPIC, Op, allowed_names, cluster_allowed
 from zurau.broker.handlers._txn import (
     by_topic,
@@ -32,6 +30,14 @@ from zurau.protocol.errors import (
     TopicAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
+from zurau.protocol.messages import (
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnRequestTransactionsTopics,
+    AddPartitionsToTxnResponse,
+    AddPartitionsToTxnResponseResultsByTransaction,
+    AddPartitionsToTxnResponseResultsByTransactionTopicResults,
+)
+from zurau.types import TopicPartitionKey
 
 API_KEY = ApiKey.ADD_PARTITIONS_TO_TXN
 
@@ -41,14 +47,14 @@ async def _one(
     tid: str,
     producer_id: int,
     producer_epoch: int,
-    topics: list[dict[str, Any]],
+    topics: list[AddPartitionsToTxnRequestTransactionsTopics],
     verify_only: bool,
-) -> list[dict[str, Any]]:
-    parts = requested_partitions(topics, "name", "partitions")
-    codes: dict[tuple[str, int], int] = {}
+) -> list[AddPartitionsToTxnResponseResultsByTransactionTopicResults]:
+    parts = requested_partitions((t["name"], t["partitions"]) for t in topics)
+    codes: dict[TopicPartitionKey, int] = {}
     unknown = {tp for tp in parts if not known_partition(ctx, tp)}
     rt = txn_coordinator(ctx)
-    denied: set[tuple[str, int]] = set()
+    denied: set[TopicPartitionKey] = set()
     if ctx.services.authorizer is not None:
         writable = allowed_names(ctx, Op.WRITE, TOPIC, (t for t, _ in parts))
         denied = {tp for tp in parts if tp[0] not in writable}
@@ -83,7 +89,7 @@ async def _one(
     ]
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: AddPartitionsToTxnRequest) -> AddPartitionsToTxnResponse:
     if ctx.api_version <= 3:
         results = await _one(
             ctx,
@@ -96,7 +102,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": results}
     if not cluster_allowed(ctx, Op.CLUSTER_ACTION):  # v4+ is the brokers' (KIP-890 verification)
         return {"throttle_time_ms": 0, "error_code": ClusterAuthorizationFailedError.code, "results_by_transaction": []}
-    out = []
+    out: list[AddPartitionsToTxnResponseResultsByTransaction] = []
     for t in req["transactions"]:
         results = await _one(
             ctx, t["transactional_id"], t["producer_id"], t["producer_epoch"], t["topics"], t["verify_only"]

@@ -5,14 +5,9 @@ principal needs ALTER_CONFIGS on the cluster, else every entry gets CLUSTER_AUTH
 from __future__ import annotations
 
 from zurau.broker.handlers._authz import CLUSTER_AUTHORIZATION_FAILED, Op, cluster_allowed
-from zurau.broker.handlers._untyped import as_dicts, as_messages
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.messages import (
-    AlterClientQuotasRequest,
-    AlterClientQuotasResponse,
-    AlterClientQuotasResponseEntries,
-)
+from zurau.protocol.messages import AlterClientQuotasRequest, AlterClientQuotasResponse
 
 API_KEY = ApiKey.ALTER_CLIENT_QUOTAS
 
@@ -22,5 +17,5 @@ async def handle(ctx: RequestContext, req: AlterClientQuotasRequest) -> AlterCli
         return {"throttle_time_ms": 0, "entries": [
             {"error_code": CLUSTER_AUTHORIZATION_FAILED, "error_message": "Cluster authorization failed.",
              "entity": e["entity"]} for e in req["entries"]]}
-    results = await ctx.controller.alter_client_quotas(as_dicts(req["entries"]), req["validate_only"])
-    return {"throttle_time_ms": 0, "entries": as_messages(AlterClientQuotasResponseEntries, results)}
+    results = await ctx.controller.alter_client_quotas(req["entries"], req["validate_only"])
+    return {"throttle_time_ms": 0, "entries": results}

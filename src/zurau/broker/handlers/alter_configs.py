@@ -14,7 +14,6 @@ are applied. ``validate_only`` runs every check and changes nothing.
 from __future__ import annotations
 
 from zurau.broker.handlers._authz import Op, config_denied
-from zurau.broker.handlers._untyped import as_dict, as_dicts, as_message, as_messages
 from zurau.broker.request_context import RequestContext
 from zurau.metadata.controller.config_control import config_result
 from zurau.protocol.api_keys import ApiKey
@@ -38,7 +37,7 @@ async def handle(ctx: RequestContext, req: AlterConfigsRequest) -> AlterConfigsR
             if refusal is None:
                 ok.append(r)
             else:
-                denied.append(as_message(AlterConfigsResponseResponses, config_result(as_dict(r), refusal.code, str(refusal))))
+                denied.append(config_result(r, refusal.code, str(refusal)))
         resources = ok
-    answers = await ctx.controller.alter_configs(as_dicts(resources), bool(req["validate_only"])) if resources else []
-    return {"throttle_time_ms": 0, "responses": as_messages(AlterConfigsResponseResponses, answers) + denied}
+    answers = await ctx.controller.alter_configs(resources, bool(req["validate_only"])) if resources else []
+    return {"throttle_time_ms": 0, "responses": answers + denied}

@@ -9,11 +9,8 @@ NOT_CONTROLLER.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
-
 from zurau.broker.handlers._authz import CLUSTER_AUTHORIZATION_FAILED, controller_listener_allowed
-from zurau.broker.handlers._untyped import as_dict, as_message
+from zurau.broker.interfaces import AlterPartitionChannel
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import NotControllerError
@@ -25,9 +22,7 @@ API_KEY = ApiKey.ALTER_PARTITION
 async def handle(ctx: RequestContext, req: AlterPartitionRequest) -> AlterPartitionResponse:
     if not controller_listener_allowed(ctx):  # node-to-node only; other fields take their defaults
         return {"throttle_time_ms": 0, "error_code": CLUSTER_AUTHORIZATION_FAILED}
-    alter: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]] | None = getattr(
-        ctx.controller, "alter_partition", None
-    )
-    if alter is None:
+    controller = ctx.controller
+    if not isinstance(controller, AlterPartitionChannel):
         return {"throttle_time_ms": 0, "error_code": NotControllerError.code, "topics": []}
-    return as_message(AlterPartitionResponse, await alter(as_dict(req)))
+    return await controller.alter_partition(req)

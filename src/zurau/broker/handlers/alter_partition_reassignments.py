@@ -8,7 +8,6 @@ replicas have caught up and joined the ISR (ListPartitionReassignments shows it 
 from __future__ import annotations
 
 from zurau.broker.handlers._authz import CLUSTER_AUTHORIZATION_FAILED, Op, cluster_allowed
-from zurau.broker.handlers._untyped import as_dicts, as_message
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.messages import AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse
@@ -21,7 +20,5 @@ async def handle(ctx: RequestContext, req: AlterPartitionReassignmentsRequest) -
     if not ctx.on_controller_listener and not cluster_allowed(ctx, Op.ALTER):
         return {"throttle_time_ms": 0, "allow_replication_factor_change": allow,
                 "error_code": CLUSTER_AUTHORIZATION_FAILED, "error_message": "Cluster authorization failed.", "responses": []}
-    result = await ctx.controller.alter_partition_reassignments(as_dicts(req["topics"]), allow)
-    return as_message(
-        AlterPartitionReassignmentsResponse, {"throttle_time_ms": 0, "allow_replication_factor_change": allow, **result}
-    )
+    result = await ctx.controller.alter_partition_reassignments(req["topics"], allow)
+    return {"throttle_time_ms": 0, "allow_replication_factor_change": allow, **result}

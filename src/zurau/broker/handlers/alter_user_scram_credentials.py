@@ -4,14 +4,9 @@ writes them to the metadata log (:mod:`zurau.metadata.controller.scram_control` 
 from __future__ import annotations
 
 from zurau.broker.handlers._authz import CLUSTER_AUTHORIZATION_FAILED, Op, cluster_allowed
-from zurau.broker.handlers._untyped import as_dicts, as_messages
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.messages import (
-    AlterUserScramCredentialsRequest,
-    AlterUserScramCredentialsResponse,
-    AlterUserScramCredentialsResponseResults,
-)
+from zurau.protocol.messages import AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse
 
 API_KEY = ApiKey.ALTER_USER_SCRAM_CREDENTIALS
 
@@ -22,5 +17,5 @@ async def handle(ctx: RequestContext, req: AlterUserScramCredentialsRequest) -> 
         return {"throttle_time_ms": 0, "results": [
             {"user": u, "error_code": CLUSTER_AUTHORIZATION_FAILED, "error_message": "Cluster authorization failed."}
             for u in users]}
-    results = await ctx.controller.alter_user_scram_credentials(as_dicts(req["deletions"]), as_dicts(req["upsertions"]))
-    return {"throttle_time_ms": 0, "results": as_messages(AlterUserScramCredentialsResponseResults, results)}
+    results = await ctx.controller.alter_user_scram_credentials(req["deletions"], req["upsertions"])
+    return {"throttle_time_ms": 0, "results": results}

@@ -5,14 +5,12 @@ An ApiVersions request newer than we serve is answered in v0 form by the connect
 
 from __future__ import annotations
 
-from zurau.broker.handlers._untyped import as_messages
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.messages import ApiVersionsRequest, ApiVersionsResponse, ApiVersionsResponseApiKeys
+from zurau.protocol.messages import ApiVersionsRequest, ApiVersionsResponse
 
 API_KEY = ApiKey.API_VERSIONS
 
 
 def handle(ctx: RequestContext, req: ApiVersionsRequest) -> ApiVersionsResponse:
-    api_keys = as_messages(ApiVersionsResponseApiKeys, ctx.api_versions)
-    return {"error_code": 0, "api_keys": api_keys, "throttle_time_ms": 0}
+    return {"error_code": 0, "api_keys": ctx.api_versions, "throttle_time_ms": 0}

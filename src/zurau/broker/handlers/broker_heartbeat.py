@@ -5,7 +5,6 @@ controlled way. Decided by the active controller; other nodes forward it."""
 from __future__ import annotations
 
 from zurau.broker.handlers._authz import CLUSTER_AUTHORIZATION_FAILED, controller_listener_allowed
-from zurau.broker.handlers._untyped import as_dict, as_message
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.messages import BrokerHeartbeatRequest, BrokerHeartbeatResponse
@@ -18,4 +17,4 @@ async def handle(ctx: RequestContext, req: BrokerHeartbeatRequest) -> BrokerHear
         return {"throttle_time_ms": 0, "error_code": CLUSTER_AUTHORIZATION_FAILED}
     quorum = ctx.services.quorum
     assert quorum is not None, "every node has a quorum service (a single node is its own)"
-    return as_message(BrokerHeartbeatResponse, await quorum.broker_heartbeat(as_dict(req), forward=not ctx.on_controller_listener))
+    return await quorum.broker_heartbeat(req, forward=not ctx.on_controller_listener)

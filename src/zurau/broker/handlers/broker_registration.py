@@ -5,7 +5,6 @@ forwards the request to it (a request that came in on a controller listener is n
 from __future__ import annotations
 
 from zurau.broker.handlers._authz import CLUSTER_AUTHORIZATION_FAILED, controller_listener_allowed
-from zurau.broker.handlers._untyped import as_dict, as_message
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.messages import BrokerRegistrationRequest, BrokerRegistrationResponse
@@ -18,4 +17,4 @@ async def handle(ctx: RequestContext, req: BrokerRegistrationRequest) -> BrokerR
         return {"throttle_time_ms": 0, "error_code": CLUSTER_AUTHORIZATION_FAILED}
     quorum = ctx.services.quorum
     assert quorum is not None, "every node has a quorum service (a single node is its own)"
-    return as_message(BrokerRegistrationResponse, await quorum.register_broker(as_dict(req), forward=not ctx.on_controller_listener))
+    return await quorum.register_broker(req, forward=not ctx.on_controller_listener)

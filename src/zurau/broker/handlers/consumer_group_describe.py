@@ -6,20 +6,23 @@ Each member is reported with its subscription, its current assignment and its ta
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._authz import Op
 from zurau.broker.handlers._groups import coordinator, group_error, group_operations
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.messages import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
+    ConsumerGroupDescribeResponseGroups,
+)
 
 API_KEY = ApiKey.CONSUMER_GROUP_DESCRIBE
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: ConsumerGroupDescribeRequest) -> ConsumerGroupDescribeResponse:
     groups = coordinator(ctx)
     want_ops = bool(req.get("include_authorized_operations"))
-    out = []
+    out: list[ConsumerGroupDescribeResponseGroups] = []
     for gid in req["group_ids"]:
         ops = group_operations(ctx, gid, want_ops)
         err = group_error(ctx, gid, Op.DESCRIBE) if gid else None

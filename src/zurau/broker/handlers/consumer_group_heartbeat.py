@@ -10,17 +10,16 @@ classic group with members has this id).
 
 from __future__ import annotations
 
-from typing import Any
-
-from zurau.broker.handlers._groups import client_host, client_id, coordinator, group_error, since
+from zurau.broker.handlers._groups import client_host, client_id, coordinator, group_error
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group.results import ConsumerGroupHeartbeatResult
 from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.messages import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 
 API_KEY = ApiKey.CONSUMER_GROUP_HEARTBEAT
 
 
-def _response(r: ConsumerGroupHeartbeatResult) -> dict[str, Any]:
+def _response(r: ConsumerGroupHeartbeatResult) -> ConsumerGroupHeartbeatResponse:
     return {
         "throttle_time_ms": 0,
         "error_code": r.error_code,
@@ -32,7 +31,7 @@ def _response(r: ConsumerGroupHeartbeatResult) -> dict[str, Any]:
     }
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse:
     groups = coordinator(ctx)
     err = group_error(ctx, req["group_id"])
     if err is not None:
@@ -45,7 +44,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         rack_id=req["rack_id"],
         rebalance_timeout_ms=req["rebalance_timeout_ms"],
         subscribed_topic_names=req["subscribed_topic_names"],
-        subscribed_topic_regex=since(req, "subscribed_topic_regex", ctx.api_version, 1),
+        subscribed_topic_regex=req["subscribed_topic_regex"] if ctx.api_version >= 1 else None,
         server_assignor=req["server_assignor"],
         owned=req["topic_partitions"],
         client_id=client_id(ctx),

@@ -8,11 +8,10 @@ without an authorizer answers SECURITY_DISABLED, as Kafka does.
 from __future__ import annotations
 
 from zurau.broker.handlers._authz import Op, cluster_allowed, controller_listener_allowed
-from zurau.broker.handlers._untyped import as_dicts, as_messages
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import ClusterAuthorizationFailedError, SecurityDisabledError
-from zurau.protocol.messages import CreateAclsRequest, CreateAclsResponse, CreateAclsResponseResults
+from zurau.protocol.messages import CreateAclsRequest, CreateAclsResponse
 
 API_KEY = ApiKey.CREATE_ACLS
 
@@ -32,5 +31,4 @@ async def handle(ctx: RequestContext, req: CreateAclsRequest) -> CreateAclsRespo
     if refused is not None:
         code, message = refused
         return {"throttle_time_ms": 0, "results": [{"error_code": code, "error_message": message} for _ in req["creations"]]}
-    results = await ctx.controller.create_acls(as_dicts(req["creations"]))
-    return {"throttle_time_ms": 0, "results": as_messages(CreateAclsResponseResults, results)}
+    return {"throttle_time_ms": 0, "results": await ctx.controller.create_acls(req["creations"])}

@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from zurau.broker.handlers._authz import TOPIC, Op, allowed
-from zurau.broker.handlers._untyped import as_dicts, as_messages
 from zurau.broker.quotas.controller_mutation_quota import THROTTLED_MESSAGE, admit, release_failed
 from zurau.broker.quotas.throttling import controller_mutation_quota
 from zurau.broker.request_context import RequestContext
@@ -56,8 +55,7 @@ def _cost(
 async def _create(
     ctx: RequestContext, topics: list[CreatePartitionsRequestTopics], validate_only: bool
 ) -> list[CreatePartitionsResponseResults]:
-    results = await ctx.controller.create_partitions(as_dicts(topics), validate_only) if topics else []
-    return as_messages(CreatePartitionsResponseResults, results)
+    return await ctx.controller.create_partitions(topics, validate_only) if topics else []
 
 
 async def handle(ctx: RequestContext, req: CreatePartitionsRequest) -> CreatePartitionsResponse:

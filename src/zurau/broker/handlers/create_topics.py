@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from zurau.broker.handlers._authz import Op, topic_or_cluster_allowed
-from zurau.broker.handlers._untyped import as_dicts, as_message
 from zurau.broker.quotas.controller_mutation_quota import THROTTLED_MESSAGE, admit, release_failed
 from zurau.broker.quotas.throttling import controller_mutation_quota
 from zurau.broker.request_context import RequestContext
@@ -60,11 +59,11 @@ def _cost(
 
 
 async def _create(ctx: RequestContext, topics: list[CreateTopicsRequestTopics], validate_only: bool) -> CreateTopicsResponse:
-    return as_message(CreateTopicsResponse, await ctx.controller.create_topics(as_dicts(topics), validate_only))
+    return await ctx.controller.create_topics(topics, validate_only)
 
 
 def _refused(name: str, code: int, message: str) -> CreateTopicsResponseTopics:
-    return as_message(CreateTopicsResponseTopics, create_topic_error(name, code, message))
+    return create_topic_error(name, code, message)
 
 
 async def handle(ctx: RequestContext, req: CreateTopicsRequest) -> CreateTopicsResponse:

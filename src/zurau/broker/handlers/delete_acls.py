@@ -4,7 +4,6 @@ authorizer."""
 
 from __future__ import annotations
 
-from zurau.broker.handlers._untyped import as_dicts, as_messages
 from zurau.broker.handlers.create_acls import refusal
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
@@ -21,5 +20,4 @@ async def handle(ctx: RequestContext, req: DeleteAclsRequest) -> DeleteAclsRespo
             {"error_code": code, "error_message": message, "matching_acls": []} for _ in req["filters"]
         ]
         return {"throttle_time_ms": 0, "filter_results": refusals}
-    results = await ctx.controller.delete_acls(as_dicts(req["filters"]))
-    return {"throttle_time_ms": 0, "filter_results": as_messages(DeleteAclsResponseFilterResults, results)}
+    return {"throttle_time_ms": 0, "filter_results": await ctx.controller.delete_acls(req["filters"])}

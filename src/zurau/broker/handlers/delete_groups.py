@@ -6,20 +6,19 @@ success once the tombstones for the group and each of its offsets are written.
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._authz import Op
 from zurau.broker.handlers._groups import coordinator, group_error
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.messages import DeleteGroupsRequest, DeleteGroupsResponse
 
 API_KEY = ApiKey.DELETE_GROUPS
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: DeleteGroupsRequest) -> DeleteGroupsResponse:
     names = list(req["groups_names"])
     errors: dict[str, int] = {}
-    ours = []
+    ours: list[str] = []
     for gid in names:
         err = group_error(ctx, gid, Op.DELETE) if gid else None
         if err is not None:

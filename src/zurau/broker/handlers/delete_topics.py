@@ -23,7 +23,6 @@ import uuid
 from collections.abc import Callable
 
 from zurau.broker.handlers._authz import TOPIC, Op, allowed
-from zurau.broker.handlers._untyped import as_messages
 from zurau.broker.quotas.controller_mutation_quota import THROTTLED_MESSAGE, admit, release_failed
 from zurau.broker.quotas.throttling import controller_mutation_quota
 from zurau.broker.request_context import RequestContext
@@ -75,8 +74,7 @@ def _requested(ctx: RequestContext, req: DeleteTopicsRequest) -> list[_Requested
 
 
 async def _delete(ctx: RequestContext, requested: list[_Requested]) -> list[DeleteTopicsResponseResponses]:
-    results = await ctx.controller.delete_topics(requested, ctx.api_version) if requested else []
-    return as_messages(DeleteTopicsResponseResponses, results)
+    return await ctx.controller.delete_topics(requested, ctx.api_version) if requested else []
 
 
 async def handle(ctx: RequestContext, req: DeleteTopicsRequest) -> DeleteTopicsResponse:

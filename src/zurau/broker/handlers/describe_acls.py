@@ -4,7 +4,6 @@ it); SECURITY_DISABLED without an authorizer."""
 
 from __future__ import annotations
 
-from zurau.broker.handlers._untyped import as_message
 from zurau.broker.handlers.create_acls import refusal
 from zurau.broker.request_context import RequestContext
 from zurau.metadata.controller.acl_control import describe_acls
@@ -19,4 +18,4 @@ def handle(ctx: RequestContext, req: DescribeAclsRequest) -> DescribeAclsRespons
     if refused is not None:
         code, message = refused
         return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "resources": []}
-    return as_message(DescribeAclsResponse, {"throttle_time_ms": 0, **describe_acls(ctx.image, req)})
+    return {"throttle_time_ms": 0, **describe_acls(ctx.image, req)}

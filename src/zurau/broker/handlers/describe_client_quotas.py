@@ -5,7 +5,6 @@ needs DESCRIBE_CONFIGS on the cluster, else the response carries CLUSTER_AUTHORI
 from __future__ import annotations
 
 from zurau.broker.handlers._authz import CLUSTER_AUTHORIZATION_FAILED, Op, cluster_allowed
-from zurau.broker.handlers._untyped import as_dicts, as_message
 from zurau.broker.request_context import RequestContext
 from zurau.metadata.controller.quota_control import describe_client_quotas
 from zurau.protocol.api_keys import ApiKey
@@ -18,5 +17,4 @@ def handle(ctx: RequestContext, req: DescribeClientQuotasRequest) -> DescribeCli
     if not cluster_allowed(ctx, Op.DESCRIBE_CONFIGS):
         return {"throttle_time_ms": 0, "error_code": CLUSTER_AUTHORIZATION_FAILED,
                 "error_message": "Cluster authorization failed.", "entries": None}
-    answer = describe_client_quotas(ctx.image, as_dicts(req["components"]), req["strict"])
-    return as_message(DescribeClientQuotasResponse, answer)
+    return describe_client_quotas(ctx.image, req["components"], req["strict"])

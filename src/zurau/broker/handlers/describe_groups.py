@@ -8,22 +8,25 @@ from v6, as in Kafka.
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._authz import Op
 from zurau.broker.handlers._groups import coordinator, group_error, group_operations
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import GroupIdNotFoundError
+from zurau.protocol.messages import (
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+    DescribeGroupsResponseGroups,
+)
 
 API_KEY = ApiKey.DESCRIBE_GROUPS
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: DescribeGroupsRequest) -> DescribeGroupsResponse:
     version = ctx.api_version
     groups = coordinator(ctx)
     want_ops = bool(req.get("include_authorized_operations"))
-    out = []
+    out: list[DescribeGroupsResponseGroups] = []
     for gid in req["groups"]:
         ops = group_operations(ctx, gid, want_ops)
         err = group_error(ctx, gid, Op.DESCRIBE) if gid else None

@@ -5,7 +5,6 @@ talks to any broker)."""
 
 from __future__ import annotations
 
-from zurau.broker.handlers._untyped import as_dict, as_message
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import InvalidRequestError
@@ -17,11 +16,11 @@ API_KEY = ApiKey.DESCRIBE_QUORUM
 
 async def handle(ctx: RequestContext, req: DescribeQuorumRequest) -> DescribeQuorumResponse:
     if not describe_quorum_request_ok(req):
-        body = as_message(DescribeQuorumResponse, describe_quorum_response(ctx.api_version, None))
+        body = describe_quorum_response(ctx.api_version, None)
         body["error_code"] = InvalidRequestError.code
         if ctx.api_version >= 2:
             body["error_message"] = "DescribeQuorum describes __cluster_metadata partition 0 only"
         return body
     quorum = ctx.services.quorum
     assert quorum is not None
-    return as_message(DescribeQuorumResponse, await quorum.describe_quorum(ctx.api_version, as_dict(req)))
+    return await quorum.describe_quorum(ctx.api_version, req)

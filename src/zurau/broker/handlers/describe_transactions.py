@@ -6,8 +6,6 @@ Asking does not create ``__transaction_state``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._authz import (
     TRANSACTIONAL_ID,
     TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
@@ -18,12 +16,17 @@ from zurau.broker.handlers._txn import by_topic, txn_coordinator
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.txn.results import DescribedTransaction
 from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.messages import (
+    DescribeTransactionsRequest,
+    DescribeTransactionsResponse,
+    DescribeTransactionsResponseTransactionStates,
+)
 
 API_KEY = ApiKey.DESCRIBE_TRANSACTIONS
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
-    states = []
+async def handle(ctx: RequestContext, req: DescribeTransactionsRequest) -> DescribeTransactionsResponse:
+    states: list[DescribeTransactionsResponseTransactionStates] = []
     described: list[tuple[str, int, DescribedTransaction | None]] = [
         (d.transactional_id, d.error_code, d)
         for d in await txn_coordinator(ctx).describe_transactions(req["transactional_ids"])

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from zurau.broker.handlers._authz import CLUSTER_AUTHORIZATION_FAILED, Op, cluster_allowed
-from zurau.broker.handlers._untyped import as_dicts, as_message
 from zurau.broker.request_context import RequestContext
 from zurau.metadata.controller.scram_control import describe_user_scram_credentials
 from zurau.protocol.api_keys import ApiKey
@@ -17,6 +16,4 @@ def handle(ctx: RequestContext, req: DescribeUserScramCredentialsRequest) -> Des
     if not cluster_allowed(ctx, Op.DESCRIBE):
         return {"throttle_time_ms": 0, "error_code": CLUSTER_AUTHORIZATION_FAILED,
                 "error_message": "Cluster authorization failed.", "results": []}
-    users = req["users"]
-    answer = describe_user_scram_credentials(ctx.image, None if users is None else as_dicts(users))
-    return as_message(DescribeUserScramCredentialsResponse, answer)
+    return describe_user_scram_credentials(ctx.image, req["users"])

@@ -8,7 +8,6 @@ PREFERRED.
 from __future__ import annotations
 
 from zurau.broker.handlers._authz import CLUSTER_AUTHORIZATION_FAILED, Op, cluster_allowed
-from zurau.broker.handlers._untyped import as_dicts, as_message
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.messages import ElectLeadersRequest, ElectLeadersResponse
@@ -20,6 +19,5 @@ async def handle(ctx: RequestContext, req: ElectLeadersRequest) -> ElectLeadersR
     election_type = req.get("election_type", 0) if ctx.api_version >= 1 else 0
     if not ctx.on_controller_listener and not cluster_allowed(ctx, Op.ALTER):
         return {"throttle_time_ms": 0, "error_code": CLUSTER_AUTHORIZATION_FAILED, "replica_election_results": []}
-    wanted = req.get("topic_partitions")
-    result = await ctx.controller.elect_leaders(election_type, None if wanted is None else as_dicts(wanted))
-    return as_message(ElectLeadersResponse, {"throttle_time_ms": 0, **result})
+    result = await ctx.controller.elect_leaders(election_type, req.get("topic_partitions"))
+    return {"throttle_time_ms": 0, **result}

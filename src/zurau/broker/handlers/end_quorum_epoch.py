@@ -3,9 +3,9 @@ Raft state machine (:mod:`zurau.metadata.raft_client`) in Kafka's wire format.""
 
 from __future__ import annotations
 
-from zurau.broker.handlers._quorum import to_raft
-from zurau.broker.handlers._untyped import as_message
+from zurau.broker.handlers._quorum import ask_raft
 from zurau.broker.request_context import RequestContext
+from zurau.client.typed_api import END_QUORUM_EPOCH
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.messages import EndQuorumEpochRequest, EndQuorumEpochResponse
 
@@ -13,4 +13,4 @@ API_KEY = ApiKey.END_QUORUM_EPOCH
 
 
 async def handle(ctx: RequestContext, req: EndQuorumEpochRequest) -> EndQuorumEpochResponse:
-    return as_message(EndQuorumEpochResponse, await to_raft(ctx, API_KEY, req))
+    return await ask_raft(ctx, END_QUORUM_EPOCH, req)

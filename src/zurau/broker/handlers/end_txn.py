@@ -12,17 +12,16 @@ v5 belongs to transactions v2 (an epoch bump with every transaction) and is not 
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._txn import fenced_code, txn_coordinator, txn_error
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.messages import EndTxnRequest, EndTxnResponse
 
 API_KEY = ApiKey.END_TXN
 MAX_VERSION = 4
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: EndTxnRequest) -> EndTxnResponse:
     tid = req["transactional_id"]
     txns = txn_coordinator(ctx)
     err = txn_error(ctx, tid)

@@ -48,25 +48,38 @@ fetch does, end to end:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Coroutine
-from typing import Any
+from typing import Any, TypedDict
 
 from zurau.broker.handlers import _fetch_sessions as fetch_sessions
 from zurau.broker.handlers._authz import TOPIC, Op, allowed_names, cluster_allowed
 from zurau.broker.handlers._common import resolve_topic
-from zurau.broker.handlers._quorum import to_raft
+from zurau.broker.handlers._quorum import ask_raft
 from zurau.broker.quotas.throttling import fetch_bytes_bound, fetch_throttle_ms
 from zurau.broker.request_context import RequestContext
+from zurau.client.typed_api import FETCH
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import KafkaError, TopicAuthorizationFailedError
+from zurau.protocol.messages import FetchRequest, FetchResponse, FetchResponseNodeEndpoints
 from zurau.raft.wire import METADATA_TOPIC, METADATA_TOPIC_ID
-from zurau.replication.delayed_fetch import FetchResult
+from zurau.replication.delayed_fetch import FetchedTopic, FetchResult
 from zurau.replication.fetch_params import FetchParams, FetchTopic, replica_id_of
 from zurau.replication.purgatory import request_wait
 
 API_KEY = ApiKey.FETCH
 
 
-def _is_metadata_fetch(req: dict[str, Any]) -> bool:
+class FetchAnswer(TypedDict, total=False):
+    """A :class:`~zurau.protocol.messages.FetchResponse` as the replica manager's reads give it:
+    an idle partition's entry may be pre-encoded (:class:`~zurau.replication.delayed_fetch.FetchedTopic`)."""
+
+    throttle_time_ms: int
+    error_code: int
+    session_id: int
+    responses: list[FetchedTopic]
+    node_endpoints: list[FetchResponseNodeEndpoints]
+
+
+def _is_metadata_fetch(req: FetchRequest) -> bool:
     """A quorum member's Fetch of ``__cluster_metadata`` (by name, or by Kafka's fixed topic id)."""
     topics = req["topics"]
     return bool(topics) and (
@@ -74,14 +87,14 @@ def _is_metadata_fetch(req: dict[str, Any]) -> bool:
     )
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | Awaitable[dict[str, Any]]:
+def handle(ctx: RequestContext, req: FetchRequest) -> FetchAnswer | Awaitable[FetchAnswer | FetchResponse]:
     """The answer, or (when the fetch must wait for data) a coroutine producing it.
 
     A fetch that the first read settles (enough bytes, an error, no wait asked) is answered
     here, synchronously: the connection then needs no task for it.
     """
     if _is_metadata_fetch(req) and replica_id_of(req) >= 0:  # a consumer gets UNKNOWN_TOPIC_OR_PARTITION
-        return to_raft(ctx, API_KEY, req)
+        return ask_raft(ctx, FETCH, req)
     follower = replica_id_of(req) >= 0
     fc = fetch_sessions.new_context(ctx, req, follower)
     if fc.error_code:
@@ -109,22 +122,22 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | Awaitab
 
 async def _answer_when_read(
     ctx: RequestContext,
-    req: dict[str, Any],
+    req: FetchRequest,
     fc: fetch_sessions.FetchContext,
     reading: Coroutine[Any, Any, FetchResult],
     follower: bool,
-) -> dict[str, Any]:
+) -> FetchAnswer:
     """The answer to a fetch that waits for data (the replica manager's long poll)."""
     return _answer(ctx, req, fc, await reading, follower)
 
 
 def _answer(
     ctx: RequestContext,
-    req: dict[str, Any],
+    req: FetchRequest,
     fc: fetch_sessions.FetchContext,
     result: FetchResult,
     follower: bool,
-) -> dict[str, Any]:
+) -> FetchAnswer:
     """The response to a fetch from its last read (quota throttling, session bookkeeping,
     metrics)."""
     topics, responses, total = result
@@ -174,7 +187,7 @@ def _authorized(ctx: RequestContext, params: FetchParams, topics: list[FetchTopi
     return out
 
 
-def _record(ctx: RequestContext, topics: list[FetchTopic], responses: list[dict[str, Any]], follower: bool) -> None:
+def _record(ctx: RequestContext, topics: list[FetchTopic], responses: list[FetchedTopic], follower: bool) -> None:
     """Bytes out (and failed fetches) per topic, for the metrics."""
     metrics = ctx.services.metrics
     assert metrics is not None
@@ -182,9 +195,10 @@ def _record(ctx: RequestContext, topics: list[FetchTopic], responses: list[dict[
         if t.topic is None:
             continue
         for entry in r["partitions"]:
-            if type(entry) is bytes:  # an idle partition
+            if isinstance(entry, bytes):  # an idle partition
                 continue
-            if size := len(entry["records"]):  # records read (bytes or a file region)
+            records = entry["records"]
+            if records is not None and (size := len(records)):  # records read (bytes or a file region)
                 metrics.fetched(t.topic.name, size, follower)
             elif entry["error_code"]:
                 metrics.fetch_failed(t.topic.name)

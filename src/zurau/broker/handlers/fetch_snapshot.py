@@ -3,9 +3,9 @@ leader's newest metadata snapshot in chunks, then fetches the log from the snaps
 
 from __future__ import annotations
 
-from zurau.broker.handlers._quorum import to_raft
-from zurau.broker.handlers._untyped import as_message
+from zurau.broker.handlers._quorum import ask_raft
 from zurau.broker.request_context import RequestContext
+from zurau.client.typed_api import FETCH_SNAPSHOT
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.messages import FetchSnapshotRequest, FetchSnapshotResponse
 
@@ -13,4 +13,4 @@ API_KEY = ApiKey.FETCH_SNAPSHOT
 
 
 async def handle(ctx: RequestContext, req: FetchSnapshotRequest) -> FetchSnapshotResponse:
-    return as_message(FetchSnapshotResponse, await to_raft(ctx, API_KEY, req))
+    return await ask_raft(ctx, FETCH_SNAPSHOT, req)

@@ -19,7 +19,7 @@ does, and the group or transaction requests get NOT_COORDINATOR (coordinator_run
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NamedTuple
 
 from zurau.broker.handlers._authz import GROUP as GROUP_RESOURCE
 from zurau.broker.handlers._authz import TRANSACTIONAL_ID, Op, allowed
@@ -36,37 +36,52 @@ from zurau.protocol.errors import (
     NotCoordinatorError,
     TransactionalIdAuthorizationFailedError,
 )
+from zurau.protocol.messages import (
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    FindCoordinatorResponseCoordinators,
+)
 
 API_KEY = ApiKey.FIND_COORDINATOR
 
 GROUP, TRANSACTION = 0, 1
-NO_NODE: dict[str, Any] = {"node_id": -1, "host": "", "port": -1}
 
 
-def _lookup(ctx: RequestContext, key: str, key_type: int) -> tuple[KafkaError | None, dict[str, Any]]:
+class Node(NamedTuple):
+    """The coordinator's node as the response names it."""
+
+    node_id: int
+    host: str
+    port: int
+
+
+NO_NODE = Node(-1, "", -1)
+
+
+def _lookup(ctx: RequestContext, key: str, key_type: int) -> tuple[KafkaError | None, Node]:
     rt: GroupCoordinatorService | TxnCoordinatorService
     if key_type == GROUP:
         if not allowed(ctx, Op.DESCRIBE, GROUP_RESOURCE, key):
-            return GroupAuthorizationFailedError("Group authorization failed."), dict(NO_NODE)
+            return GroupAuthorizationFailedError("Group authorization failed."), NO_NODE
         rt = coordinator(ctx)
     elif key_type == TRANSACTION:
         if not allowed(ctx, Op.DESCRIBE, TRANSACTIONAL_ID, key):
-            return TransactionalIdAuthorizationFailedError("Transactional id authorization failed."), dict(NO_NODE)
+            return TransactionalIdAuthorizationFailedError("Transactional id authorization failed."), NO_NODE
         rt = ctx.txns
     else:
-        return InvalidRequestError(f"unsupported coordinator key type {key_type}"), dict(NO_NODE)
+        return InvalidRequestError(f"unsupported coordinator key type {key_type}"), NO_NODE
     if ctx.image.brokers:
         return _leader_of(ctx, rt, key)
     err = rt.lookup_error(key)
     if err is not None:
-        return err, dict(NO_NODE)
+        return err, NO_NODE
     host, port = ctx.advertised
-    return None, {"node_id": ctx.node_id, "host": host, "port": port}
+    return None, Node(ctx.node_id, host, port)
 
 
 def _leader_of(
     ctx: RequestContext, rt: GroupCoordinatorService | TxnCoordinatorService, key: str
-) -> tuple[KafkaError | None, dict[str, Any]]:
+) -> tuple[KafkaError | None, Node]:
     """The live leader of ``key``'s partition of the runtime's internal topic (cluster mode)."""
     image = ctx.image
     topic = image.get(rt.topic)
@@ -75,34 +90,36 @@ def _leader_of(
         image = ctx.image
         topic = image.get(rt.topic)
         if topic is None:
-            return err or CoordinatorNotAvailableError(f"{rt.topic} is being created"), dict(NO_NODE)
+            return err or CoordinatorNotAvailableError(f"{rt.topic} is being created"), NO_NODE
     partition = rt.partition_for(key)
     registration = topic.partitions.get(partition)
     leader = image.brokers.get(registration.leader) if registration is not None else None
     if leader is None or not leader.live:
-        return CoordinatorNotAvailableError(f"{rt.topic}-{partition} has no live leader"), dict(NO_NODE)
+        return CoordinatorNotAvailableError(f"{rt.topic}-{partition} has no live leader"), NO_NODE
     if leader.id == ctx.node_id:
         err = rt.lookup_error(key)
         if isinstance(err, NotCoordinatorError):
             err = CoordinatorNotAvailableError(f"{rt.topic}-{partition} is not loaded on its leader yet")
         if err is not None:
-            return err, dict(NO_NODE)
+            return err, NO_NODE
     address = leader.address_for(ctx.listener)
     if address is None:
-        return CoordinatorNotAvailableError(f"broker {leader.id} has no endpoint"), dict(NO_NODE)
-    return None, {"node_id": leader.id, "host": address[0], "port": address[1]}
+        return CoordinatorNotAvailableError(f"broker {leader.id} has no endpoint"), NO_NODE
+    return None, Node(leader.id, address[0], address[1])
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+def handle(ctx: RequestContext, req: FindCoordinatorRequest) -> FindCoordinatorResponse:
     key_type = req.get("key_type", GROUP)
     if ctx.api_version >= 4:
-        coordinators = []
+        coordinators: list[FindCoordinatorResponseCoordinators] = []
         for key in req["coordinator_keys"]:
             err, node = _lookup(ctx, key, key_type)
             coordinators.append(
                 {
                     "key": key,
-                    **node,
+                    "node_id": node.node_id,
+                    "host": node.host,
+                    "port": node.port,
                     "error_code": 0 if err is None else err.code,
                     "error_message": None if err is None else err.message,
                 }
@@ -113,5 +130,7 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         "throttle_time_ms": 0,
         "error_code": 0 if err is None else err.code,
         "error_message": None if err is None else err.message,
-        **node,
+        "node_id": node.node_id,
+        "host": node.host,
+        "port": node.port,
     }

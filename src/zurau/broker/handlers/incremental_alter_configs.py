@@ -24,11 +24,9 @@ override, and add missing / remove present comma-separated items). Per resource,
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from zurau.broker.handlers._authz import Op, config_denied
 from zurau.broker.handlers._common import error_of
-from zurau.broker.handlers._untyped import as_dicts, as_message
 from zurau.broker.handlers.describe_configs import LOG4J_LEVELS, ROOT_LOGGER, broker_loggers, parse_broker_id
 from zurau.broker.request_context import RequestContext
 from zurau.metadata.controller.config_control import (
@@ -59,7 +57,7 @@ def _alter_loggers(
     ctx: RequestContext, name: str, configs: list[IncrementalAlterConfigsRequestResourcesConfigs], validate_only: bool
 ) -> None:
     """BROKER_LOGGER resources belong to this broker alone: decided and applied here."""
-    preprocess_incremental(as_dicts(configs))
+    preprocess_incremental(configs)
     if not name:
         raise InvalidRequestError("Broker id must not be empty")
     if parse_broker_id(ctx, name) != ctx.node_id:
@@ -97,25 +95,24 @@ async def handle(ctx: RequestContext, req: IncrementalAlterConfigsRequest) -> In
     validate_only = bool(req["validate_only"])
     forwarded: list[IncrementalAlterConfigsRequestResources] = []
 
-    def decide(resource: dict[str, Any]) -> dict[str, Any] | None:
-        r = as_message(IncrementalAlterConfigsRequestResources, resource)
+    def decide(r: IncrementalAlterConfigsRequestResources) -> IncrementalAlterConfigsResponseResponses | None:
         if not ctx.on_controller_listener:
             refusal = config_denied(ctx, r["resource_type"], r["resource_name"], Op.ALTER_CONFIGS)
             if refusal is not None:
-                return config_result(resource, refusal.code, str(refusal))
+                return config_result(r, refusal.code, str(refusal))
         if r["resource_type"] != RESOURCE_BROKER_LOGGER:
             forwarded.append(r)
             return None  # the controller's answer goes here
         try:
             check_resource_type(r["resource_type"])
             _alter_loggers(ctx, r["resource_name"], r["configs"], validate_only)
-            return config_result(resource)
+            return config_result(r)
         except Exception as e:
-            return config_result(resource, *error_of(e))
+            return config_result(r, *error_of(e))
 
-    decided = per_unique_resource(as_dicts(req["resources"]), decide)
+    decided = per_unique_resource(req["resources"], decide)
     if forwarded:
-        answers = iter(await ctx.controller.incremental_alter_configs(as_dicts(forwarded), validate_only))
+        answers = iter(await ctx.controller.incremental_alter_configs(forwarded, validate_only))
         decided = [r if r is not None else next(answers) for r in decided]
-    out = [as_message(IncrementalAlterConfigsResponseResponses, r) for r in decided if r is not None]
+    out: list[IncrementalAlterConfigsResponseResponses] = [r for r in decided if r is not None]
     return {"throttle_time_ms": 0, "responses": out}

@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Any
 
 from zurau.broker.handlers._authz import TOPIC, Op, allowed_any, cluster_allowed
 from zurau.broker.handlers._txn import txn_coordinator, txn_error
@@ -31,12 +30,13 @@ from zurau.protocol.errors import (
     KafkaError,
     ProducerFencedError,
 )
+from zurau.protocol.messages import InitProducerIdRequest, InitProducerIdResponse
 
 API_KEY = ApiKey.INIT_PRODUCER_ID
 MAX_VERSION = 5
 
 
-def _response(code: int, producer_id: int = -1, producer_epoch: int = -1) -> dict[str, Any]:
+def _response(code: int, producer_id: int = -1, producer_epoch: int = -1) -> InitProducerIdResponse:
     return {
         "throttle_time_ms": 0,
         "error_code": code,
@@ -45,7 +45,7 @@ def _response(code: int, producer_id: int = -1, producer_epoch: int = -1) -> dic
     }
 
 
-def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | Awaitable[dict[str, Any]]:
+def handle(ctx: RequestContext, req: InitProducerIdRequest) -> InitProducerIdResponse | Awaitable[InitProducerIdResponse]:
     tid = req.get("transactional_id")
     if tid is not None:
         return _transactional(ctx, req, tid)
@@ -62,7 +62,7 @@ def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any] | Awaitab
     return _response(0, producer_id, 0)
 
 
-async def _transactional(ctx: RequestContext, req: dict[str, Any], tid: str) -> dict[str, Any]:
+async def _transactional(ctx: RequestContext, req: InitProducerIdRequest, tid: str) -> InitProducerIdResponse:
     err = txn_error(ctx, tid)
     if err is not None:
         return _response(err.code)

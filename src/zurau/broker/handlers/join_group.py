@@ -8,17 +8,16 @@ rebalance timeout: the session timeout serves. See :mod:`zurau.coordinator.group
 
 from __future__ import annotations
 
-from typing import Any
-
-from zurau.broker.handlers._groups import client_host, client_id, coordinator, group_error, since
+from zurau.broker.handlers._groups import client_host, client_id, coordinator, group_error
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group.results import JoinGroupResult
 from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.messages import JoinGroupRequest, JoinGroupResponse
 
 API_KEY = ApiKey.JOIN_GROUP
 
 
-def _response(version: int, r: JoinGroupResult) -> dict[str, Any]:
+def _response(version: int, r: JoinGroupResult) -> JoinGroupResponse:
     return {
         "throttle_time_ms": 0,
         "error_code": r.error_code,
@@ -32,7 +31,7 @@ def _response(version: int, r: JoinGroupResult) -> dict[str, Any]:
     }
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: JoinGroupRequest) -> JoinGroupResponse:
     version = ctx.api_version
     groups = coordinator(ctx)
     err = group_error(ctx, req["group_id"])
@@ -43,7 +42,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     result = await groups.join_group(
         group_id=req["group_id"],
         member_id=req["member_id"],
-        group_instance_id=since(req, "group_instance_id", version, 5),
+        group_instance_id=req["group_instance_id"] if version >= 5 else None,
         protocol_type=req["protocol_type"],
         protocols=protocols,
         session_timeout_ms=req["session_timeout_ms"],

@@ -6,17 +6,16 @@ empty member id). v0-v2 name one member and report its error at the top level.
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._groups import coordinator, group_error
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group.results import LeaveGroupResult
 from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.messages import LeaveGroupRequest, LeaveGroupResponse, LeaveGroupResponseMembers
 
 API_KEY = ApiKey.LEAVE_GROUP
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: LeaveGroupRequest) -> LeaveGroupResponse:
     version = ctx.api_version
     if version >= 3:
         leaving = [(m["member_id"], m.get("group_instance_id")) for m in req["members"]]
@@ -28,7 +27,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         result = LeaveGroupResult(err.code)
     else:
         result = await groups.leave_group(group_id=req["group_id"], members=leaving)
-    members: list[dict[str, Any]] = [
+    members: list[LeaveGroupResponseMembers] = [
         {"member_id": m, "group_instance_id": i, "error_code": c} for m, i, c in result.members
     ]
     top = result.error_code

@@ -8,17 +8,16 @@ with an empty protocol type.
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._authz import GROUP, Op, allowed_names, cluster_allowed
 from zurau.broker.handlers._groups import coordinator
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.messages import ListGroupsRequest, ListGroupsResponse
 
 API_KEY = ApiKey.LIST_GROUPS
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: ListGroupsRequest) -> ListGroupsResponse:
     code, groups = await coordinator(ctx).list_groups(req.get("states_filter") or (), req.get("types_filter") or ())
     if code:
         return {"throttle_time_ms": 0, "error_code": code, "groups": []}

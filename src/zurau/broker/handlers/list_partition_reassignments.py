@@ -6,7 +6,6 @@ broker forwards the request there); see
 from __future__ import annotations
 
 from zurau.broker.handlers._authz import CLUSTER_AUTHORIZATION_FAILED, Op, cluster_allowed
-from zurau.broker.handlers._untyped import as_dicts, as_message
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.messages import ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse
@@ -18,6 +17,5 @@ async def handle(ctx: RequestContext, req: ListPartitionReassignmentsRequest) ->
     if not ctx.on_controller_listener and not cluster_allowed(ctx, Op.DESCRIBE):
         return {"throttle_time_ms": 0, "error_code": CLUSTER_AUTHORIZATION_FAILED,
                 "error_message": "Cluster authorization failed.", "topics": []}
-    wanted = req.get("topics")
-    result = await ctx.controller.list_partition_reassignments(None if wanted is None else as_dicts(wanted))
-    return as_message(ListPartitionReassignmentsResponse, {"throttle_time_ms": 0, **result})
+    result = await ctx.controller.list_partition_reassignments(req.get("topics"))
+    return {"throttle_time_ms": 0, **result}

@@ -8,17 +8,16 @@ INVALID_REGULAR_EXPRESSION if it does not compile).
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._authz import TRANSACTIONAL_ID, Op, allowed_names
 from zurau.broker.handlers._txn import txn_coordinator
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.messages import ListTransactionsRequest, ListTransactionsResponse
 
 API_KEY = ApiKey.LIST_TRANSACTIONS
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: ListTransactionsRequest) -> ListTransactionsResponse:
     result = await txn_coordinator(ctx).list_transactions(
         states=req["state_filters"],
         producer_ids=req["producer_id_filters"],

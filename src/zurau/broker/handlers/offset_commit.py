@@ -11,11 +11,9 @@ explicit expiry.
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._authz import TOPIC, Op, allowed_names
 from zurau.broker.handlers._common import ZERO_UUID
-from zurau.broker.handlers._groups import coordinator, group_error, since
+from zurau.broker.handlers._groups import coordinator, group_error
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group.results import OffsetCommitEntry
 from zurau.protocol.api_keys import ApiKey
@@ -24,11 +22,19 @@ from zurau.protocol.errors import (
     UnknownTopicIdError,
     UnknownTopicOrPartitionError,
 )
+from zurau.protocol.messages import (
+    OffsetCommitRequest,
+    OffsetCommitRequestTopics,
+    OffsetCommitRequestTopicsPartitions,
+    OffsetCommitResponse,
+    OffsetCommitResponseTopics,
+)
+from zurau.types import TopicPartitionKey
 
 API_KEY = ApiKey.OFFSET_COMMIT
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: OffsetCommitRequest) -> OffsetCommitResponse:
     version = ctx.api_version
     topics = ctx.image
     groups = coordinator(ctx)
@@ -38,8 +44,9 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     if ctx.services.authorizer is not None and err is None:
         names = (t["name"] if version < 10 else getattr(topics.by_id(t["topic_id"]), "name", None) for t in req["topics"])
         readable = allowed_names(ctx, Op.READ, TOPIC, (n for n in names if n))
-    # (topic as requested, resolved name or None, [(partition, error or None)])
-    plan: list[tuple[dict[str, Any], str | None, list[tuple[dict[str, Any], int | None]]]] = []
+    # (topic as requested, its name (resolved, else as requested), [(partition, error or None:
+    # committed, its code in the coordinator's answer)])
+    plan: list[tuple[OffsetCommitRequestTopics, str, list[tuple[OffsetCommitRequestTopicsPartitions, int | None]]]] = []
     entries: list[OffsetCommitEntry] = []
     for t in req["topics"]:
         if version >= 10:
@@ -48,7 +55,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         else:
             tm = topics.get(t["name"])
             missing = UnknownTopicOrPartitionError.code
-        parts: list[tuple[dict[str, Any], int | None]] = []
+        parts: list[tuple[OffsetCommitRequestTopicsPartitions, int | None]] = []
         for p in t["partitions"]:
             if err is not None:
                 parts.append((p, err.code))
@@ -69,28 +76,28 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                         p["committed_metadata"],
                     )
                 )
-        plan.append((t, tm.name if tm is not None else None, parts))
-    results: dict[tuple[str, int], int] = {}
+        plan.append((t, tm.name if tm is not None else t.get("name", ""), parts))
+    results: dict[TopicPartitionKey, int] = {}
     if entries:
         results = await groups.offset_commit(
             group_id=group_id,
             member_id=req.get("member_id", ""),
             generation_id=req.get("generation_id_or_member_epoch", -1),
-            group_instance_id=since(req, "group_instance_id", version, 7),
+            group_instance_id=req["group_instance_id"] if version >= 7 else None,
             offsets=entries,
             retention_ms=req.get("retention_time_ms", -1) if 2 <= version <= 4 else -1,
             api_version=version,
         )
-    out = []
+    out: list[OffsetCommitResponseTopics] = []
     for t, name, parts in plan:
         out.append(
             {
-                "name": t.get("name"),
-                "topic_id": t.get("topic_id"),
+                "name": t.get("name", ""),
+                "topic_id": t.get("topic_id", ZERO_UUID),
                 "partitions": [
                     {
                         "partition_index": p["partition_index"],
-                        "error_code": code if code is not None else results[(name, p["partition_index"])],  # type: ignore[index]
+                        "error_code": code if code is not None else results[(name, p["partition_index"])],
                     }
                     for p, code in parts
                 ],

@@ -7,27 +7,32 @@ group cannot lose offsets (NON_EMPTY_GROUP). Unknown partitions: UNKNOWN_TOPIC_O
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._authz import TOPIC, Op, allowed_names
 from zurau.broker.handlers._groups import coordinator, group_error
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import TopicAuthorizationFailedError, UnknownTopicOrPartitionError
+from zurau.protocol.messages import (
+    OffsetDeleteRequest,
+    OffsetDeleteResponse,
+    OffsetDeleteResponseTopics,
+    OffsetDeleteResponseTopicsPartitions,
+)
+from zurau.types import TopicPartitionKey
 
 API_KEY = ApiKey.OFFSET_DELETE
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: OffsetDeleteRequest) -> OffsetDeleteResponse:
     groups = coordinator(ctx)
     group_id = req["group_id"]
     err = group_error(ctx, group_id, Op.DELETE)
     if err is not None:
         return {"error_code": err.code, "throttle_time_ms": 0, "topics": []}
     registry = ctx.image
-    valid: list[tuple[str, int]] = []
-    results_denied: set[tuple[str, int]] = set()
-    invalid: set[tuple[str, int]] = set()
+    valid: list[TopicPartitionKey] = []
+    results_denied: set[TopicPartitionKey] = set()
+    invalid: set[TopicPartitionKey] = set()
     readable = allowed_names(ctx, Op.READ, TOPIC, (t["name"] for t in req["topics"]))
     for t in req["topics"]:
         tm = registry.get(t["name"])
@@ -42,9 +47,9 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
     code, results = await groups.offset_delete(group_id=group_id, partitions=valid)
     if code:
         return {"error_code": code, "throttle_time_ms": 0, "topics": []}
-    topics = []
+    topics: list[OffsetDeleteResponseTopics] = []
     for t in req["topics"]:
-        parts = []
+        parts: list[OffsetDeleteResponseTopicsPartitions] = []
         for p in t["partitions"]:
             tp = (t["name"], p["partition_index"])
             c = UnknownTopicOrPartitionError.code if tp in invalid else results.get(tp, 0)

@@ -10,23 +10,36 @@ clients retry; without it the last committed offset is returned.
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._authz import GROUP, TOPIC, Op, allowed, allowed_names
-from zurau.broker.handlers._groups import coordinator, since
+from zurau.broker.handlers._groups import coordinator
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group.results import FetchedOffset, OffsetFetchResult
+from zurau.metadata.image import MetadataImage
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     GroupAuthorizationFailedError,
     TopicAuthorizationFailedError,
     UnknownTopicIdError,
 )
+from zurau.protocol.messages import (
+    OffsetFetchRequest,
+    OffsetFetchRequestGroupsTopics,
+    OffsetFetchResponse,
+    OffsetFetchResponseGroups,
+    OffsetFetchResponseGroupsTopics,
+    OffsetFetchResponseGroupsTopicsPartitions,
+)
 
 API_KEY = ApiKey.OFFSET_FETCH
 
+#: The partitions asked for, by topic name (None: every committed offset of the group).
+Wanted = list[tuple[str, list[int]]] | None
+#: A group's answer before it takes its version's shape: (topic name, partition entries).
+Fetched = list[tuple[str, list[OffsetFetchResponseGroupsTopicsPartitions]]]
 
-def _partition(f: FetchedOffset) -> dict[str, Any]:
+
+def _partition(f: FetchedOffset) -> OffsetFetchResponseGroupsTopicsPartitions:
+    """A partition entry (the same fields before v8, in ``OffsetFetchResponseTopicsPartitions``)."""
     return {
         "partition_index": f.partition,
         "committed_offset": f.offset,
@@ -36,15 +49,42 @@ def _partition(f: FetchedOffset) -> dict[str, Any]:
     }
 
 
+def _wanted(
+    image: MetadataImage, topics: list[OffsetFetchRequestGroupsTopics] | None, by_id: bool
+) -> tuple[Wanted, list[OffsetFetchResponseGroupsTopics]]:
+    """A v8+ group's topics by name, and the answer for the topic ids that name no topic."""
+    if topics is None:
+        return None, []
+    wanted: list[tuple[str, list[int]]] = []
+    unknown_ids: list[OffsetFetchResponseGroupsTopics] = []
+    for t in topics:
+        if by_id:
+            tm = image.by_id(t["topic_id"])
+            if tm is None:
+                unknown_ids.append(
+                    {
+                        "topic_id": t["topic_id"],
+                        "partitions": [
+                            _partition(FetchedOffset(p, -1, -1, "", UnknownTopicIdError.code))
+                            for p in t["partition_indexes"]
+                        ],
+                    }
+                )
+                continue
+            wanted.append((tm.name, list(t["partition_indexes"])))
+        else:
+            wanted.append((t["name"], list(t["partition_indexes"])))
+    return wanted, unknown_ids
+
+
 async def _fetch_group(
     ctx: RequestContext,
     group_id: str,
-    topics: list[dict[str, Any]] | None,
-    by_id: bool,
+    wanted: Wanted,
     member_id: str | None = None,
     member_epoch: int = -1,
     require_stable: bool = False,
-) -> tuple[int, list[dict[str, Any]]]:
+) -> tuple[int, Fetched]:
     """(group error, topics of the response) for one group."""
     groups = coordinator(ctx)
     if not allowed(ctx, Op.DESCRIBE, GROUP, group_id):
@@ -52,28 +92,6 @@ async def _fetch_group(
     err = groups.coordinator_error(group_id)
     if err is not None:
         return err.code, []
-    registry = ctx.image
-    wanted: list[tuple[str, list[int]]] | None = None
-    unknown_ids: list[dict[str, Any]] = []
-    if topics is not None:
-        wanted = []
-        for t in topics:
-            if by_id:
-                tm = registry.by_id(t["topic_id"])
-                if tm is None:
-                    unknown_ids.append(
-                        {
-                            "topic_id": t["topic_id"],
-                            "partitions": [
-                                _partition(FetchedOffset(p, -1, -1, "", UnknownTopicIdError.code))
-                                for p in t["partition_indexes"]
-                            ],
-                        }
-                    )
-                    continue
-                wanted.append((tm.name, list(t["partition_indexes"])))
-            else:
-                wanted.append((t["name"], list(t["partition_indexes"])))
     result: OffsetFetchResult = await groups.offset_fetch(
         group_id, wanted, member_id=member_id, member_epoch=member_epoch, require_stable=require_stable
     )
@@ -82,50 +100,58 @@ async def _fetch_group(
     described: set[str] | None = None
     if ctx.services.authorizer is not None:  # all topics: only those it may DESCRIBE; asked for: an error
         described = allowed_names(ctx, Op.DESCRIBE, TOPIC, (n for n, _ in result.topics), log=wanted is not None)
-    out = []
+    out: Fetched = []
     for name, parts in result.topics:
         if described is not None and name not in described:
             if wanted is None:
                 continue
             parts = [FetchedOffset(f.partition, -1, -1, "", TopicAuthorizationFailedError.code) for f in parts]
-        entry: dict[str, Any] = {"name": name, "partitions": [_partition(f) for f in parts]}
-        if by_id:
-            tm = registry.get(name)
-            if tm is None:
-                continue
-            entry["topic_id"] = tm.topic_id
-        out.append(entry)
-    return 0, out + unknown_ids
+        out.append((name, [_partition(f) for f in parts]))
+    return 0, out
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: OffsetFetchRequest) -> OffsetFetchResponse:
     version = ctx.api_version
     if version >= 8:
-        groups = []
+        by_id = version >= 10
+        groups: list[OffsetFetchResponseGroups] = []
         for g in req["groups"]:
-            code, topics = await _fetch_group(
+            image = ctx.image
+            wanted, unknown_ids = _wanted(image, g["topics"], by_id)
+            code, fetched = await _fetch_group(
                 ctx,
                 g["group_id"],
-                g["topics"],
-                version >= 10,
-                since(g, "member_id", version, 9),
+                wanted,
+                g["member_id"] if version >= 9 else None,
                 g["member_epoch"],
                 req["require_stable"],
             )
-            groups.append({"group_id": g["group_id"], "topics": topics, "error_code": code})
+            topics: list[OffsetFetchResponseGroupsTopics] = []
+            for name, parts in fetched:
+                entry: OffsetFetchResponseGroupsTopics = {"name": name, "partitions": parts}
+                if by_id:
+                    tm = image.get(name)
+                    if tm is None:
+                        continue
+                    entry["topic_id"] = tm.topic_id
+                topics.append(entry)
+            groups.append({"group_id": g["group_id"], "topics": topics + unknown_ids if not code else [], "error_code": code})
         return {"throttle_time_ms": 0, "groups": groups}
-    code, topics = await _fetch_group(
-        ctx, req["group_id"], req["topics"], False, require_stable=version >= 7 and req["require_stable"]
+    asked = req["topics"]
+    code, fetched = await _fetch_group(
+        ctx,
+        req["group_id"],
+        None if asked is None else [(t["name"], list(t["partition_indexes"])) for t in asked],
+        require_stable=version >= 7 and req["require_stable"],
     )
     if code and version < 2:
         # v1 has no top-level error: every requested partition carries it.
-        topics = [
-            {
-                "name": t["name"],
-                "partitions": [
-                    _partition(FetchedOffset(p, -1, -1, "", code)) for p in t["partition_indexes"]
-                ],
-            }
-            for t in req["topics"] or []
+        fetched = [
+            (t["name"], [_partition(FetchedOffset(p, -1, -1, "", code)) for p in t["partition_indexes"]])
+            for t in asked or []
         ]
-    return {"throttle_time_ms": 0, "topics": topics, "error_code": code}
+    return {
+        "throttle_time_ms": 0,
+        "topics": [{"name": name, "partitions": parts} for name, parts in fetched],
+        "error_code": code,
+    }

@@ -4,14 +4,17 @@ AddRaftVoter (:mod:`zurau.broker.handlers.add_raft_voter`)."""
 
 from __future__ import annotations
 
-from zurau.broker.handlers._untyped import as_message
-from zurau.broker.handlers.add_raft_voter import change_voters
+from zurau.broker.handlers.add_raft_voter import NO_QUORUM
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.errors import UnsupportedVersionError
 from zurau.protocol.messages import RemoveRaftVoterRequest, RemoveRaftVoterResponse
 
 API_KEY = ApiKey.REMOVE_RAFT_VOTER
 
 
 async def handle(ctx: RequestContext, req: RemoveRaftVoterRequest) -> RemoveRaftVoterResponse:
-    return as_message(RemoveRaftVoterResponse, await change_voters(ctx, req))
+    quorum = ctx.services.quorum
+    if quorum is None:
+        return {"throttle_time_ms": 0, "error_code": UnsupportedVersionError.code, "error_message": NO_QUORUM}
+    return await quorum.remove_raft_voter(ctx.api_version, req)

@@ -8,7 +8,6 @@ is answered SASL_AUTHENTICATION_FAILED with the reason and the connection is clo
 
 from __future__ import annotations
 
-from zurau.broker.handlers._untyped import as_message
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import IllegalSaslStateError
@@ -21,4 +20,4 @@ def handle(ctx: RequestContext, req: SaslAuthenticateRequest) -> SaslAuthenticat
     if ctx.session is None:
         return {"error_code": IllegalSaslStateError.code, "error_message": "no SASL on this connection",
                 "auth_bytes": b"", "session_lifetime_ms": 0}
-    return as_message(SaslAuthenticateResponse, ctx.session.authenticate(bytes(req["auth_bytes"]), ctx.api_version))
+    return ctx.session.authenticate(bytes(req["auth_bytes"]), ctx.api_version)

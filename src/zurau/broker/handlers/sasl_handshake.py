@@ -7,7 +7,6 @@ UNSUPPORTED_SASL_MECHANISM and the connection closes; v0 switches the connection
 
 from __future__ import annotations
 
-from zurau.broker.handlers._untyped import as_message
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import IllegalSaslStateError
@@ -19,4 +18,4 @@ API_KEY = ApiKey.SASL_HANDSHAKE
 def handle(ctx: RequestContext, req: SaslHandshakeRequest) -> SaslHandshakeResponse:
     if ctx.session is None:
         return {"error_code": IllegalSaslStateError.code, "mechanisms": []}
-    return as_message(SaslHandshakeResponse, ctx.session.handshake(req["mechanism"], ctx.api_version))
+    return ctx.session.handshake(req["mechanism"], ctx.api_version)

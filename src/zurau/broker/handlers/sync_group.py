@@ -7,17 +7,16 @@ the protocol type and name both ways (a mismatch is INCONSISTENT_GROUP_PROTOCOL)
 
 from __future__ import annotations
 
-from typing import Any
-
-from zurau.broker.handlers._groups import coordinator, group_error, since
+from zurau.broker.handlers._groups import coordinator, group_error
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group.results import SyncGroupResult
 from zurau.protocol.api_keys import ApiKey
+from zurau.protocol.messages import SyncGroupRequest, SyncGroupResponse
 
 API_KEY = ApiKey.SYNC_GROUP
 
 
-def _response(r: SyncGroupResult) -> dict[str, Any]:
+def _response(r: SyncGroupResult) -> SyncGroupResponse:
     return {
         "throttle_time_ms": 0,
         "error_code": r.error_code,
@@ -27,7 +26,7 @@ def _response(r: SyncGroupResult) -> dict[str, Any]:
     }
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: SyncGroupRequest) -> SyncGroupResponse:
     version = ctx.api_version
     groups = coordinator(ctx)
     err = group_error(ctx, req["group_id"])
@@ -38,9 +37,9 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
         group_id=req["group_id"],
         generation_id=req["generation_id"],
         member_id=req["member_id"],
-        group_instance_id=since(req, "group_instance_id", version, 3),
-        protocol_type=since(req, "protocol_type", version, 5),
-        protocol_name=since(req, "protocol_name", version, 5),
+        group_instance_id=req["group_instance_id"] if version >= 3 else None,
+        protocol_type=req["protocol_type"] if version >= 5 else None,
+        protocol_name=req["protocol_name"] if version >= 5 else None,
         assignments=assignments,
     )
     return _response(result)

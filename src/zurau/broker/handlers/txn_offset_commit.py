@@ -11,21 +11,21 @@ FENCED_INSTANCE_ID). v5 (transactions v2: the partition is added implicitly) is 
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._authz import TOPIC, Op, allowed_names
-from zurau.broker.handlers._groups import coordinator, group_error, since
+from zurau.broker.handlers._groups import coordinator, group_error
 from zurau.broker.handlers._txn import txn_denied
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group.results import OffsetCommitEntry
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import TopicAuthorizationFailedError, UnknownTopicOrPartitionError
+from zurau.protocol.messages import TxnOffsetCommitRequest, TxnOffsetCommitResponse
+from zurau.types import TopicPartitionKey
 
 API_KEY = ApiKey.TXN_OFFSET_COMMIT
 MAX_VERSION = 4
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse:
     version = ctx.api_version
     topics = ctx.image
     groups = coordinator(ctx)
@@ -57,7 +57,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                     )
                 )
         plan.append((t["name"], parts))
-    results: dict[tuple[str, int], int] = {}
+    results: dict[TopicPartitionKey, int] = {}
     if entries:
         results = await groups.txn_offset_commit(
             group_id=group_id,
@@ -65,7 +65,7 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
             producer_epoch=req["producer_epoch"],
             member_id=req.get("member_id", "") if version >= 3 else "",
             generation_id=req.get("generation_id", -1) if version >= 3 else -1,
-            group_instance_id=since(req, "group_instance_id", version, 3),
+            group_instance_id=req["group_instance_id"] if version >= 3 else None,
             offsets=entries,
         )
     return {

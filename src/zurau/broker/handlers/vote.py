@@ -3,9 +3,9 @@ Raft state machine (:mod:`zurau.metadata.raft_client`) in Kafka's wire format.""
 
 from __future__ import annotations
 
-from zurau.broker.handlers._quorum import to_raft
-from zurau.broker.handlers._untyped import as_message
+from zurau.broker.handlers._quorum import ask_raft
 from zurau.broker.request_context import RequestContext
+from zurau.client.typed_api import VOTE
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.messages import VoteRequest, VoteResponse
 
@@ -13,4 +13,4 @@ API_KEY = ApiKey.VOTE
 
 
 async def handle(ctx: RequestContext, req: VoteRequest) -> VoteResponse:
-    return as_message(VoteResponse, await to_raft(ctx, API_KEY, req))
+    return await ask_raft(ctx, VOTE, req)

@@ -13,18 +13,21 @@ nothing, harmlessly).
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.broker.handlers._authz import CLUSTER_AUTHORIZATION_FAILED, Op, cluster_allowed
 from zurau.broker.handlers._txn import by_topic, known_partition, requested_partitions, txn_coordinator
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import UnknownTopicOrPartitionError
+from zurau.protocol.messages import (
+    WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
+    WriteTxnMarkersResponseMarkers,
+)
 
 API_KEY = ApiKey.WRITE_TXN_MARKERS
 
 
-async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
+async def handle(ctx: RequestContext, req: WriteTxnMarkersRequest) -> WriteTxnMarkersResponse:
     txns = txn_coordinator(ctx)
     if not cluster_allowed(ctx, Op.CLUSTER_ACTION):  # brokers only
         return {"markers": [
@@ -33,9 +36,9 @@ async def handle(ctx: RequestContext, req: dict[str, Any]) -> dict[str, Any]:
                     {"partition_index": p, "error_code": CLUSTER_AUTHORIZATION_FAILED} for p in t["partition_indexes"]]}
                 for t in m["topics"]]}
             for m in req["markers"]]}
-    out = []
+    out: list[WriteTxnMarkersResponseMarkers] = []
     for m in req["markers"]:
-        parts = requested_partitions(m["topics"], "name", "partition_indexes")
+        parts = requested_partitions((t["name"], t["partition_indexes"]) for t in m["topics"])
         valid = [tp for tp in parts if known_partition(ctx, tp)]
         written = await txns.write_txn_markers(
             producer_id=m["producer_id"],

@@ -33,6 +33,10 @@ from typing import Any
 
 from zurau.coordinator.group.assignors import Assignment
 from zurau.coordinator.topics import TopicsView
+from zurau.protocol.messages import (
+    ConsumerGroupHeartbeatRequestTopicPartitions,
+    ConsumerGroupHeartbeatResponseAssignmentTopicPartitions,
+)
 
 LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
@@ -196,11 +200,17 @@ class ConsumerGroup:
 # ---------------------------------------------------------------------- assignments
 
 
-def to_topic_partitions(a: Mapping[uuid.UUID, Iterable[int]]) -> list[dict[str, Any]]:
+def to_topic_partitions(
+    a: Mapping[uuid.UUID, Iterable[int]],
+) -> list[ConsumerGroupHeartbeatResponseAssignmentTopicPartitions]:
+    """``a`` as the ``{topic_id, partitions}`` entries of KIP-848's messages and records."""
     return [{"topic_id": t, "partitions": sorted(a[t])} for t in sorted(a, key=str) if a[t]]
 
 
-def from_topic_partitions(items: Iterable[Mapping[str, Any]] | None) -> dict[uuid.UUID, frozenset[int]]:
+def from_topic_partitions(
+    items: Iterable[ConsumerGroupHeartbeatRequestTopicPartitions] | None,
+) -> dict[uuid.UUID, frozenset[int]]:
+    """The ``{topic_id, partitions}`` entries of a heartbeat (or a record) by topic id."""
     out: dict[uuid.UUID, set[int]] = {}
     for it in items or ():
         out.setdefault(it["topic_id"], set()).update(it["partitions"])

@@ -41,6 +41,12 @@ from zurau.coordinator.group.results import ConsumerGroupHeartbeatResult, Effect
 from zurau.coordinator.group.shard_context import GroupShardContext
 from zurau.coordinator.write_errors import write_error
 from zurau.protocol import errors as E
+from zurau.protocol.messages import (
+    ConsumerGroupDescribeResponseGroups,
+    ConsumerGroupDescribeResponseGroupsMembers,
+    ConsumerGroupDescribeResponseGroupsMembersAssignmentTopicPartitions,
+    ConsumerGroupHeartbeatRequestTopicPartitions,
+)
 
 log = logging.getLogger("zurau.coordinator")
 
@@ -57,7 +63,7 @@ class _Heartbeat:
     names: list[str] | None
     regex: str | None
     assignor: str | None
-    owned: dict[Any, frozenset[int]] | None
+    owned: dict[uuid.UUID, frozenset[int]] | None
     client_id: str
     client_host: str
 
@@ -91,7 +97,7 @@ class ConsumerGroupManager:
         subscribed_topic_names: list[str] | None = None,
         subscribed_topic_regex: str | None = None,
         server_assignor: str | None = None,
-        owned: list[Mapping[str, Any]] | None = None,
+        owned: list[ConsumerGroupHeartbeatRequestTopicPartitions] | None = None,
         client_id: str = "",
         client_host: str = "",
         api_version: int = 1,
@@ -163,7 +169,7 @@ class ConsumerGroupManager:
         names: list[str] | None,
         regex: str | None,
         assignor: str | None,
-        owned: list[Mapping[str, Any]] | None,
+        owned: list[ConsumerGroupHeartbeatRequestTopicPartitions] | None,
         api_version: int,
     ) -> None:
         bad = E.InvalidRequestError
@@ -584,8 +590,9 @@ class ConsumerGroupManager:
         )
 
     # ================================================================== KIP-848: describe
-    def consumer_group_describe(self, group_ids: Iterable[str]) -> list[dict[str, Any]]:
-        out = []
+    def consumer_group_describe(self, group_ids: Iterable[str]) -> list[ConsumerGroupDescribeResponseGroups]:
+        """ConsumerGroupDescribe's group entries (``authorized_operations`` is the handler's)."""
+        out: list[ConsumerGroupDescribeResponseGroups] = []
         for gid in group_ids:
             group = self.groups.get(gid)
             if not isinstance(group, ConsumerGroup):
@@ -603,7 +610,7 @@ class ConsumerGroupManager:
                     }
                 )
                 continue
-            members = []
+            members: list[ConsumerGroupDescribeResponseGroupsMembers] = []
             for m in group.members.values():
                 members.append(
                     {
@@ -638,8 +645,10 @@ class ConsumerGroupManager:
             )
         return out
 
-    def _named(self, a: Mapping[Any, frozenset[int]]) -> list[dict[str, Any]]:
-        out = []
+    def _named(
+        self, a: Mapping[uuid.UUID, frozenset[int]]
+    ) -> list[ConsumerGroupDescribeResponseGroupsMembersAssignmentTopicPartitions]:
+        out: list[ConsumerGroupDescribeResponseGroupsMembersAssignmentTopicPartitions] = []
         for tp in to_topic_partitions(a):
             t = self.topics.by_id(tp["topic_id"])
             out.append(

@@ -16,6 +16,7 @@ from zurau.coordinator.group import records as R
 from zurau.coordinator.group.offset_commit_record import OffsetAndMetadata
 from zurau.coordinator.group.records import CoordinatorRecord
 from zurau.protocol import errors as E
+from zurau.protocol.messages import ConsumerGroupHeartbeatResponseAssignmentTopicPartitions
 from zurau.types import TopicPartitionKey
 
 # ---------------------------------------------------------------------------------- effects
@@ -140,7 +141,7 @@ class ConsumerGroupHeartbeatResult:
     member_id: str | None = None
     member_epoch: int = -1
     heartbeat_interval_ms: int = 0
-    assignment: list[dict[str, Any]] | None = None  # [{topic_id, partitions}] or None
+    assignment: list[ConsumerGroupHeartbeatResponseAssignmentTopicPartitions] | None = None  # or None: unchanged
 
 
 # ---------------------------------------------------------------------------------- helpers

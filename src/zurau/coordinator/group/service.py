@@ -21,7 +21,7 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from zurau.coordinator.group.group_runtime import GroupCoordinatorRuntime
@@ -36,6 +36,10 @@ from zurau.coordinator.group.results import (
     SyncGroupResult,
 )
 from zurau.protocol.errors import KafkaError
+from zurau.protocol.messages import (
+    ConsumerGroupDescribeResponseGroups,
+    ConsumerGroupHeartbeatRequestTopicPartitions,
+)
 from zurau.types import TopicPartitionKey
 
 
@@ -174,13 +178,13 @@ class GroupCoordinatorService(Protocol):
         subscribed_topic_names: list[str] | None,
         subscribed_topic_regex: str | None,
         server_assignor: str | None,
-        owned: list[Mapping[str, Any]] | None,
+        owned: list[ConsumerGroupHeartbeatRequestTopicPartitions] | None,
         client_id: str,
         client_host: str,
         api_version: int,
     ) -> ConsumerGroupHeartbeatResult: ...
 
-    async def consumer_group_describe(self, group_ids: Sequence[str]) -> list[dict[str, Any]]: ...
+    async def consumer_group_describe(self, group_ids: Sequence[str]) -> list[ConsumerGroupDescribeResponseGroups]: ...
 
 
 class RuntimeGroupCoordinatorService:
@@ -431,7 +435,7 @@ class RuntimeGroupCoordinatorService:
         subscribed_topic_names: list[str] | None,
         subscribed_topic_regex: str | None,
         server_assignor: str | None,
-        owned: list[Mapping[str, Any]] | None,
+        owned: list[ConsumerGroupHeartbeatRequestTopicPartitions] | None,
         client_id: str,
         client_host: str,
         api_version: int,
@@ -460,5 +464,5 @@ class RuntimeGroupCoordinatorService:
         )
         return result
 
-    async def consumer_group_describe(self, group_ids: Sequence[str]) -> list[dict[str, Any]]:
+    async def consumer_group_describe(self, group_ids: Sequence[str]) -> list[ConsumerGroupDescribeResponseGroups]:
         return self.runtime.core.consumer_group_describe(group_ids)

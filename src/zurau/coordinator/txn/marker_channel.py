@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable
 from zurau.client.connection import BrokerConnection, ConnectionCache
 from zurau.client.errors import ClientError
 from zurau.client.security import ClientSecurity
+from zurau.client.typed_api import WRITE_TXN_MARKERS
 from zurau.coordinator.txn.inter_broker import inter_broker_connection
-from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import KafkaError, NotLeaderOrFollowerError, for_code
 from zurau.types import TopicPartitionKey
 
@@ -118,7 +118,7 @@ class TxnMarkerChannel:
         by_topic: dict[str, list[int]] = defaultdict(list)
         for topic, index in partitions:
             by_topic[topic].append(index)
-        body = {
+        call = WRITE_TXN_MARKERS({
             "markers": [
                 {
                     "producer_id": producer_id,
@@ -129,11 +129,11 @@ class TxnMarkerChannel:
                     "transaction_version": 0,
                 }
             ]
-        }
+        })
         results: MarkerResults = {}
         try:
             conn = await self._conns.get(broker_id)
-            resp = await conn.request(ApiKey.WRITE_TXN_MARKERS, body)
+            resp = await conn.call(call)
             for m in resp["markers"]:
                 for t in m["topics"]:
                     for p in t["partitions"]:

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable
 from zurau.client.connection import BrokerConnection, ConnectionCache
 from zurau.client.errors import ClientError
 from zurau.client.security import ClientSecurity
+from zurau.client.typed_api import ADD_PARTITIONS_TO_TXN
 from zurau.coordinator.txn.inter_broker import inter_broker_connection
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
@@ -129,7 +130,7 @@ class TxnVerificationChannel:
         by_topic: dict[str, list[int]] = defaultdict(list)
         for topic, index in parts:
             by_topic[topic].append(index)
-        body = {
+        call = ADD_PARTITIONS_TO_TXN({
             "transactions": [
                 {
                     "transactional_id": transactional_id,
@@ -139,12 +140,12 @@ class TxnVerificationChannel:
                     "topics": [{"name": t, "partitions": idx} for t, idx in by_topic.items()],
                 }
             ]
-        }
+        })
         results: VerifyResults = {}
         try:
             conn = await self._conns.get(broker)
             version = conn.version(ApiKey.ADD_PARTITIONS_TO_TXN, min_version=VERIFY_VERSION)
-            resp = await conn.request(ApiKey.ADD_PARTITIONS_TO_TXN, body, version=version)
+            resp = await conn.call(call, version=version)
             top = resp.get("error_code", 0)
             for tr in resp.get("results_by_transaction", []):
                 for t in tr["topic_results"]:

@@ -37,9 +37,20 @@ from zurau.protocol.acl import (
     parse_principal,
 )
 from zurau.protocol.errors import InvalidRequestError
+from zurau.protocol.messages import (
+    CreateAclsRequestCreations,
+    CreateAclsResponseResults,
+    DeleteAclsRequestFilters,
+    DeleteAclsResponseFilterResults,
+    DeleteAclsResponseFilterResultsMatchingAcls,
+    DescribeAclsRequest,
+    DescribeAclsResponse,
+    DescribeAclsResponseResources,
+    DescribeAclsResponseResourcesAcls,
+)
 
 
-def binding_from_creation(c: Mapping[str, Any]) -> AclBinding:
+def binding_from_creation(c: CreateAclsRequestCreations) -> AclBinding:
     """The binding a CreateAcls creation asks for; InvalidRequestError when it is not a valid one."""
     rtype = enum_value(ResourceType, c["resource_type"])
     ptype = enum_value(PatternType, c.get("resource_pattern_type", PatternType.LITERAL))
@@ -67,7 +78,7 @@ def binding_from_creation(c: Mapping[str, Any]) -> AclBinding:
     return AclBinding(rtype, name, ptype, principal, c["host"], op, perm)  # type: ignore[arg-type]
 
 
-def filter_from_request(f: Mapping[str, Any]) -> AclBindingFilter:
+def filter_from_request(f: DescribeAclsRequest | DeleteAclsRequestFilters) -> AclBindingFilter:
     """A DescribeAcls request / DeleteAcls filter as a filter; InvalidRequestError when invalid."""
     flt = AclBindingFilter(
         enum_value(ResourceType, f["resource_type_filter"]),  # type: ignore[arg-type]
@@ -96,11 +107,13 @@ def _record(acl_id: uuid.UUID, b: AclBinding) -> AccessControlEntryRecord:
     )
 
 
-def create_acls(image: MetadataImage, creations: list[dict[str, Any]]) -> ControllerResult[list[dict[str, Any]]]:
+def create_acls(
+    image: MetadataImage, creations: list[CreateAclsRequestCreations]
+) -> ControllerResult[list[CreateAclsResponseResults]]:
     """The records and per-creation results (request order) of one CreateAcls request."""
     existing = set(image.acls.values())
     records: list[MetadataRecord] = []
-    results: list[dict[str, Any]] = []
+    results: list[CreateAclsResponseResults] = []
     for c in creations:
         try:
             binding = binding_from_creation(c)
@@ -114,7 +127,7 @@ def create_acls(image: MetadataImage, creations: list[dict[str, Any]]) -> Contro
     return ControllerResult(records, results)
 
 
-def binding_dict(b: AclBinding) -> dict[str, Any]:
+def binding_dict(b: AclBinding) -> DeleteAclsResponseFilterResultsMatchingAcls:
     """A binding as DeleteAcls lists it (also the base of DescribeAcls entries)."""
     return {
         "error_code": 0,
@@ -137,11 +150,13 @@ def _sorted(acls: Mapping[uuid.UUID, AclBinding]) -> list[tuple[uuid.UUID, AclBi
     return sorted(acls.items(), key=key)
 
 
-def delete_acls(image: MetadataImage, filters: list[dict[str, Any]]) -> ControllerResult[list[dict[str, Any]]]:
+def delete_acls(
+    image: MetadataImage, filters: list[DeleteAclsRequestFilters]
+) -> ControllerResult[list[DeleteAclsResponseFilterResults]]:
     """The records and per-filter results (request order) of one DeleteAcls request."""
     removed: set[uuid.UUID] = set()
     records: list[MetadataRecord] = []
-    results: list[dict[str, Any]] = []
+    results: list[DeleteAclsResponseFilterResults] = []
     ordered = _sorted(image.acls)
     for f in filters:
         try:
@@ -149,7 +164,7 @@ def delete_acls(image: MetadataImage, filters: list[dict[str, Any]]) -> Controll
         except InvalidRequestError as e:
             results.append({"error_code": e.code, "error_message": str(e), "matching_acls": []})
             continue
-        matching = []
+        matching: list[DeleteAclsResponseFilterResultsMatchingAcls] = []
         for acl_id, b in ordered:
             if acl_id not in removed and flt.matches(b):
                 removed.add(acl_id)
@@ -159,21 +174,21 @@ def delete_acls(image: MetadataImage, filters: list[dict[str, Any]]) -> Controll
     return ControllerResult(records, results)
 
 
-def describe_acls(image: MetadataImage, req: Mapping[str, Any]) -> dict[str, Any]:
+def describe_acls(image: MetadataImage, req: DescribeAclsRequest) -> DescribeAclsResponse:
     """The DescribeAcls response body (bar throttle time) for one filter, grouped per resource
     pattern in a stable order."""
     try:
         flt = filter_from_request(req)
     except InvalidRequestError as e:
         return {"error_code": e.code, "error_message": str(e), "resources": []}
-    groups: dict[tuple[int, str, int], list[dict[str, Any]]] = {}
+    groups: dict[tuple[int, str, int], list[DescribeAclsResponseResourcesAcls]] = {}
     for _, b in _sorted(image.acls):
         if flt.matches(b):
             groups.setdefault((int(b.resource_type), b.resource_name, int(b.pattern_type)), []).append(
                 {"principal": b.principal, "host": b.host, "operation": int(b.operation),
                  "permission_type": int(b.permission)}
             )
-    resources = [
+    resources: list[DescribeAclsResponseResources] = [
         {"resource_type": rt, "resource_name": name, "pattern_type": pt, "acls": acls}
         for (rt, name, pt), acls in groups.items()
     ]

@@ -47,6 +47,12 @@ from zurau.protocol.errors import (
     KafkaError,
     StaleBrokerEpochError,
 )
+from zurau.protocol.messages import (
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+)
 
 log = logging.getLogger("zurau.controller")
 
@@ -70,11 +76,11 @@ class ClusterControlManager:
     def register_broker(
         self,
         image: MetadataImage,
-        request: dict[str, Any],
+        request: BrokerRegistrationRequest,
         next_offset: int,
         cluster_id_ok: bool = True,
         is_alive: Callable[[int], bool] = lambda _: False,
-    ) -> ControllerResult[dict[str, Any]]:
+    ) -> ControllerResult[BrokerRegistrationResponse]:
         """BrokerRegistration, checked in the order Kafka's ``ClusterControlManager`` does.
 
         ``next_offset`` is the metadata offset the first record of this result will get: it
@@ -138,8 +144,8 @@ class ClusterControlManager:
 
     # ------------------------------------------------------------------ BrokerHeartbeat
     def broker_heartbeat(
-        self, image: MetadataImage, request: dict[str, Any], next_offset: int
-    ) -> ControllerResult[dict[str, Any]]:
+        self, image: MetadataImage, request: BrokerHeartbeatRequest, next_offset: int
+    ) -> ControllerResult[BrokerHeartbeatResponse]:
         """BrokerHeartbeat: moves the broker's registration along Kafka's broker states.
 
         The registration named by (``broker_id``, ``broker_epoch``) must be the current one, else
@@ -307,9 +313,9 @@ def _state_change(broker_id: int, reg: BrokerRegistration, nxt: str) -> BrokerRe
     )
 
 
-def _registration_response(code: int, broker_epoch: int) -> dict[str, Any]:
+def _registration_response(code: int, broker_epoch: int) -> BrokerRegistrationResponse:
     return {"throttle_time_ms": 0, "error_code": code, "broker_epoch": broker_epoch}
 
 
-def _heartbeat_error(code: int) -> dict[str, Any]:
+def _heartbeat_error(code: int) -> BrokerHeartbeatResponse:
     return {"throttle_time_ms": 0, "error_code": code, "is_caught_up": False, "is_fenced": True, "should_shut_down": False}

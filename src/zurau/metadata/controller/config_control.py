@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypedDict, TypeVar
 
 from zurau.config import (
     TOPIC_CONFIGS,
@@ -35,6 +35,12 @@ from zurau.protocol.errors import (
     UnknownTopicOrPartitionError,
     UnsupportedVersionError,
 )
+from zurau.protocol.messages import (
+    AlterConfigsRequestResources,
+    AlterConfigsResponseResponses,
+    IncrementalAlterConfigsRequestResources,
+    IncrementalAlterConfigsRequestResourcesConfigs,
+)
 from zurau.storage.log_config import LogConfig
 
 # Kafka's ConfigResource.Type ids.
@@ -48,6 +54,21 @@ SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
 
 _LOG_CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(LogConfig))
+
+
+class ConfigResource(TypedDict, total=False):
+    """What the resources of AlterConfigs and IncrementalAlterConfigs have in common (a TypedDict
+    is structural: each request's own resource type is one of these)."""
+
+    resource_type: int
+    resource_name: str
+
+
+Resource = TypeVar("Resource", bound=ConfigResource)
+
+ConfigResult = AlterConfigsResponseResponses
+"""A configs request's result for one resource. IncrementalAlterConfigs' own
+(``IncrementalAlterConfigsResponseResponses``) has the same fields, so each is the other."""
 
 
 def check_topic_configs(broker_config: BrokerConfig, configs: dict[str, Any]) -> None:
@@ -79,11 +100,11 @@ class ConfigurationControlManager:
         self.brokers = brokers
 
     def alter_configs(
-        self, image: MetadataImage, resources: list[dict[str, Any]], validate_only: bool
-    ) -> ControllerResult[list[dict[str, Any]]]:
+        self, image: MetadataImage, resources: list[AlterConfigsRequestResources], validate_only: bool
+    ) -> ControllerResult[list[ConfigResult]]:
         """AlterConfigs (legacy, whole-set replacement) for TOPIC and BROKER resources."""
 
-        def alter(pending: PendingRecords, r: dict[str, Any]) -> None:
+        def alter(pending: PendingRecords, r: AlterConfigsRequestResources) -> None:
             rtype, name = r["resource_type"], r["resource_name"]
             check_resource_type(rtype)
             if rtype == RESOURCE_BROKER_LOGGER:
@@ -98,11 +119,11 @@ class ConfigurationControlManager:
         return _per_resource(image, resources, alter)
 
     def incremental_alter_configs(
-        self, image: MetadataImage, resources: list[dict[str, Any]], validate_only: bool
-    ) -> ControllerResult[list[dict[str, Any]]]:
+        self, image: MetadataImage, resources: list[IncrementalAlterConfigsRequestResources], validate_only: bool
+    ) -> ControllerResult[list[ConfigResult]]:
         """IncrementalAlterConfigs (SET, DELETE, APPEND, SUBTRACT) for TOPIC and BROKER resources."""
 
-        def alter(pending: PendingRecords, r: dict[str, Any]) -> None:
+        def alter(pending: PendingRecords, r: IncrementalAlterConfigsRequestResources) -> None:
             rtype, name, configs = r["resource_type"], r["resource_name"], r["configs"]
             check_resource_type(rtype)
             preprocess_incremental(configs)
@@ -150,8 +171,10 @@ class ConfigurationControlManager:
         records += [ConfigRecord(TOPIC_RESOURCE, t.name, k, v) for k, v in sorted(wanted.items()) if old.get(k) != v]
         pending.add(records)
 
-    def _incremental(self, current: dict[str, str], configs: list[dict[str, Any]]) -> dict[str, str]:
-        new = dict(current)
+    def _incremental(
+        self, current: dict[str, str], configs: list[IncrementalAlterConfigsRequestResourcesConfigs]
+    ) -> dict[str, str | None]:
+        new: dict[str, str | None] = dict(current)
         defaults = self.config.topic_defaults()
         for c in configs:
             name, op, value = c["name"], c["config_operation"], c["value"]
@@ -177,12 +200,12 @@ class ConfigurationControlManager:
 
 def _per_resource(
     image: MetadataImage,
-    resources: list[dict[str, Any]],
-    alter: Callable[[PendingRecords, dict[str, Any]], None],
-) -> ControllerResult[list[dict[str, Any]]]:
+    resources: list[Resource],
+    alter: Callable[[PendingRecords, Resource], None],
+) -> ControllerResult[list[ConfigResult]]:
     pending = PendingRecords(image)
 
-    def decide(r: dict[str, Any]) -> dict[str, Any]:
+    def decide(r: Resource) -> ConfigResult:
         try:
             alter(pending, r)
             return config_result(r)
@@ -193,7 +216,7 @@ def _per_resource(
     return ControllerResult(pending.records, [r for r in results if r is not None])
 
 
-def config_result(resource: dict[str, Any], code: int = 0, message: str | None = None) -> dict[str, Any]:
+def config_result(resource: ConfigResource, code: int = 0, message: str | None = None) -> ConfigResult:
     return {
         "error_code": code,
         "error_message": message,
@@ -203,13 +226,13 @@ def config_result(resource: dict[str, Any], code: int = 0, message: str | None =
 
 
 def per_unique_resource(
-    resources: list[dict[str, Any]], decide: Callable[[dict[str, Any]], dict[str, Any] | None]
-) -> list[dict[str, Any] | None]:
+    resources: list[Resource], decide: Callable[[Resource], ConfigResult | None]
+) -> list[ConfigResult | None]:
     """Results of a configs request in request order, as Kafka gives them: a resource named more
     than once gets one INVALID_REQUEST "Duplicate resource." result and nothing is done for it;
     every other resource gets ``decide(resource)`` (None: a slot the caller fills later)."""
     dups = duplicated([(r["resource_type"], r["resource_name"]) for r in resources])
-    out: list[dict[str, Any] | None] = []
+    out: list[ConfigResult | None] = []
     reported: set[tuple[int, str]] = set()
     for r in resources:
         key = (r["resource_type"], r["resource_name"])
@@ -222,7 +245,7 @@ def per_unique_resource(
     return out
 
 
-def preprocess_incremental(configs: list[dict[str, Any]]) -> None:
+def preprocess_incremental(configs: list[IncrementalAlterConfigsRequestResourcesConfigs]) -> None:
     """IncrementalAlterConfigs checks shared by every resource type (Kafka's preprocess)."""
     dups = duplicated([c["name"] for c in configs])
     if dups:

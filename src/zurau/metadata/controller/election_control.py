@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from zurau.config import BrokerConfig
 from zurau.metadata.controller.partition_change import PartitionChanges
@@ -23,6 +22,11 @@ from zurau.protocol.errors import (
     InvalidRequestError,
     PreferredLeaderNotAvailableError,
     UnknownTopicOrPartitionError,
+)
+from zurau.protocol.messages import (
+    ElectLeadersRequestTopicPartitions,
+    ElectLeadersResponseReplicaElectionResults,
+    ElectLeadersResponseReplicaElectionResultsPartitionResult,
 )
 
 log = logging.getLogger("zurau.controller")
@@ -37,8 +41,11 @@ class ElectionControlManager:
         self.changes = changes
 
     def elect_leaders(
-        self, image: MetadataImage, election_type: int, topic_partitions: list[dict[str, Any]] | None
-    ) -> ControllerResult[list[dict[str, Any]]]:
+        self,
+        image: MetadataImage,
+        election_type: int,
+        topic_partitions: list[ElectLeadersRequestTopicPartitions] | None,
+    ) -> ControllerResult[list[ElectLeadersResponseReplicaElectionResults]]:
         """ElectLeaders (Kafka's ``ReplicationControlManager.electLeaders``): per partition,
 
         * PREFERRED (0): the first replica (the preferred leader) becomes leader when it is live
@@ -54,10 +61,10 @@ class ElectionControlManager:
         the partitions whose election was not needed. Response: ``replica_election_results``.
         """
         pending = PendingRecords(image)
-        results: list[dict[str, Any]] = []
+        results: list[ElectLeadersResponseReplicaElectionResults] = []
         if topic_partitions is None:
             for t in image.all():
-                parts = []
+                parts: list[ElectLeadersResponseReplicaElectionResultsPartitionResult] = []
                 for index in sorted(t.partitions):
                     code, message = self._elect_one(pending, t.name, index, election_type)
                     if code != ElectionNotNeededError.code:
@@ -155,5 +162,7 @@ def _preferred_choice(p: PartitionRegistration, valid: Callable[[int], bool]) ->
     return next((r for r in p.replicas[1:] if valid(r)), None)
 
 
-def _election_result(index: int, code: int, message: str | None) -> dict[str, Any]:
+def _election_result(
+    index: int, code: int, message: str | None
+) -> ElectLeadersResponseReplicaElectionResultsPartitionResult:
     return {"partition_id": index, "error_code": code, "error_message": message}

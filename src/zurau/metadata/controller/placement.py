@@ -18,11 +18,11 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.records import MetadataRecord, PartitionRecord
 from zurau.protocol.errors import InvalidReplicaAssignmentError, InvalidReplicationFactorError
+from zurau.protocol.messages import CreateTopicsRequestTopicsAssignments
 
 
 class ReplicaPlacer:
@@ -134,7 +134,9 @@ class ReplicaPlacer:
                 "or in controlled shutdown."
             )
 
-    def manual_assignment(self, image: MetadataImage, assignments: list[dict[str, Any]]) -> list[tuple[int, ...]]:
+    def manual_assignment(
+        self, image: MetadataImage, assignments: list[CreateTopicsRequestTopicsAssignments]
+    ) -> list[tuple[int, ...]]:
         """CreateTopics' ``assignments`` as replica lists by partition index, checked."""
         by_index: dict[int, tuple[int, ...]] = {}
         replication_factor: int | None = None

@@ -38,7 +38,7 @@ from typing import Any
 from zurau.config import BrokerConfig
 from zurau.metadata.controller import acl_control, quota_control, scram_control
 from zurau.metadata.controller.cluster_control import ClusterControlManager
-from zurau.metadata.controller.config_control import ConfigurationControlManager
+from zurau.metadata.controller.config_control import ConfigResult, ConfigurationControlManager
 from zurau.metadata.controller.election_control import ElectionControlManager
 from zurau.metadata.controller.feature_control import FeatureControlManager
 from zurau.metadata.controller.partition_change import PartitionChanges
@@ -51,8 +51,36 @@ from zurau.metadata.controller.reassignment_control import (
 from zurau.metadata.controller.replication_control import ReplicationControlManager
 from zurau.metadata.controller.result import ControllerResult
 from zurau.metadata.image import MetadataImage
-
-Response = dict[str, Any]
+from zurau.protocol.messages import (
+    AlterClientQuotasRequestEntries,
+    AlterClientQuotasResponseEntries,
+    AlterConfigsRequestResources,
+    AlterPartitionReassignmentsRequestTopics,
+    AlterPartitionReassignmentsResponseResponses,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    AlterUserScramCredentialsRequestDeletions,
+    AlterUserScramCredentialsRequestUpsertions,
+    AlterUserScramCredentialsResponseResults,
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    CreateAclsRequestCreations,
+    CreateAclsResponseResults,
+    CreatePartitionsRequestTopics,
+    CreatePartitionsResponseResults,
+    CreateTopicsRequestTopics,
+    CreateTopicsResponse,
+    DeleteAclsRequestFilters,
+    DeleteAclsResponseFilterResults,
+    DeleteTopicsResponseResponses,
+    ElectLeadersRequestTopicPartitions,
+    ElectLeadersResponseReplicaElectionResults,
+    IncrementalAlterConfigsRequestResources,
+    ListPartitionReassignmentsRequestTopics,
+    ListPartitionReassignmentsResponseTopics,
+)
 
 
 class QuorumController:
@@ -80,72 +108,83 @@ class QuorumController:
 
     # ------------------------------------------------------------------ topics and partitions
     def create_topics(
-        self, image: MetadataImage, topics: list[dict[str, Any]], validate_only: bool
-    ) -> ControllerResult[Response]:
+        self, image: MetadataImage, topics: list[CreateTopicsRequestTopics], validate_only: bool
+    ) -> ControllerResult[CreateTopicsResponse]:
         return self.replication.create_topics(image, topics, validate_only)
 
     def delete_topics(
         self, image: MetadataImage, requested: list[tuple[str | None, uuid.UUID]], version: int
-    ) -> ControllerResult[list[Response]]:
+    ) -> ControllerResult[list[DeleteTopicsResponseResponses]]:
         return self.replication.delete_topics(image, requested, version)
 
     def create_partitions(
-        self, image: MetadataImage, topics: list[dict[str, Any]], validate_only: bool
-    ) -> ControllerResult[list[Response]]:
+        self, image: MetadataImage, topics: list[CreatePartitionsRequestTopics], validate_only: bool
+    ) -> ControllerResult[list[CreatePartitionsResponseResults]]:
         return self.replication.create_partitions(image, topics, validate_only)
 
-    def alter_partition(self, image: MetadataImage, request: dict[str, Any]) -> ControllerResult[Response]:
+    def alter_partition(
+        self, image: MetadataImage, request: AlterPartitionRequest
+    ) -> ControllerResult[AlterPartitionResponse]:
         return self.replication.alter_partition(image, request)
 
     # ------------------------------------------------------------------ leadership
     def elect_leaders(
-        self, image: MetadataImage, election_type: int, topic_partitions: list[dict[str, Any]] | None
-    ) -> ControllerResult[list[Response]]:
+        self,
+        image: MetadataImage,
+        election_type: int,
+        topic_partitions: list[ElectLeadersRequestTopicPartitions] | None,
+    ) -> ControllerResult[list[ElectLeadersResponseReplicaElectionResults]]:
         return self.elections.elect_leaders(image, election_type, topic_partitions)
 
     def balance_leaders(self, image: MetadataImage) -> ControllerResult[None]:
         return self.elections.balance_leaders(image)
 
     def alter_partition_reassignments(
-        self, image: MetadataImage, topics: list[dict[str, Any]], allow_replication_factor_change: bool = True
-    ) -> ControllerResult[list[Response]]:
+        self,
+        image: MetadataImage,
+        topics: list[AlterPartitionReassignmentsRequestTopics],
+        allow_replication_factor_change: bool = True,
+    ) -> ControllerResult[list[AlterPartitionReassignmentsResponseResponses]]:
         return self.reassignments.alter_partition_reassignments(image, topics, allow_replication_factor_change)
 
     @staticmethod
-    def list_partition_reassignments(image: MetadataImage, topics: list[dict[str, Any]] | None) -> list[Response]:
+    def list_partition_reassignments(
+        image: MetadataImage, topics: list[ListPartitionReassignmentsRequestTopics] | None
+    ) -> list[ListPartitionReassignmentsResponseTopics]:
         return list_partition_reassignments(image, topics)
 
     # ------------------------------------------------------------------ configs
     def alter_configs(
-        self, image: MetadataImage, resources: list[dict[str, Any]], validate_only: bool
-    ) -> ControllerResult[list[Response]]:
+        self, image: MetadataImage, resources: list[AlterConfigsRequestResources], validate_only: bool
+    ) -> ControllerResult[list[ConfigResult]]:
         return self.configs.alter_configs(image, resources, validate_only)
 
     def incremental_alter_configs(
-        self, image: MetadataImage, resources: list[dict[str, Any]], validate_only: bool
-    ) -> ControllerResult[list[Response]]:
+        self, image: MetadataImage, resources: list[IncrementalAlterConfigsRequestResources], validate_only: bool
+    ) -> ControllerResult[list[ConfigResult]]:
         return self.configs.incremental_alter_configs(image, resources, validate_only)
 
     # ------------------------------------------------------------------ brokers
     def register_broker(
         self,
         image: MetadataImage,
-        request: dict[str, Any],
+        request: BrokerRegistrationRequest,
         next_offset: int,
         cluster_id_ok: bool = True,
         is_alive: Callable[[int], bool] = lambda _: False,
-    ) -> ControllerResult[Response]:
+    ) -> ControllerResult[BrokerRegistrationResponse]:
         return self.cluster.register_broker(image, request, next_offset, cluster_id_ok, is_alive)
 
     def broker_heartbeat(
-        self, image: MetadataImage, request: dict[str, Any], next_offset: int
-    ) -> ControllerResult[Response]:
+        self, image: MetadataImage, request: BrokerHeartbeatRequest, next_offset: int
+    ) -> ControllerResult[BrokerHeartbeatResponse]:
         return self.cluster.broker_heartbeat(image, request, next_offset)
 
     def fence_brokers(self, image: MetadataImage, broker_ids: Iterable[int]) -> ControllerResult[None]:
         return self.cluster.fence_brokers(image, broker_ids)
 
-    def unregister_broker(self, image: MetadataImage, broker_id: int) -> ControllerResult[Response]:
+    def unregister_broker(self, image: MetadataImage, broker_id: int) -> ControllerResult[dict[str, Any]]:
+        """(No UnregisterBroker schema yet: its response stays a plain dict.)"""
         return self.cluster.unregister_broker(image, broker_id)
 
     def allocate_producer_ids(
@@ -155,21 +194,27 @@ class QuorumController:
 
     # ------------------------------------------------------------------ security
     @staticmethod
-    def create_acls(image: MetadataImage, creations: list[dict[str, Any]]) -> ControllerResult[list[Response]]:
+    def create_acls(
+        image: MetadataImage, creations: list[CreateAclsRequestCreations]
+    ) -> ControllerResult[list[CreateAclsResponseResults]]:
         return acl_control.create_acls(image, creations)
 
     @staticmethod
-    def delete_acls(image: MetadataImage, filters: list[dict[str, Any]]) -> ControllerResult[list[Response]]:
+    def delete_acls(
+        image: MetadataImage, filters: list[DeleteAclsRequestFilters]
+    ) -> ControllerResult[list[DeleteAclsResponseFilterResults]]:
         return acl_control.delete_acls(image, filters)
 
     @staticmethod
     def alter_client_quotas(
-        image: MetadataImage, entries: list[dict[str, Any]], validate_only: bool
-    ) -> ControllerResult[list[Response]]:
+        image: MetadataImage, entries: list[AlterClientQuotasRequestEntries], validate_only: bool
+    ) -> ControllerResult[list[AlterClientQuotasResponseEntries]]:
         return quota_control.alter_client_quotas(image, entries, validate_only)
 
     @staticmethod
     def alter_user_scram_credentials(
-        image: MetadataImage, deletions: list[dict[str, Any]], upsertions: list[dict[str, Any]]
-    ) -> ControllerResult[list[Response]]:
+        image: MetadataImage,
+        deletions: list[AlterUserScramCredentialsRequestDeletions],
+        upsertions: list[AlterUserScramCredentialsRequestUpsertions],
+    ) -> ControllerResult[list[AlterUserScramCredentialsResponseResults]]:
         return scram_control.alter_user_scram_credentials(image, deletions, upsertions)

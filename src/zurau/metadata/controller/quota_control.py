@@ -33,12 +33,19 @@ Results come one per distinct entity, in the order entities first appear in the 
 from __future__ import annotations
 
 import ipaddress
-from typing import Any
 
 from zurau.metadata.controller.result import ControllerResult
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.records import ClientQuotaEntity, ClientQuotaRecord, MetadataRecord, quota_entity
 from zurau.protocol.errors import InvalidRequestError, KafkaError, UnsupportedVersionError
+from zurau.protocol.messages import (
+    AlterClientQuotasRequestEntries,
+    AlterClientQuotasRequestEntriesEntity,
+    AlterClientQuotasResponseEntries,
+    DescribeClientQuotasRequestComponents,
+    DescribeClientQuotasResponse,
+    DescribeClientQuotasResponseEntries,
+)
 
 USER, CLIENT_ID, IP = "user", "client-id", "ip"
 ENTITY_TYPES = (USER, CLIENT_ID, IP)
@@ -99,11 +106,11 @@ def _check_value(keys: dict[str, bool], key: str, value: float) -> None:
 
 
 def alter_client_quotas(
-    image: MetadataImage, entries: list[dict[str, Any]], validate_only: bool
-) -> ControllerResult[list[dict[str, Any]]]:
+    image: MetadataImage, entries: list[AlterClientQuotasRequestEntries], validate_only: bool
+) -> ControllerResult[list[AlterClientQuotasResponseEntries]]:
     """The records and per-entity results of one AlterClientQuotas request."""
     order: list[ClientQuotaEntity] = []
-    raw: dict[ClientQuotaEntity, list[dict[str, Any]]] = {}  # the entity as the request spelled it
+    raw: dict[ClientQuotaEntity, list[AlterClientQuotasRequestEntriesEntity]] = {}  # as the request spelled it
     errors: dict[ClientQuotaEntity, KafkaError] = {}
     records: dict[ClientQuotaEntity, list[MetadataRecord]] = {}
     for entry in entries:
@@ -136,7 +143,7 @@ def alter_client_quotas(
             records[entity] = out
         except KafkaError as failure:
             errors[entity] = failure
-    results: list[dict[str, Any]] = []
+    results: list[AlterClientQuotasResponseEntries] = []
     applied: list[MetadataRecord] = []
     for entity in order:
         error = errors.get(entity)
@@ -164,7 +171,9 @@ def entity_matches(
     return all(etype in names for etype in any_of)
 
 
-def parse_filter(components: list[dict[str, Any]]) -> tuple[dict[str, str | None], set[str]]:
+def parse_filter(
+    components: list[DescribeClientQuotasRequestComponents],
+) -> tuple[dict[str, str | None], set[str]]:
     """``(exact, any)`` from DescribeClientQuotas components; raises Kafka's errors for a bad
     filter (INVALID_REQUEST, or UNSUPPORTED_VERSION for an unknown entity or match type)."""
     exact: dict[str, str | None] = {}
@@ -203,13 +212,15 @@ def _order(entity: ClientQuotaEntity) -> tuple[tuple[str, bool, str], ...]:
     return tuple((t, n is not None, n or "") for t, n in entity)
 
 
-def describe_client_quotas(image: MetadataImage, components: list[dict[str, Any]], strict: bool) -> dict[str, Any]:
+def describe_client_quotas(
+    image: MetadataImage, components: list[DescribeClientQuotasRequestComponents], strict: bool
+) -> DescribeClientQuotasResponse:
     """The DescribeClientQuotas response from an image (entities sorted, defaults first)."""
     try:
         exact, any_of = parse_filter(components)
     except KafkaError as e:
         return {"throttle_time_ms": 0, "error_code": e.code, "error_message": str(e), "entries": None}
-    entries = []
+    entries: list[DescribeClientQuotasResponseEntries] = []
     for entity in sorted(image.client_quotas, key=_order):
         if entity_matches(entity, exact, any_of, strict):
             values = image.client_quotas[entity]

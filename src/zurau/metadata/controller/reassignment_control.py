@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Any
 
 from zurau.metadata.controller.partition_change import PartitionChanges
 from zurau.metadata.controller.placement import ReplicaPlacer
@@ -27,6 +26,14 @@ from zurau.protocol.errors import (
     NoReassignmentInProgressError,
     UnknownTopicOrPartitionError,
 )
+from zurau.protocol.messages import (
+    AlterPartitionReassignmentsRequestTopics,
+    AlterPartitionReassignmentsResponseResponses,
+    AlterPartitionReassignmentsResponseResponsesPartitions,
+    ListPartitionReassignmentsRequestTopics,
+    ListPartitionReassignmentsResponseTopics,
+    ListPartitionReassignmentsResponseTopicsPartitions,
+)
 
 log = logging.getLogger("zurau.controller")
 
@@ -37,8 +44,11 @@ class ReassignmentControlManager:
         self.changes = changes
 
     def alter_partition_reassignments(
-        self, image: MetadataImage, topics: list[dict[str, Any]], allow_replication_factor_change: bool = True
-    ) -> ControllerResult[list[dict[str, Any]]]:
+        self,
+        image: MetadataImage,
+        topics: list[AlterPartitionReassignmentsRequestTopics],
+        allow_replication_factor_change: bool = True,
+    ) -> ControllerResult[list[AlterPartitionReassignmentsResponseResponses]]:
         """AlterPartitionReassignments (KIP-455), per partition as Kafka's controller decides:
 
         * unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION;
@@ -62,9 +72,9 @@ class ReassignmentControlManager:
         Response: one ``responses`` entry per topic.
         """
         pending = PendingRecords(image)
-        out: list[dict[str, Any]] = []
+        out: list[AlterPartitionReassignmentsResponseResponses] = []
         for t in topics:
-            parts: list[dict[str, Any]] = []
+            parts: list[AlterPartitionReassignmentsResponseResponsesPartitions] = []
             for pr in t["partitions"]:
                 index = pr["partition_index"]
                 try:
@@ -150,7 +160,9 @@ class ReassignmentControlManager:
         )
 
 
-def list_partition_reassignments(image: MetadataImage, topics: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+def list_partition_reassignments(
+    image: MetadataImage, topics: list[ListPartitionReassignmentsRequestTopics] | None
+) -> list[ListPartitionReassignmentsResponseTopics]:
     """ListPartitionReassignments: the partitions being reassigned, with their replicas (the
     target ones, then those being removed) and the adding and removing lists; of every topic
     when ``topics`` is None, else of the named partitions (others are left out silently)."""
@@ -162,9 +174,9 @@ def list_partition_reassignments(image: MetadataImage, topics: list[dict[str, An
             t = image.get(entry["name"])
             if t is not None:
                 wanted.append((t, list(entry["partition_indexes"])))
-    out: list[dict[str, Any]] = []
+    out: list[ListPartitionReassignmentsResponseTopics] = []
     for t, indexes in wanted:
-        parts = []
+        parts: list[ListPartitionReassignmentsResponseTopicsPartitions] = []
         for i in indexes:
             p = t.partitions.get(i)
             if p is not None and p.reassigning:

@@ -55,6 +55,20 @@ from zurau.protocol.errors import (
     UnknownTopicIdError,
     UnknownTopicOrPartitionError,
 )
+from zurau.protocol.messages import (
+    AlterPartitionRequest,
+    AlterPartitionRequestTopicsPartitions,
+    AlterPartitionResponse,
+    AlterPartitionResponseTopics,
+    AlterPartitionResponseTopicsPartitions,
+    CreatePartitionsRequestTopics,
+    CreatePartitionsRequestTopicsAssignments,
+    CreatePartitionsResponseResults,
+    CreateTopicsRequestTopics,
+    CreateTopicsResponse,
+    CreateTopicsResponseTopics,
+    DeleteTopicsResponseResponses,
+)
 from zurau.types import ZERO_UUID
 
 log = logging.getLogger("zurau.controller")
@@ -77,8 +91,8 @@ class ReplicationControlManager:
 
     # ------------------------------------------------------------------ CreateTopics
     def create_topics(
-        self, image: MetadataImage, topics: list[dict[str, Any]], validate_only: bool
-    ) -> ControllerResult[dict[str, Any]]:
+        self, image: MetadataImage, topics: list[CreateTopicsRequestTopics], validate_only: bool
+    ) -> ControllerResult[CreateTopicsResponse]:
         """CreateTopics, per topic in the order Kafka checks:
 
         a name given twice: INVALID_REQUEST "Duplicate topic name." (none of them created);
@@ -93,7 +107,7 @@ class ReplicationControlManager:
         """
         pending = PendingRecords(image)
         dups = duplicated([t["name"] for t in topics])
-        results: list[dict[str, Any]] = []
+        results: list[CreateTopicsResponseTopics] = []
         for t in topics:
             name = t["name"]
             if name in dups:
@@ -106,7 +120,9 @@ class ReplicationControlManager:
             results.append(create_topic_error(name, InvalidRequestError.code, "Duplicate topic name."))
         return ControllerResult(pending.records, {"throttle_time_ms": 0, "topics": results})
 
-    def _create_topic(self, pending: PendingRecords, topic: dict[str, Any], validate_only: bool) -> dict[str, Any]:
+    def _create_topic(
+        self, pending: PendingRecords, topic: CreateTopicsRequestTopics, validate_only: bool
+    ) -> CreateTopicsResponseTopics:
         name = topic["name"]
         if name == CLUSTER_METADATA_TOPIC:
             raise TopicAuthorizationFailedError("Authorization failed.")
@@ -146,7 +162,7 @@ class ReplicationControlManager:
         }
 
     def _placement(
-        self, image: MetadataImage, topic: dict[str, Any]
+        self, image: MetadataImage, topic: CreateTopicsRequestTopics
     ) -> tuple[int, int, list[tuple[int, ...]]]:
         """A new topic's partition count, replication factor and replica lists."""
         partitions: int = topic.get("num_partitions", -1)
@@ -176,7 +192,7 @@ class ReplicationControlManager:
     # ------------------------------------------------------------------ DeleteTopics
     def delete_topics(
         self, image: MetadataImage, requested: list[tuple[str | None, uuid.UUID]], version: int
-    ) -> ControllerResult[list[dict[str, Any]]]:
+    ) -> ControllerResult[list[DeleteTopicsResponseResponses]]:
         """DeleteTopics by name (all versions) or id (v6+), with Kafka's checks and messages:
         deletion disabled (TOPIC_DELETION_DISABLED from v3, else INVALID_REQUEST), neither or both
         of name and id, duplicates, a topic named both by name and by id, unknown names and ids,
@@ -198,7 +214,7 @@ class ReplicationControlManager:
                 if named is not None and named.topic_id in ids_given:
                     named_ids.add(named.topic_id)
         pending = PendingRecords(image)
-        results: list[dict[str, Any]] = []
+        results: list[DeleteTopicsResponseResponses] = []
         reported: set[Any] = set()
         for name, topic_id in requested:
             if name is None and topic_id == ZERO_UUID:
@@ -226,7 +242,7 @@ class ReplicationControlManager:
     @staticmethod
     def _delete_topic(
         pending: PendingRecords, name: str | None, topic_id: uuid.UUID, named_ids: set[uuid.UUID]
-    ) -> dict[str, Any]:
+    ) -> DeleteTopicsResponseResponses:
         """One DeleteTopics entry named by either its name or its id (not both)."""
         try:
             if name is None:
@@ -252,15 +268,15 @@ class ReplicationControlManager:
 
     # ------------------------------------------------------------------ CreatePartitions
     def create_partitions(
-        self, image: MetadataImage, topics: list[dict[str, Any]], validate_only: bool
-    ) -> ControllerResult[list[dict[str, Any]]]:
+        self, image: MetadataImage, topics: list[CreatePartitionsRequestTopics], validate_only: bool
+    ) -> ControllerResult[list[CreatePartitionsResponseResults]]:
         """CreatePartitions: a name twice is INVALID_REQUEST ("Duplicate topic name."); an unknown
         topic UNKNOWN_TOPIC_OR_PARTITION; a count not above the current one INVALID_PARTITIONS;
         manual ``assignments`` need one replica list per new partition, each of registered
         brokers, once, with the topic's replication factor (INVALID_REPLICA_ASSIGNMENT)."""
         dups = duplicated([t["name"] for t in topics])
         pending = PendingRecords(image)
-        results: list[dict[str, Any]] = []
+        results: list[CreatePartitionsResponseResults] = []
         for name in sorted(dups):
             results.append({"name": name, "error_code": InvalidRequestError.code, "error_message": "Duplicate topic name."})
         for t in topics:
@@ -280,7 +296,7 @@ class ReplicationControlManager:
         pending: PendingRecords,
         name: str,
         count: int,
-        assignments: list[dict[str, Any]] | None,
+        assignments: list[CreatePartitionsRequestTopicsAssignments] | None,
         validate_only: bool,
     ) -> None:
         t = pending.image.get(name)
@@ -311,7 +327,9 @@ class ReplicationControlManager:
             pending.add(partition_records(pending.image, t.topic_id, placement, current))
 
     # ------------------------------------------------------------------ AlterPartition
-    def alter_partition(self, image: MetadataImage, request: dict[str, Any]) -> ControllerResult[dict[str, Any]]:
+    def alter_partition(
+        self, image: MetadataImage, request: AlterPartitionRequest
+    ) -> ControllerResult[AlterPartitionResponse]:
         """AlterPartition from a partition leader, checked in the order Kafka's controller does.
 
         The request's (``broker_id``, ``broker_epoch``) must be the current registration
@@ -333,10 +351,10 @@ class ReplicationControlManager:
                 [], {"throttle_time_ms": 0, "error_code": StaleBrokerEpochError.code, "topics": []}
             )
         records: list[MetadataRecord] = []
-        topics_out: list[dict[str, Any]] = []
+        topics_out: list[AlterPartitionResponseTopics] = []
         for t in request.get("topics") or ():
             topic = image.by_id(t["topic_id"])
-            parts_out: list[dict[str, Any]] = []
+            parts_out: list[AlterPartitionResponseTopicsPartitions] = []
             for pd in t.get("partitions") or ():
                 index = pd["partition_index"]
                 try:
@@ -365,7 +383,7 @@ class ReplicationControlManager:
 
 
 def _check_alter_partition(
-    image: MetadataImage, broker_id: int, current: PartitionRegistration, pd: dict[str, Any]
+    image: MetadataImage, broker_id: int, current: PartitionRegistration, pd: AlterPartitionRequestTopicsPartitions
 ) -> tuple[int, ...]:
     """The requested ISR if the request may change ``current``; else raises its error."""
     leader_epoch: int = pd["leader_epoch"]
@@ -396,7 +414,9 @@ def _check_alter_partition(
 
 
 # ---------------------------------------------------------------------- response helpers
-def _alter_partition_answer(index: int, code: int, p: PartitionRegistration | None) -> dict[str, Any]:
+def _alter_partition_answer(
+    index: int, code: int, p: PartitionRegistration | None
+) -> AlterPartitionResponseTopicsPartitions:
     return {
         "partition_index": index,
         "error_code": code,
@@ -408,7 +428,7 @@ def _alter_partition_answer(index: int, code: int, p: PartitionRegistration | No
     }
 
 
-def create_topic_error(name: str, code: int, message: str | None) -> dict[str, Any]:
+def create_topic_error(name: str, code: int, message: str | None) -> CreateTopicsResponseTopics:
     return {
         "name": name,
         "topic_id": ZERO_UUID,
@@ -421,5 +441,7 @@ def create_topic_error(name: str, code: int, message: str | None) -> dict[str, A
     }
 
 
-def _delete_result(name: str | None, topic_id: uuid.UUID, code: int = 0, message: str | None = None) -> dict[str, Any]:
+def _delete_result(
+    name: str | None, topic_id: uuid.UUID, code: int = 0, message: str | None = None
+) -> DeleteTopicsResponseResponses:
     return {"name": name, "topic_id": topic_id, "error_code": code, "error_message": message}

@@ -15,8 +15,6 @@ user, in the order users first appear in the request.
 
 from __future__ import annotations
 
-from typing import Any
-
 from zurau.metadata.controller.result import ControllerResult
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.records import MetadataRecord, RemoveUserScramCredentialRecord, UserScramCredentialRecord
@@ -26,6 +24,15 @@ from zurau.protocol.errors import (
     ResourceNotFoundError,
     UnacceptableCredentialError,
     UnsupportedSaslMechanismError,
+)
+from zurau.protocol.messages import (
+    AlterUserScramCredentialsRequestDeletions,
+    AlterUserScramCredentialsRequestUpsertions,
+    AlterUserScramCredentialsResponseResults,
+    DescribeUserScramCredentialsRequestUsers,
+    DescribeUserScramCredentialsResponse,
+    DescribeUserScramCredentialsResponseResults,
+    DescribeUserScramCredentialsResponseResultsCredentialInfos,
 )
 from zurau.protocol.sasl import ScramMechanism
 from zurau.protocol.sasl.scram import MAX_ITERATIONS, MIN_ITERATIONS, credential_from_salted
@@ -42,14 +49,18 @@ def _mechanism(value: int) -> ScramMechanism:
 
 
 def alter_user_scram_credentials(
-    image: MetadataImage, deletions: list[dict[str, Any]], upsertions: list[dict[str, Any]]
-) -> ControllerResult[list[dict[str, Any]]]:
+    image: MetadataImage,
+    deletions: list[AlterUserScramCredentialsRequestDeletions],
+    upsertions: list[AlterUserScramCredentialsRequestUpsertions],
+) -> ControllerResult[list[AlterUserScramCredentialsResponseResults]]:
     """The records and per-user results of one AlterUserScramCredentials request."""
     users: list[str] = []
     errors: dict[str, KafkaError] = {}
     records: dict[str, list[MetadataRecord]] = {}
     seen: set[tuple[str, int]] = set()
-    ops = [(d, False) for d in deletions] + [(u, True) for u in upsertions]
+    # (the operation, and the same operation again when it is an upsertion)
+    ops: list[tuple[AlterUserScramCredentialsRequestDeletions, AlterUserScramCredentialsRequestUpsertions | None]]
+    ops = [(d, None) for d in deletions] + [(u, u) for u in upsertions]
     for op, upsert in ops:
         name = op["name"]
         if name not in records:
@@ -64,17 +75,17 @@ def alter_user_scram_credentials(
             if (name, mech) in seen:
                 raise DuplicateResourceError("A user credential cannot be altered twice in the same request")
             seen.add((name, mech))
-            if not upsert:
+            if upsert is None:
                 if (name, mech) not in image.scram_credentials:
                     raise ResourceNotFoundError("Attempt to delete a user credential that does not exist")
                 records[name].append(RemoveUserScramCredentialRecord(name, int(mech)))
                 continue
-            iterations = op["iterations"]
+            iterations = upsert["iterations"]
             if iterations < MIN_ITERATIONS:
                 raise UnacceptableCredentialError("Too few iterations")
             if iterations > MAX_ITERATIONS:
                 raise UnacceptableCredentialError("Too many iterations")
-            salt, salted = bytes(op["salt"]), bytes(op["salted_password"])
+            salt, salted = bytes(upsert["salt"]), bytes(upsert["salted_password"])
             if not salt:
                 raise UnacceptableCredentialError("Salt must not be empty")
             if not salted:
@@ -84,7 +95,7 @@ def alter_user_scram_credentials(
         except KafkaError as failure:
             errors[name] = failure
     out: list[MetadataRecord] = []
-    results = []
+    results: list[AlterUserScramCredentialsResponseResults] = []
     for name in users:
         error = errors.get(name)
         if error is None:
@@ -95,12 +106,14 @@ def alter_user_scram_credentials(
     return ControllerResult(out, results)
 
 
-def describe_user_scram_credentials(image: MetadataImage, users: list[dict[str, Any]] | None) -> dict[str, Any]:
+def describe_user_scram_credentials(
+    image: MetadataImage, users: list[DescribeUserScramCredentialsRequestUsers] | None
+) -> DescribeUserScramCredentialsResponse:
     """DescribeUserScramCredentials from an image: mechanisms and iterations, never keys."""
-    by_user: dict[str, list[dict[str, int]]] = {}
+    by_user: dict[str, list[DescribeUserScramCredentialsResponseResultsCredentialInfos]] = {}
     for (user, mech), cred in sorted(image.scram_credentials.items()):
         by_user.setdefault(user, []).append({"mechanism": int(mech), "iterations": cred.iterations})
-    results = []
+    results: list[DescribeUserScramCredentialsResponseResults] = []
     if users is None:
         names = sorted(by_user)
         duplicates: set[str] = set()
