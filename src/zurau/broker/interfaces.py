@@ -221,9 +221,17 @@ class ReplicaManagerService(Protocol):
         replan: Callable[[], list[FetchTopic]] | None = None,
         bytes_bound: Callable[[], int | None] | None = None,
         running: Callable[[], bool] = ...,
+        mark: int | None = None,
     ) -> FetchResult | Coroutine[Any, Any, FetchResult]:
         """A Fetch: its result when the first read settles it, else a coroutine that waits for
-        data and gives it (reads, idle fast path, long poll: :mod:`zurau.replication.delayed_fetch`)."""
+        data and gives it (reads, idle fast path, long poll: :mod:`zurau.replication.delayed_fetch`).
+        ``mark``: :meth:`fetch_mark` taken before the caller planned ``topics``."""
+        ...
+
+    def fetch_mark(self) -> int:
+        """Where the fetch purgatory's notifications stand now: taken before a fetch is planned,
+        so that an append made meanwhile (planning a session may record a follower's fetch, move
+        a high watermark and make a coordinator write) answers the fetch instead of being missed."""
         ...
 
     def fetch_idle(

@@ -86,19 +86,24 @@ def fetch(
     replan: Callable[[], list[FetchTopic]] | None = None,
     bytes_bound: Callable[[], int | None] | None = None,
     running: Callable[[], bool] = _running,
+    mark: int | None = None,
 ) -> FetchResult | Coroutine[Any, Any, FetchResult]:
     """Read ``topics``; the result, or (when the fetch must wait for data) a coroutine giving it.
 
     ``wait_keys``: what a delayed fetch waits on (default: the partitions of ``topics``);
     ``replan``: the topics to read after each wake-up (default: the same); ``bytes_bound``: a
     consumer quota's bound on the bytes one read may take (None: unbounded); ``running``: False
-    once the broker shuts down (then nothing waits).
+    once the broker shuts down (then nothing waits); ``mark``: the purgatory's
+    :meth:`~zurau.replication.purgatory.FetchPurgatory.mark` taken before the caller planned
+    ``topics`` (planning may record a follower's fetch, which may append; default: now).
     """
+    if mark is None:
+        mark = rm.purgatory.mark()
     responses, total, settled = read_partitions(rm, params, topics, bytes_bound)
     if total >= params.min_bytes or settled or params.max_wait_ms <= 0 or not running():
         return _complete(topics, responses, total)
     keys = wait_keys() if wait_keys is not None else partitions_of(topics)
-    return _delayed(rm, params, topics, keys, replan, bytes_bound, running)
+    return _delayed(rm, params, topics, keys, replan, bytes_bound, running, mark)
 
 
 async def _delayed(
@@ -109,14 +114,20 @@ async def _delayed(
     replan: Callable[[], list[FetchTopic]] | None,
     bytes_bound: Callable[[], int | None] | None,
     running: Callable[[], bool],
+    mark: int,
 ) -> FetchResult:
-    """The long poll (see the module docstring)."""
+    """The long poll (see the module docstring). ``mark``: the purgatory's mark taken before the
+    last read: an append to a partition of ``keys`` since then (while reading, the follower's
+    fetch recorded there moved a high watermark and a coordinator wrote; or before this task
+    first ran) has notified nobody, so the fetch re-reads instead of waiting for the next one."""
     purgatory = rm.purgatory
     deadline = purgatory.deadline(params.max_wait_ms)
     try:
         while True:
             if keys and not deadline.expired and running():
-                await purgatory.wait(keys, deadline)
+                if not purgatory.notified_since(mark, keys):
+                    await purgatory.wait(keys, deadline)
+                mark = purgatory.mark()
                 if replan is not None:  # any partition of the session may have data now
                     topics = replan()
             # Read after every wait: slices read before an await may be stale (a segment deleted).

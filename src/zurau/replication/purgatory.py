@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from contextvars import ContextVar
@@ -82,9 +82,19 @@ class FetchDeadline:
             self._timer = None
 
 
+#: How many recent notifications :meth:`FetchPurgatory.notified_since` can tell apart; a fetch
+#: that missed more than this re-reads (a spurious re-read is harmless).
+RECENT_NOTIFICATIONS = 256
+
+
 class FetchPurgatory:
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
+        # Every notify counts (``mark``) and the last RECENT_NOTIFICATIONS keys are kept, so a
+        # fetch can learn that a partition it read got data before it began to wait (Kafka's
+        # tryCompleteElseWatch: check again once watching, so no wake-up is lost).
+        self._seq = 0
+        self._recent: deque[tuple[str, int]] = deque(maxlen=RECENT_NOTIFICATIONS)
         self._waiters: dict[tuple[str, int], set[asyncio.Future[None]]] = defaultdict(set)
         # topic -> {waiting fetch: the partitions of the topic it waits on}
         self._topic_waiters: dict[str, dict[asyncio.Future[None], AbstractSet[int]]] = {}
@@ -101,7 +111,36 @@ class FetchPurgatory:
             futures.update(w)
         return len(futures)
 
+    def mark(self) -> int:
+        """The notification count now: take it before reading, give it to :meth:`notified_since`."""
+        return self._seq
+
+    def notified_since(
+        self, mark: int, partitions: Iterable[tuple[str, int]] | Mapping[str, AbstractSet[int]]
+    ) -> bool:
+        """Whether any of ``partitions`` was notified after :meth:`mark` gave ``mark`` (True when
+        too many notifications came since to tell)."""
+        missed = self._seq - mark
+        if missed <= 0:
+            return False
+        if missed > len(self._recent):
+            return True
+        recent = self._recent
+        by_topic = partitions if isinstance(partitions, Mapping) else None
+        keys = None if by_topic is not None else set(partitions)
+        for i in range(len(recent) - missed, len(recent)):
+            topic, partition = recent[i]
+            if by_topic is not None:
+                parts = by_topic.get(topic)
+                if parts is not None and partition in parts:
+                    return True
+            elif keys is not None and (topic, partition) in keys:
+                return True
+        return False
+
     def notify(self, topic: str, partition: int) -> None:
+        self._seq += 1
+        self._recent.append((topic, partition))
         waiters = self._waiters.pop((topic, partition), None)
         if waiters:
             for fut in waiters:

@@ -725,13 +725,19 @@ class ReplicaManager:
         replan: Callable[[], list[FetchTopic]] | None = None,
         bytes_bound: Callable[[], int | None] | None = None,
         running: Callable[[], bool] = lambda: True,
+        mark: int | None = None,
     ) -> FetchResult | Coroutine[Any, Any, FetchResult]:
         """A Fetch: the result of reading ``topics`` when that settles it, else a coroutine that
         waits for data (the long poll) and gives the result; see
         :func:`zurau.replication.delayed_fetch.fetch` for the arguments."""
         return delayed_fetch.fetch(
-            self, params, topics, wait_keys=wait_keys, replan=replan, bytes_bound=bytes_bound, running=running
+            self, params, topics, wait_keys=wait_keys, replan=replan, bytes_bound=bytes_bound, running=running,
+            mark=mark,
         )
+
+    def fetch_mark(self) -> int:
+        """The fetch purgatory's notification count now (see :meth:`FetchPurgatory.mark`)."""
+        return self.purgatory.mark()
 
     def read(
         self,

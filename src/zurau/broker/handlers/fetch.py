@@ -105,6 +105,9 @@ def handle(ctx: RequestContext, req: FetchRequest) -> FetchAnswer | Awaitable[Fe
         fetch_max_bytes=ctx.config.get("fetch.max.bytes"),
         sessionless=fc.kind == fetch_sessions.SESSIONLESS,
     )
+    # Planning an incremental session records an idle follower's fetch, which may move a high
+    # watermark and so make a coordinator append: the fetch must not wait for that append.
+    mark = ctx.replica_manager.fetch_mark()
     topics = _plan(ctx, params, fetch_sessions.topics_to_read(ctx, req, fc, params))
     session = fc.session
     result = ctx.replica_manager.fetch(
@@ -114,6 +117,7 @@ def handle(ctx: RequestContext, req: FetchRequest) -> FetchAnswer | Awaitable[Fe
         replan=(lambda: _plan(ctx, params, fetch_sessions.topics_to_read(ctx, req, fc, params))) if fc.incremental else None,
         bytes_bound=None if follower else (lambda: fetch_bytes_bound(ctx)),
         running=lambda: ctx.running,
+        mark=mark,
     )
     if isinstance(result, FetchResult):
         return _answer(ctx, req, fc, result, follower)

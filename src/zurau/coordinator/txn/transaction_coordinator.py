@@ -583,7 +583,12 @@ class TransactionCoordinator:
             return E.InvalidProducerEpochError(
                 f"producer {producer_id} epoch {producer_epoch} is not the current epoch {meta.producer_epoch}"
             )
-        if entry.pending is not None or meta.state in PREPARE_STATES:
+        # An AddPartitionsToTxn write in flight within an ongoing transaction (Ongoing -> Ongoing)
+        # changes nothing a partition already in it depends on (Kafka checks the committed state
+        # only); librdkafka sends AddOffsetsToTxn beside AddPartitionsToTxn, and refusing here
+        # cost its TxnOffsetCommit a fixed 500 ms retry.
+        adding = entry.pending == TxnState.ONGOING and meta.state == TxnState.ONGOING
+        if (entry.pending is not None and not adding) or meta.state in PREPARE_STATES:
             return E.NotEnoughReplicasError(f"transaction of {tid} is being completed; retry")
         if meta.state != TxnState.ONGOING or tp not in meta.partitions:
             return E.InvalidTxnStateError(
