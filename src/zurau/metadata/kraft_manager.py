@@ -31,6 +31,7 @@ from zurau.client.typed_api import ADD_RAFT_VOTER, DESCRIBE_QUORUM, REMOVE_RAFT_
 from zurau.clock import Clock
 from zurau.config import BrokerConfig
 from zurau.metadata.bootstrap_metadata import read_bootstrap_metadata
+from zurau.metadata.broker_liveness_watch import BrokerLivenessWatch, WatchTarget
 from zurau.metadata.controller.quorum_controller import QuorumController
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.kraft_log import KRaftLog
@@ -63,6 +64,7 @@ from zurau.raft.wire import describe_quorum_response
 log = logging.getLogger("zurau.raft")
 
 METADATA_PARTITION_DIR = "__cluster_metadata-0"
+LIVENESS_SYNC_S = 0.1  # how often the active controller matches its liveness watches to the image
 
 Q = TypeVar("Q", bound=Mapping[str, Any])
 R = TypeVar("R")
@@ -122,6 +124,7 @@ class KRaftManager:
                 # Only a controller can lead the log; a broker's file (if any) is never used.
                 bootstrap_records=read_bootstrap_metadata(metadata_dir) if cfg.is_controller else (),
             )
+            self.liveness = BrokerLivenessWatch(self.channel.fence_gone_broker)
             self.raft = RaftClient(
                 node_id=self.node_id,
                 cluster_id=cluster_id,
@@ -156,6 +159,7 @@ class KRaftManager:
         self.raft.start()
         if self.config.is_controller:  # (a dynamic quorum's voters change: every controller runs it)
             self._tasks.append(asyncio.get_running_loop().create_task(self._fence_loop()))
+            self._tasks.append(asyncio.get_running_loop().create_task(self._liveness_loop()))
             if self.dynamic:
                 self._tasks.append(asyncio.get_running_loop().create_task(self._voter_loop()))
 
@@ -166,6 +170,7 @@ class KRaftManager:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await t
         self._tasks.clear()
+        await self.liveness.close()
         await self.raft.close()
         await self.channel.close()
         self.log.flush()
@@ -236,6 +241,25 @@ class KRaftManager:
                 await self.channel.fence_expired_brokers()
             except Exception:
                 log.exception("fencing expired brokers failed")
+
+    async def _liveness_loop(self) -> None:
+        """On the active controller, keep :attr:`liveness` watching every registered, unfenced
+        broker but this node (:mod:`zurau.metadata.broker_liveness_watch`)."""
+        listener = self.config.inter_broker_listener_name
+        while True:
+            await asyncio.sleep(LIVENESS_SYNC_S)
+            channel = self.channel
+            if not channel.active:
+                self.liveness.clear()
+                continue
+            targets: dict[int, WatchTarget] = {}
+            for b, reg in channel.image.brokers.items():
+                if reg.fenced or b == self.node_id:
+                    continue
+                address = reg.endpoint(listener) or reg.address_for("")
+                if address is not None:
+                    targets[b] = WatchTarget(reg.epoch, address[0], address[1])
+            self.liveness.sync(targets, channel.unfenced_at_activation)
 
     async def wait_for_leader(self, timeout: float) -> bool:
         return await self.raft.wait_for(lambda: self.raft.leader_id is not None, timeout)

@@ -185,6 +185,8 @@ class RaftControllerChannel:
         self._applied_epoch = 0
         self._snapshotting = False
         self._next_balance_ms: int | None = None  # the next auto leader rebalance check
+        # Broker id -> epoch of the brokers unfenced when this node last became active.
+        self.unfenced_at_activation: dict[int, int] = {}
 
     # ------------------------------------------------------------------ views
     @property
@@ -393,6 +395,7 @@ class RaftControllerChannel:
         self._speculative = self._image
         now = self.clock.now_ms()
         self.heartbeats.reset(self._image.brokers.keys(), now)
+        self.unfenced_at_activation = {b: r.epoch for b, r in self._image.brokers.items() if not r.fenced}
         log.info(
             "node %d is the active controller in epoch %d (metadata offset %d)",
             self.node_id,
@@ -616,6 +619,23 @@ class RaftControllerChannel:
         log.warning("fencing broker(s) %s: no heartbeat within the session timeout", expired)
         with contextlib.suppress(KafkaError):
             await self._run(lambda image: self.controller.fence_brokers(image, expired))
+
+    async def fence_gone_broker(self, broker_id: int, epoch: int) -> bool:
+        """On the active controller: fence ``broker_id`` now, its process being gone (see
+        :mod:`zurau.metadata.broker_liveness_watch`), and end its session so that a new
+        incarnation may register at once. Only the registration of ``epoch`` is fenced; False if
+        this node is not active or the broker is no longer registered, unfenced, in that epoch."""
+        if not self.active:
+            return False
+        image = self._root._speculative
+        assert image is not None
+        reg = image.brokers.get(broker_id)
+        if reg is None or reg.epoch != epoch or reg.fenced:
+            return False
+        log.warning("fencing broker %d (epoch %d) before its session timeout: its process is gone", broker_id, epoch)
+        self.heartbeats.remove(broker_id)
+        await self._run(lambda image: self.controller.fence_brokers(image, [broker_id]))
+        return True
 
     async def allocate_producer_ids(self, broker_id: int, broker_epoch: int) -> tuple[int, int]:
         async def forward(conn: BrokerConnection) -> tuple[int, int] | None:

@@ -1,0 +1,178 @@
+"""Fast fencing of a broker whose process is gone: the active controller's liveness watch.
+
+A broker that stops heartbeating is fenced when its session expires
+(``broker.session.timeout.ms``, 9 s by default), which is the only safe rule when the controller
+cannot tell a dead broker from a slow or unreachable one. But the common failure, a broker
+process that crashed or was killed on a host that stays up, leaves a clear trace: the kernel
+closes the process's sockets (its peers read end-of-file at once) and its port refuses new
+connections. This module turns that trace into an early fence.
+
+On the active controller, :class:`BrokerLivenessWatch` keeps one idle TCP connection to a listener
+of every registered, unfenced broker (:meth:`BrokerLivenessWatch.sync` starts and stops them to
+match the metadata image). Nothing is ever sent on it. When the connection ends, the watch
+connects again at once:
+
+* connected: the broker is alive (the previous connection was closed for another reason, such as
+  ``connections.max.idle.ms`` or a TLS handshake timeout); keep watching;
+* refused (``ECONNREFUSED``, confirmed by a second refusal ``confirm_delay_s`` later): the
+  process that held the port is gone; report the broker dead (``on_dead(broker_id, epoch)``);
+* any other failure (timeout, unreachable host, reset): nothing is known; retry later and leave
+  the decision to the session timeout.
+
+Invariants (what keeps this from fencing a live broker):
+
+* only a refused connection is evidence, never a timeout: a hung, paused (SIGSTOP) or
+  partitioned broker never refuses a connection (the kernel accepts into the listen backlog for a
+  paused process), so it keeps its full session;
+* a refusal counts only once the watch has reached the broker's port in this broker epoch, or
+  when the watch started for a broker that was already unfenced when this controller became
+  active (``trusted``): a broker opens its listeners only after it learns it was
+  unfenced, so a refusal just after unfencing means "not open yet", not "dead";
+* a broker is reported dead at most once per epoch, and only for the epoch being watched (the
+  caller checks the image again before fencing, so a newer incarnation is never fenced by a
+  report about an older one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+
+log = logging.getLogger("zurau.controller")
+
+OnDead = Callable[[int, int], Awaitable[object]]
+
+
+@dataclass(frozen=True, slots=True)
+class WatchTarget:
+    """What to watch for one broker: the registration's epoch and one listener's address."""
+
+    epoch: int
+    host: str
+    port: int
+
+
+class _Watch:
+    def __init__(self, owner: BrokerLivenessWatch, broker_id: int, target: WatchTarget, trust_refusal: bool) -> None:
+        self.broker_id = broker_id
+        self.target = target
+        self.reached = trust_refusal  # a refusal is evidence once this is true
+        self.task = asyncio.get_running_loop().create_task(owner._run(self))
+
+
+class BrokerLivenessWatch:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        on_dead: OnDead,
+        *,
+        connect_timeout_s: float = 2.0,
+        retry_s: float = 1.0,
+        confirm_delay_s: float = 0.05,
+    ) -> None:
+        self._on_dead = on_dead
+        self.connect_timeout_s = connect_timeout_s
+        self.retry_s = retry_s
+        self.confirm_delay_s = confirm_delay_s
+        self._watches: dict[int, _Watch] = {}
+
+    @property
+    def watched(self) -> dict[int, WatchTarget]:
+        """The brokers being watched, by id."""
+        return {b: w.target for b, w in self._watches.items()}
+
+    def sync(self, targets: Mapping[int, WatchTarget], trusted: Mapping[int, int] | None = None) -> None:
+        """Watch exactly ``targets``: stop the watches of brokers not in it (or whose epoch or
+        address changed) and start the missing ones. ``trusted`` (broker id to epoch): brokers
+        that were unfenced in that epoch before this controller became active, so their
+        listeners are open if their processes live; a new watch of one of them takes even a
+        first refusal as evidence."""
+        trusted = trusted or {}
+        for b in [b for b, w in self._watches.items() if targets.get(b) != w.target]:
+            self._stop(b)
+        for b, target in targets.items():
+            if b not in self._watches:
+                self._watches[b] = _Watch(self, b, target, trusted.get(b) == target.epoch)
+
+    def clear(self) -> None:
+        """Stop every watch (this node is no longer the active controller)."""
+        for b in list(self._watches):
+            self._stop(b)
+
+    async def close(self) -> None:
+        tasks = [w.task for w in self._watches.values()]
+        self.clear()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _stop(self, broker_id: int) -> None:
+        w = self._watches.pop(broker_id, None)
+        if w is not None:
+            w.task.cancel()
+
+    async def _connect(
+        self, target: WatchTarget
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | bool | None:
+        """The new connection; False if refused; None if the outcome says nothing."""
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(target.host, target.port), self.connect_timeout_s
+            )
+        except ConnectionRefusedError:
+            return False
+        except OSError as e:
+            if e.errno == errno.ECONNREFUSED:
+                return False
+            return None
+        except TimeoutError:
+            return None
+        return reader, writer
+
+    async def _run(self, w: _Watch) -> None:
+        target = w.target
+        while True:
+            outcome = await self._connect(target)
+            if outcome is False and w.reached:
+                await asyncio.sleep(self.confirm_delay_s)
+                outcome = await self._connect(target)
+                if outcome is False:
+                    log.warning(
+                        "broker %d (epoch %d): its connection closed and %s:%d refuses connections",
+                        w.broker_id, target.epoch, target.host, target.port,
+                    )
+                    self._watches.pop(w.broker_id, None)
+                    try:
+                        await self._on_dead(w.broker_id, target.epoch)
+                    except Exception:
+                        log.exception("fencing broker %d after its process went away failed", w.broker_id)
+                    return
+            if isinstance(outcome, tuple):
+                w.reached = True
+                loop = asyncio.get_running_loop()
+                began = loop.time()
+                await self._hold(*outcome)
+                if loop.time() - began < self.retry_s / 5:
+                    # Closed at once (a connection limit, say): do not spin on it.
+                    await asyncio.sleep(self.retry_s / 5)
+                continue
+            if outcome is False:
+                await asyncio.sleep(self.retry_s / 5)  # its listener is not open yet
+                continue
+            await asyncio.sleep(self.retry_s)  # nothing known: the session timeout decides
+
+    @staticmethod
+    async def _hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Wait until the peer ends the connection (nothing is sent either way), then close it."""
+        try:
+            with contextlib.suppress(OSError):
+                while await reader.read(65536):
+                    pass
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
