@@ -25,6 +25,7 @@ three machines would do.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import os
 import shutil
 import statistics
@@ -234,10 +235,55 @@ def produce_until_acked(bootstrap: str, topic: str, limit_s: float) -> float:
     return acked[0]
 
 
+class RunningProducer:
+    """One long-lived acks=all idempotent producer that sends a record every ``interval_s``
+    (librdkafka's defaults otherwise): what an application sees through a failover."""
+
+    def __init__(self, bootstrap: str, topic: str, interval_s: float = 0.01) -> None:
+        self.topic = topic
+        self.interval_s = interval_s
+        self.producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
+                                  "linger.ms": 0, "message.timeout.ms": 60_000})
+        self._acked_sent_at: list[float] = []
+
+    def _send(self) -> None:
+        sent_at = time.monotonic()
+
+        def on_delivery(err: Any, _msg: Any) -> None:
+            if err is None:
+                self._acked_sent_at.append(sent_at)
+
+        self.producer.produce(self.topic, b"running", on_delivery=on_delivery)
+
+    def warm(self) -> None:
+        self._send()
+        if self.producer.flush(30) != 0 or not self._acked_sent_at:
+            raise RuntimeError("the running producer's first record was not acknowledged")
+
+    def until_acked_after(self, t0: float, limit_s: float) -> float:
+        """Send every ``interval_s`` until a record sent after ``t0`` is acknowledged; the
+        ``time.monotonic()`` of that acknowledgement."""
+        next_send = time.monotonic()
+        while time.monotonic() - t0 < limit_s:
+            if time.monotonic() >= next_send:
+                self._send()
+                next_send += self.interval_s
+            self.producer.poll(0.002)
+            if any(s >= t0 for s in self._acked_sent_at):
+                return time.monotonic()
+        raise TimeoutError(f"no record acknowledged within {limit_s} s of the kill")
+
+    def close(self) -> None:
+        self.producer.flush(10)
+
+
 def section_failover(args: argparse.Namespace, workdir: Path) -> list[str]:
     root = Path(tempfile.mkdtemp(prefix="repl-failover-", dir=workdir))
     cluster = ClusterProcesses(root, controllers=3)
-    times: list[float] = []
+    times: list[float] = []  # a fresh producer's first acknowledged record
+    running: list[float] = []  # a running producer's first acknowledged record sent after the kill
+    kinds: list[bool] = []  # per round: was the killed leader also the active controller
+    rejoin: list[float] = []  # per round: restart to the node's client port open
     try:
         cluster.start()
         topic = create_topic(cluster.bootstrap_servers, 1, 3, {"min.insync.replicas": "2"})
@@ -245,16 +291,28 @@ def section_failover(args: argparse.Namespace, workdir: Path) -> list[str]:
         for rnd in range(args.rounds):
             leader, isr = leader_of(admin, topic)
             survivors = ",".join(f"127.0.0.1:{n.port}" for i, n in cluster.nodes.items() if i != leader)
+            controller = int(admin.describe_cluster(request_timeout=10).result().controller.id)
+            app = RunningProducer(cluster.bootstrap_servers, topic)
+            app.warm()
             t0 = time.monotonic()
             cluster.kill(leader)
-            took = produce_until_acked(survivors, topic, 60.0) - t0
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:  # both clients at once
+                fresh = pool.submit(produce_until_acked, survivors, topic, 60.0)
+                running.append(app.until_acked_after(t0, 60.0) - t0)
+                took = fresh.result() - t0
             times.append(took)
+            app.close()
+            kinds.append(leader == controller)
             new_leader, _ = leader_of(AdminClient({"bootstrap.servers": survivors}), topic)
-            print(f"round {rnd + 1}: killed leader {leader} (ISR {isr}); new leader {new_leader}; "
-                  f"first acks=all record after {took * 1000:.0f} ms", flush=True)
+            role = "leader and active controller" if leader == controller else "leader"
+            print(f"round {rnd + 1}: killed {role} {leader} (ISR {isr}); new leader {new_leader}; "
+                  f"first acks=all record after {took * 1000:.0f} ms (fresh producer), "
+                  f"{running[-1] * 1000:.0f} ms (running producer)", flush=True)
             node = cluster.nodes[leader]
+            t1 = time.monotonic()
             node.launch()
             node.wait_ready(60.0)
+            rejoin.append(time.monotonic() - t1)
             deadline = time.monotonic() + 60
             while len(leader_of(admin, topic)[1]) < 3:
                 if time.monotonic() > deadline:
@@ -266,11 +324,25 @@ def section_failover(args: argparse.Namespace, workdir: Path) -> list[str]:
         cluster.stop()
         cluster.kill_all()
         shutil.rmtree(root, ignore_errors=True)
-    ordered = sorted(times)
-    return [
-        f"Leader kill -9 to the first acknowledged acks=all record (RF 3, min.insync.replicas=2), "
-        f"{len(times)} rounds: median {statistics.median(times) * 1000:,.0f} ms, "
-        f"worst {ordered[-1] * 1000:,.0f} ms, best {ordered[0] * 1000:,.0f} ms",
+
+    def summary(values: list[float]) -> str:
+        if not values:
+            return "no rounds"
+        return (f"{len(values)} rounds: median {statistics.median(values) * 1000:,.0f} ms, "
+                f"worst {max(values) * 1000:,.0f} ms, best {min(values) * 1000:,.0f} ms")
+
+    lines = []
+    for label, values in (("a running producer (a record every 10 ms)", running),
+                          ("a fresh producer started at the kill", times)):
+        lines += [
+            f"Leader kill -9 to the next acknowledged acks=all record of {label} (RF 3, "
+            f"min.insync.replicas=2, broker.session.timeout.ms 9 s): all {summary(values)}",
+            f"  leader not the active controller: {summary([t for t, c in zip(values, kinds, strict=True) if not c])}",
+            f"  leader also the active controller (a quorum election first): "
+            f"{summary([t for t, c in zip(values, kinds, strict=True) if c])}",
+        ]
+    return lines + [
+        f"Killed node restarted at once to its client port open (it serves): {summary(rejoin)}",
     ]
 
 

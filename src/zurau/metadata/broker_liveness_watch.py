@@ -135,6 +135,7 @@ class BrokerLivenessWatch:
 
     async def _run(self, w: _Watch) -> None:
         target = w.target
+        short_holds = 0  # connections in a row that ended at once
         while True:
             outcome = await self._connect(target)
             if outcome is False and w.reached:
@@ -157,8 +158,13 @@ class BrokerLivenessWatch:
                 began = loop.time()
                 await self._hold(*outcome)
                 if loop.time() - began < self.retry_s / 5:
-                    # Closed at once (a connection limit, say): do not spin on it.
-                    await asyncio.sleep(self.retry_s / 5)
+                    # Closed at once: a dying process's listener can still complete a connection
+                    # for a moment, so look again soon; a live one closing every connection at
+                    # once (a connection limit, say) is not spun on.
+                    short_holds += 1
+                    await asyncio.sleep(min(self.retry_s, self.confirm_delay_s * 2 ** (short_holds - 1)))
+                else:
+                    short_holds = 0
                 continue
             if outcome is False:
                 await asyncio.sleep(self.retry_s / 5)  # its listener is not open yet

@@ -885,15 +885,18 @@ class ClusterProducerIdManager:
             self._prefetched = None
             self._next, self._limit, self._size = first, first + count, count
         if self._next >= self._limit:
-            self._prefetch()
+            self.prefetch()
             raise CoordinatorLoadInProgressError("waiting for a block of producer ids from the controller")
         if self._limit - self._next <= self._size // 10:
-            self._prefetch()
+            self.prefetch()
         pid = self._next
         self._next += 1
         return pid
 
-    def _prefetch(self) -> None:
+    def prefetch(self) -> None:
+        """Request the next block from the active controller in the background, unless one is
+        already requested or held in reserve (called at 90% use, and once the broker is
+        unfenced so that the first InitProducerId finds a block)."""
         if self._fetching or self._prefetched is not None:
             return
         self._fetching = True
