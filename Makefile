@@ -62,13 +62,15 @@ clean:
 	rm -rf $(VENV) build *.egg-info
 
 # Zurau against the Rust broker Tansu, side by side (an hour or more; never part of `make test`):
-# bench.run's tables, then every figure of performance round two (bench/round_two.py).
+# bench.run's tables, then every figure of performance rounds two and three (bench/round_two.py,
+# bench/round_three.py).
 # BENCH_ARGS=--quick for a smoke run; results go to BENCHMARKS.md.
 .PHONY: bench
 bench: $(STAMP)
 	$(BIN)/pip install -q -e '.[test,bench]'
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
 	$(BIN)/python -m bench.round_two --after-bench-run $(BENCH_ARGS)
+	$(BIN)/python -m bench.round_three $(BENCH_ARGS)
 
 # The flagship pipeline, end to end in ~1-2 minutes: a generator produces device telemetry to an
 # embedded broker, Spark Structured Streaming (the zurau source and sink) computes per-device

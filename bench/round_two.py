@@ -37,32 +37,15 @@ A step that fails is reported as failed (its last output lines) and the run goes
 
 from __future__ import annotations
 
-import argparse
-import os
-import shlex
-import subprocess
 import sys
-import time
-from dataclasses import dataclass
-from pathlib import Path
 
-from bench._provenance import provenance_line
+from bench._steps import Step, main_for
 
-ROOT = Path(__file__).resolve().parent.parent
 BEGIN = "<!-- round-two:begin (written by bench/round_two.py; edits inside are overwritten) -->"
 END = "<!-- round-two:end -->"
-TAIL_LINES = 25
 #: Steps whose figures ``bench.run`` (all sections, 3 repeats) already produces; ``make bench``
 #: runs it first and passes ``--after-bench-run``.
 AFTER_BENCH_RUN = ("partitions", "produce-consume")
-
-
-@dataclass(frozen=True)
-class Step:
-    name: str
-    goal: str
-    full: tuple[str, ...]
-    quick: tuple[str, ...]
 
 
 STEPS = (
@@ -129,87 +112,13 @@ STEPS = (
 )
 
 
-def _load() -> str:
-    one, five, _ = os.getloadavg()
-    return f"{one:.2f} (1 min) / {five:.2f} (5 min)"
-
-
-def run_step(step: Step, quick: bool, timeout_s: float) -> str:
-    """One step's report section (markdown)."""
-    args = step.quick if quick else step.full
-    command = " ".join([".venv/bin/python -m", *map(shlex.quote, args)])
-    print(f"== {step.name}: {command}", file=sys.stderr, flush=True)
-    before = _load()
-    t0 = time.monotonic()
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout_s
-        )
-        output, failed = done.stdout.strip(), done.returncode != 0
-        if failed:
-            tail = "\n".join((done.stdout + "\n" + done.stderr).strip().splitlines()[-TAIL_LINES:])
-            output = f"FAILED (exit {done.returncode}); the end of its output:\n\n```\n{tail}\n```"
-    except subprocess.TimeoutExpired:
-        output, failed = f"FAILED: no result within {timeout_s:.0f} s", True
-    elapsed = time.monotonic() - t0
-    print(f"   {'failed' if failed else 'done'} in {elapsed:.0f} s", file=sys.stderr, flush=True)
-    return "\n".join([
-        f"### {step.goal}",
-        "",
-        f"`{command}` -- {elapsed:.0f} s; load average before {before}, after {_load()}",
-        "",
-        output,
-        "",
-    ])
-
-
-def write_markdown(path: Path, body: str) -> None:
-    text = path.read_text() if path.exists() else ""
-    block = f"{BEGIN}\n{body}\n{END}"
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        text = head + block + tail
-    else:
-        text = text.rstrip() + "\n\n## Round two, all figures from one run (`bench/round_two.py`)\n\n" + block + "\n"
-    path.write_text(text)
-
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.round_two", description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="short steps (a smoke run, not numbers to quote)")
-    ap.add_argument("--only", default=",".join(s.name for s in STEPS), help="comma-separated step names")
-    ap.add_argument("--out", default=str(ROOT / "BENCHMARKS.md"), help="markdown file to update ('-': none)")
-    ap.add_argument("--step-timeout", type=float, default=3600.0, help="seconds before a step is given up")
-    ap.add_argument(
-        "--after-bench-run", action="store_true",
-        help=f"skip {', '.join(AFTER_BENCH_RUN)}: bench.run (as make bench runs it first) reported them",
+    return main_for(
+        "bench.round_two", STEPS, description=__doc__.split("\n")[0], begin=BEGIN, end=END,
+        heading="## Round two, all figures from one run (`bench/round_two.py`)",
+        after_bench_run=AFTER_BENCH_RUN, argv=argv,
     )
-    args = ap.parse_args(argv)
-    names = [n.strip() for n in args.only.split(",") if n.strip()]
-    if args.after_bench_run:
-        names = [n for n in names if n not in AFTER_BENCH_RUN]
-    unknown = set(names) - {s.name for s in STEPS}
-    if unknown:
-        ap.error(f"unknown steps: {', '.join(sorted(unknown))}")
-    t0 = time.monotonic()
-    sections = [run_step(s, args.quick, args.step_timeout) for s in STEPS if s.name in names]
-    shown = " ".join(["--quick"] * args.quick + ([f"--only {args.only}"] if len(names) < len(STEPS) else []))
-    if args.after_bench_run:
-        shown += " --after-bench-run"
-    header = [
-        f"`.venv/bin/python -m bench.round_two {shown}`".replace(" `", "`") + f" on {time.strftime('%Y-%m-%d')}, "
-        f"{time.monotonic() - t0:.0f} s in all, {os.cpu_count()} cores.",
-        "",
-        provenance_line(clients=["confluent_kafka"]),
-        "",
-    ]
-    body = "\n".join(header + sections)
-    print(body)
-    if args.out != "-":
-        write_markdown(Path(args.out), body)
-        print(f"written to {args.out}", file=sys.stderr)
-    return 0
 
 
 if __name__ == "__main__":
