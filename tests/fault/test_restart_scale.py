@@ -6,7 +6,7 @@ serves, the quorum leader unchanged for a few seconds), ten times: ``kill -9`` a
 the active controller (round-robin over the two others), relaunch it over its data at once, and
 while it restarts create a small topic (3 partitions, replication factor 1) through the other
 surviving node with confluent-kafka's AdminClient, twice: right after the relaunch (the old broker
-session has not expired yet) and once the new process has registered (while it loads its 3,333
+registration may still hold) and once the new process has registered (while it loads its 3,333
 logs and applies the metadata image). Both must succeed. Then:
 
 * the restarted node serves (its client listener opens, which it does only once the active
@@ -18,9 +18,12 @@ logs and applies the metadata image). Both must succeed. Then:
 The per-restart times and the longest event-loop stall of each node (the ``zurau.loop`` watchdog's
 WARNING lines in ``node-<id>.log``) are printed.
 
-Session timeout: a relaunched node cannot register before its old broker session expires (the
-controller answers DUPLICATE_BROKER_REGISTRATION until then, as Kafka does), so the default
-``broker.session.timeout.ms`` of 9 s is a fixed 9 s of every restart. The test uses 4 s with
+Session timeout: a relaunched node cannot register before its old broker session ends (the
+controller answers DUPLICATE_BROKER_REGISTRATION until then, as Kafka does). Since the active
+controller's liveness watch (``zurau.metadata.broker_liveness_watch``) fences a killed broker as
+soon as its port refuses connections, that is usually well before the session timeout; when the
+watch cannot tell (the relaunched process already listening), ``broker.session.timeout.ms``
+bounds it. The test uses 4 s with
 ``broker.heartbeat.interval.ms`` 1 s: still several heartbeats per session (4, against 4.5 with
 the 9 s / 2 s defaults), so a live broker is not fenced by one late heartbeat, and it saves 50 s
 over ten restarts. It also makes the test stricter: a live node whose event loop were held for more than
