@@ -9,7 +9,7 @@ import socket
 
 import pytest
 
-from zurau.metadata.broker_liveness_watch import BrokerLivenessWatch, WatchTarget
+from zurau.metadata.broker_liveness_watch import BrokerLivenessWatch, WatchTarget, process_gone
 
 
 class FakeListener:
@@ -172,3 +172,30 @@ async def test_sync_follows_the_image(deaths: Deaths) -> None:
         assert deaths.reported == []
     finally:
         await watch.close()
+
+
+async def test_process_gone_needs_a_refusal_and_looks_past_a_dying_listener() -> None:
+    """The Raft shell's probe of a leader whose Fetch failed: a port nothing listens on is gone;
+    a live listener is not; a listener that still completes connections but ends them at once
+    (a process being torn down) is looked at again until it refuses."""
+    assert await process_gone("127.0.0.1", free_port())
+    live = FakeListener()
+    port = await live.start()
+    try:
+        assert not await process_gone("127.0.0.1", port)
+    finally:
+        await live.die()
+
+    dying_port = free_port()
+    ended = 0
+
+    async def end_at_once(_r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        nonlocal ended
+        ended += 1
+        w.transport.abort()
+        if ended == 2:
+            server.close()  # then the port refuses
+
+    server = await asyncio.start_server(end_at_once, "127.0.0.1", dying_port, reuse_address=True)
+    assert await process_gone("127.0.0.1", dying_port)
+    assert ended == 2

@@ -12,6 +12,7 @@ from zurau.raft import (
     Entry,
     InMemoryQuorumStateStore,
     InMemoryRaftLog,
+    LeaderGone,
     NotLeaderError,
     OffsetAndEpoch,
     Output,
@@ -152,6 +153,31 @@ def test_pre_vote_rejected_while_the_leader_is_heard_from() -> None:
     assert not vote(node, 3, 2, 0, 0, pre=True, now=20).vote_granted
     # No word from the leader within the fetch timeout: the pre-vote is granted (still following).
     assert vote(node, 3, 2, 0, 0, pre=True, now=10 + CONFIG.fetch_timeout_ms).vote_granted
+
+
+def test_a_leader_whose_process_is_gone_is_not_waited_for() -> None:
+    """LeaderGone (the shell saw the leader's port refuse connections): a voter following that
+    leader goes Prospective at once, and grants pre-votes as if the fetch timeout had passed."""
+    node = make()
+    node.step(10, Received(2, BeginQuorumEpochRequest(2, 2)))
+    assert node.role is Role.FOLLOWER and node.leader_id == 2
+    node.step(20, LeaderGone(3))  # not its leader: nothing changes
+    assert node.role is Role.FOLLOWER
+    assert not vote(node, 3, 2, 0, 0, pre=True, now=30).vote_granted
+    out = node.step(40, LeaderGone(2))
+    assert node.role is Role.PROSPECTIVE and node.epoch == 2  # a pre-vote: no new epoch yet
+    assert {dest for dest, m in messages(out, VoteRequest) if m.pre_vote} == {2, 3}
+    assert vote(node, 3, 3, 0, 0, pre=True, now=50).vote_granted  # (a pre-vote names the next epoch)
+
+
+def test_leader_gone_is_ignored_by_the_leader_and_by_unattached_nodes() -> None:
+    node = make()
+    node.step(10, LeaderGone(2))
+    assert node.role is Role.UNATTACHED
+    elect(node)
+    assert node.role is Role.LEADER
+    node.step(6000, LeaderGone(1))
+    assert node.role is Role.LEADER
 
 
 def test_pre_vote_still_checks_the_log() -> None:

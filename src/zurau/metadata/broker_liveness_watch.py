@@ -56,6 +56,55 @@ class WatchTarget:
     port: int
 
 
+Connected = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+
+async def connect(host: str, port: int, timeout_s: float) -> Connected | bool | None:
+    """Try one TCP connection: the connection; False if refused (``ECONNREFUSED``: nothing
+    listens on a host that answered); None if the outcome proves nothing (timeout, unreachable
+    host, reset, name resolution)."""
+    try:
+        return await asyncio.wait_for(asyncio.open_connection(host, port), timeout_s)
+    except ConnectionRefusedError:
+        return False
+    except OSError as e:
+        return False if e.errno == errno.ECONNREFUSED else None
+    except TimeoutError:
+        return None
+
+
+async def process_gone(
+    host: str, port: int, *, timeout_s: float = 2.0, confirm_delay_s: float = 0.05, settle_s: float = 0.1, tries: int = 6
+) -> bool:
+    """True once ``host:port`` refuses a connection twice, ``confirm_delay_s`` apart: the process
+    that listened there is gone. A connection that the peer ends within ``settle_s`` (a dying
+    process's listener can still complete one for a moment) is looked at again, up to ``tries``
+    times; one that stays open, a timeout or any other failure is False."""
+    for _ in range(tries):
+        outcome = await connect(host, port, timeout_s)
+        if outcome is False:
+            await asyncio.sleep(confirm_delay_s)
+            outcome = await connect(host, port, timeout_s)
+            if outcome is False:
+                return True
+        if outcome is None:
+            return False
+        if isinstance(outcome, tuple):
+            reader, writer = outcome
+            try:
+                ended = await asyncio.wait_for(reader.read(1), settle_s) == b""
+            except TimeoutError:
+                ended = False  # still open: a live listener
+            except OSError:
+                ended = True  # reset: the peer went away
+            finally:
+                writer.close()
+            if not ended:
+                return False
+            await asyncio.sleep(confirm_delay_s)
+    return False
+
+
 class _Watch:
     def __init__(self, owner: BrokerLivenessWatch, broker_id: int, target: WatchTarget, trust_refusal: bool) -> None:
         self.broker_id = broker_id
@@ -115,32 +164,14 @@ class BrokerLivenessWatch:
         if w is not None:
             w.task.cancel()
 
-    async def _connect(
-        self, target: WatchTarget
-    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | bool | None:
-        """The new connection; False if refused; None if the outcome says nothing."""
-        try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(target.host, target.port), self.connect_timeout_s
-            )
-        except ConnectionRefusedError:
-            return False
-        except OSError as e:
-            if e.errno == errno.ECONNREFUSED:
-                return False
-            return None
-        except TimeoutError:
-            return None
-        return reader, writer
-
     async def _run(self, w: _Watch) -> None:
         target = w.target
         short_holds = 0  # connections in a row that ended at once
         while True:
-            outcome = await self._connect(target)
+            outcome = await connect(target.host, target.port, self.connect_timeout_s)
             if outcome is False and w.reached:
                 await asyncio.sleep(self.confirm_delay_s)
-                outcome = await self._connect(target)
+                outcome = await connect(target.host, target.port, self.connect_timeout_s)
                 if outcome is False:
                     log.warning(
                         "broker %d (epoch %d): its connection closed and %s:%d refuses connections",

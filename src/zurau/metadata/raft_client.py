@@ -49,6 +49,7 @@ from zurau.client.connection import BrokerConnection, ConnectionCache
 from zurau.client.errors import AuthenticationError, ClientError
 from zurau.client.security import ClientSecurity
 from zurau.clock import Clock
+from zurau.metadata.broker_liveness_watch import process_gone
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     InconsistentClusterIdError,
@@ -84,7 +85,7 @@ from zurau.raft.messages import (
     RaftRequest,
     VoteResponse,
 )
-from zurau.raft.node import AddVoter, RemoveVoter, UpdateVoter, VoterChangeResult
+from zurau.raft.node import AddVoter, Event, LeaderGone, RemoveVoter, UpdateVoter, VoterChangeResult
 from zurau.raft.quorum_state import QuorumStateStore
 from zurau.raft.voter_set import VoterSet
 from zurau.raft.wire import (
@@ -174,6 +175,7 @@ class RaftClient:
         self._moved = asyncio.Event()
         self._timer: asyncio.Task[None] | None = None
         self._sends: set[asyncio.Task[None]] = set()
+        self._probing: set[int] = set()  # leaders whose port is being probed (_probe_leader)
         # Per peer: one connection for Fetch (the leader may park it) and one for the rest.
         self._conns: ConnectionCache[tuple[int, str]] = ConnectionCache(
             self._new_connection, self.config.request_timeout_ms / 1000
@@ -277,7 +279,7 @@ class RaftClient:
         return self._learned.get(node_id)
 
     # ------------------------------------------------------------------ stepping
-    def _step(self, event: Tick | Received | Propose | Resign | AddVoter | RemoveVoter | UpdateVoter) -> Output:
+    def _step(self, event: Event) -> Output:
         assert self.node is not None
         before = (self.log.end_offset(), self.node.high_watermark)
         out = self._guarded_step(event)
@@ -285,7 +287,7 @@ class RaftClient:
         return out
 
     def _guarded_step(
-        self, event: Tick | Received | Propose | Resign | AddVoter | RemoveVoter | UpdateVoter
+        self, event: Event
     ) -> Output:
         """``node.step``, where a failure to write the metadata log or ``quorum-state`` (a full
         disk, an I/O error) is fatal to this node, as in Kafka: it stops taking part at once,
@@ -407,6 +409,8 @@ class RaftClient:
             else:
                 log.debug("raft node %d: %s to %d failed: %s", self.node_id, type(message).__name__, destination, e)
             await self._conns.drop((destination, kind))
+            if kind == "fetch" and destination == self.leader_id:
+                self._probe_leader(destination)
             return
         if self._closed:
             return
@@ -420,6 +424,32 @@ class RaftClient:
             return
         with contextlib.suppress(NotControllerError):  # this node has failed meanwhile
             self._step(Received(destination, response))
+
+    def _probe_leader(self, leader: int) -> None:
+        """A Fetch to the leader failed: find out at once whether its process is gone (its port
+        refuses connections, twice) rather than wait out ``controller.quorum.fetch.timeout.ms``
+        (:class:`~zurau.raft.node.LeaderGone`). A slow, paused or unreachable leader does not
+        refuse, so only the fetch timeout ends following it."""
+        address = self.address_of(leader)
+        if leader in self._probing or self._closed or address is None:
+            return
+        self._probing.add(leader)
+
+        async def probe() -> None:
+            try:
+                if await process_gone(*address) and not self._closed and self.leader_id == leader:
+                    log.info(
+                        "raft node %d: leader %d's port %s:%d refuses connections: its process is gone",
+                        self.node_id, leader, *address,
+                    )
+                    with contextlib.suppress(NotControllerError):
+                        self._step(LeaderGone(leader))
+            finally:
+                self._probing.discard(leader)
+
+        task = asyncio.get_running_loop().create_task(probe())
+        self._sends.add(task)
+        task.add_done_callback(self._sends.discard)
 
     def _log_refused_login(self, destination: int, error: BaseException) -> None:
         """A controller refused this node's TLS or SASL login: an error, at most every 30 s per

@@ -13,6 +13,7 @@ followers below its log start and installs the leader's when it is one of them
 from zurau.raft.log import InMemoryRaftLog, RaftLog
 from zurau.raft.messages import Entry, OffsetAndEpoch
 from zurau.raft.node import (
+    LeaderGone,
     NotLeaderError,
     Outbound,
     Output,
@@ -34,6 +35,7 @@ __all__ = [
     "Entry",
     "InMemoryQuorumStateStore",
     "InMemoryRaftLog",
+    "LeaderGone",
     "NotLeaderError",
     "OffsetAndEpoch",
     "Outbound",

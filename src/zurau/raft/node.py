@@ -179,6 +179,19 @@ class Resign:
 
 
 @dataclass(frozen=True, slots=True)
+class LeaderGone:
+    """The shell's evidence that ``leader_id``'s process is gone: its connection ended and its
+    port refuses new ones (a crash or kill -9 on a host that stays up). A follower of that leader
+    stops waiting out ``fetch_timeout_ms`` and acts as if it had expired: a voter becomes
+    Prospective (pre-vote), an observer looks for the leader again, and it no longer counts the
+    leader as recently heard when asked for a pre-vote. Ignored on any other node. A live
+    leader's port never refuses, and pre-vote keeps a node that acted on wrong evidence from
+    disrupting a leader the other voters still hear."""
+
+    leader_id: int
+
+
+@dataclass(frozen=True, slots=True)
 class AddVoter:
     """AddRaftVoter (KIP-853) at the leader: add ``voter``, an observer that is fetching and caught
     up. ``request_id`` comes back in :attr:`Output.voter_changes` when the change is committed or
@@ -216,7 +229,7 @@ class VoterChangeResult:
     message: str | None = None
 
 
-Event = Tick | Received | Propose | Resign | AddVoter | RemoveVoter | UpdateVoter
+Event = Tick | Received | Propose | Resign | LeaderGone | AddVoter | RemoveVoter | UpdateVoter
 
 
 @dataclass(frozen=True, slots=True)
@@ -625,6 +638,11 @@ class RaftNode:
         elif isinstance(event, Resign):
             if self.role is Role.LEADER:
                 self._enter_resigned(now_ms, out, notify=True)
+        elif isinstance(event, LeaderGone):
+            if self.role is Role.FOLLOWER and self.leader_id == event.leader_id:
+                self._last_leader_contact = None
+                self._fetch_deadline = now_ms
+                self._on_tick(now_ms, out)
         elif isinstance(event, AddVoter):
             self._on_add_voter(now_ms, event, out)
         elif isinstance(event, RemoveVoter):
