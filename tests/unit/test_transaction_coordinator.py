@@ -199,16 +199,19 @@ def test_markers_are_retried_until_written_and_block_the_next_transaction() -> N
     assert d.end(pid, epoch, True) == 0  # answered once PrepareCommit is stored
     assert d.markers == [("t", 0, pid, epoch, True)]
     assert d.state().state == TxnState.PREPARE_COMMIT
-    assert d.add(pid, epoch, T0) == E.ConcurrentTransactionsError.code
+    waiting = d.send_add(pid, epoch, T0)  # waits for the markers (concurrent_wait_ms)
+    assert waiting not in d.replies
     assert d.init().error_code == E.ConcurrentTransactionsError.code
     assert d.end(pid, epoch, True) == E.ConcurrentTransactionsError.code
     assert d.core.check_produce(pid, epoch, T0) is not None
     d.advance(100)  # retried: T1 still fails
     assert d.state().state == TxnState.PREPARE_COMMIT and len(d.markers) == 1
+    assert waiting not in d.replies
     d.fail_markers = {}
     d.advance(100)
     assert d.markers[1:] == [("t", 1, pid, epoch, True)]  # only what was missing; the gone topic needs none
-    assert d.state().state == TxnState.COMPLETE_COMMIT
+    assert d.replies[waiting] == 0  # run once the transaction completed: the next one began
+    assert d.state().state == TxnState.ONGOING and d.state().partitions == {T0}
 
 
 # ---------------------------------------------------------------------------------- timeouts

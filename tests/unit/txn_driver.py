@@ -140,6 +140,13 @@ class TxnDriver:
 
     # ------------------------------------------------------------------ requests
     def call(self, method: str, **kwargs: Any) -> Any:
+        """Run a request; it must be answered at once."""
+        handle = self.send(method, **kwargs)
+        assert handle in self.replies, f"no reply to {method}"
+        return self.replies[handle]
+
+    def send(self, method: str, **kwargs: Any) -> int:
+        """Run a request that may be answered later: its handle, a key of ``self.replies`` once answered."""
         handle = next(self._tokens)
 
         def done(result: Any, err: E.KafkaError | None) -> None:
@@ -152,8 +159,7 @@ class TxnDriver:
             lambda token, now: getattr(rt.core, method)(token, now_ms=now, **kwargs),
             done,
         )
-        assert handle in self.replies, f"no reply to {method}"
-        return self.replies[handle]
+        return handle
 
     def advance(self, ms: int) -> None:
         self.clock.advance(ms)
@@ -182,6 +188,12 @@ class TxnDriver:
             producer_id=pid,
             producer_epoch=epoch,
             partitions=list(tps),
+        )
+
+    def send_add(self, pid: int, epoch: int, *tps: tuple[str, int], tid: str = TID) -> int:
+        """AddPartitionsToTxn that may wait (a state change in flight): its handle."""
+        return self.send(
+            "add_partitions", transactional_id=tid, producer_id=pid, producer_epoch=epoch, partitions=list(tps)
         )
 
     def end(self, pid: int, epoch: int, commit: bool, tid: str = TID) -> int:

@@ -3,7 +3,9 @@
 Adds the group's ``__consumer_offsets`` partition (created if needed) to the transaction, so that
 the transaction's COMMIT/ABORT marker also reaches it and commits or drops the offsets that
 TxnOffsetCommit stores there. Errors as AddPartitionsToTxn; PRODUCER_FENCED is
-INVALID_PRODUCER_EPOCH before v2.
+INVALID_PRODUCER_EPOCH before v2. Like AddPartitionsToTxn it waits (bounded) for a previous
+transaction that is still completing rather than answering CONCURRENT_TRANSACTIONS at once:
+librdkafka retries this request only after ``retry.backoff.ms``.
 """
 
 from __future__ import annotations

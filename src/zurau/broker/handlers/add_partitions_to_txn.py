@@ -8,7 +8,8 @@ Partition checks first, as in Kafka: if any requested partition does not exist, 
 UNKNOWN_TOPIC_OR_PARTITION and every other one OPERATION_NOT_ATTEMPTED, and nothing is added.
 Otherwise the coordinator's answer applies to every partition: 0, INVALID_PRODUCER_ID_MAPPING,
 PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v2), CONCURRENT_TRANSACTIONS (retriable: the
-previous transaction is still completing), or a coordinator error.
+previous transaction is still completing; the coordinator first waits for it up to
+``concurrent_wait_ms``, see ``transaction_coordinator``), or a coordinator error.
 """
 
 from __future__ import annotations

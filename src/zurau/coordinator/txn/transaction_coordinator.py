@@ -43,7 +43,16 @@ Invariants:
   The one exception, as in Kafka: InitProducerId for an unknown id registers it in memory as
   Empty with a fresh producer id and epoch -1 before writing its first record.
 * At most one state change per transactional id is in flight (``TxnEntry.pending``); requests
-  meeting one get CONCURRENT_TRANSACTIONS, which clients retry.
+  meeting one get CONCURRENT_TRANSACTIONS, which clients retry. AddPartitionsToTxn and
+  AddOffsetsToTxn (:meth:`TransactionCoordinator.add_partitions`) first wait up to
+  ``concurrent_wait_ms`` (``TxnEntry.waiting``) and are run again, in arrival order (those of
+  one producer id and epoch in one write), once the id has no state change in flight and no
+  transaction completing: librdkafka retries
+  AddOffsetsToTxn only after ``retry.backoff.ms`` (100 ms), so a transaction begun right after the
+  previous one's EndTxn would otherwise pay that backoff whenever its markers take longer than
+  the client needs to send it (a few ms). Every parked request is answered exactly once: when
+  run again, with CONCURRENT_TRANSACTIONS at its deadline, or by the shell when the partition is
+  unloaded.
 * A PrepareCommit/PrepareAbort is always driven to CompleteCommit/CompleteAbort: markers are
   retried (every ``marker_retry_backoff_ms``) until each partition has one (a deleted partition
   needs none), after a reload too (:meth:`start_partition` resends the markers of every
@@ -100,13 +109,16 @@ def is_epoch_exhausted(epoch: int) -> bool:
 @dataclass(frozen=True)
 class TransactionConfig:
     """The state machine's settings: Kafka's transaction coordinator settings (names in the
-    comments, built from the broker's typed view with :meth:`from_view`) and two of its own."""
+    comments, built from the broker's typed view with :meth:`from_view`) and three of its own."""
 
     num_partitions: int = 50  # transaction.state.log.num.partitions
     max_timeout_ms: int = 900_000  # transaction.max.timeout.ms
     id_expiration_ms: int = 604_800_000  # transactional.id.expiration.ms
     remove_expired_interval_ms: int = 3_600_000  # transaction.remove.expired.transaction.cleanup.interval.ms
     marker_retry_backoff_ms: int = 100  # how soon a failed marker or Complete write is retried
+    # How long AddPartitionsToTxn / AddOffsetsToTxn meeting a state change in flight (e.g. the
+    # previous transaction's markers) waits for it before CONCURRENT_TRANSACTIONS (0: never).
+    concurrent_wait_ms: int = 500
     coordinator_epoch: int = 0  # written into markers (the __transaction_state leader epoch)
 
     @classmethod
@@ -174,6 +186,24 @@ class TxnEntry:
     pending: TxnState | None = None  # the state being written, if a write is in flight
     pending_markers: set[TopicPartitionKey] = field(default_factory=set)  # Prepare*: markers missing
     markers_in_flight: bool = False
+    waiting: list[ParkedRequest] = field(default_factory=list)  # in arrival order
+
+
+@dataclass
+class ParkedRequest:
+    """AddPartitionsToTxn / AddOffsetsToTxn that met a state change in flight and waits for it.
+
+    It runs again once the id is settled (it may wait once more, keeping ``deadline_ms``); the
+    requests waiting together with the same producer id and epoch run as one: one
+    ``__transaction_state`` write for all their partitions, every one answered with its outcome.
+    ``token`` gets CONCURRENT_TRANSACTIONS if it is still waiting at ``deadline_ms``.
+    """
+
+    token: Any
+    producer_id: int
+    producer_epoch: int
+    partitions: frozenset[TopicPartitionKey]
+    deadline_ms: int
 
 
 # ---------------------------------------------------------------------------------- effects
@@ -278,7 +308,61 @@ class TransactionCoordinator:
             self._apply(write.transactional_id, write.transit)
         fx = TxnEffects()
         write.then(error, now_ms, fx)
+        if entry is not None and entry.waiting:
+            self._wake(entry, now_ms, fx)
         return fx
+
+    def _settled(self, entry: TxnEntry) -> bool:
+        """Whether a request meeting ``entry`` now needs no wait: no state change in flight, no
+        transaction completing, or the id was forgotten (the request then fails at once)."""
+        current = self.transactions.get(entry.meta.transactional_id)
+        return current is not entry or (entry.pending is None and entry.meta.state not in PREPARE_STATES)
+
+    def _wake(self, entry: TxnEntry, now_ms: int, fx: TxnEffects) -> None:
+        """Run the requests parked on ``entry`` again, in arrival order, once it is settled;
+        consecutive ones of the same producer id and epoch together."""
+        if not self._settled(entry):
+            return
+        tid = entry.meta.transactional_id
+        parked, entry.waiting = entry.waiting, []
+        self.timers.cancel(("concurrent", tid))
+        group: list[ParkedRequest] = []
+        for p in parked:
+            if group and (p.producer_id, p.producer_epoch) != (group[0].producer_id, group[0].producer_epoch):
+                self._add_partitions(fx, tid, group, now_ms)
+                group = []
+            group.append(p)
+        if group:
+            self._add_partitions(fx, tid, group, now_ms)
+
+    def _park(self, entry: TxnEntry, requests: list[ParkedRequest], now_ms: int, fx: TxnEffects) -> None:
+        """Park ``requests`` on ``entry`` until it is settled; one whose deadline passed gets
+        CONCURRENT_TRANSACTIONS now."""
+        for r in requests:
+            if r.deadline_ms > now_ms:
+                entry.waiting.append(r)
+            else:
+                fx.reply(r.token, E.ConcurrentTransactionsError.code)
+        self._arm_parked_timer(entry.meta.transactional_id, entry)
+
+    def _arm_parked_timer(self, tid: str, entry: TxnEntry) -> None:
+        if not entry.waiting:
+            self.timers.cancel(("concurrent", tid))
+            return
+        first = min(p.deadline_ms for p in entry.waiting)
+        if self.timers.deadline(("concurrent", tid)) != first:
+            self.timers.schedule(("concurrent", tid), first, lambda now, fx: self._expire_parked(tid, now, fx))
+
+    def _expire_parked(self, tid: str, now_ms: int, fx: TxnEffects) -> None:
+        """Answer the parked requests of ``tid`` whose deadline passed (CONCURRENT_TRANSACTIONS)."""
+        entry = self.transactions.get(tid)
+        if entry is None:
+            return
+        due = [p for p in entry.waiting if p.deadline_ms <= now_ms]
+        entry.waiting = [p for p in entry.waiting if p.deadline_ms > now_ms]
+        for p in due:
+            fx.reply(p.token, E.ConcurrentTransactionsError.code)
+        self._arm_parked_timer(tid, entry)
 
     # ------------------------------------------------------------------ replay (persistent state)
     def load(self, records: Iterable[TxnLogRecord]) -> None:
@@ -515,18 +599,34 @@ class TransactionCoordinator:
         Reply: an error code for every partition together (0 when added).
         """
         fx = TxnEffects()
-        parts = frozenset(partitions)
+        request = ParkedRequest(
+            token, producer_id, producer_epoch, frozenset(partitions), now_ms + self.config.concurrent_wait_ms
+        )
+        self._add_partitions(fx, transactional_id, [request], now_ms)
+        return fx
+
+    def _add_partitions(
+        self, fx: TxnEffects, transactional_id: str, requests: list[ParkedRequest], now_ms: int
+    ) -> None:
+        """:meth:`add_partitions` for ``requests`` (one producer id and epoch) together."""
+        producer_id, producer_epoch = requests[0].producer_id, requests[0].producer_epoch
+        parts = frozenset().union(*(r.partitions for r in requests))
         try:
             entry = self._check_producer(transactional_id, producer_id, producer_epoch)
             meta = entry.meta
             if entry.pending is not None or meta.state in PREPARE_STATES:
+                if self.config.concurrent_wait_ms > 0:
+                    self._park(entry, requests, now_ms, fx)
+                    return
                 raise E.ConcurrentTransactionsError(f"{transactional_id} is completing a transaction")
         except E.KafkaError as e:
-            fx.reply(token, e.code)
-            return fx
+            for r in requests:
+                fx.reply(r.token, e.code)
+            return
         if meta.state == TxnState.ONGOING and parts <= meta.partitions:
-            fx.reply(token, 0)
-            return fx
+            for r in requests:
+                fx.reply(r.token, 0)
+            return
         transit = replace(
             meta,
             state=TxnState.ONGOING,
@@ -536,10 +636,11 @@ class TransactionCoordinator:
         )
 
         def stored(err: E.KafkaError | None, now: int, fx2: TxnEffects) -> None:
-            fx2.reply(token, 0 if err is None else write_error(err, for_offsets=False).code)
+            code = 0 if err is None else write_error(err, for_offsets=False).code
+            for r in requests:
+                fx2.reply(r.token, code)
 
         self._write(fx, entry, transit, stored)
-        return fx
 
     def verify_partitions(
         self,
@@ -902,6 +1003,7 @@ __all__ = [
     "ListTransactionsResult",
     "ListedTransaction",
     "MarkerRequest",
+    "ParkedRequest",
     "TransactionConfig",
     "TransactionCoordinator",
     "TxnEffects",
