@@ -198,9 +198,18 @@ def section_throughput(args: argparse.Namespace, workdir: Path) -> list[str]:
     return lines
 
 
-def leader_of(admin: AdminClient, topic: str) -> tuple[int, list[int]]:
-    p = admin.list_topics(topic, timeout=10).topics[topic].partitions[0]
-    return p.leader, list(p.isrs)
+def leader_of(admin: AdminClient, topic: str, timeout_s: float = 30.0) -> tuple[int, list[int]]:
+    """Partition 0's leader and ISR (asked again while the broker answering has not applied the
+    topic yet or names no leader)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        t = admin.list_topics(topic, timeout=10).topics.get(topic)
+        p = t.partitions.get(0) if t is not None and t.error is None else None
+        if p is not None and p.leader >= 0:
+            return p.leader, list(p.isrs)
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{topic}-0 has no leader in Metadata")
+        time.sleep(0.05)
 
 
 def produce_until_acked(bootstrap: str, topic: str, limit_s: float) -> float:
