@@ -8,7 +8,11 @@ when any task method, converter or transform raises (the worker itself goes on).
 Source: ``poll()`` → transforms → converters → (topic creation, :mod:`~zurau.connect.topic_creation`)
 → producer. Offsets of records Kafka acknowledged
 are written every ``offset.flush.interval.ms`` and when the task stops, then ``commit()`` is
-called. A record a transform drops counts as acknowledged.
+called. A record a transform drops counts as acknowledged. The periodic commit runs beside the
+poll loop, as Kafka's offset committer does: polling goes on while the records sent so far are
+acknowledged (one commit at a time, in order; a delivery failure then fails the task at its next
+poll), so a commit never holds back the records committed in PostgreSQL meanwhile; the commit at
+stop waits for everything.
 
 Sink: a consumer in group ``connect-<connector>`` subscribed to ``topics`` (or the topics
 matching ``topics.regex`` when the task starts) → converters → transforms → ``put()``. Every
@@ -209,6 +213,7 @@ class SourceTaskRunner(TaskRunner):
         # (record, ack future or None when dropped) in poll order
         self.outstanding: deque[tuple[SourceRecord, asyncio.Future[RecordMetadata] | None]] = deque()
         self.topics_seen: set[str] = set()
+        self._committing: asyncio.Task[None] | None = None  # the latest background commit
 
     async def run(self) -> None:
         env = self.env
@@ -217,6 +222,7 @@ class SourceTaskRunner(TaskRunner):
         await self.call(self.task.start, env.task_config)
         await self.set_state("RUNNING")
         last_flush = time.monotonic()
+        failed = True
         try:
             while await self.wait_resumed():
                 try:
@@ -229,12 +235,23 @@ class SourceTaskRunner(TaskRunner):
                     break
                 for record in records or []:
                     await self._send(record)
+                committing = self._committing
+                if committing is not None and committing.done():
+                    self._committing = None
+                    committing.result()  # a delivery failure fails the task here
                 if time.monotonic() - last_flush >= env.flush_interval:
-                    await self.commit_offsets()
+                    self.commit_offsets_in_background()
                     last_flush = time.monotonic()
+            failed = False
         finally:
-            if not self.killed and self.state != "FAILED":
+            # A failing task waits for no acknowledgement: its unacknowledged records are sent
+            # again after a restart (at least once), as Kafka's worker does.
+            if not failed and not self.killed and self.state != "FAILED":
                 await self.commit_offsets()
+            elif self._committing is not None:
+                self._committing.cancel()
+                with contextlib.suppress(BaseException):
+                    await self._committing
         if not self.stop_called:
             await self.call(self.task.stop)
 
@@ -263,14 +280,31 @@ class SourceTaskRunner(TaskRunner):
             self.topics_seen.add(transformed.topic)
             await env.on_topic(transformed.topic)
 
-    async def commit_offsets(self) -> None:
-        """Wait for every outstanding record's acknowledgement, store the latest offset per source
-        partition, then call the task's commit hooks."""
+    def commit_offsets_in_background(self) -> None:
+        """Start committing the records sent so far (:meth:`_commit`) after the commit before it,
+        without waiting: the poll loop goes on meanwhile."""
         if not self.outstanding:
             return
-        await self.producer.flush()
         done = list(self.outstanding)
         self.outstanding.clear()
+        self._committing = asyncio.get_running_loop().create_task(self._commit(done, self._committing))
+
+    async def commit_offsets(self) -> None:
+        """Commit every record sent so far and wait for it, and for any commit still running."""
+        self.commit_offsets_in_background()
+        committing, self._committing = self._committing, None
+        if committing is not None:
+            await committing
+
+    async def _commit(
+        self,
+        done: list[tuple[SourceRecord, asyncio.Future[RecordMetadata] | None]],
+        previous: asyncio.Task[None] | None,
+    ) -> None:
+        """Once the commit before has finished, wait for every record's acknowledgement, store
+        the latest offset per source partition, then call the task's commit hooks."""
+        if previous is not None:
+            await previous
         latest: dict[bytes, dict[str, Any] | None] = {}
         acked: list[tuple[SourceRecord, RecordMetadata | None]] = []
         for record, fut in done:
