@@ -42,3 +42,27 @@ async def test_notify_all_wakes_topic_watches() -> None:
     await asyncio.sleep(0)
     purgatory.notify_all()
     await asyncio.wait_for(waiting, 1.0)
+
+
+async def test_a_follower_fetch_waits_on_appends_not_on_high_watermark_moves() -> None:
+    """A follower reads up to the log end offset: a high watermark move alone (notify with
+    ``data=False``) wakes consumers' fetches but leaves followers' waiting, by key or by topic,
+    and ``notified_since`` tells the two apart."""
+    purgatory = FetchPurgatory(SystemClock())
+    mark = purgatory.mark()
+    follower_keys = asyncio.ensure_future(purgatory.wait([("t", 0)], purgatory.deadline(5000), data_only=True))
+    follower_topic = asyncio.ensure_future(purgatory.wait({"t": {0}}, purgatory.deadline(5000), data_only=True))
+    consumer = asyncio.ensure_future(purgatory.wait([("t", 0)], purgatory.deadline(5000)))
+    await asyncio.sleep(0)
+    purgatory.notify("t", 0, data=False)
+    await asyncio.wait_for(consumer, 1.0)
+    await asyncio.sleep(0.01)
+    assert not follower_keys.done() and not follower_topic.done()
+    assert purgatory.notified_since(mark, [("t", 0)])
+    assert not purgatory.notified_since(mark, [("t", 0)], data_only=True)
+    assert not purgatory.notified_since(mark, {"t": {0}}, data_only=True)
+    purgatory.notify("t", 0)
+    await asyncio.wait_for(asyncio.gather(follower_keys, follower_topic), 1.0)
+    assert purgatory.notified_since(mark, {"t": {0}}, data_only=True)
+    assert purgatory.operation_count() == purgatory.watch_count() == 0
+    assert not purgatory._data_only

@@ -122,11 +122,12 @@ async def _delayed(
     first ran) has notified nobody, so the fetch re-reads instead of waiting for the next one."""
     purgatory = rm.purgatory
     deadline = purgatory.deadline(params.max_wait_ms)
+    follower = params.replica_id >= 0  # reads up to the log end: waits on appends only
     try:
         while True:
             if keys and not deadline.expired and running():
-                if not purgatory.notified_since(mark, keys):
-                    await purgatory.wait(keys, deadline)
+                if not purgatory.notified_since(mark, keys, data_only=follower):
+                    await purgatory.wait(keys, deadline, data_only=follower)
                 mark = purgatory.mark()
                 if replan is not None:  # any partition of the session may have data now
                     topics = replan()

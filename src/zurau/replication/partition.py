@@ -50,8 +50,9 @@ class Partition:
     replicas: list[int] = field(default_factory=list)
     isr: list[int] = field(default_factory=list)
     partition_epoch: int = 0
-    # Called after every append (a hint for waiting fetches; followers read up to the LEO).
-    on_new_data: Callable[[Partition], None] | None = None
+    # Called after every append (records appended: True) and high watermark advance (False):
+    # a hint for waiting fetches (followers read up to the LEO, so only appends concern them).
+    on_new_data: Callable[[Partition, bool], None] | None = None
     # Called with the new high watermark each time it advances.
     on_high_watermark: Callable[[Partition, int], None] | None = None
     # follower replica id -> what its fetches told the leader (leader only)
@@ -155,8 +156,9 @@ class Partition:
         """Move the high watermark up to the smallest log end offset in the maximal ISR; True
         if it moved.
 
-        Listeners (``on_high_watermark``) hear of every advance; ``on_new_data`` is called too
-        (after an append) so that waiting fetches re-read.
+        Listeners (``on_high_watermark``) hear of every advance; ``on_new_data`` is called
+        after an append (``notify_data``, its flag True) or an advance (False), so that waiting
+        fetches re-read (a follower's only after an append).
         """
         log = self.log
         target = log.log_end_offset
@@ -179,5 +181,5 @@ class Partition:
                 if self.on_high_watermark is not None:
                     self.on_high_watermark(self, new)
         if (notify_data or advanced) and self.on_new_data is not None:
-            self.on_new_data(self)
+            self.on_new_data(self, notify_data)
         return advanced

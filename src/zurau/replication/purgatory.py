@@ -3,7 +3,10 @@
 * :class:`FetchPurgatory`: a waiting fetch (``min_bytes`` / ``max_wait_ms``) registers one future
   on every partition it reads; an append to a partition completes all futures registered on it.
   The fetch then re-reads, so a wake-up is a hint, never a promise of data (spurious wake-ups are
-  harmless). A fetch may instead register per topic, with the set of that topic's partitions it
+  harmless). A notification says whether records were appended or only the high watermark
+  moved: a follower's fetch reads up to the log end offset, so it waits on appends only (it
+  learns the new high watermark from its next answer, as in Kafka); a consumer's wakes on both.
+  A fetch may instead register per topic, with the set of that topic's partitions it
   reads (a mapping topic -> partitions): one registration per topic however many partitions, and
   an append checks the topic's few waiting fetches. A delayed fetch has one
   :class:`FetchDeadline` (one timer for its whole ``max_wait_ms``, however often it wakes up and
@@ -94,10 +97,13 @@ class FetchPurgatory:
         # fetch can learn that a partition it read got data before it began to wait (Kafka's
         # tryCompleteElseWatch: check again once watching, so no wake-up is lost).
         self._seq = 0
-        self._recent: deque[tuple[str, int]] = deque(maxlen=RECENT_NOTIFICATIONS)
+        # (topic, partition, records appended) of the last notifications
+        self._recent: deque[tuple[str, int, bool]] = deque(maxlen=RECENT_NOTIFICATIONS)
         self._waiters: dict[tuple[str, int], set[asyncio.Future[None]]] = defaultdict(set)
         # topic -> {waiting fetch: the partitions of the topic it waits on}
         self._topic_waiters: dict[str, dict[asyncio.Future[None], AbstractSet[int]]] = {}
+        # The waiting fetches of followers: a high watermark move alone does not wake them.
+        self._data_only: set[asyncio.Future[None]] = set()
 
     def watch_count(self) -> int:
         """Number of (waiting fetch, partition) watches (Kafka's ``PurgatorySize``)."""
@@ -116,10 +122,15 @@ class FetchPurgatory:
         return self._seq
 
     def notified_since(
-        self, mark: int, partitions: Iterable[tuple[str, int]] | Mapping[str, AbstractSet[int]]
+        self,
+        mark: int,
+        partitions: Iterable[tuple[str, int]] | Mapping[str, AbstractSet[int]],
+        *,
+        data_only: bool = False,
     ) -> bool:
         """Whether any of ``partitions`` was notified after :meth:`mark` gave ``mark`` (True when
-        too many notifications came since to tell)."""
+        too many notifications came since to tell); ``data_only``: of an append (a follower's
+        fetch, which a high watermark move alone does not concern)."""
         missed = self._seq - mark
         if missed <= 0:
             return False
@@ -129,7 +140,9 @@ class FetchPurgatory:
         by_topic = partitions if isinstance(partitions, Mapping) else None
         keys = None if by_topic is not None else set(partitions)
         for i in range(len(recent) - missed, len(recent)):
-            topic, partition = recent[i]
+            topic, partition, appended = recent[i]
+            if data_only and not appended:
+                continue
             if by_topic is not None:
                 parts = by_topic.get(topic)
                 if parts is not None and partition in parts:
@@ -138,18 +151,32 @@ class FetchPurgatory:
                 return True
         return False
 
-    def notify(self, topic: str, partition: int) -> None:
+    def notify(self, topic: str, partition: int, *, data: bool = True) -> None:
+        """``topic-partition`` got records (``data``), or only its high watermark moved (then
+        the waiting fetches of followers stay waiting)."""
         self._seq += 1
-        self._recent.append((topic, partition))
-        waiters = self._waiters.pop((topic, partition), None)
+        self._recent.append((topic, partition, data))
+        key = (topic, partition)
+        waiters = self._waiters.get(key)
         if waiters:
-            for fut in waiters:
-                if not fut.done():
-                    fut.set_result(None)
+            if data or not self._data_only:
+                del self._waiters[key]
+                for fut in waiters:
+                    if not fut.done():
+                        fut.set_result(None)
+            else:
+                data_only = self._data_only
+                for fut in [f for f in waiters if f not in data_only]:
+                    waiters.discard(fut)
+                    if not fut.done():
+                        fut.set_result(None)
+                if not waiters:
+                    del self._waiters[key]
         by_topic = self._topic_waiters.get(topic)
         if by_topic:
+            data_only = self._data_only
             for fut, parts in by_topic.items():
-                if partition in parts and not fut.done():
+                if partition in parts and not fut.done() and (data or fut not in data_only):
                     fut.set_result(None)
 
     def notify_all(self) -> None:
@@ -170,20 +197,29 @@ class FetchPurgatory:
         return deadline
 
     async def wait(
-        self, partitions: Iterable[tuple[str, int]] | Mapping[str, AbstractSet[int]], deadline: FetchDeadline
+        self,
+        partitions: Iterable[tuple[str, int]] | Mapping[str, AbstractSet[int]],
+        deadline: FetchDeadline,
+        *,
+        data_only: bool = False,
     ) -> None:
-        """Wait until any of ``partitions`` gets new data or ``deadline`` expires. ``partitions``:
-        (topic, partition) keys, or a mapping topic -> set of partitions (one watch per topic)."""
+        """Wait until any of ``partitions`` gets new data (or, unless ``data_only``, a higher
+        high watermark) or ``deadline`` expires. ``partitions``: (topic, partition) keys, or a
+        mapping topic -> set of partitions (one watch per topic)."""
         if deadline.expired:
             return
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         deadline._waiting = fut
+        if data_only:
+            self._data_only.add(fut)
         try:
             if isinstance(partitions, Mapping):
                 return await self._wait_topics(fut, partitions)
             return await self._wait_keys(fut, list(partitions))
         finally:
             deadline._waiting = None
+            if data_only:
+                self._data_only.discard(fut)
 
     async def _wait_keys(self, fut: asyncio.Future[None], keys: list[tuple[str, int]]) -> None:
         for key in keys:

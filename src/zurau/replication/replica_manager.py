@@ -336,8 +336,8 @@ class ReplicaManager:
             log.info("%s-%d: follower of %d at epoch %d", topic, index, leader_id, leader_epoch)
         return p
 
-    def _on_new_data(self, p: Partition) -> None:
-        self.purgatory.notify(p.topic, p.index)
+    def _on_new_data(self, p: Partition, appended: bool) -> None:
+        self.purgatory.notify(p.topic, p.index, data=appended)
 
     def _on_high_watermark(self, p: Partition, high_watermark: int) -> None:
         if self.produce_purgatory:  # only when some acks=all produce waits (never on one node)
@@ -570,7 +570,7 @@ class ReplicaManager:
         before = plog.high_watermark
         hw = plog.update_high_watermark(leader_high_watermark)
         if hw > before:
-            self.purgatory.notify(topic, partition)  # consumers reading from this follower
+            self.purgatory.notify(topic, partition, data=False)  # consumers reading from this follower
         return hw
 
     # ------------------------------------------------------------------ follower side (fetchers)
@@ -619,6 +619,8 @@ class ReplicaManager:
         """After a fetch of follower ``replica_id``: propose adding it to the ISR of ``p`` if it
         has caught up (one proposal in flight per partition, as in Kafka)."""
         if self.isr_change_sender is None or p.pending_isr is not None or p.leader_id != self.node_id:
+            return
+        if replica_id in p.isr:  # in sync already (every fetch of a caught-up follower)
             return
         if p.isr_retry_after_ms and self.clock.now_ms() < p.isr_retry_after_ms:
             return
