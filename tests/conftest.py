@@ -34,6 +34,27 @@ def pytest_configure(config: pytest.Config) -> None:
         pm.register(plugin, "zurau")
 
 
+#: Test directories whose tests each start several node processes or a JVM: under pytest-xdist
+#: (``make test`` runs two workers, ``--dist loadgroup``) they all go to one worker, one at a
+#: time, so that two of them never share the two cores; every other test file is one group of
+#: its own, its tests on one worker (module fixtures are set up once).
+HEAVY_DIRS = ("fault", "spark")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    root = Path(__file__).resolve().parent
+    for item in items:
+        path = Path(str(item.fspath)).resolve()
+        try:
+            parts = path.relative_to(root).parts
+        except ValueError:
+            continue
+        group = "heavy" if parts and parts[0] in HEAVY_DIRS else "/".join(parts)
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture
 def bootstrap(zurau_broker: object) -> str:
     """``bootstrap.servers`` of the session's embedded broker (alias of zurau_broker's)."""
