@@ -201,6 +201,11 @@ class TaskRunner(ABC):
         """Start the task and drive it until :attr:`stopping` is set; raise to fail it."""
 
 
+#: How long a stopping source task waits for its records' acknowledgements before it gives up
+#: committing their offsets (Kafka's ``offset.flush.timeout.ms`` default).
+FINAL_COMMIT_TIMEOUT_S = 5.0
+
+
 class SourceTaskRunner(TaskRunner):
     task: SourceTask
 
@@ -244,14 +249,20 @@ class SourceTaskRunner(TaskRunner):
                     last_flush = time.monotonic()
             failed = False
         finally:
-            # A failing task waits for no acknowledgement: its unacknowledged records are sent
-            # again after a restart (at least once), as Kafka's worker does.
-            if not failed and not self.killed and self.state != "FAILED":
-                await self.commit_offsets()
-            elif self._committing is not None:
-                self._committing.cancel()
-                with contextlib.suppress(BaseException):
-                    await self._committing
+            if not self.killed and self.state != "FAILED":
+                # The final commit, also of a failing task (what Kafka acknowledged before the
+                # failure is not produced again after a restart), for at most
+                # FINAL_COMMIT_TIMEOUT_S (Kafka's offset.flush.timeout.ms); records still
+                # unacknowledged then are sent again after a restart (at least once).
+                try:
+                    await asyncio.wait_for(self.commit_offsets(), FINAL_COMMIT_TIMEOUT_S)
+                except TimeoutError:
+                    log.warning("task %s: records not acknowledged within %.0f s; their offsets are not "
+                                "committed", self.name, FINAL_COMMIT_TIMEOUT_S)
+                except Exception as e:
+                    if not failed:
+                        raise
+                    log.warning("task %s: the final offset commit of a failing task failed: %s", self.name, e)
         if not self.stop_called:
             await self.call(self.task.stop)
 
