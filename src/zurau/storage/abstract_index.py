@@ -127,6 +127,11 @@ class AbstractIndex(ABC):
             self._keys = self._values = None
 
     @property
+    def file_size(self) -> int:
+        """Bytes of entries in the file (0 also when the file does not exist)."""
+        return self._file_size
+
+    @property
     def entries(self) -> int:
         if self._keys is not None:
             return len(self._keys)
@@ -205,13 +210,14 @@ class AbstractIndex(ABC):
         self._file_entries = len(keys)
 
     def _file_holds(self, data: bytes | bytearray) -> bool:
-        """Whether the index file exists and holds exactly ``data``."""
+        """Whether the index file holds exactly ``data`` (an absent file holds no entries: a
+        new partition's first segment creates its index files with their first entry)."""
         try:
             if os.stat(self.path).st_size != len(data):
                 return False
             return not data or self.path.read_bytes() == data
         except FileNotFoundError:
-            return False
+            return not data
 
     def truncate_entries(self, n: int) -> None:
         """Keep only the first ``n`` entries, in memory and on disk."""
@@ -231,10 +237,9 @@ class AbstractIndex(ABC):
         self._keys = array(self.key_typecode)
         self._values = array(self.value_typecode)
         self._pending = bytearray()
-        if self.path.exists():
-            os.truncate(self.path, 0)
-        else:
-            self.path.touch()
+        # One open (creating or truncating) instead of a stat and a touch or truncate: a new
+        # partition creates two index files, and thousands of partitions are created at once.
+        os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644))
         self._file_size = 0
         self._last_raw = _UNREAD  # the file changed
         self._file_entries = 0

@@ -26,14 +26,32 @@ Invariants:
 * ``recovery_point`` only ever names an offset below which every byte was fsynced by a plan that
   started after those bytes were written;
 * a failed fsync (``OSError``) leaves the plan unsynced, and completing it changes nothing.
+
+Grouped creation sync: a topic of thousands of partitions creates thousands of directories and
+empty files at once, and fsyncing each (the ``.log``, the epoch checkpoint, the partition dir and
+the log dir per log) costs a journal commit or a device cache flush apiece, thousands of them,
+which also stalls the event loop's own file creations (and other processes') behind the journal. So the plans of such logs in one round may share one
+:class:`FileSystemSync` instead of descriptors of their own: one ``syncfs(2)`` of the log dir's
+file system, run by the first of those plans to run, after every one of them was prepared. It
+writes back and commits every change made to that file system before it began (all the new
+directories, files, epoch checkpoints and their bytes), so a plan that shares it is ``synced``
+exactly when that ``syncfs`` returned success, and its completion claims nothing a plan of its own
+would not. It also writes back whatever else is dirty on that file system (other logs' unflushed
+appends, other processes' files): it runs on the flush thread, once per round that found at least
+``log_manager.GROUPED_SYNC_MIN_LOGS`` new logs, never for a single new partition. ``syncfs`` is
+used only on Linux 5.8 or later (earlier kernels do not report writeback
+errors through it); elsewhere every log gets a plan of its own descriptors as before.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
+import platform
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 
 class FlushPlan:
@@ -43,10 +61,13 @@ class FlushPlan:
     segment files created, as of the plan (a directory fsync in the plan covers them);
     ``generation``: the log's truncation count, as of the plan; ``messages``: unflushed messages
     the plan covers; ``now_ms``: the flush time to record (None: do not record one);
-    ``elapsed_s``: how long :meth:`run` took to fsync (0.0 until it has run).
+    ``elapsed_s``: how long :meth:`run` took to fsync (0.0 until it has run); ``group``: the
+    :class:`FileSystemSync` the plan shares (None: its own descriptors cover everything).
     """
 
-    __slots__ = ("target", "dir_changes", "generation", "messages", "now_ms", "synced", "elapsed_s", "_fds", "_lock")
+    __slots__ = (
+        "target", "dir_changes", "generation", "messages", "now_ms", "synced", "elapsed_s", "group", "_fds", "_lock"
+    )
 
     def __init__(
         self,
@@ -57,6 +78,7 @@ class FlushPlan:
         generation: int,
         messages: int,
         now_ms: int | None,
+        group: FileSystemSync | None = None,
     ) -> None:
         self.target = target
         self.dir_changes = dir_changes
@@ -67,12 +89,16 @@ class FlushPlan:
         self.elapsed_s = 0.0
         self._fds: list[int] | None = fds
         self._lock = threading.Lock()
+        self.group = group
+        if group is not None:
+            group.acquire()
 
     @property
     def descriptor_count(self) -> int:
-        """How many descriptors the plan still holds (0 once run or discarded)."""
+        """How many descriptors the plan still holds, its group's shared one included (0 once
+        run or discarded)."""
         fds = self._fds
-        return len(fds) if fds is not None else 0
+        return len(fds) + (self.group is not None) if fds is not None else 0
 
     def _claim(self) -> list[int] | None:
         with self._lock:
@@ -92,29 +118,122 @@ class FlushPlan:
         try:
             for fd in fds:
                 os.fsync(fd)
+            if self.group is not None:
+                self.group.run()
             self.synced = True
         finally:
             self.elapsed_s = time.perf_counter() - started
-            for fd in fds:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+            close_all(fds)
+            if self.group is not None:
+                self.group.release()
 
     def discard(self) -> None:
         """Close the descriptors without fsyncing them (the plan never ran). Idempotent."""
         fds = self._claim()
-        for fd in fds or ():
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        if fds is None:
+            return
+        close_all(fds)
+        if self.group is not None:
+            self.group.release()
 
     def __repr__(self) -> str:
         return (
             f"FlushPlan(target={self.target}, descriptors={self.descriptor_count}, "
             f"dir_changes={self.dir_changes}, synced={self.synced})"
         )
+
+
+def _load_syncfs() -> Callable[[int], int] | None:
+    """libc's ``syncfs`` where it reports writeback errors (Linux 5.8+), else None."""
+    if platform.system() != "Linux":
+        return None
+    try:
+        major, minor = (int(x) for x in platform.release().split(".")[:2])
+        if (major, minor) < (5, 8):
+            return None
+        fn = ctypes.CDLL(None, use_errno=True).syncfs
+    except (ValueError, OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_SYNCFS = _load_syncfs()
+
+
+def syncfs_available() -> bool:
+    """Whether :class:`FileSystemSync` can be used here (see the module docstring)."""
+    return _SYNCFS is not None
+
+
+class FileSystemSync:
+    """One ``syncfs(2)`` of the file system holding ``directory``, shared by the flush plans of
+    one round (see the module docstring). Opened on the owning thread, where the plans that share
+    it are prepared; :meth:`run` in any thread.
+
+    Invariants: the ``syncfs`` call happens at most once, from the first :meth:`run`; every later
+    :meth:`run` returns at once if it succeeded and raises its error if it failed; the directory
+    descriptor is closed once the call returned or every plan sharing it was released, whichever
+    comes first.
+    """
+
+    __slots__ = ("_fd", "_refs", "_done", "_error", "_lock")
+
+    def __init__(self, directory: Path) -> None:
+        if _SYNCFS is None:
+            raise OSError("syncfs is not available here")
+        self._fd: int | None = open_directory(directory)
+        self._refs = 0
+        self._done = False
+        self._error: OSError | None = None
+        self._lock = threading.Lock()
+
+    def acquire(self) -> None:
+        with self._lock:
+            self._refs += 1
+
+    def run(self) -> None:
+        """``syncfs`` once (on its first call); raise its OSError, also on every later call."""
+        with self._lock:
+            if self._done:
+                return
+            if self._error is not None:
+                raise self._error
+            assert _SYNCFS is not None and self._fd is not None
+            try:
+                if _SYNCFS(self._fd) != 0:
+                    errno = ctypes.get_errno()
+                    self._error = OSError(errno, f"syncfs: {os.strerror(errno)}")
+                    raise self._error
+                self._done = True
+            finally:
+                self._close()
+
+    def release(self) -> None:
+        """A plan sharing this sync is done with it (ran or discarded)."""
+        with self._lock:
+            self._refs -= 1
+            if self._refs <= 0:
+                self._close()
+
+    def release_if_unused(self) -> None:
+        """Close the descriptor if no plan shares it (a round that made none)."""
+        with self._lock:
+            if self._refs <= 0:
+                self._close()
+
+    def _close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    @property
+    def synced(self) -> bool:
+        return self._done
 
 
 def sync_all(plans: Iterable[FlushPlan]) -> None:
@@ -147,4 +266,4 @@ def close_all(fds: Iterable[int]) -> None:
             pass
 
 
-__all__ = ["FlushPlan", "close_all", "open_directory", "sync_all"]
+__all__ = ["FileSystemSync", "FlushPlan", "close_all", "open_directory", "sync_all", "syncfs_available"]

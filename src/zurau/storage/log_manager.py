@@ -17,7 +17,11 @@ Invariants:
   crash at any later time makes the next start an unclean one, which rescans every log from
   its checkpointed recovery point;
 * checkpoints are replaced atomically; a partition missing from the recovery-point checkpoint is
-  recovered from offset 0.
+  recovered from offset 0;
+* a partition this process creates gets its directory and first segment without any fsync
+  (``PartitionLog.create_new``); they become durable with the log's first flush plan, which for
+  many new logs at once is one shared ``syncfs`` (``prepare_flush_dirty``). A process killed
+  midway leaves a directory that loads as an empty, usable log (tests/unit/test_partition_creation.py).
 
 No threads of its own: the broker shell calls ``checkpoint``, ``run_retention``,
 ``flush_dirty`` and ``remove_expired_producers`` on its own schedule (Kafka's
@@ -48,7 +52,7 @@ from zurau.storage.abstract_index import set_max_open_writers
 from zurau.storage.checkpoint import fsync_dir, read_offsets_checkpoint, write_offsets_checkpoint
 from zurau.storage.file_limits import check_open_files, raise_open_files_limit
 from zurau.storage.log_config import LogConfig
-from zurau.storage.log_flush import FlushPlan
+from zurau.storage.log_flush import FileSystemSync, FlushPlan, syncfs_available
 from zurau.storage.partition_log import DELETE_DIR_SUFFIX, PartitionLog
 from zurau.types import TopicPartitionKey
 
@@ -66,6 +70,10 @@ METADATA_TOPIC = "__cluster_metadata"
 
 #: Open descriptors one ``prepare_flush_dirty`` round may hold in its plans (see there).
 MAX_FLUSH_DESCRIPTORS = 2048
+#: New logs of one log dir awaiting their first flush from which a round shares one ``syncfs``
+#: (log_flush.FileSystemSync) instead of giving each its own descriptors (creating a topic of
+#: thousands of partitions); fewer keep plans of their own.
+GROUPED_SYNC_MIN_LOGS = 32
 
 
 _Offsets = dict[TopicPartitionKey, int]
@@ -117,6 +125,9 @@ class LogManager:
         self._checkpoint_lock = threading.Lock()
         self._checkpoint_written = 0
         self._flush_cursor = 0  # where the next prepare_flush_dirty round starts
+        # Logs created by this process whose directory may not be durable yet (created_unsynced);
+        # pruned by prepare_flush_dirty, which groups their first flush when they are many.
+        self._created: dict[TopicPartitionKey, PartitionLog] = {}
         raise_open_files_limit()
         set_max_open_writers(None)  # the bound follows the (maybe raised) limit
         if load:
@@ -207,18 +218,20 @@ class LogManager:
         else:  # the dir holding the fewest (counting is linear: not once per partition of 10,000)
             counts = Counter(self._dir_of.values())
             log_dir = min(self.log_dirs, key=lambda d: counts[d])
-        log = PartitionLog.open(
-            log_dir / f"{topic}-{partition}",
-            topic,
-            partition,
-            config if config is not None else self.default_config,
-            now_ms=self.now_ms(),
-        )
-        # The new directory's entry in ``log_dir`` is fsynced by the log's next flush plan, off
-        # the caller's thread (creating thousands of partitions must not hold the event loop).
-        log.mark_created()
+        path = log_dir / f"{topic}-{partition}"
+        config = config if config is not None else self.default_config
+        now = self.now_ms()
+        # A directory of its own, created without fsync (PartitionLog.create_new): its entry in
+        # ``log_dir``, its files and its epoch checkpoint are fsynced by the log's next flush
+        # plan, off the caller's thread (creating thousands of partitions must not hold the event
+        # loop). A directory already there (no load found it: e.g. made by hand) is opened.
+        log = PartitionLog.create_new(path, topic, partition, config, now_ms=now)
+        if log is None:
+            log = PartitionLog.open(path, topic, partition, config, now_ms=now)
+            log.mark_created()
         self._logs[tp] = log
         self._dir_of[tp] = log_dir
+        self._created[tp] = log
         if len(self._logs) % 1000 == 0:
             check_open_files(sum(lg.segment_count for lg in self._logs.values()))
         return log
@@ -246,6 +259,7 @@ class LogManager:
         if log is None:
             return False
         self._dir_of.pop(tp)
+        self._created.pop(tp, None)
         log.delete()
         self.checkpoint()
         return True
@@ -296,26 +310,68 @@ class LogManager:
         A call holds at most about ``max_descriptors`` open descriptors in its plans (each plan
         duplicates a few): after thousands of partitions were created at once the rest wait for
         the next call, which starts where this one stopped, so every log gets its turn. A
-        descriptor that cannot be opened (EMFILE) ends the round with the plans made so far."""
+        descriptor that cannot be opened (EMFILE) ends the round with the plans made so far.
+
+        When at least ``GROUPED_SYNC_MIN_LOGS`` new logs of one log dir await their first flush
+        (a topic of many partitions was just created), their plans share one ``syncfs`` of that
+        dir's file system (log_flush.FileSystemSync: one descriptor for all of them) instead of
+        six descriptors and fsyncs each."""
         out: list[tuple[PartitionLog, FlushPlan]] = []
         logs = list(self._logs.values())
         if not logs:
             return out
+        groups = self._open_creation_groups()
+        try:
+            return self._prepare_round(out, logs, groups, now_ms, max_descriptors)
+        finally:
+            for group in groups.values():
+                group.release_if_unused()
+
+    def _open_creation_groups(self) -> dict[Path, FileSystemSync]:
+        """Forget created logs that were flushed or deleted since; open one FileSystemSync per
+        log dir holding at least ``GROUPED_SYNC_MIN_LOGS`` of the rest (none without syncfs)."""
+        created = self._created
+        if not created:
+            return {}
+        for tp, lg in list(created.items()):
+            if not lg.created_unsynced or self._logs.get(tp) is not lg:
+                del created[tp]
+        if len(created) < GROUPED_SYNC_MIN_LOGS or not syncfs_available():
+            return {}
+        counts = Counter(self._dir_of[tp] for tp in created)
+        groups: dict[Path, FileSystemSync] = {}
+        for log_dir, n in counts.items():
+            if n >= GROUPED_SYNC_MIN_LOGS:
+                try:
+                    groups[log_dir] = FileSystemSync(log_dir)
+                except OSError as e:  # e.g. EMFILE: the logs get plans of their own
+                    log_.warning("grouped sync of %s not opened: %s", log_dir, e)
+        return groups
+
+    def _prepare_round(
+        self,
+        out: list[tuple[PartitionLog, FlushPlan]],
+        logs: list[PartitionLog],
+        groups: dict[Path, FileSystemSync],
+        now_ms: int,
+        max_descriptors: int,
+    ) -> list[tuple[PartitionLog, FlushPlan]]:
         start = self._flush_cursor % len(logs)
-        held = 0
+        held = len(groups)
         for n, log in enumerate(itertools.chain(logs[start:], logs[:start])):
             if held >= max_descriptors:
                 self._flush_cursor = start + n
                 return out
             if not log.needs_flush:
                 continue
+            group = groups.get(log.directory.parent) if groups and log.created_unsynced else None
             try:
                 if now_ms - log.last_flush_ms >= log.config.flush_ms:
-                    plan = log.prepare_flush(now_ms=now_ms)
+                    plan = log.prepare_flush(now_ms=now_ms, group=group)
                 elif log.recovery_point < log.active_segment.base_offset:
-                    plan = log.prepare_flush(log.active_segment.base_offset)
+                    plan = log.prepare_flush(log.active_segment.base_offset, group=group)
                 elif log.directory_sync_pending:
-                    plan = log.prepare_flush(log.recovery_point)
+                    plan = log.prepare_flush(log.recovery_point, group=group)
                 else:
                     continue
             except OSError as e:
@@ -324,7 +380,8 @@ class LogManager:
                 log_.warning("flush round stopped after %d logs: %s", len(out), e)
                 self._flush_cursor = start + n
                 return out
-            held += plan.descriptor_count
+            if group is None:  # a shared group's descriptor was counted once, above
+                held += plan.descriptor_count
             out.append((log, plan))
         self._flush_cursor = start
         return out

@@ -98,8 +98,13 @@ class LogSegment:
         max_offset_index_entries: int,
         max_time_index_entries: int,
         now_ms: int,
+        index_files: bool = True,
     ) -> LogSegment:
-        """Create a new empty segment (any files left at this base offset are emptied)."""
+        """Create a new empty segment (any files left at this base offset are emptied).
+
+        ``index_files=False`` (a new partition's first segment, in a directory just made): the
+        ``.index`` and ``.timeindex`` files are not created now but by their first entry; an
+        absent index file reads as an empty index, which is what an empty segment's is."""
         path = directory / segment_file_name(base_offset, LOG_SUFFIX)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC, 0o644)
         seg = cls(
@@ -110,8 +115,9 @@ class LogSegment:
             created_ms=now_ms,
             fd=fd,
         )
-        seg.offset_index.reset()
-        seg.time_index.reset()
+        if index_files:
+            seg.offset_index.reset()
+            seg.time_index.reset()
         return seg
 
     @classmethod
@@ -137,8 +143,9 @@ class LogSegment:
         )
 
     def indexes_look_valid(self) -> bool:
-        """True if both index files exist and pass the cheap sanity checks."""
-        if not self.offset_index.path.exists() or not self.time_index.path.exists():
+        """True if both index files exist (or the segment is empty: an absent index is then the
+        right, empty one) and pass the cheap sanity checks."""
+        if self.size and (not self.offset_index.path.exists() or not self.time_index.path.exists()):
             return False
         try:
             self.offset_index.sanity_check(self.size)
@@ -453,13 +460,19 @@ class LogSegment:
             self._rolling_base_timestamp = None
 
     def on_become_inactive(self) -> None:
-        """Called on roll: add the final time-index entry and close the index writers."""
+        """Called on roll and on close: add the final time-index entry, close the index writers,
+        and create an index file a non-empty segment still lacks (``create(index_files=False)``),
+        so that a clean start trusts the segment instead of rescanning it."""
         if self.max_timestamp >= 0 and self.max_timestamp > self.time_index.last_entry().timestamp:
             self.time_index.maybe_append(
                 self.max_timestamp, self.offset_of_max_timestamp, skip_full_check=True
             )
         self.offset_index.close_writer()
         self.time_index.close_writer()
+        if self.size:
+            for index in (self.offset_index, self.time_index):
+                if index.file_size == 0 and not index.path.exists():
+                    index.reset()
 
     def open_for_sync(self) -> list[int]:
         """Private descriptors of the ``.log`` file and both indexes (index entries handed to

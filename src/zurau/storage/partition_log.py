@@ -9,6 +9,10 @@ Directory layout (Kafka's)::
         00000000000000004711.txnindex                    aborted transactions (see txn_index.py)
         leader-epoch-checkpoint                          epoch -> start offset (leader_epoch_cache.py)
 
+A new partition's first segment has no ``.index``/``.timeindex`` file until its first index entry
+(or its roll or close, if it holds data): an absent index file reads as an empty index
+(``create_new``).
+
 Offsets (Kafka's names and invariants)::
 
     log_start_offset <= last_stable_offset <= high_watermark <= log_end_offset
@@ -52,7 +56,7 @@ import uuid
 from bisect import bisect_right
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from zurau.protocol.errors import (
     InvalidRecordError,
@@ -67,7 +71,7 @@ from zurau.storage import segment_swap
 from zurau.storage.checkpoint import fsync_dir
 from zurau.storage.leader_epoch_cache import LeaderEpochCache
 from zurau.storage.log_config import LogConfig
-from zurau.storage.log_flush import FlushPlan, close_all, open_directory
+from zurau.storage.log_flush import FileSystemSync, FlushPlan, close_all, open_directory
 from zurau.storage.log_segment import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
@@ -201,7 +205,7 @@ class PartitionLog:
         def on_recovered_batch(h: BatchHeader) -> None:
             if h.partition_leader_epoch > epochs.latest_epoch:
                 epochs.maybe_assign(h.partition_leader_epoch, h.base_offset, write=False)
-        seg_args = {
+        seg_args: dict[str, Any] = {
             "max_offset_index_entries": config.max_offset_index_entries,
             "max_time_index_entries": config.max_time_index_entries,
             "now_ms": now_ms,
@@ -283,6 +287,58 @@ class PartitionLog:
             log._epoch_checkpoint_unsynced = True
             log._dir_changes += 1
         log._rebuild_producer_state(take_snapshot=True)
+        return log
+
+    @classmethod
+    def create_new(
+        cls, directory: Path, topic: str, partition: int, config: LogConfig, *, now_ms: int
+    ) -> PartitionLog | None:
+        """Create the empty log of a partition whose directory does not exist yet; None (and
+        nothing done) if it exists, in which case the caller opens it with :meth:`open`.
+
+        What ``open`` would do for a missing directory, without looking for anything to recover
+        (there is nothing: the directory is this call's own ``mkdir``), so thousands of partitions
+        are created at once with two file creations each and no fsync. On disk, in order:
+
+        1. ``mkdir <topic>-<partition>``;
+        2. ``00000000000000000000.log`` created empty (its descriptor stays open).
+
+        The ``.index`` and ``.timeindex`` files are created by their first entry (an absent index
+        reads as empty; ``LogSegment.create(index_files=False)``), and the leader-epoch checkpoint
+        when a replica manager assigns the first epoch (``assign_leader_epoch``: a ``.tmp`` file
+        renamed over the final name). A process killed after any of these steps leaves a
+        directory that the next start opens as an empty log (``open``: no ``.log`` file means a
+        new empty segment, an absent index of an empty segment is an empty index, a ``.tmp`` file
+        is removed, an unreadable epoch checkpoint is rebuilt), i.e. a usable partition.
+        Nothing is fsynced here: the directory's entry in the log dir, the new files and the
+        epoch checkpoint reach the disk with the log's next flush plan (``mark_created``), like
+        acknowledged data without ``flush.messages``.
+        """
+        try:
+            os.mkdir(directory)
+        except FileExistsError:
+            return None
+        segment = LogSegment.create(
+            directory,
+            0,
+            max_offset_index_entries=config.max_offset_index_entries,
+            max_time_index_entries=config.max_time_index_entries,
+            now_ms=now_ms,
+            index_files=False,
+        )
+        log = cls(
+            directory,
+            topic,
+            partition,
+            config,
+            [segment],
+            log_start_offset=0,
+            recovery_point=0,
+            high_watermark=0,
+            producer_state=ProducerStateManager(directory),
+            now_ms=now_ms,
+        )
+        log.mark_created()
         return log
 
     @staticmethod
@@ -1050,12 +1106,34 @@ class PartitionLog:
         self._dir_changes += 1  # the checkpoint's rename: covered by the next directory fsync
         return True
 
-    def prepare_flush(self, offset: int | None = None, *, now_ms: int | None = None) -> FlushPlan:
+    @property
+    def created_unsynced(self) -> bool:
+        """True while the directory this process created for the log (``mark_created``) may not
+        be durable yet: no flush plan covering it has completed."""
+        return self._parent_dir_unsynced
+
+    def prepare_flush(
+        self, offset: int | None = None, *, now_ms: int | None = None, group: FileSystemSync | None = None
+    ) -> FlushPlan:
         """Capture a flush of the segments holding offsets in [recovery_point, offset) (default:
         up to the log end offset) and of the directory if a segment file was created since its
-        last fsync. Run the plan anywhere, then pass it to ``complete_flush`` (log_flush.py)."""
+        last fsync. Run the plan anywhere, then pass it to ``complete_flush`` (log_flush.py).
+
+        With ``group`` (opened before this call) the plan holds no descriptor of its own: the
+        group's one ``syncfs``, which runs after this call, covers every byte and file-system
+        change of the log made so far (log_flush.py, grouped creation sync)."""
         leo = self.log_end_offset
         target = leo if offset is None else min(offset, leo)
+        if group is not None:
+            return FlushPlan(
+                [],
+                target,
+                dir_changes=self._dir_changes,
+                generation=self._generation,
+                messages=self._unflushed_messages if target >= leo else 0,
+                now_ms=now_ms,
+                group=group,
+            )
         fds: list[int] = []
         try:
             included: set[int] = set()
