@@ -19,7 +19,9 @@ its embedded form.
   addresses it, leaving the block stops it and joins its thread.
 
 This module imports only the standard library (uvicorn and uvloop lazily): the broker and every
-edge app may use it. The rest of the edge-service kit is in :mod:`zurau.client`: a service's state
+edge app may use it. What a service accepts from a client (one body reader with a streaming size
+limit, JSON with a nesting limit, Kafka integer ranges, boolean query parameters, the ``Allow``
+header of a 405) is checked once, in :mod:`zurau.edge_requests`. The rest of the edge-service kit is in :mod:`zurau.client`: a service's state
 in a compacted topic (:mod:`zurau.client.kafka_based_log`), the topics it needs
 (:func:`zurau.client.topic_admin.ensure_topic`) and Kafka's error names for its API
 (:func:`zurau.client.errors.describe_error`); its command wraps itself in

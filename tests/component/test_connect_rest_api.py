@@ -130,7 +130,7 @@ def test_connector_lifecycle(http: httpx.Client, tmp_path: Path, broker: Embedde
     wait_for(lambda: task_state(http, "life") == "RUNNING")
 
     plain = http.post("/connectors/life/restart")
-    assert plain.status_code == 200 and plain.content == b""
+    assert plain.status_code == 204 and plain.content == b""
     planned = http.post("/connectors/life/restart?includeTasks=true")
     assert planned.status_code == 202
     assert planned.json()["connector"]["state"] == "RESTARTING"
@@ -162,7 +162,7 @@ def test_offsets_need_a_stopped_connector(http: httpx.Client, tmp_path: Path) ->
     assert refused.status_code == 400 and "STOPPED" in refused.json()["message"]
     assert http.delete("/connectors/offs/offsets").status_code == 400
 
-    assert http.put("/connectors/offs/stop").status_code == 202
+    assert http.put("/connectors/offs/stop").status_code == 204
     wait_for(lambda: http.get("/connectors/offs/status").json()["connector"]["state"] == "STOPPED"
              and http.get("/connectors/offs/tasks").json() == [])
     altered = http.patch("/connectors/offs/offsets", json=body)

@@ -1,11 +1,22 @@
 """Kafka Connect's REST API over a :class:`~zurau.connect.worker.Worker`.
 
-Status codes follow Kafka Connect: create 201 (409 when the connector exists), ``PUT /config``
-201 on create and 200 on update, ``DELETE`` 204, ``/pause`` ``/resume`` ``/stop`` 202, a plain
-``/restart`` 200 (no body) and one with ``includeTasks``/``onlyFailed`` 202 with the planned statuses, a task
-restart 204, offsets changes 200 with a message (400 unless the connector is STOPPED). Errors are
-``{"error_code": <HTTP status>, "message": "..."}``; unknown connectors are 404, malformed bodies
-400, bad configs 400 with the validation errors listed.
+Status codes follow Kafka Connect's ``ConnectorsResource``: create 201 (409 when the connector
+exists), ``PUT /config`` 201 on create and 200 on update, ``DELETE`` 204, ``/pause`` ``/resume``
+202, ``/stop`` 204, a plain ``/restart`` 204 (no body) and one with ``includeTasks``/``onlyFailed``
+202 with the planned statuses, a task restart 204, offsets changes 200 with a message (400 unless
+the connector is STOPPED). Errors are ``{"error_code": <HTTP status>, "message": "..."}``;
+unknown connectors are 404, malformed bodies 400 (not UTF-8, not JSON, nested deeper than
+:data:`zurau.edge_requests.MAX_JSON_DEPTH`), bodies over :data:`MAX_BODY` 413 (checked while
+streaming), bad configs 400 with the validation errors listed, a method a path does not serve
+405 with an ``Allow`` header.
+
+Config values bind as Kafka binds them to ``Map<String, String>`` (:func:`config_strings`):
+strings as given, numbers and booleans as their JSON text, objects and arrays refused (400);
+``null`` is a validation error ("Null value can not be supplied as the configuration value.")
+except in ``PATCH /config``, where it removes the key (KIP-477). Sink offsets are checked against
+Kafka's types (``kafka_partition`` int32, ``kafka_offset`` int64, both non-negative) before they
+reach the group coordinator. Boolean query parameters are true only for ``true`` in any case
+(``connectorsOnly`` defaults to true).
 """
 
 from __future__ import annotations
@@ -19,7 +30,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from zurau.connect.config_infos import config_key_info
+from zurau.config import ConfigKey, ConfigType, ConfigValue
+from zurau.connect.config_infos import config_key_info, config_value_info
 from zurau.connect.plugins import (
     KIND_CONNECTOR,
     KIND_CONVERTER,
@@ -30,6 +42,7 @@ from zurau.connect.plugins import (
 )
 from zurau.connect.stores import PAUSED, STARTED, STOPPED
 from zurau.connect.worker import ConnectError, Worker
+from zurau.edge_requests import BadInput, allowed_methods, kafka_int, parse_json, query_flag, read_body
 
 log = logging.getLogger("zurau.connect.rest")
 
@@ -44,20 +57,68 @@ def _error(status: int, message: str) -> Response:
     return _json({"error_code": status, "message": message}, status)
 
 
-def _flag(request: Request, name: str) -> bool:
-    return request.query_params.get(name, "false").strip().lower() == "true"
+NULL_VALUE = "Null value can not be supplied as the configuration value."
+
+
+def _flag(request: Request, name: str, default: bool = False) -> bool:
+    return query_flag(request.query_params, name, default)
 
 
 async def _body(request: Request) -> Any:
-    raw = await request.body()
-    if len(raw) > MAX_BODY:
-        raise ConnectError(413, f"Request body larger than {MAX_BODY} bytes")
-    if not raw.strip():
-        raise ConnectError(400, "Request body is empty")
     try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise ConnectError(400, f"Cannot deserialize the request body: {e}") from None
+        raw = await read_body(request, MAX_BODY)
+        if not raw.strip():
+            raise ConnectError(400, "Request body is empty")
+        return parse_json(raw)
+    except BadInput as e:
+        raise ConnectError(e.status, e.message if e.status == 413 else f"Cannot deserialize the request body: {e.message}") from None
+
+
+def _json_text(value: Any) -> str:
+    """A JSON scalar as Jackson binds it to a ``String``: strings as given, others as JSON text."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def config_strings(config: dict[str, Any], nulls: str) -> tuple[dict[str, str | None], list[str]]:
+    """``config`` bound to a string map as Kafka binds it; returns the map and the keys whose
+    value is ``null``. ``nulls`` says what a null is: ``"keep"`` (the map holds None: PATCH
+    removes the key), ``"drop"`` (left out of the map). Objects and arrays are a 400."""
+    out: dict[str, str | None] = {}
+    null_keys: list[str] = []
+    for k, v in config.items():
+        if isinstance(v, dict | list):
+            kind = "Object" if isinstance(v, dict) else "Array"
+            raise ConnectError(400, f"Cannot deserialize value of type `java.lang.String` from {kind} value "
+                                    f"(config {k!r}: connector config values are strings)")
+        if v is None:
+            null_keys.append(k)
+            if nulls == "keep":
+                out[k] = None
+            continue
+        out[k] = _json_text(v)
+    return out, null_keys
+
+
+def _null_values_invalid(null_keys: list[str]) -> ConnectError:
+    lines = [f"Invalid value null for configuration {k}: {NULL_VALUE}" for k in null_keys]
+    return ConnectError(400, f"Connector configuration is invalid and contains the following {len(lines)} error(s):\n"
+                             + "\n".join(lines) + "\nYou can also find the above list of errors at the endpoint "
+                             "`/connector-plugins/{connectorType}/config/validate`")
+
+
+def _check_sink_offsets(body: dict[str, Any]) -> None:
+    """Sink partitions and offsets within Kafka's types (400 before any client call)."""
+    entries = body.get("offsets")
+    for e in entries if isinstance(entries, list) else ():
+        p = e.get("partition") if isinstance(e, dict) else None
+        o = e.get("offset") if isinstance(e, dict) else None
+        try:
+            if isinstance(p, dict) and isinstance(p.get("kafka_partition"), int):
+                kafka_int(p["kafka_partition"], "int32", "kafka_partition", minimum=0)
+            if isinstance(o, dict) and isinstance(o.get("kafka_offset"), int):
+                kafka_int(o["kafka_offset"], "int64", "kafka_offset", minimum=0)
+        except BadInput as err:
+            raise ConnectError(400, err.message) from None
 
 
 async def _object(request: Request) -> dict[str, Any]:
@@ -78,6 +139,7 @@ def _task(request: Request) -> int:
 class RestApi:
     def __init__(self, worker: Worker) -> None:
         self.worker = worker
+        self._routes: list[Route] = []
 
     def app(self) -> Starlette:
         routes = [
@@ -106,6 +168,7 @@ class RestApi:
             Route("/connector-plugins/{plugin}/config", self.plugin_config, methods=["GET"]),
             Route("/connector-plugins/{plugin}/config/validate", self.validate, methods=["PUT"]),
         ]
+        self._routes = routes
         app = Starlette(routes=routes)
         app.add_exception_handler(ConnectError, self._connect_error)  # type: ignore[arg-type]
         app.add_exception_handler(404, self._not_found)
@@ -120,7 +183,9 @@ class RestApi:
         return _error(404, "HTTP 404 Not Found")
 
     async def _not_allowed(self, request: Request, exc: Exception) -> Response:
-        return _error(405, "HTTP 405 Method Not Allowed")
+        resp = _error(405, "HTTP 405 Method Not Allowed")
+        resp.headers["Allow"] = ", ".join(allowed_methods(self._routes, request.scope))
+        return resp
 
     async def _internal(self, request: Request, exc: Exception) -> Response:
         log.exception("request %s %s failed", request.method, request.url.path)
@@ -151,9 +216,12 @@ class RestApi:
     async def create_connector(self, request: Request) -> Response:
         body = await _object(request)
         name = body.get("name")
-        config = body.get("config")
-        if not isinstance(config, dict):
+        raw_config = body.get("config")
+        if not isinstance(raw_config, dict):
             raise ConnectError(400, "Connector config must be a JSON object under \"config\"")
+        config, null_keys = config_strings(raw_config, "drop")
+        if null_keys:
+            raise _null_values_invalid(null_keys)
         if name is None:
             name = config.get("name")
         if not isinstance(name, str) or not name.strip():
@@ -176,12 +244,14 @@ class RestApi:
         return _json(self.worker.connector_info(request.path_params["connector"])["config"])
 
     async def put_config(self, request: Request) -> Response:
-        config = await _object(request)
+        config, null_keys = config_strings(await _object(request), "drop")
+        if null_keys:
+            raise _null_values_invalid(null_keys)
         created, info = await self.worker.put_connector_config(request.path_params["connector"], config)
         return _json(info, 201 if created else 200)
 
     async def patch_config(self, request: Request) -> Response:
-        patch = await _object(request)
+        patch, _ = config_strings(await _object(request), "keep")
         return _json(await self.worker.patch_connector_config(request.path_params["connector"], patch))
 
     async def status(self, request: Request) -> Response:
@@ -200,8 +270,8 @@ class RestApi:
     async def restart(self, request: Request) -> Response:
         planned = await self.worker.restart_connector(request.path_params["connector"],
                                                       _flag(request, "includeTasks"), _flag(request, "onlyFailed"))
-        if planned is None:  # the connector instance only: 200 without a body, as Kafka since 3.0
-            return Response(status_code=200)
+        if planned is None:  # the connector instance only: 204, as Kafka's ConnectorsResource
+            return Response(status_code=204)
         return _json(planned, 202)
 
     async def pause(self, request: Request) -> Response:
@@ -214,7 +284,7 @@ class RestApi:
 
     async def stop(self, request: Request) -> Response:
         await self.worker.set_target_state(request.path_params["connector"], STOPPED)
-        return Response(status_code=202)
+        return Response(status_code=204)
 
     async def topics(self, request: Request) -> Response:
         name = request.path_params["connector"]
@@ -229,14 +299,17 @@ class RestApi:
 
     async def alter_offsets(self, request: Request) -> Response:
         body = await _object(request)
-        return _json({"message": await self.worker.alter_offsets(request.path_params["connector"], body)})
+        name = request.path_params["connector"]
+        if self.worker.connector_info(name).get("type") == "sink":
+            _check_sink_offsets(body)
+        return _json({"message": await self.worker.alter_offsets(name, body)})
 
     async def reset_offsets(self, request: Request) -> Response:
         return _json({"message": await self.worker.alter_offsets(request.path_params["connector"], None, reset=True)})
 
     # ------------------------------------------------------------------ plugins
     async def plugins(self, request: Request) -> Response:
-        connectors_only = request.query_params.get("connectorsOnly", "true").strip().lower() != "false"
+        connectors_only = _flag(request, "connectorsOnly", default=True)
         kinds = (KIND_CONNECTOR,) if connectors_only else (KIND_CONNECTOR, KIND_CONVERTER, KIND_TRANSFORM, KIND_PREDICATE)
         return _json([{"class": p.name, "type": p.plugin_type, "version": p.version}
                       for p in self.worker.plugins.plugins(kinds)])
@@ -259,7 +332,7 @@ class RestApi:
 
     async def validate(self, request: Request) -> Response:
         plugin = request.path_params["plugin"]
-        config = await _object(request)
+        config, null_keys = config_strings(await _object(request), "drop")
         try:
             wanted = self.worker.plugins.resolve(plugin, KIND_CONNECTOR)
         except PluginNotFound:
@@ -274,4 +347,14 @@ class RestApi:
                 raise ConnectError(400, f"Included connector type {given} does not match request type {plugin}")
         else:
             config = {**config, "connector.class": plugin}
-        return _json(self.worker.validate({str(k): v for k, v in config.items()}))
+        infos = self.worker.validate({str(k): v for k, v in config.items()})
+        for key in null_keys:  # as Kafka: each null is an error of its key
+            entry = next((c for c in infos["configs"] if c["value"]["name"] == key), None)
+            if entry is None:
+                entry = {"definition": config_key_info(ConfigKey(key, ConfigType.STRING, None, doc="")),
+                         "value": config_value_info(ConfigValue(key, None))}
+                infos["configs"].append(entry)
+            entry["value"]["value"] = None
+            entry["value"]["errors"].append(NULL_VALUE)
+            infos["error_count"] += 1
+        return _json(infos)

@@ -41,6 +41,11 @@ topic, group, subject or connector, 409 a conflict (topic exists, group not empt
 or service that answered with an error, 501 a feature the cluster does not serve (kind
 ``unsupported``: its ApiVersions lacks the API; see :mod:`~zurau.console.broker_features`), 503 a
 cluster that cannot be reached (the message names the bootstrap servers). No error stops the server; unexpected ones are logged and answered 500.
+Input is checked at the edge (:mod:`zurau.edge_requests`) before it reaches a client: a body over
+10 MiB is 413 (checked while streaming), a body that is not UTF-8 JSON or nests deeper than
+:data:`~zurau.edge_requests.MAX_JSON_DEPTH` 400, and every number bound for the Kafka protocol
+(partitions int32, replication factor int16, offsets and timestamps int64) is range-checked
+(400); a method a path does not serve is 405 with an ``Allow`` header.
 A produced ``value`` is text (``encoding`` ``string``, the default), ``json`` (checked to parse)
 or ``hex``/``base64`` bytes, the ``key`` likewise with ``key_encoding`` (default ``string``);
 ``null`` produces a null key or value.
@@ -88,11 +93,13 @@ from zurau.console.message_browser import BrowseError, BrowseRequest
 from zurau.console.metrics_view import metrics_summary
 from zurau.console.record_decoding import RecordDecoder
 from zurau.console.service_clients import ConnectClient, MetricsClient, RegistryClient, ServiceError
+from zurau.edge_requests import BadInput, allowed_methods, parse_json, parse_kafka_int, read_body
 from zurau.protocol.errors import KafkaError
 
 log = logging.getLogger("zurau.console")
 
 STATIC = Path(__file__).parent / "static"
+MAX_BODY = 10 * 1024 * 1024
 
 _NOT_FOUND = {3, 69}  # UNKNOWN_TOPIC_OR_PARTITION, GROUP_ID_NOT_FOUND
 _BAD_INPUT = {17, 37, 38, 39, 40, 42, 44}  # invalid topic/partitions/replication/assignment/config/request, policy
@@ -187,6 +194,8 @@ class ConsoleApi:
                 return _error(401, str(e), "authentication")
             except (BadRequest, FilterError, ResetError) as e:
                 return _error(400, str(e), "bad_request")
+            except BadInput as e:
+                return _error(e.status, e.message, "too_large" if e.status == 413 else "bad_request")
             except BrowseError as e:
                 return _error(e.status, str(e), "bad_request")
             except ServiceError as e:
@@ -220,26 +229,21 @@ class ConsoleApi:
 
     @staticmethod
     async def _body(request: Request) -> dict[str, Any]:
-        raw = await request.body()
-        if len(raw) > 10 * 1024 * 1024:
-            raise BadRequest("the request body is larger than 10 MiB")
-        try:
-            body = json.loads(raw or b"{}")
-        except ValueError as e:
-            raise BadRequest(f"the request body is not JSON: {e}") from None
+        raw = await read_body(request, MAX_BODY)
+        body = parse_json(raw or b"{}")
         if not isinstance(body, dict):
             raise BadRequest("the request body must be a JSON object")
         return body
 
     @staticmethod
-    def _int(params: Any, name: str, default: int | None = None) -> int | None:
+    def _int(params: Any, name: str, default: int | None = None, kind: str = "int32") -> int | None:
+        """A whole number (query string or JSON) within the Kafka type ``kind``; 400 otherwise."""
         raw = params.get(name)
         if raw is None or str(raw).strip() in ("", "all"):
             return default
-        try:
-            return int(str(raw).strip())
-        except ValueError:
-            raise BadRequest(f"{name} must be a whole number, not {raw!r}") from None
+        if isinstance(raw, bool) or not isinstance(raw, int | str):
+            raise BadRequest(f"{name} must be a whole number, not {str(raw)[:40]!r}")
+        return parse_kafka_int(str(raw), kind, name)
 
     def _registry(self) -> RegistryClient:
         if self.registry is None:
@@ -336,7 +340,7 @@ class ConsoleApi:
         if not isinstance(configs, dict):
             raise BadRequest("configs must be an object of name: value")
         partitions = self._int(body, "partitions", -1)
-        rf = self._int(body, "replication_factor", -1)
+        rf = self._int(body, "replication_factor", -1, kind="int16")
         assert partitions is not None and rf is not None
         clients = await self._require(request, "create_topic")
         return await cluster_views.create_topic(
@@ -384,7 +388,7 @@ class ConsoleApi:
             topic=request.path_params["topic"],
             partition=self._int(q, "partition"),
             start=q.get("start", "beginning"),
-            offset=self._int(q, "offset"),
+            offset=self._int(q, "offset", kind="int64"),
             timestamp_ms=timestamp_ms,
             limit=limit,
             max_scan=max_scan,
@@ -402,10 +406,10 @@ class ConsoleApi:
 
         text = text.strip()
         if text.lstrip("-").isdigit():
-            return int(text)
+            return parse_kafka_int(text, "int64", "timestamp")
         try:
             dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
+        except (ValueError, OverflowError):
             raise BadRequest(
                 f"timestamp must be milliseconds since the epoch or ISO 8601 (2026-01-31T10:00:00Z), not {text!r}"
             ) from None
@@ -421,9 +425,9 @@ class ConsoleApi:
         if encoding == "json":
             if isinstance(value, str):
                 try:
-                    json.loads(value)
-                except ValueError as e:
-                    raise BadRequest(f"the {name} is not JSON: {e}") from None
+                    parse_json(value)
+                except BadInput as e:
+                    raise BadRequest(f"the {name} is not JSON: {e.message}") from None
                 return value.encode()
             return json.dumps(value).encode()
         if not isinstance(value, str):
@@ -484,7 +488,7 @@ class ConsoleApi:
         raw = body.get("value")
         value: int | None = None
         if raw not in (None, ""):
-            value = self._parse_time(str(raw)) if mode == "timestamp" else self._int(body, "value")
+            value = self._parse_time(str(raw)) if mode == "timestamp" else self._int(body, "value", kind="int64")
         dry_run = body.get("dry_run", True)
         if not isinstance(dry_run, bool):
             raise BadRequest("dry_run must be true or false")
@@ -576,7 +580,12 @@ class ConsoleApi:
         async def not_found(request: Request, exc: Exception) -> Response:
             return _error(404, f"no such page: {request.url.path}", "not_found")
 
-        return Starlette(routes=routes, exception_handlers={404: not_found})
+        async def not_allowed(request: Request, exc: Exception) -> Response:
+            resp = _error(405, f"{request.method} is not served at {request.url.path}", "method_not_allowed")
+            resp.headers["Allow"] = ", ".join(allowed_methods(routes, request.scope))
+            return resp
+
+        return Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})
 
 
 __all__ = ["ConsoleApi"]

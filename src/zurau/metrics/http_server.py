@@ -3,7 +3,7 @@
 :class:`MetricsHttpServer` runs the standard library's WSGI server on its own thread (a thread
 per request, as ``prometheus_client.start_http_server`` does) around ``prometheus_client``'s
 WSGI app, so a slow or stuck scraper never blocks the broker's event loop. Only ``GET /metrics``
-serves metrics (``?name[]=`` filters by family, ``Accept-Encoding: gzip`` compresses); any other
+(and ``HEAD``, its headers without the body) serves metrics (``?name[]=`` filters by family, ``Accept-Encoding: gzip`` compresses); any other
 path answers 404, another method 405, and a scrape whose collection fails (the broker is
 stopping, its loop does not answer within ``COLLECT_TIMEOUT_S``) answers 503; the server keeps
 serving either way.
@@ -81,6 +81,12 @@ def metrics_app(registry: CollectorRegistry) -> Callable[..., Iterable[bytes]]:
             start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
             return [b"Not found: metrics are served at /metrics\n"]
         try:
+            if environ.get("REQUEST_METHOD") == "HEAD":  # a GET without the body (RFC 9110 9.3.2)
+                body = inner({**environ, "REQUEST_METHOD": "GET"}, start_response)
+                close = getattr(body, "close", None)
+                if close is not None:
+                    close()
+                return []
             return inner(environ, start_response)
         except MetricsUnavailable as e:
             start_response("503 Service Unavailable", [("Content-Type", "text/plain; charset=utf-8")])

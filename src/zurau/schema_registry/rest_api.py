@@ -5,7 +5,9 @@ Requests may be ``application/vnd.schemaregistry.v1+json``, ``application/vnd.sc
 gets HTTP 415. Bodies larger than ``max.request.bytes`` get HTTP 413 before they are read in
 full. Responses are ``application/vnd.schemaregistry.v1+json``; errors are Confluent's
 ``{"error_code": N, "message": "..."}`` (see :mod:`~zurau.schema_registry.errors`).
-Boolean query parameters accept ``true``/``false`` in any case, as Jersey does.
+Boolean query parameters are parsed as Jersey does: only ``true``, in any case, is true.
+The body reader, the JSON nesting limit (400) and the ``Allow`` header of a 405 are the edge
+services' shared ones (:mod:`zurau.edge_requests`).
 
 With several instances, every write handler first asks the
 :class:`~zurau.schema_registry.forwarding.Forwarder` whether the primary must serve it (a register
@@ -20,11 +22,13 @@ import logging
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from zurau.edge_requests import BadInput, allowed_methods, kafka_int, parse_json, query_flag, read_body
 from zurau.schema_registry import errors
 from zurau.schema_registry.errors import RegistryError
 from zurau.schema_registry.forwarding import (
@@ -54,12 +58,22 @@ ACCEPTED_TYPES = (
 )
 
 
+class SubjectConvertor(PathConvertor):
+    """A subject in a path: any text, "/" and line breaks included (Starlette's ``path``
+    convertor stops at a line break, which left such subjects unrouted: 404)."""
+
+    regex = "[\\s\\S]*"
+
+
+register_url_convertor("subject", SubjectConvertor())
+
+
 def _json(body: Any, status: int = 200) -> Response:
     return Response(json.dumps(body, ensure_ascii=False), status_code=status, media_type=CONTENT_TYPE)
 
 
 def _flag(request: Request, name: str) -> bool:
-    return request.query_params.get(name, "false").strip().lower() == "true"
+    return query_flag(request.query_params, name)
 
 
 class RestApi:
@@ -79,33 +93,20 @@ class RestApi:
 
     # ------------------------------------------------------------------ request plumbing
     async def _raw(self, request: Request) -> bytes:
-        """The request body, checked (415, 413) and read once (kept for forwarding)."""
-        cached = getattr(request.state, "raw_body", None)
-        if cached is not None:
-            return bytes(cached)
+        """The request body, checked (415, 413 while streaming) and read once (kept for forwarding)."""
         ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype and ctype not in ACCEPTED_TYPES:
             raise RegistryError(415, 415, f"HTTP 415 Unsupported Media Type: {ctype}")
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_request_bytes:
-            raise RegistryError(413, 413, f"Request body larger than {self.max_request_bytes} bytes")
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > self.max_request_bytes:
-                raise RegistryError(413, 413, f"Request body larger than {self.max_request_bytes} bytes")
-            chunks.append(chunk)
-        raw = b"".join(chunks)
-        request.state.raw_body = raw
-        return raw
+        try:
+            return await read_body(request, self.max_request_bytes)
+        except BadInput as e:
+            raise RegistryError(e.status, e.status, e.message) from None
 
     async def _body(self, request: Request) -> Any:
-        raw = await self._raw(request)
         try:
-            return json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as e:
-            raise errors.malformed_body(str(e)) from e
+            return parse_json(await self._raw(request))
+        except BadInput as e:
+            raise errors.malformed_body(e.message) from None
 
     async def _object(self, request: Request) -> dict[str, Any]:
         body = await self._body(request)
@@ -163,28 +164,28 @@ class RestApi:
             Route("/schemas/ids/{id}/versions", r.versions_by_id, methods=["GET"]),
             Route("/subjects", r.list_subjects, methods=["GET"]),
             # Subjects may contain "/" (sent as %2F; protobuf references are named after files):
-            # {subject:path} matches it, and the longer forms come first so they win.
-            Route("/subjects/{subject:path}/versions/{version}/schema", r.raw_version, methods=["GET"]),
-            Route("/subjects/{subject:path}/versions/{version}/referencedby", r.referenced_by, methods=["GET"]),
-            Route("/subjects/{subject:path}/versions/{version}", r.get_version, methods=["GET"]),
-            Route("/subjects/{subject:path}/versions/{version}", r.delete_version, methods=["DELETE"]),
-            Route("/subjects/{subject:path}/versions", r.list_versions, methods=["GET"]),
-            Route("/subjects/{subject:path}/versions", r.register, methods=["POST"]),
-            Route("/subjects/{subject:path}", r.lookup, methods=["POST"]),
-            Route("/subjects/{subject:path}", r.delete_subject, methods=["DELETE"]),
-            Route("/compatibility/subjects/{subject:path}/versions/{version}", r.compatibility, methods=["POST"]),
-            Route("/compatibility/subjects/{subject:path}/versions", r.compatibility, methods=["POST"]),
+            # {subject:subject} matches it, and the longer forms come first so they win.
+            Route("/subjects/{subject:subject}/versions/{version}/schema", r.raw_version, methods=["GET"]),
+            Route("/subjects/{subject:subject}/versions/{version}/referencedby", r.referenced_by, methods=["GET"]),
+            Route("/subjects/{subject:subject}/versions/{version}", r.get_version, methods=["GET"]),
+            Route("/subjects/{subject:subject}/versions/{version}", r.delete_version, methods=["DELETE"]),
+            Route("/subjects/{subject:subject}/versions", r.list_versions, methods=["GET"]),
+            Route("/subjects/{subject:subject}/versions", r.register, methods=["POST"]),
+            Route("/subjects/{subject:subject}", r.lookup, methods=["POST"]),
+            Route("/subjects/{subject:subject}", r.delete_subject, methods=["DELETE"]),
+            Route("/compatibility/subjects/{subject:subject}/versions/{version}", r.compatibility, methods=["POST"]),
+            Route("/compatibility/subjects/{subject:subject}/versions", r.compatibility, methods=["POST"]),
             Route("/config", r.get_config, methods=["GET"]),
             Route("/config", r.put_config, methods=["PUT"]),
             Route("/config", r.delete_config, methods=["DELETE"]),
-            Route("/config/{subject:path}", r.get_config, methods=["GET"]),
-            Route("/config/{subject:path}", r.put_config, methods=["PUT"]),
-            Route("/config/{subject:path}", r.delete_config, methods=["DELETE"]),
+            Route("/config/{subject:subject}", r.get_config, methods=["GET"]),
+            Route("/config/{subject:subject}", r.put_config, methods=["PUT"]),
+            Route("/config/{subject:subject}", r.delete_config, methods=["DELETE"]),
             Route("/mode", r.get_mode, methods=["GET"]),
             Route("/mode", r.put_mode, methods=["PUT"]),
-            Route("/mode/{subject:path}", r.get_mode, methods=["GET"]),
-            Route("/mode/{subject:path}", r.put_mode, methods=["PUT"]),
-            Route("/mode/{subject:path}", r.delete_mode, methods=["DELETE"]),
+            Route("/mode/{subject:subject}", r.get_mode, methods=["GET"]),
+            Route("/mode/{subject:subject}", r.put_mode, methods=["PUT"]),
+            Route("/mode/{subject:subject}", r.delete_mode, methods=["DELETE"]),
         ]
         metrics = RegistryMetrics(self.registry.state)
         routes.append(Route("/metrics", metrics.endpoint, methods=["GET"]))
@@ -199,7 +200,10 @@ class RestApi:
 
         async def http_error(request: Request, exc: Exception) -> Response:
             status = getattr(exc, "status_code", 500)
-            return _json({"error_code": status, "message": f"HTTP {status} {getattr(exc, 'detail', '')}".strip()}, status)
+            resp = _json({"error_code": status, "message": f"HTTP {status} {getattr(exc, 'detail', '')}".strip()}, status)
+            if status == 405:
+                resp.headers["Allow"] = ", ".join(allowed_methods(routes, request.scope))
+            return resp
 
         from starlette.exceptions import HTTPException
 
@@ -290,8 +294,11 @@ class RestApi:
         schema_id = body.get("id")
         version = body.get("version")
         for name, value in (("id", schema_id), ("version", version)):
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-                raise errors.unprocessable(f"{name} must be a positive integer")
+            if value is not None:
+                try:
+                    kafka_int(value, "int32", name, minimum=1)
+                except BadInput:
+                    raise errors.unprocessable(f"{name} must be a positive integer below 2^31") from None
         if self._secondary() and schema_id is None and version is None:
             try:  # already registered: answered here, as Confluent's registerOrForward does
                 return _json({"id": self.registry.lookup(subject, new, normalize=_flag(request, "normalize")).id})

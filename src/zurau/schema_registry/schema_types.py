@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from zurau.schema_registry import avro_compatibility, json_compatibility
+from zurau.edge_requests import BadInput, nesting_exceeds, parse_json
+from zurau.schema_registry import avro_compatibility, avro_spec_rules, json_compatibility
 from zurau.schema_registry.errors import RegistryError, invalid_schema
 from zurau.schema_registry.store_records import Reference
 
@@ -58,11 +59,30 @@ class ParsedSchema:
         return json_compatibility.check(self.obj, writer.obj)
 
 
+MAX_SCHEMA_DEPTH = 100
+"""A schema nested deeper than this (JSON arrays/objects for AVRO and JSON, braces for PROTOBUF)
+is refused with 42201 before it is parsed: about 50 nested records or JSON Schema objects, far
+beyond real schemas, and shallow enough for every parser and checker here to recurse safely."""
+
+
 def parse(
     schema_type: str, text: str, references: list[ParsedSchema], reference_names: Sequence[Reference] = ()
 ) -> ParsedSchema:
     """Parse ``text`` as ``schema_type`` with the already-parsed referenced schemas
-    (``reference_names[i]`` names ``references[i]``: PROTOBUF imports files by that name)."""
+    (``reference_names[i]`` names ``references[i]``: PROTOBUF imports files by that name).
+    A schema nested deeper than :data:`MAX_SCHEMA_DEPTH`, or one a parser cannot descend
+    (``RecursionError``), is an invalid schema (42201), never a server error."""
+    if nesting_exceeds(text.encode("utf-8", "surrogatepass"), MAX_SCHEMA_DEPTH):
+        raise invalid_schema(f"the schema is nested more than {MAX_SCHEMA_DEPTH} levels deep")
+    try:
+        return _parse(schema_type, text, references, reference_names)
+    except RecursionError:
+        raise invalid_schema("the schema is nested too deeply to parse") from None
+
+
+def _parse(
+    schema_type: str, text: str, references: list[ParsedSchema], reference_names: Sequence[Reference]
+) -> ParsedSchema:
     if schema_type == AVRO:
         return _parse_avro(text, references)
     if schema_type == JSON:
@@ -78,9 +98,9 @@ def _compact(obj: Any) -> str:
 
 def _load_json(text: str) -> Any:
     try:
-        return json.loads(text)
-    except ValueError as e:
-        raise invalid_schema(f"not valid JSON: {e}") from e
+        return parse_json(text, MAX_SCHEMA_DEPTH)
+    except BadInput as e:
+        raise invalid_schema(f"{e.message}") from None
 
 
 def _parse_avro(text: str, references: list[ParsedSchema]) -> ParsedSchema:
@@ -93,6 +113,7 @@ def _parse_avro(text: str, references: list[ParsedSchema]) -> ParsedSchema:
         if ref.schema_type != AVRO:
             raise invalid_schema("an AVRO schema can only reference AVRO schemas")
         named.update(ref.named)
+    avro_spec_rules.check(obj, set(named))
     try:
         parsed = fastavro.parse_schema(obj, named_schemas=named, expand=False, _write_hint=False)
     except (SchemaParseException, UnknownType, ValueError, TypeError, KeyError, AttributeError) as e:
@@ -104,8 +125,8 @@ def _parse_avro(text: str, references: list[ParsedSchema]) -> ParsedSchema:
 _DEFAULT_CHECK = {
     "null": lambda v: v is None,
     "boolean": lambda v: isinstance(v, bool),
-    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "long": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "int": lambda v: isinstance(v, int) and not isinstance(v, bool) and -(2**31) <= v < 2**31,
+    "long": lambda v: isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**63,
     "float": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
     "double": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
     "bytes": lambda v: isinstance(v, str),
@@ -115,7 +136,8 @@ _DEFAULT_CHECK = {
 
 def _check_avro_defaults(schema: Any, named: dict[str, Any], seen: set[str] | None = None) -> None:
     """Field defaults must match the field's type (a union's default matches its first branch),
-    as Confluent's parser (with default validation on) requires."""
+    as Confluent's parser (with default validation on) requires; an int or long default must
+    fit its 32 or 64 bits."""
     seen = set() if seen is None else seen
     if isinstance(schema, list):
         for branch in schema:
