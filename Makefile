@@ -56,7 +56,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: $(STAMP) kcat java chromium postgres lint
-	$(BIN)/pytest -q -p no:cacheprovider -n 2 --dist loadgroup tests
+	$(BIN)/pytest -q -p no:cacheprovider tests
 
 clean:
 	rm -rf $(VENV) build *.egg-info
