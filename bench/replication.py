@@ -75,9 +75,19 @@ class ClusterUnderTest:
         return user, system
 
 
-def create_topic(bootstrap: str, partitions: int, rf: int, configs: dict[str, str] | None = None) -> str:
-    name = f"repl-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+def create_topic(
+    bootstrap: str,
+    partitions: int,
+    rf: int,
+    configs: dict[str, str] | None = None,
+    *,
+    prefix: str = "repl",
+    client: dict[str, str] | None = None,
+) -> str:
+    """A new topic ``<prefix>-<random>``, once every partition has a leader and ``rf`` in-sync
+    replicas in Metadata (``client``: extra AdminClient settings, e.g. security)."""
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap, **(client or {})})
     admin.create_topics([NewTopic(name, partitions, rf, config=configs or {})], operation_timeout=30)[name].result(60)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
 
+from bench import replication
 from bench._brokers import TansuBroker, ZurauBroker
 from bench._provenance import provenance_line
 from zurau.testing.cluster_process import ClusterProcesses
@@ -64,22 +64,8 @@ def pct(values: list[float], q: float) -> float:
 
 
 def create_topic(bootstrap: str, rf: int, extra: dict[str, str]) -> str:
-    name = f"txn-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient({"bootstrap.servers": bootstrap, **extra})
     configs = {"min.insync.replicas": "2"} if rf == 3 else {}
-    admin.create_topics([NewTopic(name, PARTITIONS, rf, config=configs)], operation_timeout=30)[name].result(60)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        t = admin.list_topics(name, timeout=10).topics.get(name)
-        if (
-            t is not None
-            and t.error is None
-            and len(t.partitions) == PARTITIONS
-            and all(p.leader >= 0 and len(p.isrs) == rf for p in t.partitions.values())
-        ):
-            return name
-        time.sleep(0.1)
-    raise TimeoutError(f"topic {name} did not get {PARTITIONS} partitions with {rf} in-sync replicas")
+    return replication.create_topic(bootstrap, PARTITIONS, rf, configs, prefix="txn", client=extra)
 
 
 def run_transactions(bootstrap: str, topic: str, count: int, warmup: int, extra: dict[str, str]) -> TxnTimes:
