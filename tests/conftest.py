@@ -35,9 +35,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 #: Test directories whose tests each start several node processes or a JVM: under pytest-xdist
-#: (``make test`` runs two workers, ``--dist loadgroup``) they all go to one worker, one at a
-#: time, so that two of them never share the two cores; every other test file is one group of
-#: its own, its tests on one worker (module fixtures are set up once).
+#: (``pytest -n 2 --dist loadgroup``; ``make test`` still runs serially, until two workers are
+#: shown stable under load) they all go to one worker, one at a time, so that two of them never
+#: share the two cores; every other test file is one group of its own, its tests on one worker
+#: (module fixtures are set up once).
 HEAVY_DIRS = ("fault", "spark")
 
 
