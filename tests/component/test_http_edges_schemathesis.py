@@ -11,17 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis.errors import Unsatisfiable
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import status_code_conformance
 
-schemathesis = pytest.importorskip("schemathesis")
-
-from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
-from hypothesis.errors import Unsatisfiable  # noqa: E402
-from schemathesis import GenerationMode  # noqa: E402
-from schemathesis.checks import not_a_server_error  # noqa: E402
-from schemathesis.specs.openapi.checks import status_code_conformance  # noqa: E402
-
-from zurau import EmbeddedBroker, EmbeddedRegistry  # noqa: E402
-from zurau.connect.embedded_connect import EmbeddedConnect  # noqa: E402
+from zurau import EmbeddedBroker, EmbeddedRegistry
+from zurau.connect.embedded_connect import EmbeddedConnect
 
 SPECS = Path(__file__).parent.parent / "fixtures" / "specs"
 EXAMPLES = 3

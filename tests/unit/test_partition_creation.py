@@ -22,8 +22,6 @@ from zurau.storage.leader_epoch_cache import LeaderEpochCache
 from zurau.storage.log_manager import GROUPED_SYNC_MIN_LOGS, LogManager
 from zurau.storage.partition_log import PartitionLog
 
-needs_syncfs = pytest.mark.skipif(not log_flush.syncfs_available(), reason="syncfs needs Linux 5.8+")
-
 
 def _now() -> int:
     return NOW
@@ -66,7 +64,6 @@ def test_a_directory_already_there_is_opened_not_recreated(tmp_path: Path) -> No
 # -- the grouped sync of new logs ----------------------------------------------------------------
 
 
-@needs_syncfs
 def test_a_round_of_many_new_logs_shares_one_syncfs_and_completes_them_all(tmp_path: Path) -> None:
     mgr = LogManager([tmp_path], _now)
     n = GROUPED_SYNC_MIN_LOGS + 8
@@ -98,7 +95,6 @@ def test_a_few_new_logs_keep_plans_of_their_own(tmp_path: Path) -> None:
     mgr.close()
 
 
-@needs_syncfs
 def test_a_failed_syncfs_completes_no_log_and_the_next_round_retries(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -125,7 +121,6 @@ def test_a_failed_syncfs_completes_no_log_and_the_next_round_retries(
     mgr.close()
 
 
-@needs_syncfs
 def test_discarded_plans_close_the_shared_descriptor(tmp_path: Path) -> None:
     mgr = LogManager([tmp_path], _now)
     for i in range(GROUPED_SYNC_MIN_LOGS):
