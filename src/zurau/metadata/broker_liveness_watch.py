@@ -9,14 +9,15 @@ connections. This module turns that trace into an early fence.
 
 On the active controller, :class:`BrokerLivenessWatch` keeps one idle TCP connection to a listener
 of every registered, unfenced broker (:meth:`BrokerLivenessWatch.sync` starts and stops them to
-match the metadata image). Nothing is ever sent on it. When the connection ends, the watch
-connects again at once:
+match the metadata image). Nothing is ever sent on it. When the connection ends, the watch asks
+:func:`process_gone` at once:
 
-* connected: the broker is alive (the previous connection was closed for another reason, such as
-  ``connections.max.idle.ms`` or a TLS handshake timeout); keep watching;
-* refused (``ECONNREFUSED``, confirmed by a second refusal ``confirm_delay_s`` later): the
-  process that held the port is gone; report the broker dead (``on_dead(broker_id, epoch)``);
-* any other failure (timeout, unreachable host, reset): nothing is known; retry later and leave
+* refused twice, ``confirm_delay_s`` apart (a listener that still completes a connection and
+  ends it at once, as a dying process's can for a moment, is looked at again): the process that
+  held the port is gone; report the broker dead (``on_dead(broker_id, epoch)``);
+* a connection that stays open: the broker is alive (the watched connection was closed for
+  another reason, such as ``connections.max.idle.ms`` or a TLS handshake timeout); watch again;
+* any other failure (timeout, unreachable host, reset): nothing is known; watch again, and leave
   the decision to the session timeout.
 
 Invariants (what keeps this from fencing a live broker):
@@ -166,41 +167,35 @@ class BrokerLivenessWatch:
 
     async def _run(self, w: _Watch) -> None:
         target = w.target
-        short_holds = 0  # connections in a row that ended at once
         while True:
             outcome = await connect(target.host, target.port, self.connect_timeout_s)
-            if outcome is False and w.reached:
-                await asyncio.sleep(self.confirm_delay_s)
-                outcome = await connect(target.host, target.port, self.connect_timeout_s)
-                if outcome is False:
-                    log.warning(
-                        "broker %d (epoch %d): its connection closed and %s:%d refuses connections",
-                        w.broker_id, target.epoch, target.host, target.port,
-                    )
-                    self._watches.pop(w.broker_id, None)
-                    try:
-                        await self._on_dead(w.broker_id, target.epoch)
-                    except Exception:
-                        log.exception("fencing broker %d after its process went away failed", w.broker_id)
-                    return
+            loop = asyncio.get_running_loop()
+            held_since = loop.time()
             if isinstance(outcome, tuple):
                 w.reached = True
-                loop = asyncio.get_running_loop()
-                began = loop.time()
                 await self._hold(*outcome)
-                if loop.time() - began < self.retry_s / 5:
-                    # Closed at once: a dying process's listener can still complete a connection
-                    # for a moment, so look again soon; a live one closing every connection at
-                    # once (a connection limit, say) is not spun on.
-                    short_holds += 1
-                    await asyncio.sleep(min(self.retry_s, self.confirm_delay_s * 2 ** (short_holds - 1)))
-                else:
-                    short_holds = 0
+            elif outcome is None:
+                await asyncio.sleep(self.retry_s)  # nothing known: the session timeout decides
                 continue
-            if outcome is False:
+            elif not w.reached:
                 await asyncio.sleep(self.retry_s / 5)  # its listener is not open yet
                 continue
-            await asyncio.sleep(self.retry_s)  # nothing known: the session timeout decides
+            # The connection ended (or a trusted broker refused): is the process gone?
+            if await process_gone(
+                target.host, target.port, timeout_s=self.connect_timeout_s, confirm_delay_s=self.confirm_delay_s
+            ):
+                log.warning(
+                    "broker %d (epoch %d): its connection closed and %s:%d refuses connections",
+                    w.broker_id, target.epoch, target.host, target.port,
+                )
+                self._watches.pop(w.broker_id, None)
+                try:
+                    await self._on_dead(w.broker_id, target.epoch)
+                except Exception:
+                    log.exception("fencing broker %d after its process went away failed", w.broker_id)
+                return
+            if loop.time() - held_since < self.retry_s / 5:
+                await asyncio.sleep(self.retry_s)  # a live listener ending every connection at once
 
     @staticmethod
     async def _hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
