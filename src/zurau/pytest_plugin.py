@@ -13,6 +13,9 @@ Registered through the ``pytest11`` entry point ``zurau``, so installing Zurau i
   ``.client_config("alice")`` gives the client properties, ``.ca_location`` the CA's PEM file.
 * ``zurau_registry`` (session scope): an :class:`~zurau.EmbeddedRegistry` (a Confluent-compatible
   schema registry) on an ephemeral port against ``zurau_broker``; ``.url`` for clients.
+* ``zurau_rest_proxy`` (session scope): an :class:`~zurau.rest_proxy.embedded_rest_proxy.EmbeddedRestProxy`
+  (a Confluent-compatible Kafka REST proxy) on an ephemeral port against ``zurau_broker``, using
+  ``zurau_registry`` for schemas; ``.url`` for HTTP clients.
 * ``zurau_connect`` (session scope): an :class:`~zurau.EmbeddedConnect` (a standalone Kafka Connect
   worker) on an ephemeral port against ``zurau_broker``; ``.url`` for its REST API.
 * ``zurau_postgres`` (session scope): a throwaway PostgreSQL server with ``wal_level=logical``
@@ -87,6 +90,15 @@ def zurau_registry(zurau_broker: EmbeddedBroker) -> Iterator[Any]:
 
     with EmbeddedRegistry(zurau_broker.bootstrap_servers) as registry:
         yield registry
+
+
+@pytest.fixture(scope="session")
+def zurau_rest_proxy(zurau_broker: EmbeddedBroker, zurau_registry: Any) -> Iterator[Any]:
+    """A REST proxy for the whole test session, on ``zurau_broker`` with ``zurau_registry``."""
+    from zurau.rest_proxy.embedded_rest_proxy import EmbeddedRestProxy
+
+    with EmbeddedRestProxy(zurau_broker.bootstrap_servers, **{"schema.registry.url": zurau_registry.url}) as proxy:
+        yield proxy
 
 
 @pytest.fixture(scope="session")

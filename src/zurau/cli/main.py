@@ -32,6 +32,7 @@ from typing import NoReturn
 import typer
 
 from zurau.cli import cluster, configs, groups, metadata_quorum, registry, storage, topics, transactions
+from zurau.cli import rest_proxy as rest_proxy_cli
 from zurau.cli import connect as connect_cli
 from zurau.cli import schemas as schemas_cli
 from zurau.cli.acls import acls
@@ -62,6 +63,7 @@ app.add_typer(storage.app, name="storage")
 app.add_typer(cluster.app, name="cluster")
 app.add_typer(metadata_quorum.app, name="metadata-quorum")
 app.add_typer(registry.app, name="registry")
+app.add_typer(rest_proxy_cli.app, name="rest-proxy")
 app.add_typer(schemas_cli.app, name="schemas")
 app.add_typer(connect_cli.app, name="connect")
 app.add_typer(user_scram_app, name="user-scram")
