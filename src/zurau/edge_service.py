@@ -4,7 +4,9 @@ its embedded form.
 * :class:`HttpListener` binds a TCP socket first (port 0 picks a free one, so the URL is known
   before anything else starts) and later serves an ASGI app on it with uvicorn, on the running
   event loop. ``close()`` stops serving (uvicorn finishes in-flight requests for up to 5 s) and
-  closes the socket; it is safe to call at any point, also when serving never started.
+  closes the socket; it is safe to call at any point, also when serving never started. Given
+  :class:`TlsFiles` it serves https (the certificate and key are loaded when the listener is
+  made, so a bad file fails start-up with a message naming it) and its ``url`` says https.
 * :func:`run_in_thread` runs a service's ``start()`` coroutine on a new event loop (uvloop where
   installed) in a daemon thread and returns once it finished, re-raising its error after
   ``stop()`` ran; setting the returned event runs ``stop()`` and ends the loop (leftover tasks
@@ -33,8 +35,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import ssl
 import threading
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 
@@ -55,12 +59,36 @@ def url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
+@dataclass(frozen=True)
+class TlsFiles:
+    """PEM files of an https listener: ``certfile`` holds the certificate chain (and the private
+    key when ``keyfile`` is None); ``password`` decrypts an encrypted key."""
+
+    certfile: str
+    keyfile: str | None = None
+    password: str | None = None
+
+    def check(self) -> None:
+        """Load the files once; OSError naming them when they are not a usable certificate and key."""
+        files = self.certfile if self.keyfile is None else f"{self.certfile} and {self.keyfile}"
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        try:
+            ctx.load_cert_chain(self.certfile, self.keyfile, self.password or None)
+        except ssl.SSLError as e:
+            raise OSError(f"the https certificate and key ({files}) cannot be loaded (PEM expected): {e}") from None
+        except OSError as e:
+            raise OSError(f"the https certificate and key ({files}) cannot be read: {e.strerror or e}") from None
+
+
 class HttpListener:
     """One HTTP listener: bound at construction, serving an ASGI app after :meth:`serve`."""
 
-    def __init__(self, host: str, port: int, name: str) -> None:
+    def __init__(self, host: str, port: int, name: str, tls: TlsFiles | None = None) -> None:
+        if tls is not None:
+            tls.check()
         self.host = host
         self.name = name
+        self.tls = tls
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         try:
@@ -78,15 +106,19 @@ class HttpListener:
 
     @property
     def url(self) -> str:
-        return f"http://{url_host(self.host)}:{self.port}"
+        return f"{'https' if self.tls is not None else 'http'}://{url_host(self.host)}:{self.port}"
 
     async def serve(self, app: Any) -> None:
         """Start serving ``app``; returns once uvicorn accepts requests."""
         import uvicorn
 
         assert self._sock is not None, "the listener is closed"
+        tls: dict[str, Any] = {}
+        if self.tls is not None:
+            tls = {"ssl_certfile": self.tls.certfile, "ssl_keyfile": self.tls.keyfile,
+                   "ssl_keyfile_password": self.tls.password}
         server = uvicorn.Server(
-            uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False, loop="none")
+            uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False, loop="none", **tls)
         )
         self._server = server
         self.task = asyncio.create_task(server.serve(sockets=[self._sock]), name=self.name)
@@ -116,10 +148,12 @@ class HttpService:
         self.port = port
         self.name = name
         self.listener: HttpListener | None = None
+        self.tls: TlsFiles | None = None
+        """Set before :meth:`start` to serve https."""
 
     @property
     def url(self) -> str:
-        return f"http://{url_host(self.host)}:{self.port}"
+        return f"{'https' if self.tls is not None else 'http'}://{url_host(self.host)}:{self.port}"
 
     async def open(self) -> Any:
         """Start the service's own state once ``self.port`` is known; return its ASGI app."""
@@ -129,7 +163,7 @@ class HttpService:
         """Release what :meth:`open` started (also after a partial or failed open)."""
 
     async def start(self) -> None:
-        self.listener = HttpListener(self.host, self.port, self.name)
+        self.listener = HttpListener(self.host, self.port, self.name, self.tls)
         self.port = self.listener.port
         try:
             await self.listener.serve(await self.open())

@@ -1,8 +1,9 @@
 """``zurau console``: the web console (:mod:`zurau.console`) in the foreground.
 
 It listens on http://127.0.0.1:8080 by default and shows the cluster at ``--bootstrap-server``
-(or the ``bootstrap.servers`` of ``--command-config``); ``--registry-url``, ``--connect-url`` and
-``--metrics-url`` add the schema registry, Kafka Connect and live broker metrics pages.
+(or the ``bootstrap.servers`` of ``--command-config``); ``--registry-url``, ``--connect-url``,
+``--rest-proxy-url`` and ``--metrics-url`` add the schema registry, Kafka Connect, REST proxy and
+live broker metrics pages.
 
 ``--command-config`` is a Kafka client properties file as the other commands take
 (``security.protocol``, ``ssl.*``, ``sasl.*``); its TLS settings also serve https service URLs.
@@ -42,6 +43,9 @@ def console(
     session_timeout: float = typer.Option(480.0, "--session-timeout", help="Minutes a login lasts"),
     registry_url: str | None = typer.Option(None, "--registry-url", help="Schema registry, e.g. http://127.0.0.1:8081"),
     connect_url: str | None = typer.Option(None, "--connect-url", help="Kafka Connect REST, e.g. http://127.0.0.1:8083"),
+    rest_proxy_url: str | None = typer.Option(
+        None, "--rest-proxy-url", help="Kafka REST proxy, e.g. http://127.0.0.1:8082"
+    ),
     metrics_url: str | None = typer.Option(
         None, "--metrics-url", help="A broker's Prometheus endpoint, e.g. http://127.0.0.1:9404/metrics"
     ),
@@ -72,6 +76,7 @@ def console(
                 registry_url=registry_url,
                 connect_url=connect_url,
                 metrics_url=metrics_url,
+                rest_proxy_url=rest_proxy_url,
                 lag_sample_interval=lag_sample_interval,
                 client_properties=props,
                 login=login,

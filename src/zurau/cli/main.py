@@ -7,6 +7,7 @@
 * ``zurau storage random-uuid|format`` prepares log directories (``kafka-storage.sh``).
 * ``zurau registry start`` runs a Confluent-compatible schema registry (:mod:`zurau.cli.registry`);
   ``zurau schemas list|get|register|check|delete|config`` talks to one (:mod:`zurau.cli.schemas`).
+* ``zurau rest-proxy start`` runs a Kafka REST proxy, Confluent's v3 and v2 APIs (:mod:`zurau.cli.rest_proxy`).
 * ``zurau connect start`` runs a Kafka Connect worker (:mod:`zurau.cli.connect`).
 * ``zurau console`` runs the web console (:mod:`zurau.cli.console`).
 * ``zurau cluster start --nodes 3`` runs a local KRaft cluster of combined nodes, one process each.
@@ -32,8 +33,8 @@ from typing import NoReturn
 import typer
 
 from zurau.cli import cluster, configs, groups, metadata_quorum, registry, storage, topics, transactions
-from zurau.cli import rest_proxy as rest_proxy_cli
 from zurau.cli import connect as connect_cli
+from zurau.cli import rest_proxy as rest_proxy_cli
 from zurau.cli import schemas as schemas_cli
 from zurau.cli.acls import acls
 from zurau.cli.client_quotas import app as client_quotas_app

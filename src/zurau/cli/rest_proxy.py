@@ -40,6 +40,6 @@ def rest_proxy_start(
 
         try:
             run_until_signalled(lambda: RestProxyServer(cfg).serve_forever())
-        except (OSError, ClientError) as e:
+        except (OSError, ClientError, RestProxyConfigError) as e:  # a users file that cannot be used
             print_error(f"cannot start the REST proxy: {e}")
             raise typer.Exit(1) from None

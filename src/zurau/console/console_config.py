@@ -1,13 +1,13 @@
 """The console's settings: where it listens and which services it shows.
 
 ``bootstrap_servers`` is any Kafka-compatible cluster (Kafka's ``host:port[,host:port]``);
-``registry_url``, ``connect_url`` and ``metrics_url`` are optional: a page for a service that is
-not configured says so instead of failing. ``lag_sample_interval`` is the seconds between two lag
+``registry_url``, ``connect_url``, ``rest_proxy_url`` and ``metrics_url`` are optional: a page
+for a service that is not configured says so instead of failing. ``lag_sample_interval`` is the seconds between two lag
 samples of a watched group (see :mod:`~zurau.console.groups_view`).
 
 ``client_properties`` are the Kafka client security settings of ``--command-config``
 (``security.protocol``, ``ssl.*``, ``sasl.*``; see :mod:`zurau.client.security`); their TLS
-settings also serve the https registry, Connect and metrics URLs. ``login`` makes every visitor
+settings also serve the https registry, Connect, REST proxy and metrics URLs. ``login`` makes every visitor
 log in (:mod:`~zurau.console.auth`): it is on when asked for, and on by default when the
 properties name a SASL protocol but no ``sasl.username`` (the users' own credentials are then
 the only ones the console has). Invariant: with ``login`` the protocol is SASL_PLAINTEXT or
@@ -53,6 +53,7 @@ class ConsoleConfig:
     metrics_url: str | None = None
     lag_sample_interval: float = 5.0
     request_timeout_ms: int = 15_000
+    rest_proxy_url: str | None = None
     security: ClientSecurity = field(default_factory=ClientSecurity)
     login: bool = False
     session_timeout: float = 8 * 3600.0
@@ -69,6 +70,7 @@ class ConsoleConfig:
         metrics_url: str | None = None,
         lag_sample_interval: float = 5.0,
         request_timeout_ms: int = 15_000,
+        rest_proxy_url: str | None = None,
         client_properties: Mapping[str, str] | None = None,
         login: bool | None = None,
         session_timeout: float = 8 * 3600.0,
@@ -93,6 +95,7 @@ class ConsoleConfig:
             registry_url=_url("--registry-url", registry_url),
             connect_url=_url("--connect-url", connect_url),
             metrics_url=_url("--metrics-url", metrics_url),
+            rest_proxy_url=_url("--rest-proxy-url", rest_proxy_url),
             lag_sample_interval=lag_sample_interval,
             request_timeout_ms=request_timeout_ms,
             security=security,

@@ -66,15 +66,20 @@ async def _describe(ga: GroupAdmin, group: str) -> GroupDescription:
 
 
 async def lag_rows(
-    ga: GroupAdmin, group: str, d: GroupDescription | None = None
+    ga: GroupAdmin, group: str, d: GroupDescription | None = None, *, isolation_level: int = 0
 ) -> tuple[GroupDescription, list[dict[str, Any]]]:
-    """The group and, per partition it committed to or owns: committed, end, lag, owner."""
+    """The group and, per partition it committed to or owns: committed, end, lag, owner.
+
+    The end is the log end offset (``isolation_level`` 0, as kafka-consumer-groups.sh reads it)
+    or the last stable offset (1, READ_COMMITTED, as Confluent's REST proxy reads it)."""
     if d is None:
         d = await _describe(ga, group)
     committed = await ga.committed_offsets(group) if d.state != DEAD else {}
     owners = {tp: m for m in d.members for tp in m.assignment}
     every = sorted(set(committed) | set(owners))
-    ends = await ga.admin.list_offsets(dict.fromkeys(every, LATEST)) if every else {}
+    ends = (
+        await ga.admin.list_offsets(dict.fromkeys(every, LATEST), isolation_level=isolation_level) if every else {}
+    )
     rows = []
     for tp in every:
         end_r = ends.get(tp)

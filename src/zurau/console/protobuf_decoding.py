@@ -117,8 +117,10 @@ def message_indexes(body: bytes) -> tuple[list[int], int]:
     return path, pos
 
 
-def decode_message(fd: FileDescriptor, body: bytes) -> dict[str, Any]:
-    """``body`` (everything after the schema id) as JSON."""
+def decode_message(fd: FileDescriptor, body: bytes, *, canonical_json: bool = False) -> dict[str, Any]:
+    """``body`` (everything after the schema id) as JSON: with the ``.proto`` field names, or with
+    ``canonical_json`` as Protobuf's canonical JSON mapping prints it with every field (lowerCamelCase
+    names, fields at their default value included: what Confluent's serializers' ``toJson`` gives)."""
     path, pos = message_indexes(body)
     types: list[Descriptor] = list(fd.message_types_by_name.values())
     desc: Descriptor | None = None
@@ -133,7 +135,9 @@ def decode_message(fd: FileDescriptor, body: bytes) -> dict[str, Any]:
         msg.ParseFromString(body[pos:])
     except DecodeError as e:
         raise ValueError(f"not a {desc.full_name}: {e}") from None
-    out: dict[str, Any] = json_format.MessageToDict(msg, preserving_proto_field_name=True)
+    out: dict[str, Any] = json_format.MessageToDict(
+        msg, preserving_proto_field_name=not canonical_json, always_print_fields_with_no_presence=canonical_json
+    )
     return out
 
 

@@ -88,6 +88,7 @@ class RecordDecoder:
     def __init__(self, registry: RegistryClient | None) -> None:
         self.registry = registry
         self._schemas: dict[int, tuple[str, Any] | str] = {}  # id -> (type, parsed) | error
+        self._unavailable: dict[int, str] = {}  # id -> why the registry could not be asked (not cached)
 
     async def prepare(self, data: bytes | None, mode: str) -> None:
         if data is None or self.registry is None or mode not in REGISTRY_MODES:
@@ -95,6 +96,7 @@ class RecordDecoder:
         sid = wire_schema_id(data)
         if sid is None or sid in self._schemas:
             return
+        self._unavailable.pop(sid, None)
         try:
             doc = await self.registry.get_json(f"/schemas/ids/{sid}")
             stype = str(doc.get("schemaType", "AVRO")).upper()
@@ -112,9 +114,18 @@ class RecordDecoder:
             else:
                 self._schemas[sid] = f"schema {sid} is {stype}, which the console cannot decode"
         except ServiceError as e:
-            self._schemas[sid] = f"schema {sid}: {e}"
+            if e.status < 500:  # the registry's answer; an unreachable registry is asked again next time
+                self._schemas[sid] = f"schema {sid}: {e}"
+            else:
+                self._unavailable[sid] = f"schema {sid}: {e}"
         except (ValueError, KeyError, TypeError, ImportError) as e:
             self._schemas[sid] = f"schema {sid} cannot be parsed: {e}"
+
+    def schema(self, sid: int) -> tuple[str, Any] | str | None:
+        """What :meth:`prepare` found for schema ``sid``: ``(type, parsed)`` (type ``AVRO`` with a
+        fastavro schema, ``JSON`` with None, ``PROTOBUF`` with a ``FileDescriptor``), why it cannot be
+        used, or None when it was not fetched."""
+        return self._schemas.get(sid) or self._unavailable.get(sid)
 
     def _avro(self, data: bytes) -> Decoded | str:
         sid = wire_schema_id(data)
@@ -122,7 +133,7 @@ class RecordDecoder:
             return "not in the schema registry's wire format (magic byte 0 and a schema id)"
         if self.registry is None:
             return "no schema registry is configured (--registry-url)"
-        entry = self._schemas.get(sid)
+        entry = self.schema(sid)
         if entry is None:
             return f"schema {sid} was not fetched"
         if isinstance(entry, str):

@@ -1,5 +1,5 @@
-"""HTTP clients for the services beside the cluster: the schema registry, Kafka Connect and a
-broker's Prometheus ``/metrics`` endpoint.
+"""HTTP clients for the services beside the cluster: the schema registry, Kafka Connect, a Kafka
+REST proxy and a broker's Prometheus ``/metrics`` endpoint.
 
 Each wraps one ``httpx.AsyncClient`` (timeouts of :data:`TIMEOUT` seconds) for one base URL;
 an https URL is checked with the given TLS context (the ``ssl.*`` settings of the console's
@@ -81,6 +81,11 @@ class ConnectClient(ServiceClient):
         super().__init__("Kafka Connect", base_url, tls)
 
 
+class RestProxyClient(ServiceClient):
+    def __init__(self, base_url: str, tls: ssl.SSLContext | None = None) -> None:
+        super().__init__("REST proxy", base_url, tls)
+
+
 class MetricsClient(ServiceClient):
     def __init__(self, base_url: str, tls: ssl.SSLContext | None = None) -> None:
         super().__init__("metrics endpoint", base_url, tls)
@@ -90,4 +95,4 @@ class MetricsClient(ServiceClient):
         return (await self.request("GET", "")).text
 
 
-__all__ = ["ConnectClient", "MetricsClient", "RegistryClient", "ServiceClient", "ServiceError"]
+__all__ = ["ConnectClient", "MetricsClient", "RegistryClient", "RestProxyClient", "ServiceClient", "ServiceError"]

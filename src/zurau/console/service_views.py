@@ -1,4 +1,4 @@
-"""The schema registry and Kafka Connect pages, over their REST APIs.
+"""The schema registry, Kafka Connect and REST proxy pages, over their REST APIs.
 
 Registry (Confluent's API): subjects, a subject's versions, one version, and a line diff between
 two versions of a subject. Schemas are compared pretty-printed (JSON re-indented by two spaces,
@@ -8,16 +8,21 @@ rather than one long line.
 Connect (Kafka's REST API): connectors with their status (``/connectors?expand=status&expand=info``),
 one connector's status and config, and restarts of a connector (``includeTasks``, ``onlyFailed``)
 or one task.
+
+REST proxy (Confluent's v3 API): whether it answers ``GET /v3/clusters`` (its latency, the
+clusters it serves and whether one is the console's cluster). A proxy that asks for credentials
+(401/403) is up; one that cannot be reached or answers 5xx is down, with the reason.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import time
 from typing import Any
 from urllib.parse import quote
 
-from zurau.console.service_clients import ConnectClient, RegistryClient, ServiceError
+from zurau.console.service_clients import ConnectClient, RegistryClient, RestProxyClient, ServiceError
 
 
 def _seg(text: str) -> str:
@@ -132,6 +137,36 @@ async def restart_task(conn: ConnectClient, name: str, task: int) -> dict[str, A
     return {"restarted": f"{name}/{task}"}
 
 
+async def rest_proxy_status(proxy: RestProxyClient, cluster_id: str | None) -> dict[str, Any]:
+    """Whether the proxy is up and which clusters it serves (``cluster_id``: the console's)."""
+    out: dict[str, Any] = {"url": proxy.base_url, "up": False, "auth_required": False, "latency_ms": None,
+                           "clusters": [], "same_cluster": None, "error": None}
+    started = time.monotonic()
+    try:
+        doc = await proxy.get_json("/v3/clusters")
+    except ServiceError as e:
+        out["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
+        if e.status in (401, 403):  # it answered: up, but the console holds no credentials for it
+            out.update(up=True, auth_required=True, error=e.message)
+        else:
+            out["error"] = e.message
+        return out
+    out["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
+    data = doc.get("data") if isinstance(doc, dict) else None
+    if not isinstance(data, list):
+        out["error"] = "REST proxy: GET /v3/clusters did not answer a KafkaClusterList"
+        return out
+    clusters = [
+        {"cluster_id": c.get("cluster_id"), "self": (c.get("metadata") or {}).get("self")}
+        for c in data
+        if isinstance(c, dict)
+    ]
+    out.update(up=True, clusters=clusters)
+    if cluster_id:
+        out["same_cluster"] = any(c["cluster_id"] == cluster_id for c in clusters)
+    return out
+
+
 __all__ = [
     "connector",
     "connectors",
@@ -139,6 +174,7 @@ __all__ = [
     "pretty_schema",
     "restart",
     "restart_task",
+    "rest_proxy_status",
     "subject_version",
     "subject_versions",
     "subjects",

@@ -22,6 +22,7 @@ GET  /api/schemas/subjects/{s}/diff?from=&to=          line diff of two versions
 GET  /api/connect/connectors[/{c}]                     connectors with status, one connector
 POST /api/connect/connectors/{c}/restart               ``?include_tasks=&only_failed=``
 POST /api/connect/connectors/{c}/tasks/{n}/restart     one task
+GET  /api/rest-proxy                                   ``--rest-proxy-url``: up or not, its clusters
 GET  /api/metrics                                      selected series of ``--metrics-url``
 GET  /api/session                                      ``{login, user, csrf_token}`` (never 401)
 POST /api/login                                        ``{username, password}``: log in (with ``--login``)
@@ -92,7 +93,13 @@ from zurau.console.groups_view import ResetError
 from zurau.console.message_browser import BrowseError, BrowseRequest
 from zurau.console.metrics_view import metrics_summary
 from zurau.console.record_decoding import RecordDecoder
-from zurau.console.service_clients import ConnectClient, MetricsClient, RegistryClient, ServiceError
+from zurau.console.service_clients import (
+    ConnectClient,
+    MetricsClient,
+    RegistryClient,
+    RestProxyClient,
+    ServiceError,
+)
 from zurau.edge_requests import BadInput, allowed_methods, parse_json, parse_kafka_int, read_body
 from zurau.protocol.errors import KafkaError
 
@@ -138,6 +145,7 @@ class ConsoleApi:
         self.registry = RegistryClient(config.registry_url, tls) if config.registry_url else None
         self.connect = ConnectClient(config.connect_url, tls) if config.connect_url else None
         self.metrics = MetricsClient(config.metrics_url, tls) if config.metrics_url else None
+        self.rest_proxy = RestProxyClient(config.rest_proxy_url, tls) if config.rest_proxy_url else None
         self.decoder = RecordDecoder(self.registry)
         self.sessions = Sessions(config, self.decoder) if config.login else None
         self.shared = (
@@ -153,7 +161,7 @@ class ConsoleApi:
             await self.shared.close()
         if self.sessions is not None:
             await self.sessions.close()
-        for client in (self.registry, self.connect, self.metrics):
+        for client in (self.registry, self.connect, self.metrics, self.rest_proxy):
             if client is not None:
                 await client.close()
 
@@ -306,6 +314,7 @@ class ConsoleApi:
             "registry_url": self.config.registry_url,
             "connect_url": self.config.connect_url,
             "metrics_url": self.config.metrics_url,
+            "rest_proxy_url": self.config.rest_proxy_url,
             "lag_sample_interval_ms": round(self.config.lag_sample_interval * 1000),
             "unsupported": await self._unsupported(request),
         }
@@ -533,6 +542,18 @@ class ConsoleApi:
         assert task is not None
         return await service_views.restart_task(self._connect(), request.path_params["connector"], task)
 
+    async def rest_proxy_view(self, request: Request) -> Any:
+        if self.rest_proxy is None:
+            raise ServiceError(404, "no REST proxy is configured (start the console with --rest-proxy-url)")
+        try:
+            cluster = self._c(request).admin.cluster
+            if not cluster.metadata.cluster_id:
+                await cluster.refresh_metadata([])
+            cluster_id = cluster.metadata.cluster_id or None
+        except (ClientError, KafkaError, OSError):
+            cluster_id = None  # the cluster is down: the proxy's status is still worth showing
+        return await service_views.rest_proxy_status(self.rest_proxy, cluster_id)
+
     async def metrics_view(self, request: Request) -> Any:
         if self.metrics is None:
             raise ServiceError(404, "no metrics endpoint is configured (start the console with --metrics-url)")
@@ -570,6 +591,7 @@ class ConsoleApi:
             Route(
                 "/api/connect/connectors/{connector}/tasks/{task}/restart", w(self.restart_task), methods=["POST"]
             ),
+            Route("/api/rest-proxy", w(self.rest_proxy_view)),
             Route("/api/metrics", w(self.metrics_view)),
             Route("/api/session", w(self.session)),
             Route("/api/login", w(self.login), methods=["POST"]),

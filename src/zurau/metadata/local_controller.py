@@ -9,6 +9,11 @@ be fsynced, off the event loop, so an acknowledged change survives a power loss;
 ``*_now`` forms, used for topics the broker creates itself (auto-created topics, coordinator
 topics), leave the fsync to the next flush.
 
+A write the metadata log refuses (a KafkaError such as RECORD_LIST_TOO_LARGE, raised before
+anything is written) fails that request only: the log, the image and the listeners are untouched
+and the next request is served as usual. (Requests are bounded before they get here, see
+:data:`~zurau.metadata.controller.result.MAX_RECORDS_PER_USER_OP`.)
+
 This is the seam the KRaft work replaces: a broker in a cluster gets a channel of the same shape
 that forwards each request to the active controller and waits for its records to reach the
 broker's image through the replicated log.
@@ -26,7 +31,7 @@ from zurau.metadata.controller.quorum_controller import QuorumController
 from zurau.metadata.controller.result import ControllerResult
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.metadata_log import MetadataLog
-from zurau.protocol.errors import KafkaStorageError
+from zurau.protocol.errors import KafkaError, KafkaStorageError
 from zurau.protocol.messages import (
     AlterClientQuotasRequestEntries,
     AlterClientQuotasResponseEntries,
@@ -99,6 +104,11 @@ class LocalControllerChannel:
             except OSError as e:
                 log.error("cannot write the metadata log: %s", e)
                 raise KafkaStorageError(f"the metadata log cannot be written: {e}") from None
+            except KafkaError as e:
+                # Refused before anything was written (e.g. a batch over segment.bytes): the log
+                # and the image are unchanged, only this request fails.
+                log.error("the metadata log refused a batch of %d records: %s", len(result.records), e)
+                raise
             old = self._image
             self._image = old.apply(result.records, last)
             for listener in self._listeners:

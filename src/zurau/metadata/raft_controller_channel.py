@@ -410,7 +410,14 @@ class RaftControllerChannel:
         result = op(root._speculative)
         if not result.records:
             return result.response
-        last = root.raft.propose([encode_record(r) for r in result.records])
+        try:
+            last = root.raft.propose([encode_record(r) for r in result.records])
+        except KafkaError as e:
+            if e.code != NotControllerError.code:
+                # Refused before anything was appended (e.g. a batch over segment.bytes): the
+                # log and the speculative image are unchanged, only this request fails.
+                log.error("the metadata log refused a batch of %d records: %s", len(result.records), e)
+            raise
         root._speculative = root._speculative.apply(result.records, last)
         await root.raft.wait_committed(last)
         return result.response

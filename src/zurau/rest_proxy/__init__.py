@@ -12,5 +12,7 @@ Kafka-compatible cluster. Modules:
   :mod:`.v3_topics` (topics, topic configs, partitions, replicas, reassignments),
   :mod:`.v3_consumer_groups` (groups, consumers, assignments, lags), :mod:`.v3_acls`,
   :mod:`.v3_records` (produce), :mod:`.v2_metadata`, :mod:`.v2_produce`, :mod:`.v2_consumers`
-  (consumer instances), :mod:`.streaming_consume` (records as a stream over HTTP).
+  (consumer instances), :mod:`.streaming_consume` (records as a stream over HTTP);
+* around them: :mod:`.basic_auth` (HTTP basic authentication, each user reaching a SASL cluster
+  as themselves) and :mod:`.proxy_metrics` (``GET /metrics``).
 """

@@ -4,7 +4,9 @@ handler raises into that body.
 Every error answer is ``{"error_code": int, "message": str}`` with Confluent's kafka-rest codes
 (the HTTP status times 100 plus a detail digit, or the bare status): 40401 topic not found, 40402
 partition not found, 40403 consumer instance not found, 40404 leader not available, 40801
-(consumer poll) timeout, 40901 consumer instance already exists, 40902 illegal consumer state,
+(consumer poll) timeout and a record not in the consumer's format, 40601 a read whose Accept
+does not match the consumer's format, 40901 already subscribed, 40902 consumer instance already
+exists, 40903 illegal consumer state, 42204 invalid consumer configuration,
 42201-42208 bad schemas and records, 50001 a Kafka error, 50002 a retriable Kafka error, 50301
 the cluster is not reachable.
 
@@ -44,13 +46,14 @@ PARTITION_NOT_FOUND = 40402
 CONSUMER_INSTANCE_NOT_FOUND = 40403
 LEADER_NOT_AVAILABLE = 40404
 CONSUMER_POLL_TIMEOUT = 40801
-CONSUMER_ALREADY_EXISTS = 40901
-ILLEGAL_STATE = 40902
+CONSUMER_FORMAT_MISMATCH = 40601  # HTTP 406
+CONSUMER_ALREADY_SUBSCRIBED = 40901
+CONSUMER_ALREADY_EXISTS = 40902
+ILLEGAL_STATE = 40903
+INVALID_CONSUMER_CONFIG = 42204
 INVALID_SCHEMA = 42201
 INVALID_KEY_SCHEMA = 42202  # historical: a key schema that does not parse
 INVALID_VALUE_SCHEMA = 42203
-CONSUMER_FORMAT_MISMATCH = 42204
-CONSUMER_ALREADY_SUBSCRIBED = 42205
 UNSUPPORTED_FORMAT = 42206  # a record whose key/value cannot be serialized as asked
 NO_KEY_SCHEMA = 42207
 NO_VALUE_SCHEMA = 42208
@@ -93,6 +96,7 @@ _CLIENT_SIDE: dict[int, tuple[int, int]] = {
     17: (400, 400),  # INVALID_TOPIC_EXCEPTION
     18: (413, 413),  # RECORD_LIST_TOO_LARGE
     29: (403, 40301),  # TOPIC_AUTHORIZATION_FAILED
+    32: (400, 400),  # INVALID_TIMESTAMP (a produced record's timestamp out of the broker's range)
     30: (403, 40301),  # GROUP_AUTHORIZATION_FAILED
     31: (403, 40301),  # CLUSTER_AUTHORIZATION_FAILED
     36: (400, 40002),  # TOPIC_ALREADY_EXISTS

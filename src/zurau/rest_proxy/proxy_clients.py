@@ -37,8 +37,12 @@ def _int(props: dict[str, str], key: str, default: int) -> int:
 class ProxyClients:
     """One principal's clients (see the module docstring)."""
 
-    def __init__(self, config: ClientConfig, producer_config: ClientConfig) -> None:
+    def __init__(
+        self, config: ClientConfig, producer_config: ClientConfig, *, consumer_config: ClientConfig | None = None
+    ) -> None:
         self.config = config
+        self.consumer_config = consumer_config or config
+        """The settings of this principal's consumers (v2 consumer instances, streaming consume)."""
         self.admin = AdminClient(config)
         self.groups = GroupAdmin(self.admin)
         self.acls = AclAdmin(self.admin.cluster)

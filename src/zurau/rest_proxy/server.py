@@ -6,6 +6,10 @@ is back), starts the long-lived parts (v2 consumer instances and their expiry, m
 serves every endpoint module's routes (:mod:`.proxy_api`). :meth:`RestProxyServer.stop` stops
 serving, closes every consumer instance (each leaves its group) and every client.
 
+Every request is counted by :mod:`.proxy_metrics` (``GET /metrics``) and, with
+``authentication.method=BASIC``, authenticated by :mod:`.basic_auth` before any route sees it. An
+``https://`` listener serves TLS with the ``ssl.*`` PEM files.
+
 Paths no route serves answer 404 and methods a path does not serve 405 with ``Allow``, both with
 Confluent's error body.
 """
@@ -23,8 +27,10 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from zurau.edge_requests import allowed_methods
-from zurau.edge_service import HttpService
+from zurau.edge_service import HttpService, TlsFiles
 from zurau.rest_proxy import (
+    basic_auth,
+    proxy_metrics,
     streaming_consume,
     v2_consumers,
     v2_metadata,
@@ -69,17 +75,28 @@ class RestProxyServer(HttpService):
         self.config = config
         self.api: ProxyApi | None = None
         self.routes: list[BaseRoute] = []
+        if config.scheme == "https":
+            certfile = config.ssl_keystore_location or config.ssl_certificate_location
+            assert certfile is not None  # RestProxyConfig requires one for https
+            keyfile = None if config.ssl_keystore_location else config.ssl_key_location
+            self.tls = TlsFiles(certfile, keyfile, config.ssl_key_password)
 
     async def open(self) -> Any:
         cfg = self.config
-        shared = ProxyClients(cfg.client_config(), cfg.client_config("producer"))
+        shared = ProxyClients(
+            cfg.client_config(), cfg.client_config("producer"), consumer_config=cfg.client_config("consumer")
+        )
         await shared.start()
         self.api = api = ProxyApi(cfg, shared)
         routes: list[BaseRoute] = [Route("/", root, methods=["GET"])]
         for module in ENDPOINT_MODULES:
             routes.extend(module.routes(api))
         self.routes = routes
-        app = Starlette(routes=routes, exception_handlers={HTTPException: self._http_error})
+        middleware = [proxy_metrics.install(api, routes)]  # adds GET /metrics; outermost: counts 401s too
+        auth = basic_auth.install(api)  # with authentication.method=BASIC
+        if auth is not None:
+            middleware.append(auth)
+        app = Starlette(routes=routes, middleware=middleware, exception_handlers={HTTPException: self._http_error})
         log.info("REST proxy listening on %s (Kafka %s)", self.url, cfg.bootstrap_servers)
         return app
 

@@ -13,6 +13,12 @@ each authorized topic is charged the partitions it adds; from v3 a topic is refu
 THROTTLING_QUOTA_EXCEEDED while the client's bucket is in debt, before v3 the response is only
 throttled. ``validate_only`` requests are not charged; a topic the controller fails is given back
 its charge.
+
+Size bound (Kafka's ``MAX_RECORDS_PER_USER_OP``): a topic whose new partitions would take the
+request above 10,000 is answered POLICY_VIOLATION, checked by the controller before it places
+anything; the other topics are unaffected. A request whose controller write fails (an error raised
+rather than a result) is answered with that error for every topic it sent to the controller: it
+fails that request only and the connection stays open.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from zurau.broker.handlers._authz import TOPIC, Op, allowed
 from zurau.broker.quotas.controller_mutation_quota import THROTTLED_MESSAGE, admit, release_failed
 from zurau.broker.quotas.throttling import controller_mutation_quota
 from zurau.broker.request_context import RequestContext
-from zurau.metadata.controller.result import duplicated
+from zurau.metadata.controller.result import duplicated, error_of
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import ThrottlingQuotaExceededError, TopicAuthorizationFailedError
 from zurau.protocol.messages import (
@@ -55,7 +61,14 @@ def _cost(
 async def _create(
     ctx: RequestContext, topics: list[CreatePartitionsRequestTopics], validate_only: bool
 ) -> list[CreatePartitionsResponseResults]:
-    return await ctx.controller.create_partitions(topics, validate_only) if topics else []
+    if not topics:
+        return []
+    try:
+        return await ctx.controller.create_partitions(topics, validate_only)
+    except Exception as e:  # the write failed: this request only (cancellation propagates)
+        code, message = error_of(e)
+        names = dict.fromkeys(t["name"] for t in topics)
+        return [{"name": name, "error_code": code, "error_message": message} for name in names]
 
 
 async def handle(ctx: RequestContext, req: CreatePartitionsRequest) -> CreatePartitionsResponse:

@@ -15,6 +15,12 @@ assignments, else ``num_partitions``, -1 meaning ``num.partitions``); from v6 a 
 with THROTTLING_QUOTA_EXCEEDED while the client's bucket is in debt, before v6 the response is
 only throttled. ``validate_only`` requests are not charged; a topic the controller fails is given
 back its charge.
+
+A request whose controller write fails (an error raised by the controller or the metadata log
+rather than a result, e.g. RECORD_LIST_TOO_LARGE) is answered, as by Kafka's ``getErrorResponse``,
+with that error for every topic it sent to the controller: it fails that request only, the
+connection stays open, and a broker that forwarded it gets an answer instead of a dropped
+connection to retry on.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from zurau.broker.quotas.controller_mutation_quota import THROTTLED_MESSAGE, adm
 from zurau.broker.quotas.throttling import controller_mutation_quota
 from zurau.broker.request_context import RequestContext
 from zurau.metadata.controller.replication_control import create_topic_error
-from zurau.metadata.controller.result import duplicated
+from zurau.metadata.controller.result import duplicated, error_of
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import ThrottlingQuotaExceededError, TopicAuthorizationFailedError
 from zurau.protocol.messages import (
@@ -59,7 +65,12 @@ def _cost(
 
 
 async def _create(ctx: RequestContext, topics: list[CreateTopicsRequestTopics], validate_only: bool) -> CreateTopicsResponse:
-    return await ctx.controller.create_topics(topics, validate_only)
+    try:
+        return await ctx.controller.create_topics(topics, validate_only)
+    except Exception as e:  # the write failed: this request only (cancellation propagates)
+        code, message = error_of(e)
+        names = dict.fromkeys(t["name"] for t in topics)
+        return {"throttle_time_ms": 0, "topics": [_refused(name, code, message) for name in names]}
 
 
 def _refused(name: str, code: int, message: str) -> CreateTopicsResponseTopics:

@@ -538,6 +538,22 @@ async function connectPage() {
     h("p", { class: "muted" }, `${data.connectors.length} connector(s) at ${info.connect_url}`));
 }
 
+async function restProxyPage() {
+  const p = await get("/api/rest-proxy");
+  const state = !p.up ? "down" : p.auth_required ? "up (asks for credentials)" : "up";
+  main.replaceChildren(h("h1", {}, "Kafka REST proxy"),
+    h("div", { class: "cards" },
+      card("status", state, p.up ? "good" : "bad", "rest-proxy-status"),
+      card("latency", p.latency_ms === null ? "–" : `${p.latency_ms} ms`, "", "rest-proxy-latency")),
+    p.error ? h("p", { class: p.up ? "muted" : "bad", "data-testid": "rest-proxy-error" }, p.error) : "",
+    h("h2", {}, "Clusters"),
+    table(["cluster id", "this console's cluster", "URL"], p.clusters.map((c) =>
+      h("tr", { "data-cluster": c.cluster_id }, h("td", {}, c.cluster_id || "–"),
+        h("td", {}, p.same_cluster === null ? "–" : h("span", { class: "tag " + (p.same_cluster ? "ok" : "bad") }, p.same_cluster ? "yes" : "no")),
+        h("td", {}, c.self || "–"))), { testid: "rest-proxy-clusters" }),
+    h("p", { class: "muted" }, `REST proxy at ${p.url}`));
+}
+
 // Live charts from the broker's Prometheus endpoint: counters as a rate per second (the sum over
 // labels, difference of two polls over their time apart), gauges as their value.
 const FEATURED_METRICS = [
@@ -660,6 +676,7 @@ async function route() {
     else if (section === "schemas" && parts.length === 1) await schemasPage();
     else if (section === "schemas") await subjectPage(parts[1], query);
     else if (section === "connect") await connectPage();
+    else if (section === "rest-proxy") await restProxyPage();
     else if (section === "metrics") await metricsPage();
     else main.replaceChildren(h("h1", {}, "No such page"), h("p", {}, h("a", { href: "#/" }, "Back to the overview")));
   } catch (e) {
@@ -678,7 +695,7 @@ async function start() {
   try {
     info = await get("/api/info");
     document.getElementById("cluster").textContent = "cluster " + info.bootstrap_servers;
-    for (const [nav, key] of [["schemas", "registry_url"], ["connect", "connect_url"], ["metrics", "metrics_url"]]) {
+    for (const [nav, key] of [["schemas", "registry_url"], ["connect", "connect_url"], ["rest-proxy", "rest_proxy_url"], ["metrics", "metrics_url"]]) {
       document.querySelector(`[data-nav=${nav}]`).hidden = !info[key];
     }
   } catch (e) {

@@ -10,6 +10,22 @@ AlterPartition (Kafka's): a partition leader asks for ISR changes naming the lea
 epochs it knows; the controller checks them and writes a ``PartitionChangeRecord``. Reassignment
 (KIP-455) completes in the AlterPartition that brings the last added replica into the ISR.
 
+Size bounds (Kafka's, KAFKA-14996 / KAFKA-17870), checked from the request's numbers before any
+record or replica list is built, so a request for millions of partitions costs nothing:
+
+* CreateTopics: the partitions the request asks for (per topic its ``assignments``, else
+  ``num_partitions``, -1 counting ``num.partitions``, invalid counts nothing) may total
+  :data:`MAX_PARTITIONS_PER_BATCH`; above, the whole request is refused, every topic answered
+  POLICY_VIOLATION "Excessively large number of partitions per request.". The records of the
+  topics it would create (a TopicRecord, its ConfigRecords and PartitionRecords each) may total
+  :data:`~zurau.metadata.controller.result.MAX_RECORDS_PER_USER_OP`; above, again the whole
+  request: POLICY_VIOLATION "Unable to perform excessively large batch operation.". So one topic
+  of 10,000 partitions (10,001 records) is refused, as by Kafka; 9,999 is the most one request
+  creates.
+* CreatePartitions: per topic, the partitions it adds (with those the earlier topics of the same
+  request add) may total ``MAX_RECORDS_PER_USER_OP``; a topic that would go above is answered
+  POLICY_VIOLATION and adds nothing, the other topics of the request are unaffected.
+
 Invariants: a request item that fails writes no record; items of one request see the records of
 earlier items (:class:`~zurau.metadata.controller.result.PendingRecords`); ``validate_only``
 checks everything and writes nothing.
@@ -26,7 +42,14 @@ from zurau.config import BrokerConfig, describe_topic_config
 from zurau.metadata.controller.config_control import check_topic_configs
 from zurau.metadata.controller.partition_change import PartitionChanges
 from zurau.metadata.controller.placement import ReplicaPlacer, partition_records
-from zurau.metadata.controller.result import ControllerResult, PendingRecords, duplicated, error_of
+from zurau.metadata.controller.result import (
+    EXCESSIVE_BATCH_MESSAGE,
+    MAX_RECORDS_PER_USER_OP,
+    ControllerResult,
+    PendingRecords,
+    duplicated,
+    error_of,
+)
 from zurau.metadata.image import INTERNAL_TOPICS, MetadataImage, PartitionRegistration
 from zurau.metadata.records import (
     TOPIC_RESOURCE,
@@ -48,6 +71,7 @@ from zurau.protocol.errors import (
     InvalidUpdateVersionError,
     KafkaError,
     NotControllerError,
+    PolicyViolationError,
     StaleBrokerEpochError,
     TopicAlreadyExistsError,
     TopicAuthorizationFailedError,
@@ -74,6 +98,11 @@ from zurau.types import ZERO_UUID
 log = logging.getLogger("zurau.controller")
 
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
+
+MAX_PARTITIONS_PER_BATCH = 10_000
+"""Partitions one CreateTopics request may ask for (Kafka's
+``ReplicationControlManager.MAX_PARTITIONS_PER_BATCH``)."""
+EXCESSIVE_PARTITIONS_MESSAGE = "Excessively large number of partitions per request."
 
 
 class ReplicationControlManager:
@@ -104,25 +133,64 @@ class ReplicationControlManager:
         ``default.replication.factor``; 0 or below -1 is INVALID_PARTITIONS /
         INVALID_REPLICATION_FACTOR; more replicas than brokers INVALID_REPLICATION_FACTOR.
         ``validate_only`` checks everything and writes nothing (topic id all zeros).
+
+        Before all that, the size bounds of the module docstring: a request over them is refused
+        whole, every topic answered POLICY_VIOLATION.
         """
-        pending = PendingRecords(image)
         dups = duplicated([t["name"] for t in topics])
+        requested = self.requested_partitions([t for t in topics if t["name"] not in dups])
+        if requested > MAX_PARTITIONS_PER_BATCH:
+            log.warning(
+                "refusing a CreateTopics request for %d partitions in all (at most %d per request)",
+                requested,
+                MAX_PARTITIONS_PER_BATCH,
+            )
+            return _refuse_create_topics(topics, EXCESSIVE_PARTITIONS_MESSAGE)
+        pending = PendingRecords(image)
         results: list[CreateTopicsResponseTopics] = []
+        generated = 0  # records of the topics created so far (also counted when validate_only)
         for t in topics:
             name = t["name"]
             if name in dups:
                 continue
             try:
-                results.append(self._create_topic(pending, t, validate_only))
+                result, records = self._create_topic(pending, t, validate_only)
             except Exception as e:
                 results.append(create_topic_error(name, *error_of(e)))
+                continue
+            results.append(result)
+            generated += records
+            if generated > MAX_RECORDS_PER_USER_OP:
+                log.warning(
+                    "refusing a CreateTopics request of more than %d metadata records", MAX_RECORDS_PER_USER_OP
+                )
+                return _refuse_create_topics(topics, EXCESSIVE_BATCH_MESSAGE)
         for name in sorted(dups):
             results.append(create_topic_error(name, InvalidRequestError.code, "Duplicate topic name."))
         return ControllerResult(pending.records, {"throttle_time_ms": 0, "topics": results})
 
+    def requested_partitions(self, topics: list[CreateTopicsRequestTopics]) -> int:
+        """The partitions ``topics`` ask for, counted as Kafka's controller does before it
+        validates anything: a topic's ``assignments`` if given, else ``num_partitions`` (-1 is
+        ``num.partitions``; 0 or below -1 counts nothing)."""
+        default = int(self.config.get("num.partitions"))
+        total = 0
+        for t in topics:
+            assignments = t.get("assignments") or ()
+            n = int(t.get("num_partitions", -1))
+            if assignments:
+                total += len(assignments)
+            elif n == -1:
+                total += default
+            elif n > 0:
+                total += n
+        return total
+
     def _create_topic(
         self, pending: PendingRecords, topic: CreateTopicsRequestTopics, validate_only: bool
-    ) -> CreateTopicsResponseTopics:
+    ) -> tuple[CreateTopicsResponseTopics, int]:
+        """The topic's result, and the number of records creating it takes (written unless
+        ``validate_only``)."""
         name = topic["name"]
         if name == CLUSTER_METADATA_TOPIC:
             raise TopicAuthorizationFailedError("Authorization failed.")
@@ -141,7 +209,7 @@ class ReplicationControlManager:
             records += partition_records(pending.image, topic_id, placement, 0)
             pending.add(records)
             log.info("creating topic %s with %d partitions", name, partitions)
-        return {
+        result: CreateTopicsResponseTopics = {
             "name": name,
             "topic_id": topic_id,
             "error_code": 0,
@@ -160,6 +228,7 @@ class ReplicationControlManager:
                 for e in describe_topic_config(self.config, stored)
             ],
         }
+        return result, 1 + len(stored) + partitions
 
     def _placement(
         self, image: MetadataImage, topic: CreateTopicsRequestTopics
@@ -273,18 +342,21 @@ class ReplicationControlManager:
         """CreatePartitions: a name twice is INVALID_REQUEST ("Duplicate topic name."); an unknown
         topic UNKNOWN_TOPIC_OR_PARTITION; a count not above the current one INVALID_PARTITIONS;
         manual ``assignments`` need one replica list per new partition, each of registered
-        brokers, once, with the topic's replication factor (INVALID_REPLICA_ASSIGNMENT)."""
+        brokers, once, with the topic's replication factor (INVALID_REPLICA_ASSIGNMENT); a topic
+        whose new partitions would take the request above ``MAX_RECORDS_PER_USER_OP``
+        POLICY_VIOLATION (checked before any placement, so a huge count costs nothing)."""
         dups = duplicated([t["name"] for t in topics])
         pending = PendingRecords(image)
         results: list[CreatePartitionsResponseResults] = []
         for name in sorted(dups):
             results.append({"name": name, "error_code": InvalidRequestError.code, "error_message": "Duplicate topic name."})
+        added = 0  # partitions the earlier topics of this request add (also when validate_only)
         for t in topics:
             name = t["name"]
             if name in dups:
                 continue
             try:
-                self._grow(pending, name, t["count"], t.get("assignments"), validate_only)
+                added += self._grow(pending, name, t["count"], t.get("assignments"), validate_only, added)
                 results.append({"name": name, "error_code": 0, "error_message": None})
             except Exception as e:
                 code, msg = error_of(e)
@@ -298,7 +370,10 @@ class ReplicationControlManager:
         count: int,
         assignments: list[CreatePartitionsRequestTopicsAssignments] | None,
         validate_only: bool,
-    ) -> None:
+        added_before: int,
+    ) -> int:
+        """Grow ``name`` to ``count`` partitions; returns the number added (``added_before``: by
+        the earlier topics of the request)."""
         t = pending.image.get(name)
         if t is None:
             raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
@@ -317,6 +392,17 @@ class ReplicationControlManager:
                     f"Attempted to add {additional} additional partition(s), but only {len(assignments)} "
                     "assignment(s) were specified."
                 )
+        if added_before + additional > MAX_RECORDS_PER_USER_OP:
+            log.warning(
+                "refusing to add %d partition(s) to %s: a request may add at most %d", additional, name,
+                MAX_RECORDS_PER_USER_OP,
+            )
+            raise PolicyViolationError(
+                f"{EXCESSIVE_PARTITIONS_MESSAGE[:-1]}: adding {additional} partition(s) to {name} would make "
+                f"{added_before + additional} new partitions in this request, above the limit of "
+                f"{MAX_RECORDS_PER_USER_OP}."
+            )
+        if assignments is not None:
             for i, a in enumerate(assignments):
                 self.placer.check_replica_list(pending.image, a["broker_ids"], replication_factor)
                 self.placer.check_some_live(pending.image, a["broker_ids"], current + i)
@@ -325,6 +411,7 @@ class ReplicationControlManager:
             placement = self.placer.place(pending.image, additional, replication_factor, first=current)
         if not validate_only:
             pending.add(partition_records(pending.image, t.topic_id, placement, current))
+        return additional
 
     # ------------------------------------------------------------------ AlterPartition
     def alter_partition(
@@ -439,6 +526,18 @@ def create_topic_error(name: str, code: int, message: str | None) -> CreateTopic
         "replication_factor": -1,
         "configs": [],
     }
+
+
+def _refuse_create_topics(
+    topics: list[CreateTopicsRequestTopics], message: str
+) -> ControllerResult[CreateTopicsResponse]:
+    """A CreateTopics request refused whole (Kafka's ``getErrorResponse``): every topic named,
+    once, with POLICY_VIOLATION and ``message``; nothing written."""
+    names = list(dict.fromkeys(t["name"] for t in topics))
+    return ControllerResult(
+        [],
+        {"throttle_time_ms": 0, "topics": [create_topic_error(n, PolicyViolationError.code, message) for n in names]},
+    )
 
 
 def _delete_result(

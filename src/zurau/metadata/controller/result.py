@@ -5,6 +5,12 @@ appended as one batch (in list order) and its response is given only once they a
 A :class:`PendingRecords` accumulates the records of one request item by item; its ``image`` is
 the image those records lead to, so later items of the same request see earlier ones (a topic
 created earlier in a CreateTopics request exists for the next item).
+
+A user request (an admin API) may generate at most :data:`MAX_RECORDS_PER_USER_OP` records, Kafka's
+``QuorumController.MAX_RECORDS_PER_USER_OP`` (KAFKA-14996): its result is one atomic batch, and a
+larger one would cost the controller unbounded memory and time on the event loop, and could not be
+written to the metadata log anyway. The managers check the bound *before* they build the records
+(the request's numbers are enough), so an excessive request costs nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +27,12 @@ from zurau.protocol.errors import KafkaError, UnknownServerError
 log = logging.getLogger("zurau.controller")
 
 T = TypeVar("T")
+
+MAX_RECORDS_PER_USER_OP = 10_000
+"""Records one user request may generate (Kafka's ``QuorumController.MAX_RECORDS_PER_USER_OP``,
+``MAX_RECORDS_PER_BATCH``)."""
+EXCESSIVE_BATCH_MESSAGE = "Unable to perform excessively large batch operation."
+"""Kafka's POLICY_VIOLATION message for a request over :data:`MAX_RECORDS_PER_USER_OP` records."""
 
 
 @dataclass(frozen=True)
