@@ -48,7 +48,7 @@ from starlette.middleware import Middleware
 from zurau.client.errors import AuthenticationError
 from zurau.config import ConfigError
 from zurau.config.properties import load_properties
-from zurau.rest_proxy.errors import RestProxyError
+from zurau.rest_proxy.errors import KAFKA_AUTHENTICATION_ERROR, RestProxyError
 from zurau.rest_proxy.proxy_api import USER_STATE, ProxyApi
 from zurau.rest_proxy.proxy_clients import ProxyClients
 from zurau.rest_proxy.proxy_config import RestProxyConfig, RestProxyConfigError
@@ -56,7 +56,7 @@ from zurau.rest_proxy.proxy_config import RestProxyConfig, RestProxyConfigError
 log = logging.getLogger("zurau.rest_proxy")
 
 PROPAGATED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
-SASL_AUTHENTICATION_FAILED = 40101
+SASL_AUTHENTICATION_FAILED = KAFKA_AUTHENTICATION_ERROR
 _ANY_USER = frozenset({"*", "**"})
 
 try:  # crypt(3) for Jetty's CRYPT: passwords; the module is gone from Python 3.13

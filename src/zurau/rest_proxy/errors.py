@@ -6,15 +6,16 @@ Every error answer is ``{"error_code": int, "message": str}`` with Confluent's k
 partition not found, 40403 consumer instance not found, 40404 leader not available, 40801
 (consumer poll) timeout and a record not in the consumer's format, 40601 a read whose Accept
 does not match the consumer's format, 40901 already subscribed, 40902 consumer instance already
-exists, 40903 illegal consumer state, 42204 invalid consumer configuration,
-42201-42208 bad schemas and records, 50001 a Kafka error, 50002 a retriable Kafka error, 50301
-the cluster is not reachable.
+exists, 40903 illegal consumer state, 40002/40101/40301 a request the brokers refused as invalid,
+unauthenticated or unauthorized, 42201-42208 missing or bad schemas and records (42204 an invalid
+consumer configuration), 50002 a Kafka error, 50003 a retriable Kafka error, 50301 the cluster
+(or the schema registry) is not reachable.
 
 Invariant: :func:`endpoint` never lets an exception escape as a 500 without a body: a
 :class:`RestProxyError` keeps its status and code, :class:`~zurau.edge_requests.BadInput` gives
 400/413, a Kafka error is mapped by :func:`from_kafka_error`, a client that cannot reach the
 cluster gives 503 (the proxy reconnects on the next request), and anything else is logged with
-its traceback and answered 500 with code 50001.
+its traceback and answered 500 with code 50002.
 """
 
 from __future__ import annotations
@@ -50,16 +51,19 @@ CONSUMER_FORMAT_MISMATCH = 40601  # HTTP 406
 CONSUMER_ALREADY_SUBSCRIBED = 40901
 CONSUMER_ALREADY_EXISTS = 40902
 ILLEGAL_STATE = 40903
+KAFKA_BAD_REQUEST = 40002  # a request the brokers refused as malformed or invalid
+KAFKA_AUTHENTICATION_ERROR = 40101
+KAFKA_AUTHORIZATION_ERROR = 40301
+KEY_SCHEMA_MISSING = 42201
+VALUE_SCHEMA_MISSING = 42202
+JSON_CONVERSION = 42203  # data that does not fit its schema
 INVALID_CONSUMER_CONFIG = 42204
-INVALID_SCHEMA = 42201
-INVALID_KEY_SCHEMA = 42202  # historical: a key schema that does not parse
-INVALID_VALUE_SCHEMA = 42203
-UNSUPPORTED_FORMAT = 42206  # a record whose key/value cannot be serialized as asked
-NO_KEY_SCHEMA = 42207
-NO_VALUE_SCHEMA = 42208
-KAFKA_ERROR = 50001
-KAFKA_RETRIABLE_ERROR = 50002
-NO_SSL_SUPPORT = 50101
+INVALID_SCHEMA = 42205
+INVALID_PAYLOAD = 42206  # a record that cannot be written or read as asked (no registry, bad format)
+SERIALIZATION = 42207
+PRODUCE_BATCH = 42208  # bad, repeated or too many entry ids in records:batch
+KAFKA_ERROR = 50002
+KAFKA_RETRIABLE_ERROR = 50003
 CLUSTER_UNREACHABLE = 50301
 
 
@@ -95,20 +99,20 @@ _CLIENT_SIDE: dict[int, tuple[int, int]] = {
     10: (413, 413),  # MESSAGE_TOO_LARGE
     17: (400, 400),  # INVALID_TOPIC_EXCEPTION
     18: (413, 413),  # RECORD_LIST_TOO_LARGE
-    29: (403, 40301),  # TOPIC_AUTHORIZATION_FAILED
+    29: (403, KAFKA_AUTHORIZATION_ERROR),  # TOPIC_AUTHORIZATION_FAILED
     32: (400, 400),  # INVALID_TIMESTAMP (a produced record's timestamp out of the broker's range)
-    30: (403, 40301),  # GROUP_AUTHORIZATION_FAILED
-    31: (403, 40301),  # CLUSTER_AUTHORIZATION_FAILED
-    36: (400, 40002),  # TOPIC_ALREADY_EXISTS
+    30: (403, KAFKA_AUTHORIZATION_ERROR),  # GROUP_AUTHORIZATION_FAILED
+    31: (403, KAFKA_AUTHORIZATION_ERROR),  # CLUSTER_AUTHORIZATION_FAILED
+    36: (400, KAFKA_BAD_REQUEST),  # TOPIC_ALREADY_EXISTS
     37: (400, 400),  # INVALID_PARTITIONS
     38: (400, 400),  # INVALID_REPLICATION_FACTOR
     39: (400, 400),  # INVALID_REPLICA_ASSIGNMENT
     40: (400, 400),  # INVALID_CONFIG
     42: (400, 400),  # INVALID_REQUEST
     44: (400, 400),  # POLICY_VIOLATION
-    53: (403, 40301),  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    53: (403, KAFKA_AUTHORIZATION_ERROR),  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     54: (400, 400),  # SECURITY_DISABLED
-    58: (401, 40101),  # SASL_AUTHENTICATION_FAILED
+    58: (401, KAFKA_AUTHENTICATION_ERROR),  # SASL_AUTHENTICATION_FAILED
     68: (400, 400),  # NON_EMPTY_GROUP
     69: (404, 404),  # GROUP_ID_NOT_FOUND
     87: (422, 42200),  # INVALID_RECORD
@@ -117,7 +121,7 @@ _CLIENT_SIDE: dict[int, tuple[int, int]] = {
 
 def from_kafka_error(e: KafkaError) -> RestProxyError:
     """A Kafka error as Confluent answers it: the client's mistakes as 4xx (above), retriable
-    errors as 500/50002 and the rest as 500/50001."""
+    errors as 500/50003 and the rest as 500/50002."""
     message = describe_error(e)
     mapped = _CLIENT_SIDE.get(e.code)
     if mapped is not None:

@@ -34,7 +34,7 @@ from typing import Any
 from zurau.console.protobuf_decoding import decode_message
 from zurau.console.record_decoding import RecordDecoder, wire_schema_id
 from zurau.console.service_clients import RegistryClient
-from zurau.rest_proxy.errors import CONSUMER_POLL_TIMEOUT, UNSUPPORTED_FORMAT, RestProxyError
+from zurau.rest_proxy.errors import CONSUMER_POLL_TIMEOUT, INVALID_PAYLOAD, RestProxyError
 
 FORMATS = ("binary", "json", "avro", "jsonschema", "protobuf")
 SCHEMA_FORMATS = {"avro": "AVRO", "jsonschema": "JSON", "protobuf": "PROTOBUF"}
@@ -74,7 +74,7 @@ class RecordDeserializer:
         """422/42206 when ``fmt`` needs a schema registry and none is configured."""
         if fmt in SCHEMA_FORMATS and self.registry is None:
             raise RestProxyError(
-                422, UNSUPPORTED_FORMAT, f"the {fmt} format needs a schema registry (schema.registry.url is not set)"
+                422, INVALID_PAYLOAD, f"the {fmt} format needs a schema registry (schema.registry.url is not set)"
             )
 
     async def to_json(self, data: bytes | None, fmt: str, what: str = "record") -> tuple[Any, int]:

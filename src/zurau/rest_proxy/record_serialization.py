@@ -50,21 +50,28 @@ from typing import Any
 
 from zurau.client.schema_registry import SchemaRegistryClient, SchemaRegistryError, frame
 from zurau.edge_requests import INT32, kafka_int
-from zurau.rest_proxy.errors import RestProxyError, bad_request
+from zurau.rest_proxy.errors import (
+    CLUSTER_UNREACHABLE,
+    INVALID_PAYLOAD,
+    INVALID_SCHEMA,
+    JSON_CONVERSION,
+    KEY_SCHEMA_MISSING,
+    PRODUCE_BATCH,
+    SERIALIZATION,
+    VALUE_SCHEMA_MISSING,
+    RestProxyError,
+    bad_request,
+)
 from zurau.rest_proxy.proxy_api import ProxyApi
 from zurau.schema_registry.errors import RegistryError
 from zurau.schema_registry.schema_types import ParsedSchema, parse
 from zurau.schema_registry.store_records import Reference
 
-# Confluent kafka-rest's codes (io.confluent.kafkarest.Errors).
-KEY_SCHEMA_MISSING = 42201
-VALUE_SCHEMA_MISSING = 42202
-JSON_CONVERSION = 42203
-INVALID_SCHEMA = 42205
-INVALID_PAYLOAD = 42206
-SERIALIZATION = 42207
-PRODUCE_BATCH = 42208
-REGISTRY_UNREACHABLE = 50301
+REGISTRY_UNREACHABLE = CLUSTER_UNREACHABLE
+__all__ = [
+    "INVALID_PAYLOAD", "INVALID_SCHEMA", "JSON_CONVERSION", "KEY_SCHEMA_MISSING", "PRODUCE_BATCH",
+    "SERIALIZATION", "VALUE_SCHEMA_MISSING",
+]
 
 FORMATS = ("BINARY", "JSON", "STRING", "AVRO", "JSONSCHEMA", "PROTOBUF")
 SCHEMA_FORMATS = {"AVRO": "AVRO", "JSONSCHEMA": "JSON", "PROTOBUF": "PROTOBUF"}

@@ -35,7 +35,15 @@ from zurau.client.errors import AuthenticationError, describe_error
 from zurau.client.types import RecordMetadata
 from zurau.edge_requests import parse_json, parse_kafka_int, read_body
 from zurau.protocol.errors import KafkaError
-from zurau.rest_proxy.errors import RestProxyError, bad_request, endpoint
+from zurau.rest_proxy.errors import (
+    KAFKA_AUTHENTICATION_ERROR,
+    KAFKA_AUTHORIZATION_ERROR,
+    KAFKA_ERROR,
+    KAFKA_RETRIABLE_ERROR,
+    RestProxyError,
+    bad_request,
+    endpoint,
+)
 from zurau.rest_proxy.proxy_api import ProxyApi
 from zurau.rest_proxy.record_serialization import (
     KEY_SCHEMA_MISSING,
@@ -56,10 +64,6 @@ _V2_RESPONSE_TYPES = {V2_JSON: V2_JSON, "application/vnd.kafka+json": V2_JSON, "
                       "application/*": V2_JSON, "*/*": V2_JSON}
 
 # Codes of a record's failure in "offsets" (rest-utils' KafkaExceptionMapper).
-KAFKA_AUTHENTICATION_ERROR = 40101
-KAFKA_AUTHORIZATION_ERROR = 40301
-KAFKA_ERROR = 50002
-KAFKA_RETRIABLE_ERROR = 50003
 _AUTHORIZATION_CODES = {29, 30, 31, 53}
 
 

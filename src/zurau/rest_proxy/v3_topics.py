@@ -68,6 +68,7 @@ from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import KafkaError, for_code
 from zurau.protocol.messages import CreateTopicsRequestTopicsAssignments
 from zurau.rest_proxy.errors import (
+    KAFKA_BAD_REQUEST,
     PARTITION_NOT_FOUND,
     TOPIC_NOT_FOUND,
     RestProxyError,
@@ -78,9 +79,6 @@ from zurau.rest_proxy.errors import (
 )
 from zurau.rest_proxy.proxy_api import ProxyApi
 from zurau.rest_proxy.v3_resources import V3Links, collection, resource
-
-KAFKA_BAD_REQUEST = 40002
-"""Confluent's code for a request the brokers refused as the client's mistake."""
 
 _UNKNOWN_TOPIC = 3
 _INVALID_TOPIC = 17
