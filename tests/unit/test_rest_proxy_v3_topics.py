@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from zurau.client.admin import PartitionReassignment
+from zurau.client.admin import ConfigEntry, ConfigSource, PartitionReassignment
 from zurau.client.cluster import PartitionMetadata
 from zurau.client.types import TopicPartition
 from zurau.edge_requests import BadInput
@@ -19,7 +19,6 @@ from zurau.protocol.errors import (
 from zurau.rest_proxy.errors import RestProxyError
 from zurau.rest_proxy.v3_resources import V3Links
 from zurau.rest_proxy.v3_topics import (
-    TopicConfig,
     TopicRequest,
     config_json,
     could_be_topic,
@@ -55,7 +54,10 @@ def test_partition_without_leader_has_no_leader_link() -> None:
 
 
 def test_config_resource_names_sources_as_confluent() -> None:
-    c = TopicConfig("x.y", None, 7, read_only=True, sensitive=True, synonyms=(("x.y", None, 4),))
+    c = ConfigEntry(
+        "x.y", None, ConfigSource(7), read_only=True, is_sensitive=True,
+        synonyms=(("x.y", None, ConfigSource(4)),),
+    )
     body = config_json(LINKS, "t", c)
     assert body["source"] == "UNKNOWN" and body["synonyms"] == [{"name": "x.y", "value": None, "source": "STATIC_BROKER_CONFIG"}]
     assert body["is_default"] is False and body["is_read_only"] is True and body["is_sensitive"] is True

@@ -113,12 +113,25 @@ class AlterOp(IntEnum):
 
 @dataclass(frozen=True)
 class NewTopic:
-    """A topic to create; -1 takes the broker's ``num.partitions`` / ``default.replication.factor``."""
+    """A topic to create; -1 takes the broker's ``num.partitions`` / ``default.replication.factor``.
+    ``replica_assignments`` (partition -> broker ids), when given, wins over both counts (which
+    are then sent as -1, as Kafka requires)."""
 
     name: str
     num_partitions: int = -1
     replication_factor: int = -1
-    configs: Mapping[str, str] = field(default_factory=dict)
+    configs: Mapping[str, str | None] = field(default_factory=dict)
+    replica_assignments: Mapping[int, Sequence[int]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CreatedTopic:
+    """What CreateTopics v5+ reports of a topic it created (or would create, ``validate_only``):
+    its partition count and replication factor, -1 when the broker does not say (before v5, or
+    when the principal may not describe the topic's configs)."""
+
+    num_partitions: int = -1
+    replication_factor: int = -1
 
 
 @dataclass(frozen=True)
@@ -129,11 +142,15 @@ class ConfigResource:
 
 @dataclass(frozen=True)
 class ConfigEntry:
+    """One described config; ``synonyms`` (``(name, value, source)``, in the broker's order of
+    priority, the entry's own first) only when asked with ``include_synonyms``."""
+
     name: str
     value: str | None
     source: ConfigSource
     read_only: bool = False
     is_sensitive: bool = False
+    synonyms: tuple[tuple[str, str | None, ConfigSource], ...] = ()
 
     @property
     def is_default(self) -> bool:
@@ -288,34 +305,49 @@ class AdminClient:
     async def create_topics(
         self, topics: Iterable[NewTopic], *, validate_only: bool = False
     ) -> dict[str, KafkaError | None]:
+        created = await self.create_topics_reported(topics, validate_only=validate_only)
+        return {name: r if isinstance(r, KafkaError) else None for name, r in created.items()}
+
+    async def create_topics_reported(
+        self, topics: Iterable[NewTopic], *, validate_only: bool = False
+    ) -> dict[str, CreatedTopic | KafkaError]:
+        """As :meth:`create_topics`, each success with the counts the broker reported."""
         topics = list(topics)
+        sent = [
+            (-1, -1) if t.replica_assignments else (t.num_partitions, t.replication_factor) for t in topics
+        ]
         call = typed_api.CREATE_TOPICS(
             {
                 "topics": [
                     {
                         "name": t.name,
-                        "num_partitions": t.num_partitions,
-                        "replication_factor": t.replication_factor,
-                        "assignments": [],
+                        "num_partitions": partitions,
+                        "replication_factor": factor,
+                        "assignments": [
+                            {"partition_index": p, "broker_ids": list(b)}
+                            for p, b in sorted(t.replica_assignments.items())
+                        ],
                         "configs": [{"name": k, "value": v} for k, v in t.configs.items()],
                     }
-                    for t in topics
+                    for t, (partitions, factor) in zip(topics, sent, strict=True)
                 ],
                 "timeout_ms": self._timeout_ms,
                 "validate_only": validate_only,
             }
         )
         conn = await self.cluster.any_connection()
-        if any(t.num_partitions == -1 or t.replication_factor == -1 for t in topics):
+        if any(-1 in counts for counts in sent):
             version = conn.version(ApiKey.CREATE_TOPICS, min_version=4)  # -1 defaults need v4+
         else:
             version = conn.version(ApiKey.CREATE_TOPICS)
         resp = await conn.call(call, version=version)
-        out: dict[str, KafkaError | None] = {}
+        out: dict[str, CreatedTopic | KafkaError] = {}
         for r in resp["topics"]:
             code = r["error_code"]
             out[r["name"]] = (
-                _error(code, r.get("error_message"), f"cannot create topic '{r['name']}'") if code else None
+                _error(code, r.get("error_message"), f"cannot create topic '{r['name']}'")
+                if code
+                else CreatedTopic(r.get("num_partitions", -1), r.get("replication_factor", -1))
             )
         return out
 
@@ -374,8 +406,14 @@ class AdminClient:
         return None
 
     async def describe_configs(
-        self, resources: Iterable[ConfigResource], keys: Sequence[str] | None = None
+        self,
+        resources: Iterable[ConfigResource],
+        keys: Sequence[str] | None = None,
+        *,
+        include_synonyms: bool = False,
     ) -> dict[ConfigResource, list[ConfigEntry] | KafkaError]:
+        """Each resource's configs (``keys`` only, when given), or its error; with
+        ``include_synonyms`` each entry's :attr:`ConfigEntry.synonyms` too."""
         by_node: dict[int | None, list[ConfigResource]] = {}
         for r in resources:
             by_node.setdefault(await self._node_for(r), []).append(r)
@@ -392,7 +430,7 @@ class AdminClient:
                         }
                         for r in rs
                     ],
-                    "include_synonyms": False,
+                    "include_synonyms": include_synonyms,
                     "include_documentation": False,
                 }
             )
@@ -411,6 +449,9 @@ class AdminClient:
                         source=_source(c),
                         read_only=c["read_only"],
                         is_sensitive=c["is_sensitive"],
+                        synonyms=tuple(
+                            (y["name"], y["value"], _known_source(y["source"])) for y in c.get("synonyms") or ()
+                        ),
                     )
                     for c in res["configs"]
                 ]
@@ -697,8 +738,13 @@ def _source(c: DescribeConfigsResponseResultsConfigs) -> ConfigSource:
     src = c.get("config_source", -1)
     if src is None or src < 0:
         return ConfigSource.DEFAULT_CONFIG if c.get("is_default") else ConfigSource.UNKNOWN
+    return _known_source(src)
+
+
+def _known_source(code: int) -> ConfigSource:
+    """A source id as :class:`ConfigSource` (ids this client does not know are UNKNOWN)."""
     try:
-        return ConfigSource(src)
+        return ConfigSource(code)
     except ValueError:
         return ConfigSource.UNKNOWN
 
@@ -713,6 +759,7 @@ __all__ = [
     "ConfigEntry",
     "ConfigResource",
     "ConfigSource",
+    "CreatedTopic",
     "ElectionType",
     "LogDirDescription",
     "NewTopic",

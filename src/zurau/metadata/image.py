@@ -268,7 +268,9 @@ class MetadataDelta:
     base image's maps at most once, so a request of ``k`` topics costs O(k) map updates instead
     of ``k`` copies of every map. :meth:`image` is a view that shares the working maps: it is
     valid for reading until the next :meth:`replay` and must never be published (the channel
-    applies the request's records to its own images)."""
+    applies the request's records to its own images). Each :meth:`image` costs what changed since
+    the previous one, so a request that reads the image after each of its ``k`` items stays O(k)
+    (the view does not record what changed: ``topics_changed_since`` answers None for it)."""
 
     def __init__(self, base: MetadataImage) -> None:
         self._delta = _Delta(base)
@@ -279,7 +281,7 @@ class MetadataDelta:
             self._delta.replay(r)
 
     def image(self) -> MetadataImage:
-        return self._delta.build(self._offset)
+        return self._delta.build(self._offset, track_changes=False)
 
 
 def _mutation(m: Mapping[Any, Any]) -> MapMutation[Any, Any]:
@@ -298,6 +300,9 @@ class _Delta:
         # topic id -> partitions / configs being changed (copied lazily per topic)
         self.partitions: dict[uuid.UUID, dict[int, PartitionRegistration]] = {}
         self.configs: dict[uuid.UUID, dict[str, str]] = {}
+        # Topics given a new working partition or config map since the last build: only their
+        # entries must be rebuilt (the others already wrap their working maps).
+        self.fresh: set[uuid.UUID] = set()
         self.broker_configs: dict[str, dict[str, str]] | None = None
         self.features: dict[str, int] | None = None
         self.brokers: dict[int, BrokerRegistration] | None = None
@@ -351,6 +356,7 @@ class _Delta:
         parts = self.partitions.get(topic_id)
         if parts is None:
             parts = self.partitions[topic_id] = dict(self._topic(topic_id, what).partitions)
+            self.fresh.add(topic_id)
         return parts
 
     def replay(self, r: MetadataRecord) -> None:
@@ -363,6 +369,7 @@ class _Delta:
             by_id[r.topic_id] = t
             self.partitions[r.topic_id] = {}
             self.configs[r.topic_id] = {}
+            self.fresh.add(r.topic_id)
             self.touched.add(r.topic_id)
         elif isinstance(r, PartitionRecord):
             parts = self._partitions_of(r.topic_id, "PartitionRecord")
@@ -385,6 +392,7 @@ class _Delta:
                 cfg = self.configs.get(t2.topic_id)
                 if cfg is None:
                     cfg = self.configs[t2.topic_id] = dict(t2.configs)
+                    self.fresh.add(t2.topic_id)
             else:
                 if self.broker_configs is None:
                     self.broker_configs = {k: dict(v) for k, v in self.base.broker_configs.items()}
@@ -472,12 +480,14 @@ class _Delta:
         else:  # pragma: no cover - decode_record only returns the types above
             raise ValueError(f"cannot apply {r!r}")
 
-    def build(self, offset: int) -> MetadataImage:
+    def build(self, offset: int, track_changes: bool = True) -> MetadataImage:
+        """The image; ``track_changes`` records what changed from the base (for
+        ``topics_changed_since``), which costs a pass over everything changed."""
         by_name: Mapping[str, TopicImage] = self.base.topics_by_name
         by_id: Mapping[uuid.UUID, TopicImage] = self.base.topics_by_id
         if self.by_name is not None and self.by_id is not None:
             work_name, work_id = self.by_name, self.by_id
-            changed = set(self.partitions) | set(self.configs)
+            changed, self.fresh = self.fresh, set()
             for tid in changed:
                 t = work_id.get(tid)
                 if t is None:
@@ -507,6 +517,6 @@ class _Delta:
             scram_credentials=MappingProxyType(self.scram) if self.scram is not None else self.base.scram_credentials,
             acls=MappingProxyType(self.acls) if self.acls is not None else self.base.acls,
             client_quotas=MappingProxyType(self.quotas) if self.quotas is not None else self.base.client_quotas,
-            _parent=weakref.ref(self.base),
-            _touched=frozenset(self.touched | set(self.partitions) | set(self.configs)),
+            _parent=weakref.ref(self.base) if track_changes else None,
+            _touched=frozenset(self.touched | set(self.partitions) | set(self.configs)) if track_changes else frozenset(),
         )

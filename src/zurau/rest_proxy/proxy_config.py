@@ -163,14 +163,14 @@ class RestProxyConfig:
         except ConfigError as e:
             raise RestProxyConfigError(str(e)) from None
         for key, name in _FIELDS.items():
-            value = parsed[key]
+            setting: Any = parsed[key]
             if key == "authentication.method":
-                value = value.upper()
+                setting = setting.upper()
             elif key == "authentication.roles":
-                value = tuple(r for r in value if r) or ("*",)
-            elif key == "schema.registry.url" and value:
-                value = value.split(",")[0].strip().rstrip("/")
-            kw[name] = value
+                setting = tuple(r for r in setting if r) or ("*",)
+            elif key == "schema.registry.url" and setting:
+                setting = setting.split(",")[0].strip().rstrip("/")
+            kw[name] = setting
         kw.update(client_props=client, producer_props=producer, consumer_props=consumer, extra=extra)
         config = cls(**kw)
         if config.scheme == "https" and not (config.ssl_keystore_location or config.ssl_certificate_location):

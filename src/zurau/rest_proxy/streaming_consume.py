@@ -58,7 +58,7 @@ import base64
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import anyio
@@ -71,7 +71,6 @@ from zurau.client.config import ClientConfig
 from zurau.client.consumer import Consumer
 from zurau.client.errors import ClientError
 from zurau.client.types import ConsumerRecord, TopicPartition
-from zurau.edge_requests import parse_kafka_int
 from zurau.protocol.errors import KafkaError, for_code
 from zurau.rest_proxy.errors import (
     PARTITION_NOT_FOUND,
@@ -85,6 +84,7 @@ from zurau.rest_proxy.errors import (
 )
 from zurau.rest_proxy.proxy_api import ProxyApi
 from zurau.rest_proxy.record_deserialization import RecordDeserializer, deserializer, parse_format
+from zurau.rest_proxy.request_bodies import query_int
 
 log = logging.getLogger("zurau.rest_proxy.streams")
 
@@ -117,7 +117,7 @@ class RecordStream:
         self.closed = False
         self._close_lock = asyncio.Lock()
 
-    async def lines(self) -> AsyncIterator[bytes]:
+    async def lines(self) -> AsyncGenerator[bytes, None]:
         """The response body. Never awaits in a ``finally``: cleanup is :meth:`close`'s."""
         while not self.closed:
             try:
@@ -242,14 +242,6 @@ class RecordStreamResponse(StreamingResponse):
                 self.streams.active.discard(self.stream)
 
 
-# ---------------------------------------------------------------------------- query parsing
-def _query_int(request: Request, name: str, kind: str = "int64", minimum: int | None = 0) -> int | None:
-    raw = request.query_params.get(name)
-    if raw is None or raw == "":
-        return None
-    return parse_kafka_int(raw, kind, name, minimum)
-
-
 async def _open(api: ProxyApi, request: Request, formats: RecordDeserializer) -> RecordStream:
     """A stream positioned as the query asks (see the module docstring); 4xx before anything opens."""
     await api.check_cluster(request)
@@ -258,11 +250,11 @@ async def _open(api: ProxyApi, request: Request, formats: RecordDeserializer) ->
     fmt = parse_format(q.get("format", "binary"))
     formats.check_format(fmt)
     group = q.get("group")
-    limit = _query_int(request, "limit", minimum=1)
-    partition = _query_int(request, "partition", "int32")
-    offset = _query_int(request, "offset")
+    limit = query_int(request, "limit", minimum=1)
+    partition = query_int(request, "partition", "int32", minimum=0)
+    offset = query_int(request, "offset", minimum=0)
     start = q.get("from")
-    timestamp = _query_int(request, "timestamp")
+    timestamp = query_int(request, "timestamp", minimum=0)
     reset = q.get("auto.offset.reset", "latest").lower()
     if group is not None:
         if not group:

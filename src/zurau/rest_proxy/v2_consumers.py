@@ -48,7 +48,7 @@ from starlette.routing import BaseRoute, Route
 
 from zurau.client.admin import EARLIEST, LATEST
 from zurau.client.types import TopicPartition
-from zurau.edge_requests import kafka_int, parse_json, parse_kafka_int, read_body
+from zurau.edge_requests import kafka_int, parse_kafka_int
 from zurau.rest_proxy.errors import (
     CONSUMER_FORMAT_MISMATCH,
     INVALID_CONSUMER_CONFIG,
@@ -59,6 +59,7 @@ from zurau.rest_proxy.errors import (
 )
 from zurau.rest_proxy.proxy_api import USER_STATE, ProxyApi
 from zurau.rest_proxy.record_deserialization import deserializer, parse_format
+from zurau.rest_proxy.request_bodies import query_int, read_json, required_text
 from zurau.rest_proxy.v2_consumer_instances import (
     SERVICE,
     ConsumerInstance,
@@ -98,12 +99,8 @@ async def json_body(request: Request, api: ProxyApi, *, required: bool) -> dict[
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype and not (ctype == "application/json" or ctype.startswith("application/vnd.kafka.")):
         raise RestProxyError(415, 415, f"HTTP 415 Unsupported Media Type: {ctype}")
-    raw = await read_body(request, api.config.max_request_bytes)
-    if not raw.strip():
-        if required:
-            raise invalid("the request needs a JSON body")
-        return None
-    body = parse_json(raw)
+    needed = (lambda: invalid("the request needs a JSON body")) if required else None
+    body = await read_json(api, request, if_empty=needed)
     if body is None and not required:
         return None
     if not isinstance(body, dict):
@@ -183,9 +180,7 @@ def _items(body: dict[str, Any], name: str) -> list[dict[str, Any]]:
 
 
 def _topic_partition(item: dict[str, Any], where: str) -> TopicPartition:
-    topic = item.get("topic")
-    if not isinstance(topic, str) or not topic:
-        raise invalid(f"{where}: topic must be a non-empty string")
+    topic = required_text(item.get("topic"), f"{where}: topic", error=invalid)
     partition = item.get("partition")
     if partition is None:
         raise invalid(f"{where}: partition is required")
@@ -255,13 +250,6 @@ def base_uri(api: ProxyApi, request: Request, group: str, name: str) -> str:
         netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     path = f"{base.path.rstrip('/')}/consumers/{quote(group, safe='')}/instances/{quote(name, safe='')}"
     return urlunsplit((base.scheme, netloc, path, "", ""))
-
-
-def _int_query(request: Request, name: str) -> int | None:
-    raw = request.query_params.get(name)
-    if raw is None or raw == "":
-        return None
-    return parse_kafka_int(raw, "int64", name)
 
 
 # ---------------------------------------------------------------------------- routes
@@ -380,8 +368,8 @@ def routes(api: ProxyApi) -> list[BaseRoute]:
     async def records(request: Request) -> Response:
         inst = instance_of(request)
         accepted_format(request, inst)
-        timeout = _int_query(request, "timeout")
-        max_bytes = _int_query(request, "max_bytes")
+        timeout = query_int(request, "timeout")
+        max_bytes = query_int(request, "max_bytes")
         async with inst.use():
             out = await inst.read(timeout, max_bytes)
         media = f"application/vnd.kafka.{inst.format}.v2+json"

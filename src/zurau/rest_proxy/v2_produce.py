@@ -33,7 +33,7 @@ from starlette.routing import BaseRoute, Route
 
 from zurau.client.errors import AuthenticationError, describe_error
 from zurau.client.types import RecordMetadata
-from zurau.edge_requests import parse_json, parse_kafka_int, read_body
+from zurau.edge_requests import parse_kafka_int
 from zurau.protocol.errors import KafkaError
 from zurau.rest_proxy.errors import (
     KAFKA_AUTHENTICATION_ERROR,
@@ -57,6 +57,7 @@ from zurau.rest_proxy.record_serialization import (
     serializer_for,
     unprocessable,
 )
+from zurau.rest_proxy.request_bodies import read_json
 
 V2_JSON = "application/vnd.kafka.v2+json"
 _CONTENT_TYPE = re.compile(r"^application/vnd\.kafka\.(binary|json|avro|jsonschema|protobuf)\.v2\+json$")
@@ -154,7 +155,7 @@ def routes(api: ProxyApi) -> list[BaseRoute]:
         count = len(metadata.partitions)
         if partition is not None and partition >= count:
             raise RestProxyError(404, 40402, "Partition not found.")
-        body = parse_json(await read_body(request, api.config.max_request_bytes))
+        body = await read_json(api, request)
         if not isinstance(body, dict):
             raise bad_request("the body must be a JSON object with 'records'")
         records = body.get("records")

@@ -32,7 +32,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from zurau.edge_requests import parse_json, read_body
 from zurau.protocol.acl import (
     CLUSTER_NAME,
     AclBinding,
@@ -45,6 +44,7 @@ from zurau.protocol.acl import (
 from zurau.protocol.errors import KafkaError
 from zurau.rest_proxy.errors import RestProxyError, bad_request, endpoint
 from zurau.rest_proxy.proxy_api import ProxyApi
+from zurau.rest_proxy.request_bodies import read_json, required_text
 from zurau.rest_proxy.v3_resources import V3Links, collection, resource
 
 E = TypeVar("E", bound=IntEnum)
@@ -138,17 +138,6 @@ def acl_data(links: V3Links, b: AclBinding) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------- creation
-def _text(entry: Mapping[str, Any], key: str, where: str) -> str:
-    value = entry.get(key)
-    if value is None:
-        raise bad_request(f"{where}{key} is required")
-    if not isinstance(value, str):
-        raise bad_request(f"{where}{key} must be a string, not {json.dumps(value)[:60]}")
-    if not value:
-        raise bad_request(f"{where}{key} must not be empty")
-    return value
-
-
 def binding(entry: Any, where: str = "") -> AclBinding:
     """One binding to create, checked (see the module docstring); ``where`` prefixes messages."""
     if not isinstance(entry, dict):
@@ -165,22 +154,13 @@ def binding(entry: Any, where: str = "") -> AclBinding:
     permission = _enum(
         AclPermissionType, (AclPermissionType.DENY, AclPermissionType.ALLOW), f"{where}permission", entry["permission"]
     )
-    name = _text(entry, "resource_name", where)
-    principal = _text(entry, "principal", where)
-    host = _text(entry, "host", where)
+    name, principal, host = (required_text(entry[k], f"{where}{k}") for k in ("resource_name", "principal", "host"))
     kind, sep, who = principal.partition(":")
     if not sep or not kind or not who:
         raise bad_request(f"{where}principal must be Type:name (User:alice, User:*), not '{principal[:60]}'")
     if rtype == ResourceType.CLUSTER and name != CLUSTER_NAME:
         raise RestProxyError(400, INVALID_CLUSTER_NAME, f"The only valid name for the CLUSTER resource is {CLUSTER_NAME}")
     return AclBinding(rtype, name, pattern, principal, host, operation, permission)
-
-
-async def _body(api: ProxyApi, request: Request) -> Any:
-    raw = await read_body(request, api.config.max_request_bytes)
-    if not raw.strip():
-        raise bad_request("Null input provided. Data is required.")
-    return parse_json(raw)
 
 
 def _raise_first(results: list[KafkaError | None]) -> None:
@@ -209,14 +189,14 @@ def routes(api: ProxyApi) -> list[BaseRoute]:
     @endpoint
     async def create(request: Request) -> Response:
         links = await links_of(request)
-        b = binding(await _body(api, request))
+        b = binding(await read_json(api, request))
         _raise_first(await (await api.clients(request)).acls.create([b]))
         return Response(status_code=201, headers={"Location": _search_url(links, _binding_fields(b))})
 
     @endpoint
     async def create_batch(request: Request) -> Response:
         await links_of(request)
-        body = await _body(api, request)
+        body = await read_json(api, request)
         if not isinstance(body, dict) or not isinstance(body.get("data"), list):
             raise bad_request('the body must be {"data": [ACL, ...]}')
         bindings = [binding(entry, f"data[{i}].") for i, entry in enumerate(body["data"])]

@@ -23,24 +23,22 @@ Invariants:
   Confluent's proxy, those check that the config exists before altering it. The cluster-wide
   resource (Kafka's default BROKER resource, name ``""``) lists only the configs set at that
   level, so its PUT, DELETE and ``:alter`` go to the cluster without that check (an upsert).
-* Config entries are DescribeConfigs answers with synonyms, in the broker's order of priority:
-  a sensitive value is null (the broker never sends it), ``is_default`` is true exactly when the
-  source is ``DEFAULT_CONFIG`` (as Kafka's Java client says), sources the v3 API does not name
-  are ``UNKNOWN``; lists are sorted by name (by broker id, then name, across brokers).
+* Config entries are DescribeConfigs answers with synonyms, shown as :mod:`.v3_configs` says;
+  lists are sorted by name (by broker id, then name, across brokers).
 * The cluster's refusal of a change is answered with the broker's own message and the status
   :func:`~zurau.rest_proxy.errors.from_kafka_error` gives it: Zurau refuses dynamic broker
   configs with INVALID_REQUEST, answered 400; INVALID_CONFIG and POLICY_VIOLATION are 400, an
   authorization failure 403.
-* Request bodies: a JSON object (400 otherwise, 413 above ``max.request.bytes``). An update is
-  ``{"value": string|null}``; a batch is ``{"data": [{"name", "value", "operation"}...],
-  "validate_only": bool}`` with ``operation`` SET (the default) or DELETE. Like Jackson in
-  Confluent's proxy, a number or boolean given where a string is expected is taken as its text;
-  an object or array is not (400). Unknown fields are ignored.
+* Request bodies (:mod:`.request_bodies`): a JSON object (400 otherwise, 413 above
+  ``max.request.bytes``). An update is ``{"value": string|null}``; a batch is ``{"data":
+  [{"name", "value", "operation"}...], "validate_only": bool}`` with ``operation`` SET (the
+  default) or DELETE, in any case, and ``validate_only`` also ``"true"``/``"false"``. Like Jackson
+  in Confluent's proxy, a number or boolean given where a string is expected is taken as its
+  text; an object or array is not (400). Unknown fields are ignored.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -48,30 +46,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from zurau.client import typed_api
-from zurau.client.admin import AdminClient, AlterConfigOp, AlterOp, ConfigResource, ConfigSource, ResourceType
+from zurau.client.admin import AdminClient, AlterConfigOp, AlterOp, ConfigEntry, ConfigResource, ResourceType
 from zurau.client.cluster import BrokerNode, ClusterMetadata
-from zurau.edge_requests import parse_json, parse_kafka_int, read_body
-from zurau.protocol.errors import KafkaError, for_code
-from zurau.protocol.messages import DescribeConfigsResponseResultsConfigs
+from zurau.edge_requests import parse_kafka_int
+from zurau.protocol.errors import KafkaError
 from zurau.rest_proxy.errors import KAFKA_ERROR, RestProxyError, bad_request, endpoint, not_found
 from zurau.rest_proxy.proxy_api import ProxyApi
+from zurau.rest_proxy.request_bodies import json_object, json_type, optional_bool, required_text, text
+from zurau.rest_proxy.v3_configs import config_fields
 from zurau.rest_proxy.v3_resources import V3Links, collection, resource
+from zurau.rest_proxy.v3_topics import replica_json
 
 CLUSTER_CONFIG_TYPE = "BROKER"
 """The only ``config_type`` of cluster configs (``/broker-configs``): Kafka's default BROKER resource."""
-
-# The ConfigSource names of the v3 API; others (CLIENT_METRICS_CONFIG, GROUP_CONFIG) are UNKNOWN.
-_V3_SOURCES = frozenset(
-    {
-        "DYNAMIC_TOPIC_CONFIG",
-        "DYNAMIC_BROKER_LOGGER_CONFIG",
-        "DYNAMIC_BROKER_CONFIG",
-        "DYNAMIC_DEFAULT_BROKER_CONFIG",
-        "STATIC_BROKER_CONFIG",
-        "DEFAULT_CONFIG",
-    }
-)
 
 
 def _json(body: Any, status: int = 200) -> Response:
@@ -83,87 +70,13 @@ def _no_content() -> Response:
 
 
 # ------------------------------------------------------------------ config entries
-def source_name(code: int | None) -> str:
-    """A DescribeConfigs source code as the v3 API names it (``UNKNOWN`` for the rest)."""
-    try:
-        name = ConfigSource(code).name if code is not None else "UNKNOWN"
-    except ValueError:
-        return "UNKNOWN"
-    return name if name in _V3_SOURCES else "UNKNOWN"
-
-
-def config_fields(entry: DescribeConfigsResponseResultsConfigs) -> dict[str, Any]:
-    """The fields every v3 config resource has (``AbstractConfigData``), from one DescribeConfigs
-    entry asked with synonyms."""
-    code = entry.get("config_source")
-    if code is None or code < 0:  # DescribeConfigs v0 (no source): Kafka's client guesses as here
-        code = int(ConfigSource.DEFAULT_CONFIG if entry.get("is_default") else ConfigSource.UNKNOWN)
-    source = source_name(code)
-    return {
-        "name": entry["name"],
-        "value": entry.get("value"),
-        "is_default": source == "DEFAULT_CONFIG",
-        "is_read_only": bool(entry.get("read_only")),
-        "is_sensitive": bool(entry.get("is_sensitive")),
-        "source": source,
-        "synonyms": [
-            {"name": s["name"], "value": s.get("value"), "source": source_name(s.get("source"))}
-            for s in entry.get("synonyms") or ()
-        ],
-    }
-
-
-async def describe_configs(
-    admin: AdminClient, resources: Sequence[ConfigResource]
-) -> dict[ConfigResource, list[DescribeConfigsResponseResultsConfigs] | KafkaError]:
-    """DescribeConfigs with synonyms (which :meth:`AdminClient.describe_configs` does not ask
-    for), a broker's resource sent to that broker as Kafka requires, the rest to any broker.
-    Each resource's entries, or its error."""
-    brokers = admin.cluster.metadata.brokers
-    by_node: dict[int | None, list[ConfigResource]] = {}
-    for r in resources:
-        node: int | None = None
-        if r.type in (ResourceType.BROKER, ResourceType.BROKER_LOGGER) and r.name:
-            try:
-                node = int(r.name)
-            except ValueError:
-                node = None
-            if node not in brokers:
-                node = None
-        by_node.setdefault(node, []).append(r)
-    out: dict[ConfigResource, list[DescribeConfigsResponseResultsConfigs] | KafkaError] = {}
-
-    async def one(node: int | None, rs: list[ConfigResource]) -> None:
-        call = typed_api.DESCRIBE_CONFIGS(
-            {
-                "resources": [
-                    {"resource_type": int(r.type), "resource_name": r.name, "configuration_keys": None}
-                    for r in rs
-                ],
-                "include_synonyms": True,
-                "include_documentation": False,
-            }
-        )
-        resp = await admin.cluster.call(node, call)
-        for res in resp["results"]:
-            key = ConfigResource(ResourceType(res["resource_type"]), res["resource_name"])
-            code = res["error_code"]
-            if code:
-                out[key] = for_code(code)(res.get("error_message") or f"cannot describe the configs of {key.name!r}")
-            else:
-                out[key] = list(res["configs"])
-
-    await asyncio.gather(*(one(n, rs) for n, rs in by_node.items()))
-    return out
-
-
-async def _entries(admin: AdminClient, res: ConfigResource) -> list[DescribeConfigsResponseResultsConfigs]:
-    answer = (await describe_configs(admin, [res])).get(res)
+async def _entries(admin: AdminClient, res: ConfigResource) -> list[ConfigEntry]:
+    answer = (await admin.describe_configs([res], include_synonyms=True)).get(res)
     if answer is None:
         raise RestProxyError(500, KAFKA_ERROR, f"the cluster did not describe the configs of {_resource_text(res)}")
     if isinstance(answer, KafkaError):
         raise answer
-    return sorted(answer, key=lambda e: e["name"])
+    return sorted(answer, key=lambda e: e.name)
 
 
 async def _alter(admin: AdminClient, res: ConfigResource, ops: Sequence[AlterConfigOp], validate_only: bool) -> None:
@@ -206,53 +119,9 @@ def _known_broker(md: ClusterMetadata, broker_id: int) -> BrokerNode:
     return node
 
 
-async def _body(api: ProxyApi, request: Request) -> dict[str, Any]:
-    raw = await read_body(request, api.config.max_request_bytes)
-    if not raw.strip():
-        raise bad_request("The request body is empty: a JSON object is expected.")
-    body = parse_json(raw)
-    if not isinstance(body, dict):
-        raise bad_request(f"The request body must be a JSON object, not {_json_type(body)}.")
-    return body
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
-
-
-def _text(value: Any, field: str) -> str | None:
-    """A JSON value bound for a string field: strings and null as they are, numbers and booleans
-    as their text (as Jackson coerces scalars), objects and arrays refused."""
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    raise bad_request(f"{field} must be a string, not {_json_type(value)}.")
-
-
-def _flag(value: Any, field: str) -> bool:
-    if value is None:
-        return False
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    raise bad_request(f"{field} must be a boolean, not {_json_type(value)}.")
-
-
 def update_value(body: Mapping[str, Any]) -> str | None:
     """The ``value`` of an ``UpdateConfigRequestData`` body (null when absent)."""
-    return _text(body.get("value"), "value")
+    return text(body.get("value"), "value")
 
 
 def alter_batch(body: Mapping[str, Any]) -> tuple[list[AlterConfigOp], bool]:
@@ -260,15 +129,13 @@ def alter_batch(body: Mapping[str, Any]) -> tuple[list[AlterConfigOp], bool]:
     data = body.get("data")
     if not isinstance(data, list):
         raise bad_request(
-            "data must be an array of {\"name\", \"value\", \"operation\"}" + ("" if data is None else f", not {_json_type(data)}") + "."
+            "data must be an array of {\"name\", \"value\", \"operation\"}" + ("" if data is None else f", not {json_type(data)}") + "."
         )
     ops: list[AlterConfigOp] = []
     for i, item in enumerate(data):
         if not isinstance(item, dict):
-            raise bad_request(f"data[{i}] must be an object, not {_json_type(item)}.")
-        name = item.get("name")
-        if not isinstance(name, str) or not name:
-            raise bad_request(f"data[{i}].name must be a non-empty string.")
+            raise bad_request(f"data[{i}] must be an object, not {json_type(item)}.")
+        name = required_text(item.get("name"), f"data[{i}].name")
         operation = item.get("operation")
         if operation is None:
             op = AlterOp.SET
@@ -276,9 +143,9 @@ def alter_batch(body: Mapping[str, Any]) -> tuple[list[AlterConfigOp], bool]:
             op = AlterOp[operation.upper()]
         else:
             raise bad_request(f"data[{i}].operation must be SET or DELETE, not {operation!r}.")
-        value = _text(item.get("value"), f"data[{i}].value")
+        value = text(item.get("value"), f"data[{i}].value")
         ops.append(AlterConfigOp(name, op, None if op is AlterOp.DELETE else value))
-    return ops, _flag(body.get("validate_only"), "validate_only")
+    return ops, optional_bool(body.get("validate_only"), "validate_only", from_text=True)
 
 
 # ------------------------------------------------------------------ resources
@@ -315,8 +182,8 @@ def broker_data(links: V3Links, node: BrokerNode) -> dict[str, Any]:
     )
 
 
-def broker_config_data(links: V3Links, broker_id: int, entry: DescribeConfigsResponseResultsConfigs) -> dict[str, Any]:
-    name = entry["name"]
+def broker_config_data(links: V3Links, broker_id: int, entry: ConfigEntry) -> dict[str, Any]:
+    name = entry.name
     return resource(
         "KafkaBrokerConfig",
         links.url("brokers", broker_id, "configs", name),
@@ -325,8 +192,8 @@ def broker_config_data(links: V3Links, broker_id: int, entry: DescribeConfigsRes
     )
 
 
-def cluster_config_data(links: V3Links, entry: DescribeConfigsResponseResultsConfigs) -> dict[str, Any]:
-    name = entry["name"]
+def cluster_config_data(links: V3Links, entry: ConfigEntry) -> dict[str, Any]:
+    name = entry.name
     return resource(
         "KafkaClusterConfig",
         links.url("broker-configs", name),
@@ -342,8 +209,8 @@ def _broker_resource(broker_id: int) -> ConfigResource:
 CLUSTER_RESOURCE = ConfigResource(ResourceType.BROKER, "")
 
 
-def _find(entries: list[DescribeConfigsResponseResultsConfigs], name: str) -> DescribeConfigsResponseResultsConfigs | None:
-    return next((e for e in entries if e["name"] == name), None)
+def _find(entries: list[ConfigEntry], name: str) -> ConfigEntry | None:
+    return next((e for e in entries if e.name == name), None)
 
 
 def routes(api: ProxyApi) -> list[BaseRoute]:
@@ -379,27 +246,12 @@ def routes(api: ProxyApi) -> list[BaseRoute]:
         broker_id = _broker_id(request)
         _, md, links = await _cluster(api, request, every_topic=True)
         _known_broker(md, broker_id)
-        items = []
-        for topic in sorted(md.topics):
-            for p in md.topics[topic].partitions:
-                if broker_id not in p.replicas:
-                    continue
-                items.append(
-                    resource(
-                        "KafkaReplica",
-                        links.url("topics", topic, "partitions", p.partition, "replicas", broker_id),
-                        links.crn(("topic", topic), ("partition", p.partition), ("replica", broker_id)),
-                        {
-                            "cluster_id": links.cluster_id,
-                            "topic_name": topic,
-                            "partition_id": p.partition,
-                            "broker_id": broker_id,
-                            "is_leader": p.leader == broker_id,
-                            "is_in_sync": broker_id in p.isr,
-                            "broker": links.related("brokers", broker_id),
-                        },
-                    )
-                )
+        items = [
+            replica_json(links, topic, p, broker_id)
+            for topic in sorted(md.topics)
+            for p in md.topics[topic].partitions
+            if broker_id in p.replicas
+        ]
         return _json(collection("KafkaReplicaList", links.url("brokers", broker_id, "partition-replicas"), items))
 
     # ------------------------------------------------------------ broker configs
@@ -407,7 +259,7 @@ def routes(api: ProxyApi) -> list[BaseRoute]:
     async def list_all_broker_configs(request: Request) -> Response:
         admin, md, links = await _cluster(api, request)
         ids = sorted(md.brokers)
-        answers = await describe_configs(admin, [_broker_resource(b) for b in ids])
+        answers = await admin.describe_configs([_broker_resource(b) for b in ids], include_synonyms=True)
         items = []
         for b in ids:
             answer = answers.get(_broker_resource(b))
@@ -415,7 +267,7 @@ def routes(api: ProxyApi) -> list[BaseRoute]:
                 raise answer
             if answer is None:
                 raise RestProxyError(500, KAFKA_ERROR, f"the cluster did not describe the configs of broker {b}")
-            items += [broker_config_data(links, b, e) for e in sorted(answer, key=lambda e: e["name"])]
+            items += [broker_config_data(links, b, e) for e in sorted(answer, key=lambda e: e.name)]
         return _json(collection("KafkaBrokerConfigList", links.url("brokers", "-", "configs"), items))
 
     @endpoint
@@ -427,7 +279,7 @@ def routes(api: ProxyApi) -> list[BaseRoute]:
         items = [broker_config_data(links, broker_id, e) for e in entries]
         return _json(collection("KafkaBrokerConfigList", links.url("brokers", broker_id, "configs"), items))
 
-    async def _broker_config(request: Request) -> tuple[AdminClient, V3Links, int, str, DescribeConfigsResponseResultsConfigs]:
+    async def _broker_config(request: Request) -> tuple[AdminClient, V3Links, int, str, ConfigEntry]:
         """The broker config the path names (404 when the broker or the config is unknown)."""
         broker_id = _broker_id(request)
         name = request.path_params["name"]
@@ -446,7 +298,7 @@ def routes(api: ProxyApi) -> list[BaseRoute]:
 
     @endpoint
     async def update_broker_config(request: Request) -> Response:
-        value = update_value(await _body(api, request))
+        value = update_value(await json_object(api, request))
         admin, _, broker_id, name, _ = await _broker_config(request)
         await _alter(admin, _broker_resource(broker_id), [AlterConfigOp(name, AlterOp.SET, value)], False)
         return _no_content()
@@ -459,12 +311,12 @@ def routes(api: ProxyApi) -> list[BaseRoute]:
 
     @endpoint
     async def alter_broker_configs(request: Request) -> Response:
-        ops, validate_only = alter_batch(await _body(api, request))
+        ops, validate_only = alter_batch(await json_object(api, request))
         broker_id = _broker_id(request)
         admin, md, links = await _cluster(api, request)
         _known_broker(md, broker_id)
         res = _broker_resource(broker_id)
-        known = {e["name"] for e in await _entries(admin, res)}
+        known = {e.name for e in await _entries(admin, res)}
         for op in ops:
             if op.name not in known:
                 raise _config_missing(op.name, res, links.cluster_id)
@@ -489,7 +341,7 @@ def routes(api: ProxyApi) -> list[BaseRoute]:
 
     @endpoint
     async def update_cluster_config(request: Request) -> Response:
-        value = update_value(await _body(api, request))
+        value = update_value(await json_object(api, request))
         name = request.path_params["name"]
         admin, _, _ = await _cluster(api, request)
         await _alter(admin, CLUSTER_RESOURCE, [AlterConfigOp(name, AlterOp.SET, value)], False)
@@ -504,7 +356,7 @@ def routes(api: ProxyApi) -> list[BaseRoute]:
 
     @endpoint
     async def alter_cluster_configs(request: Request) -> Response:
-        ops, validate_only = alter_batch(await _body(api, request))
+        ops, validate_only = alter_batch(await json_object(api, request))
         admin, _, _ = await _cluster(api, request)
         await _alter(admin, CLUSTER_RESOURCE, ops, validate_only)
         return _no_content()

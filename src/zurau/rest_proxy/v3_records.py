@@ -64,6 +64,7 @@ from zurau.rest_proxy.record_serialization import (
     serializer_for,
     unprocessable,
 )
+from zurau.rest_proxy.request_bodies import read_json
 
 MAX_IN_FLIGHT = 512
 """Records of one stream handed to the producer and not yet reported, at most."""
@@ -430,10 +431,9 @@ def routes(api: ProxyApi) -> list[BaseRoute]:
     @endpoint
     async def produce_batch(request: Request) -> Response:
         p = await producing(request)
-        body = await read_body(request, api.config.max_request_bytes)
-        if not body.strip():
-            raise unprocessable(PRODUCE_BATCH, "Request body is empty. Data is required.")
-        doc = parse_json(body)
+        doc = await read_json(
+            api, request, if_empty=lambda: unprocessable(PRODUCE_BATCH, "Request body is empty. Data is required.")
+        )
         entries = doc.get("entries") if isinstance(doc, dict) else None
         if not isinstance(entries, list):
             raise bad_request("the body must be an object with an array 'entries'")

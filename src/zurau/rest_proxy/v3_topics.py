@@ -30,8 +30,10 @@ Invariants, as Confluent's kafka-rest answers:
   own message; a body that is not the documented JSON is 400 before anything is sent; numbers are
   held to Kafka's ranges (partitions int32, replication factor int16) by
   :func:`~zurau.edge_requests.kafka_int`.
-* Configs are described with their synonyms (DescribeConfigs ``include_synonyms``), sources named
-  as Confluent names them.
+* Configs are described with their synonyms (DescribeConfigs ``include_synonyms``), shown as
+  :mod:`.v3_configs` says. Bodies are read by :mod:`.request_bodies`: a config value is a string
+  or null (a number or boolean stands for its JSON text); in ``configs:alter`` ``operation`` is
+  exactly ``SET`` or ``DELETE`` and ``validate_only`` a JSON boolean.
 """
 
 from __future__ import annotations
@@ -54,7 +56,10 @@ from zurau.client.admin import (
     AdminClient,
     AlterConfigOp,
     AlterOp,
+    ConfigEntry,
     ConfigResource,
+    CreatedTopic,
+    NewTopic,
     OffsetInfo,
     PartitionReassignment,
     ResourceType,
@@ -62,11 +67,10 @@ from zurau.client.admin import (
 from zurau.client.cluster import PartitionMetadata, TopicMetadata
 from zurau.client.errors import UnsupportedApiError, describe_error
 from zurau.client.types import TopicPartition
-from zurau.edge_requests import kafka_int, parse_json, parse_kafka_int, query_flag, read_body
+from zurau.edge_requests import kafka_int, parse_kafka_int, query_flag
 from zurau.protocol.acl import AclOperation
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import KafkaError, for_code
-from zurau.protocol.messages import CreateTopicsRequestTopicsAssignments
 from zurau.rest_proxy.errors import (
     KAFKA_BAD_REQUEST,
     PARTITION_NOT_FOUND,
@@ -78,6 +82,15 @@ from zurau.rest_proxy.errors import (
     not_found,
 )
 from zurau.rest_proxy.proxy_api import ProxyApi
+from zurau.rest_proxy.request_bodies import (
+    json_object,
+    json_type,
+    optional_bool,
+    optional_int,
+    required_text,
+    text,
+)
+from zurau.rest_proxy.v3_configs import config_fields
 from zurau.rest_proxy.v3_resources import V3Links, collection, resource
 
 _UNKNOWN_TOPIC = 3
@@ -93,18 +106,6 @@ _METADATA_MAX_VERSION = 12
 _AUTHORIZED_OPERATIONS_UNSET = -(2**31)
 _GROWTH_WAIT_S = 5.0
 
-# Kafka's ConfigEntry.ConfigSource names by wire id, as Confluent's ConfigSource maps them
-# (sources Confluent does not name are UNKNOWN).
-_SOURCES = {
-    1: "DYNAMIC_TOPIC_CONFIG",
-    2: "DYNAMIC_BROKER_CONFIG",
-    3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
-    4: "STATIC_BROKER_CONFIG",
-    5: "DEFAULT_CONFIG",
-    6: "DYNAMIC_BROKER_LOGGER_CONFIG",
-    8: "DYNAMIC_GROUP_CONFIG",
-}
-_DEFAULT_SOURCE = 5
 
 
 # ---------------------------------------------------------------------------------- errors
@@ -155,54 +156,6 @@ def _illegal_topic_name(name: str) -> str:
 # ---------------------------------------------------------------------------------- request bodies
 
 
-async def _json_object(request: Request, api: ProxyApi) -> dict[str, Any]:
-    raw = await read_body(request, api.config.max_request_bytes)
-    if not raw.strip():
-        raise bad_request("Payload error. Request body is empty. Data is required.")
-    body = parse_json(raw)
-    if not isinstance(body, dict):
-        raise bad_request(f"the request body must be a JSON object, not {_json_type(body)}")
-    return body
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
-
-
-def _optional_bool(body: Mapping[str, Any], key: str) -> bool:
-    value = body.get(key)
-    if value is None:
-        return False
-    if not isinstance(value, bool):
-        raise bad_request(f"{key} must be a boolean, not {_json_type(value)}")
-    return value
-
-
-def _config_value(value: Any, where: str) -> str | None:
-    """A config value: a string or null; numbers and booleans stand for their JSON text (as
-    Jackson reads them into a String)."""
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, (bool, int, float)):
-        return json.dumps(value)
-    raise bad_request(f"{where} must be a string or null, not {_json_type(value)}")
-
-
-def _config_name(entry: Mapping[str, Any], where: str) -> str:
-    name = entry.get("name")
-    if not isinstance(name, str) or not name:
-        raise bad_request(f"{where}.name is required and must be a non-empty string")
-    return name
-
-
 @dataclass(frozen=True)
 class TopicRequest:
     """A CreateTopic body, checked (module docstring)."""
@@ -216,24 +169,16 @@ class TopicRequest:
 
     @classmethod
     def parse(cls, body: Mapping[str, Any]) -> TopicRequest:
-        name = body.get("topic_name")
-        if not isinstance(name, str) or not name:
-            raise bad_request("topic_name is required and must be a non-empty string")
+        name = required_text(body.get("topic_name"), "topic_name")
         if not could_be_topic(name):  # as Confluent checks before asking (Kafka's Topic.validate)
             raise RestProxyError(400, KAFKA_BAD_REQUEST, _illegal_topic_name(name))
-        partitions = body.get("partitions_count")
-        if partitions is not None:
-            partitions = kafka_int(partitions, "int32", "partitions_count")
-        factor = body.get("replication_factor")
-        if factor is not None:
-            factor = kafka_int(factor, "int16", "replication_factor")
         return cls(
             name=name,
-            partitions=partitions,
-            replication_factor=factor,
+            partitions=optional_int(body.get("partitions_count"), "int32", "partitions_count"),
+            replication_factor=optional_int(body.get("replication_factor"), "int16", "replication_factor"),
             assignments=_parse_assignments(body.get("replicas_assignments")),
             configs=_parse_create_configs(body.get("configs")),
-            validate_only=_optional_bool(body, "validate_only"),
+            validate_only=optional_bool(body.get("validate_only"), "validate_only"),
         )
 
 
@@ -242,7 +187,7 @@ def _parse_assignments(raw: Any) -> tuple[tuple[int, tuple[int, ...]], ...]:
     if raw is None:
         return ()
     if not isinstance(raw, dict):
-        raise bad_request(f"replicas_assignments must be an object, not {_json_type(raw)}")
+        raise bad_request(f"replicas_assignments must be an object, not {json_type(raw)}")
     out: list[tuple[int, tuple[int, ...]]] = []
     for key, brokers in raw.items():
         partition = parse_kafka_int(key, "int32", f"replicas_assignments key {key!r}")
@@ -257,17 +202,17 @@ def _parse_create_configs(raw: Any) -> tuple[tuple[str, str | None], ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list):
-        raise bad_request(f"configs must be an array, not {_json_type(raw)}")
+        raise bad_request(f"configs must be an array, not {json_type(raw)}")
     seen: set[str] = set()
     out: list[tuple[str, str | None]] = []
     for i, entry in enumerate(raw):
         if not isinstance(entry, dict):
-            raise bad_request(f"configs[{i}] must be an object, not {_json_type(entry)}")
-        name = _config_name(entry, f"configs[{i}]")
+            raise bad_request(f"configs[{i}] must be an object, not {json_type(entry)}")
+        name = required_text(entry.get("name"), f"configs[{i}].name")
         if name in seen:
             raise bad_request(f"config {name} is given more than once")
         seen.add(name)
-        out.append((name, _config_value(entry.get("value"), f"configs[{i}].value")))
+        out.append((name, text(entry.get("value"), f"configs[{i}].value")))
     return tuple(out)
 
 
@@ -278,11 +223,11 @@ def _parse_alter_ops(body: Mapping[str, Any]) -> list[AlterConfigOp]:
     ops: list[AlterConfigOp] = []
     for i, entry in enumerate(data):
         if not isinstance(entry, dict):
-            raise bad_request(f"data[{i}] must be an object, not {_json_type(entry)}")
-        name = _config_name(entry, f"data[{i}]")
+            raise bad_request(f"data[{i}] must be an object, not {json_type(entry)}")
+        name = required_text(entry.get("name"), f"data[{i}].name")
         operation = entry.get("operation")
         if operation is None or operation == "SET":
-            ops.append(AlterConfigOp(name, AlterOp.SET, _config_value(entry.get("value"), f"data[{i}].value")))
+            ops.append(AlterConfigOp(name, AlterOp.SET, text(entry.get("value"), f"data[{i}].value")))
         elif operation == "DELETE":
             ops.append(AlterConfigOp(name, AlterOp.DELETE))
         else:
@@ -387,38 +332,12 @@ def reassignment_json(links: V3Links, tp: TopicPartition, r: PartitionReassignme
     )
 
 
-@dataclass(frozen=True)
-class TopicConfig:
-    """One config of a topic as DescribeConfigs (with synonyms) answers it."""
-
-    name: str
-    value: str | None
-    source: int
-    read_only: bool
-    sensitive: bool
-    synonyms: tuple[tuple[str, str | None, int], ...]
-
-
-def _source_name(source: int) -> str:
-    return _SOURCES.get(source, "UNKNOWN")
-
-
-def config_json(links: V3Links, topic: str, c: TopicConfig) -> dict[str, Any]:
+def config_json(links: V3Links, topic: str, c: ConfigEntry) -> dict[str, Any]:
     return resource(
         "KafkaTopicConfig",
         links.url("topics", topic, "configs", c.name),
         links.crn(("topic", topic), ("config", c.name)),
-        {
-            "cluster_id": links.cluster_id,
-            "topic_name": topic,
-            "name": c.name,
-            "value": c.value,
-            "is_default": c.source == _DEFAULT_SOURCE,
-            "is_read_only": c.read_only,
-            "is_sensitive": c.sensitive,
-            "source": _source_name(c.source),
-            "synonyms": [{"name": n, "value": v, "source": _source_name(s)} for n, v, s in c.synonyms],
-        },
+        {"cluster_id": links.cluster_id, "topic_name": topic, **config_fields(c)},
     )
 
 
@@ -445,48 +364,19 @@ def find_partition(t: TopicMetadata, partition: int) -> PartitionMetadata:
     raise partition_not_found(t.name, partition)
 
 
-async def describe_topic_configs(admin: AdminClient, names: Sequence[str]) -> dict[str, list[TopicConfig] | KafkaError]:
-    """DescribeConfigs of the topics ``names`` with synonyms (AdminClient.describe_configs does
-    not ask for them): each topic's configs sorted by name, or its error."""
+async def describe_topic_configs(admin: AdminClient, names: Sequence[str]) -> dict[str, list[ConfigEntry] | KafkaError]:
+    """The configs of the topics ``names`` with their synonyms: each topic's sorted by name, or
+    its error."""
     if not names:
         return {}
-    call = typed_api.DESCRIBE_CONFIGS(
-        {
-            "resources": [
-                {"resource_type": int(ResourceType.TOPIC), "resource_name": n, "configuration_keys": None}
-                for n in names
-            ],
-            "include_synonyms": True,
-            "include_documentation": False,
-        }
-    )
-    resp = await admin.cluster.call(None, call)
-    out: dict[str, list[TopicConfig] | KafkaError] = {}
-    for res in resp["results"]:
-        name = res["resource_name"]
-        if res["error_code"]:
-            out[name] = for_code(res["error_code"])(res.get("error_message") or f"cannot describe topic {name}")
-            continue
-        configs = []
-        for c in res["configs"]:
-            source = c.get("config_source", -1)
-            if source is None or source < 0:  # v0 answers: only is_default
-                source = _DEFAULT_SOURCE if c.get("is_default") else 0
-            configs.append(
-                TopicConfig(
-                    name=c["name"],
-                    value=c["value"],
-                    source=source,
-                    read_only=c["read_only"],
-                    sensitive=c["is_sensitive"],
-                    synonyms=tuple((s["name"], s["value"], s["source"]) for s in c.get("synonyms") or ()),
-                )
-            )
-        out[name] = sorted(configs, key=lambda c: c.name)
-    return out
+    found = await admin.describe_configs([ConfigResource(ResourceType.TOPIC, n) for n in names], include_synonyms=True)
+    return {
+        res.name: answer if isinstance(answer, KafkaError) else sorted(answer, key=lambda c: c.name)
+        for res, answer in found.items()
+    }
 
 
-async def topic_configs(admin: AdminClient, name: str) -> list[TopicConfig]:
+async def topic_configs(admin: AdminClient, name: str) -> list[ConfigEntry]:
     """One topic's configs, or 404/40401."""
     if not could_be_topic(name):
         raise topic_not_found(name)
@@ -527,57 +417,32 @@ async def authorized_operations(admin: AdminClient, names: Sequence[str] | None)
     return out
 
 
-@dataclass(frozen=True)
-class CreatedTopic:
-    partitions: int
-    replication_factor: int
-
-
 async def create_topic(admin: AdminClient, req: TopicRequest) -> CreatedTopic:
-    """CreateTopics for one topic, sent here rather than through AdminClient.create_topics, which
-    takes no replica assignments and drops the partition count and replication factor the broker
-    chose (CreateTopics v5+), which the answer reports."""
-    assignments: list[CreateTopicsRequestTopicsAssignments] = [
-        {"partition_index": p, "broker_ids": list(brokers)} for p, brokers in req.assignments
-    ]
-    partitions = -1 if assignments or req.partitions is None else req.partitions
-    factor = -1 if assignments or req.replication_factor is None else req.replication_factor
-    call = typed_api.CREATE_TOPICS(
-        {
-            "topics": [
-                {
-                    "name": req.name,
-                    "num_partitions": partitions,
-                    "replication_factor": factor,
-                    "assignments": assignments,
-                    "configs": [{"name": k, "value": v} for k, v in req.configs],
-                }
-            ],
-            "timeout_ms": admin.cluster.config.request_timeout_ms,
-            "validate_only": req.validate_only,
-        }
+    """CreateTopics for one topic: the partition count and replication factor it has (or would
+    have, ``validate_only``) as the broker reports them; when it does not say (before v5, or
+    when the principal may not describe the topic's configs), the request's own numbers, else 0,
+    as Confluent answers."""
+    new = NewTopic(
+        req.name,
+        -1 if req.partitions is None else req.partitions,
+        -1 if req.replication_factor is None else req.replication_factor,
+        configs=dict(req.configs),
+        replica_assignments=dict(req.assignments),
     )
-    conn = await admin.cluster.any_connection()
-    defaults = partitions == -1 or factor == -1
     try:
-        version = conn.version(ApiKey.CREATE_TOPICS, min_version=4 if defaults else 0)
+        answer = (await admin.create_topics_reported([new], validate_only=req.validate_only)).get(req.name)
     except UnsupportedApiError as e:
         raise RestProxyError(400, KAFKA_BAD_REQUEST, f"the brokers cannot create this topic: {e}") from None
-    resp = await conn.call(call, version=version)
-    answer = next((r for r in resp["topics"] if r["name"] == req.name), None)
     if answer is None:
         raise from_kafka_error(for_code(-1)(f"the broker did not answer for topic {req.name}"))
-    if answer["error_code"]:
-        raise refused(for_code(answer["error_code"])(answer.get("error_message")))
-    # Before v5, or when the principal may not describe the topic's configs, the broker does not
-    # say (-1): then the request's own numbers, else 0, as Confluent answers.
-    got_partitions = answer.get("num_partitions", -1)
-    got_factor = answer.get("replication_factor", -1)
-    if got_partitions < 0:
-        got_partitions = len(req.assignments) if req.assignments else (req.partitions or 0)
-    if got_factor < 0:
-        got_factor = len(req.assignments[0][1]) if req.assignments else (req.replication_factor or 0)
-    return CreatedTopic(max(got_partitions, 0), max(got_factor, 0))
+    if isinstance(answer, KafkaError):
+        raise refused(answer)
+    partitions, factor = answer.num_partitions, answer.replication_factor
+    if partitions < 0:
+        partitions = len(req.assignments) if req.assignments else (req.partitions or 0)
+    if factor < 0:
+        factor = len(req.assignments[0][1]) if req.assignments else (req.replication_factor or 0)
+    return CreatedTopic(max(partitions, 0), max(factor, 0))
 
 
 async def _alter_configs(
@@ -624,10 +489,10 @@ def routes(api: ProxyApi) -> list[BaseRoute]:
     @endpoint
     async def create(request: Request) -> Response:
         admin, links = await context(request)
-        req = TopicRequest.parse(await _json_object(request, api))
+        req = TopicRequest.parse(await json_object(api, request))
         created = await create_topic(admin, req)
         body = topic_json(
-            links, req.name, is_internal=False, partitions_count=created.partitions,
+            links, req.name, is_internal=False, partitions_count=created.num_partitions,
             replication_factor=created.replication_factor,
         )
         status = 200 if req.validate_only else 201
@@ -647,7 +512,7 @@ def routes(api: ProxyApi) -> list[BaseRoute]:
     async def update_partition_count(request: Request) -> Response:
         admin, links = await context(request)
         name = request.path_params["topic_name"]
-        body = await _json_object(request, api)
+        body = await json_object(api, request)
         if body.get("partitions_count") is None:
             raise bad_request("partitions_count is required")
         count = kafka_int(body["partitions_count"], "int32", "partitions_count")
@@ -716,8 +581,8 @@ def routes(api: ProxyApi) -> list[BaseRoute]:
     async def update_config(request: Request) -> Response:
         admin, links = await context(request)
         topic, name = request.path_params["topic_name"], request.path_params["name"]
-        body = await _json_object(request, api)
-        value = _config_value(body.get("value"), "value")
+        body = await json_object(api, request)
+        value = text(body.get("value"), "value")
         await _alter_configs(admin, links.cluster_id, topic, [AlterConfigOp(name, AlterOp.SET, value)])
         return _no_content()
 
@@ -732,9 +597,9 @@ def routes(api: ProxyApi) -> list[BaseRoute]:
     async def alter_configs(request: Request) -> Response:
         admin, links = await context(request)
         topic = request.path_params["topic_name"]
-        body = await _json_object(request, api)
+        body = await json_object(api, request)
         ops = _parse_alter_ops(body)
-        validate_only = _optional_bool(body, "validate_only")
+        validate_only = optional_bool(body.get("validate_only"), "validate_only")
         await _alter_configs(admin, links.cluster_id, topic, ops, validate_only=validate_only)
         return _no_content()
 
