@@ -57,7 +57,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from bench.kraft import Noise, Report, cluster_pids, connect, environment, quorum_of, say, stop_cluster
 from zurau.client.errors import ClientError
@@ -191,14 +191,27 @@ def _recv(sock: socket.socket, n: int) -> bytes:
 # ----------------------------------------------------------------------------- cluster helpers
 
 
+#: Kafka's KRaft controller takes at most 10,000 records per request (a topic's TopicRecord and
+#: its PartitionRecords included), as Zurau's does: a topic of more than 9,999 partitions is
+#: created in steps, CreateTopics and then CreatePartitions, as a Kafka user would.
+PARTITIONS_PER_REQUEST = 5_000
+
+
 def create_topic(bootstrap: str, name: str, partitions: int, timeout: float) -> float:
-    """CreateTopics through ``bootstrap`` with confluent-kafka: seconds (raises on an error)."""
+    """Create ``name`` with ``partitions`` partitions through ``bootstrap`` with confluent-kafka,
+    :data:`PARTITIONS_PER_REQUEST` per request: seconds (raises on an error)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     t0 = time.perf_counter()
+    first = min(partitions, PARTITIONS_PER_REQUEST)
     futures = admin.create_topics(
-        [NewTopic(name, partitions, 1)], request_timeout=timeout, operation_timeout=timeout
+        [NewTopic(name, first, 1)], request_timeout=timeout, operation_timeout=timeout
     )
     futures[name].result(timeout + 5)
+    count = first
+    while count < partitions:
+        count = min(partitions, count + PARTITIONS_PER_REQUEST)
+        grown = admin.create_partitions([NewPartitions(name, count)], request_timeout=timeout, operation_timeout=timeout)
+        grown[name].result(timeout + 5)
     return time.perf_counter() - t0
 
 

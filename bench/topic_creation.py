@@ -1,8 +1,12 @@
-"""Creating one topic of many partitions (issue 34): CreateTopics of 1,000 and 10,000 partitions.
+"""Creating one topic of many partitions (issue 34): CreateTopics of 1,000 and 9,999 partitions.
 
     .venv/bin/python -m bench.topic_creation [--only one,cluster] [--runs 5]
-        [--partitions 1000] [--cluster-partitions 1000,10000] [--brokers zurau,tansu]
+        [--partitions 1000] [--cluster-partitions 1000,9999] [--brokers zurau,tansu]
         [--zurau-src OTHER/src]
+
+9,999 is the most partitions one CreateTopics may create: Kafka's KRaft controller, and Zurau's,
+refuse a request of more than 10,000 records (the TopicRecord counts), so the issue's "10,000 in
+one request" is measured as 9,999 (until 2026-11-29 Zurau took 10,000; the work is the same).
 
 ``--zurau-src`` runs the Zurau of another checkout (``git archive HEAD src | tar -x -C /tmp/base``
 for a before/after on the same machine).
@@ -292,7 +296,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--only", default="one,cluster")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--partitions", type=int, default=1000, help="one-node case")
-    ap.add_argument("--cluster-partitions", default="1000,10000")
+    ap.add_argument("--cluster-partitions", default="1000,9999")
     ap.add_argument("--brokers", default="zurau,tansu", help="one-node case")
     ap.add_argument("--zurau-src", type=Path, default=None)
     args = ap.parse_args(argv)
