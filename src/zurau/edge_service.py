@@ -93,6 +93,9 @@ class HttpListener:
         sock = socket.socket(family, socket.SOCK_STREAM)
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            # Accepted connections inherit TCP_NODELAY on Linux: without it a response written in
+            # two pieces (head, then body) waits for the client's delayed ACK (40 ms) under Nagle.
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.bind((host, port))
             sock.listen(128)
             sock.setblocking(False)
