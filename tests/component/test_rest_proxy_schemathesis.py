@@ -28,7 +28,7 @@ from zurau import EmbeddedBroker
 from zurau.rest_proxy.embedded_rest_proxy import EmbeddedRestProxy
 
 SPEC = Path(__file__).parent.parent / "fixtures" / "specs" / "kafka-rest-v3-openapi.yaml"
-EXAMPLES = 4
+EXAMPLES = 12
 TOPIC = "fuzzed-topic"
 GROUP = "fuzzed-group"
 
