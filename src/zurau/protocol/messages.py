@@ -2572,6 +2572,271 @@ class ConsumerGroupDescribeResponse(TypedDict, total=False):
     groups: list[ConsumerGroupDescribeResponseGroups]
 
 
+class ShareGroupHeartbeatRequest(TypedDict, total=False):
+    """ShareGroupHeartbeat request (api key 76), v1-1; flexible v0+."""
+
+    group_id: str
+    member_id: str
+    member_epoch: int
+    rack_id: str | None  # nullable v0+
+    subscribed_topic_names: list[str] | None  # nullable v0+
+
+
+class ShareGroupHeartbeatResponseAssignmentTopicPartitions(TypedDict, total=False):
+    """An element of ``ShareGroupHeartbeatResponseAssignment.topic_partitions``."""
+
+    topic_id: uuid.UUID
+    partitions: list[int]
+
+
+class ShareGroupHeartbeatResponseAssignment(TypedDict, total=False):
+    """The value of ``ShareGroupHeartbeatResponse.assignment``."""
+
+    topic_partitions: list[ShareGroupHeartbeatResponseAssignmentTopicPartitions]
+
+
+class ShareGroupHeartbeatResponse(TypedDict, total=False):
+    """ShareGroupHeartbeat response (api key 76), v1-1; flexible v0+."""
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+    member_id: str | None  # nullable v0+
+    member_epoch: int
+    heartbeat_interval_ms: int
+    assignment: ShareGroupHeartbeatResponseAssignment | None  # nullable v0+
+
+
+class ShareGroupDescribeRequest(TypedDict, total=False):
+    """ShareGroupDescribe request (api key 77), v1-1; flexible v0+."""
+
+    group_ids: list[str]
+    include_authorized_operations: bool
+
+
+class ShareGroupDescribeResponseGroupsMembersAssignmentTopicPartitions(TypedDict, total=False):
+    """An element of ``ShareGroupDescribeResponseGroupsMembersAssignment.topic_partitions``."""
+
+    topic_id: uuid.UUID
+    topic_name: str
+    partitions: list[int]
+
+
+class ShareGroupDescribeResponseGroupsMembersAssignment(TypedDict, total=False):
+    """The value of ``ShareGroupDescribeResponseGroupsMembers.assignment``."""
+
+    topic_partitions: list[ShareGroupDescribeResponseGroupsMembersAssignmentTopicPartitions]
+
+
+class ShareGroupDescribeResponseGroupsMembers(TypedDict, total=False):
+    """An element of ``ShareGroupDescribeResponseGroups.members``."""
+
+    member_id: str
+    rack_id: str | None  # nullable v0+
+    member_epoch: int
+    client_id: str
+    client_host: str
+    subscribed_topic_names: list[str]
+    assignment: ShareGroupDescribeResponseGroupsMembersAssignment
+
+
+class ShareGroupDescribeResponseGroups(TypedDict, total=False):
+    """An element of ``ShareGroupDescribeResponse.groups``."""
+
+    error_code: int
+    error_message: str | None  # nullable v0+
+    group_id: str
+    group_state: str
+    group_epoch: int
+    assignment_epoch: int
+    assignor_name: str
+    members: list[ShareGroupDescribeResponseGroupsMembers]
+    authorized_operations: int
+
+
+class ShareGroupDescribeResponse(TypedDict, total=False):
+    """ShareGroupDescribe response (api key 77), v1-1; flexible v0+."""
+
+    throttle_time_ms: int
+    groups: list[ShareGroupDescribeResponseGroups]
+
+
+class ShareFetchRequestTopicsPartitionsAcknowledgementBatches(TypedDict, total=False):
+    """An element of ``ShareFetchRequestTopicsPartitions.acknowledgement_batches``."""
+
+    first_offset: int
+    last_offset: int
+    acknowledge_types: list[int]
+
+
+class ShareFetchRequestTopicsPartitions(TypedDict, total=False):
+    """An element of ``ShareFetchRequestTopics.partitions``."""
+
+    partition_index: int
+    acknowledgement_batches: list[ShareFetchRequestTopicsPartitionsAcknowledgementBatches]
+
+
+class ShareFetchRequestTopics(TypedDict, total=False):
+    """An element of ``ShareFetchRequest.topics``."""
+
+    topic_id: uuid.UUID
+    partitions: list[ShareFetchRequestTopicsPartitions]
+
+
+class ShareFetchRequestForgottenTopicsData(TypedDict, total=False):
+    """An element of ``ShareFetchRequest.forgotten_topics_data``."""
+
+    topic_id: uuid.UUID
+    partitions: list[int]
+
+
+class ShareFetchRequest(TypedDict, total=False):
+    """ShareFetch request (api key 78), v1-2; flexible v0+."""
+
+    group_id: str | None  # nullable v0+
+    member_id: str | None  # nullable v0+
+    share_session_epoch: int
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int
+    max_records: int
+    batch_size: int
+    share_acquire_mode: int  # v2+
+    is_renew_ack: bool  # v2+
+    topics: list[ShareFetchRequestTopics]
+    forgotten_topics_data: list[ShareFetchRequestForgottenTopicsData]
+
+
+class ShareFetchResponseResponsesPartitionsCurrentLeader(TypedDict, total=False):
+    """The value of ``ShareFetchResponseResponsesPartitions.current_leader``."""
+
+    leader_id: int
+    leader_epoch: int
+
+
+class ShareFetchResponseResponsesPartitionsAcquiredRecords(TypedDict, total=False):
+    """An element of ``ShareFetchResponseResponsesPartitions.acquired_records``."""
+
+    first_offset: int
+    last_offset: int
+    delivery_count: int
+
+
+class ShareFetchResponseResponsesPartitions(TypedDict, total=False):
+    """An element of ``ShareFetchResponseResponses.partitions``."""
+
+    partition_index: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+    acknowledge_error_code: int
+    acknowledge_error_message: str | None  # nullable v0+
+    current_leader: ShareFetchResponseResponsesPartitionsCurrentLeader
+    records: Records | None  # nullable v0+
+    acquired_records: list[ShareFetchResponseResponsesPartitionsAcquiredRecords]
+
+
+class ShareFetchResponseResponses(TypedDict, total=False):
+    """An element of ``ShareFetchResponse.responses``."""
+
+    topic_id: uuid.UUID
+    partitions: list[ShareFetchResponseResponsesPartitions]
+
+
+class ShareFetchResponseNodeEndpoints(TypedDict, total=False):
+    """An element of ``ShareFetchResponse.node_endpoints``."""
+
+    node_id: int
+    host: str
+    port: int
+    rack: str | None  # nullable v0+
+
+
+class ShareFetchResponse(TypedDict, total=False):
+    """ShareFetch response (api key 78), v1-2; flexible v0+."""
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+    acquisition_lock_timeout_ms: int
+    responses: list[ShareFetchResponseResponses]
+    node_endpoints: list[ShareFetchResponseNodeEndpoints]
+
+
+class ShareAcknowledgeRequestTopicsPartitionsAcknowledgementBatches(TypedDict, total=False):
+    """An element of ``ShareAcknowledgeRequestTopicsPartitions.acknowledgement_batches``."""
+
+    first_offset: int
+    last_offset: int
+    acknowledge_types: list[int]
+
+
+class ShareAcknowledgeRequestTopicsPartitions(TypedDict, total=False):
+    """An element of ``ShareAcknowledgeRequestTopics.partitions``."""
+
+    partition_index: int
+    acknowledgement_batches: list[ShareAcknowledgeRequestTopicsPartitionsAcknowledgementBatches]
+
+
+class ShareAcknowledgeRequestTopics(TypedDict, total=False):
+    """An element of ``ShareAcknowledgeRequest.topics``."""
+
+    topic_id: uuid.UUID
+    partitions: list[ShareAcknowledgeRequestTopicsPartitions]
+
+
+class ShareAcknowledgeRequest(TypedDict, total=False):
+    """ShareAcknowledge request (api key 79), v1-2; flexible v0+."""
+
+    group_id: str | None  # nullable v0+
+    member_id: str | None  # nullable v0+
+    share_session_epoch: int
+    is_renew_ack: bool  # v2+
+    topics: list[ShareAcknowledgeRequestTopics]
+
+
+class ShareAcknowledgeResponseResponsesPartitionsCurrentLeader(TypedDict, total=False):
+    """The value of ``ShareAcknowledgeResponseResponsesPartitions.current_leader``."""
+
+    leader_id: int
+    leader_epoch: int
+
+
+class ShareAcknowledgeResponseResponsesPartitions(TypedDict, total=False):
+    """An element of ``ShareAcknowledgeResponseResponses.partitions``."""
+
+    partition_index: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+    current_leader: ShareAcknowledgeResponseResponsesPartitionsCurrentLeader
+
+
+class ShareAcknowledgeResponseResponses(TypedDict, total=False):
+    """An element of ``ShareAcknowledgeResponse.responses``."""
+
+    topic_id: uuid.UUID
+    partitions: list[ShareAcknowledgeResponseResponsesPartitions]
+
+
+class ShareAcknowledgeResponseNodeEndpoints(TypedDict, total=False):
+    """An element of ``ShareAcknowledgeResponse.node_endpoints``."""
+
+    node_id: int
+    host: str
+    port: int
+    rack: str | None  # nullable v0+
+
+
+class ShareAcknowledgeResponse(TypedDict, total=False):
+    """ShareAcknowledge response (api key 79), v1-2; flexible v0+."""
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+    acquisition_lock_timeout_ms: int  # v2+
+    responses: list[ShareAcknowledgeResponseResponses]
+    node_endpoints: list[ShareAcknowledgeResponseNodeEndpoints]
+
+
 class AddRaftVoterRequestListeners(TypedDict, total=False):
     """An element of ``AddRaftVoterRequest.listeners``."""
 
@@ -2656,6 +2921,377 @@ class UpdateRaftVoterResponse(TypedDict, total=False):
     throttle_time_ms: int
     error_code: int
     current_leader: UpdateRaftVoterResponseCurrentLeader  # tagged v0+ (tag 0)
+
+
+class InitializeShareGroupStateRequestTopicsPartitions(TypedDict, total=False):
+    """An element of ``InitializeShareGroupStateRequestTopics.partitions``."""
+
+    partition: int
+    state_epoch: int
+    start_offset: int
+
+
+class InitializeShareGroupStateRequestTopics(TypedDict, total=False):
+    """An element of ``InitializeShareGroupStateRequest.topics``."""
+
+    topic_id: uuid.UUID
+    partitions: list[InitializeShareGroupStateRequestTopicsPartitions]
+
+
+class InitializeShareGroupStateRequest(TypedDict, total=False):
+    """InitializeShareGroupState request (api key 83), v0-0; flexible v0+."""
+
+    group_id: str
+    topics: list[InitializeShareGroupStateRequestTopics]
+
+
+class InitializeShareGroupStateResponseResultsPartitions(TypedDict, total=False):
+    """An element of ``InitializeShareGroupStateResponseResults.partitions``."""
+
+    partition: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+
+
+class InitializeShareGroupStateResponseResults(TypedDict, total=False):
+    """An element of ``InitializeShareGroupStateResponse.results``."""
+
+    topic_id: uuid.UUID
+    partitions: list[InitializeShareGroupStateResponseResultsPartitions]
+
+
+class InitializeShareGroupStateResponse(TypedDict, total=False):
+    """InitializeShareGroupState response (api key 83), v0-0; flexible v0+."""
+
+    results: list[InitializeShareGroupStateResponseResults]
+
+
+class ReadShareGroupStateRequestTopicsPartitions(TypedDict, total=False):
+    """An element of ``ReadShareGroupStateRequestTopics.partitions``."""
+
+    partition: int
+    leader_epoch: int
+
+
+class ReadShareGroupStateRequestTopics(TypedDict, total=False):
+    """An element of ``ReadShareGroupStateRequest.topics``."""
+
+    topic_id: uuid.UUID
+    partitions: list[ReadShareGroupStateRequestTopicsPartitions]
+
+
+class ReadShareGroupStateRequest(TypedDict, total=False):
+    """ReadShareGroupState request (api key 84), v0-0; flexible v0+."""
+
+    group_id: str
+    topics: list[ReadShareGroupStateRequestTopics]
+
+
+class ReadShareGroupStateResponseResultsPartitionsStateBatches(TypedDict, total=False):
+    """An element of ``ReadShareGroupStateResponseResultsPartitions.state_batches``."""
+
+    first_offset: int
+    last_offset: int
+    delivery_state: int
+    delivery_count: int
+
+
+class ReadShareGroupStateResponseResultsPartitions(TypedDict, total=False):
+    """An element of ``ReadShareGroupStateResponseResults.partitions``."""
+
+    partition: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+    state_epoch: int
+    start_offset: int
+    state_batches: list[ReadShareGroupStateResponseResultsPartitionsStateBatches]
+
+
+class ReadShareGroupStateResponseResults(TypedDict, total=False):
+    """An element of ``ReadShareGroupStateResponse.results``."""
+
+    topic_id: uuid.UUID
+    partitions: list[ReadShareGroupStateResponseResultsPartitions]
+
+
+class ReadShareGroupStateResponse(TypedDict, total=False):
+    """ReadShareGroupState response (api key 84), v0-0; flexible v0+."""
+
+    results: list[ReadShareGroupStateResponseResults]
+
+
+class WriteShareGroupStateRequestTopicsPartitionsStateBatches(TypedDict, total=False):
+    """An element of ``WriteShareGroupStateRequestTopicsPartitions.state_batches``."""
+
+    first_offset: int
+    last_offset: int
+    delivery_state: int
+    delivery_count: int
+
+
+class WriteShareGroupStateRequestTopicsPartitions(TypedDict, total=False):
+    """An element of ``WriteShareGroupStateRequestTopics.partitions``."""
+
+    partition: int
+    state_epoch: int
+    leader_epoch: int
+    start_offset: int
+    delivery_complete_count: int  # v1+
+    state_batches: list[WriteShareGroupStateRequestTopicsPartitionsStateBatches]
+
+
+class WriteShareGroupStateRequestTopics(TypedDict, total=False):
+    """An element of ``WriteShareGroupStateRequest.topics``."""
+
+    topic_id: uuid.UUID
+    partitions: list[WriteShareGroupStateRequestTopicsPartitions]
+
+
+class WriteShareGroupStateRequest(TypedDict, total=False):
+    """WriteShareGroupState request (api key 85), v0-1; flexible v0+."""
+
+    group_id: str
+    topics: list[WriteShareGroupStateRequestTopics]
+
+
+class WriteShareGroupStateResponseResultsPartitions(TypedDict, total=False):
+    """An element of ``WriteShareGroupStateResponseResults.partitions``."""
+
+    partition: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+
+
+class WriteShareGroupStateResponseResults(TypedDict, total=False):
+    """An element of ``WriteShareGroupStateResponse.results``."""
+
+    topic_id: uuid.UUID
+    partitions: list[WriteShareGroupStateResponseResultsPartitions]
+
+
+class WriteShareGroupStateResponse(TypedDict, total=False):
+    """WriteShareGroupState response (api key 85), v0-1; flexible v0+."""
+
+    results: list[WriteShareGroupStateResponseResults]
+
+
+class DeleteShareGroupStateRequestTopicsPartitions(TypedDict, total=False):
+    """An element of ``DeleteShareGroupStateRequestTopics.partitions``."""
+
+    partition: int
+
+
+class DeleteShareGroupStateRequestTopics(TypedDict, total=False):
+    """An element of ``DeleteShareGroupStateRequest.topics``."""
+
+    topic_id: uuid.UUID
+    partitions: list[DeleteShareGroupStateRequestTopicsPartitions]
+
+
+class DeleteShareGroupStateRequest(TypedDict, total=False):
+    """DeleteShareGroupState request (api key 86), v0-0; flexible v0+."""
+
+    group_id: str
+    topics: list[DeleteShareGroupStateRequestTopics]
+
+
+class DeleteShareGroupStateResponseResultsPartitions(TypedDict, total=False):
+    """An element of ``DeleteShareGroupStateResponseResults.partitions``."""
+
+    partition: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+
+
+class DeleteShareGroupStateResponseResults(TypedDict, total=False):
+    """An element of ``DeleteShareGroupStateResponse.results``."""
+
+    topic_id: uuid.UUID
+    partitions: list[DeleteShareGroupStateResponseResultsPartitions]
+
+
+class DeleteShareGroupStateResponse(TypedDict, total=False):
+    """DeleteShareGroupState response (api key 86), v0-0; flexible v0+."""
+
+    results: list[DeleteShareGroupStateResponseResults]
+
+
+class ReadShareGroupStateSummaryRequestTopicsPartitions(TypedDict, total=False):
+    """An element of ``ReadShareGroupStateSummaryRequestTopics.partitions``."""
+
+    partition: int
+    leader_epoch: int
+
+
+class ReadShareGroupStateSummaryRequestTopics(TypedDict, total=False):
+    """An element of ``ReadShareGroupStateSummaryRequest.topics``."""
+
+    topic_id: uuid.UUID
+    partitions: list[ReadShareGroupStateSummaryRequestTopicsPartitions]
+
+
+class ReadShareGroupStateSummaryRequest(TypedDict, total=False):
+    """ReadShareGroupStateSummary request (api key 87), v0-1; flexible v0+."""
+
+    group_id: str
+    topics: list[ReadShareGroupStateSummaryRequestTopics]
+
+
+class ReadShareGroupStateSummaryResponseResultsPartitions(TypedDict, total=False):
+    """An element of ``ReadShareGroupStateSummaryResponseResults.partitions``."""
+
+    partition: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+    state_epoch: int
+    leader_epoch: int
+    start_offset: int
+    delivery_complete_count: int  # v1+
+
+
+class ReadShareGroupStateSummaryResponseResults(TypedDict, total=False):
+    """An element of ``ReadShareGroupStateSummaryResponse.results``."""
+
+    topic_id: uuid.UUID
+    partitions: list[ReadShareGroupStateSummaryResponseResultsPartitions]
+
+
+class ReadShareGroupStateSummaryResponse(TypedDict, total=False):
+    """ReadShareGroupStateSummary response (api key 87), v0-1; flexible v0+."""
+
+    results: list[ReadShareGroupStateSummaryResponseResults]
+
+
+class DescribeShareGroupOffsetsRequestGroupsTopics(TypedDict, total=False):
+    """An element of ``DescribeShareGroupOffsetsRequestGroups.topics``."""
+
+    topic_name: str
+    partitions: list[int]
+
+
+class DescribeShareGroupOffsetsRequestGroups(TypedDict, total=False):
+    """An element of ``DescribeShareGroupOffsetsRequest.groups``."""
+
+    group_id: str
+    topics: list[DescribeShareGroupOffsetsRequestGroupsTopics] | None  # nullable v0+
+
+
+class DescribeShareGroupOffsetsRequest(TypedDict, total=False):
+    """DescribeShareGroupOffsets request (api key 90), v0-1; flexible v0+."""
+
+    groups: list[DescribeShareGroupOffsetsRequestGroups]
+
+
+class DescribeShareGroupOffsetsResponseGroupsTopicsPartitions(TypedDict, total=False):
+    """An element of ``DescribeShareGroupOffsetsResponseGroupsTopics.partitions``."""
+
+    partition_index: int
+    start_offset: int
+    leader_epoch: int
+    lag: int  # v1+
+    error_code: int
+    error_message: str | None  # nullable v0+
+
+
+class DescribeShareGroupOffsetsResponseGroupsTopics(TypedDict, total=False):
+    """An element of ``DescribeShareGroupOffsetsResponseGroups.topics``."""
+
+    topic_name: str
+    topic_id: uuid.UUID
+    partitions: list[DescribeShareGroupOffsetsResponseGroupsTopicsPartitions]
+
+
+class DescribeShareGroupOffsetsResponseGroups(TypedDict, total=False):
+    """An element of ``DescribeShareGroupOffsetsResponse.groups``."""
+
+    group_id: str
+    topics: list[DescribeShareGroupOffsetsResponseGroupsTopics]
+    error_code: int
+    error_message: str | None  # nullable v0+
+
+
+class DescribeShareGroupOffsetsResponse(TypedDict, total=False):
+    """DescribeShareGroupOffsets response (api key 90), v0-1; flexible v0+."""
+
+    throttle_time_ms: int
+    groups: list[DescribeShareGroupOffsetsResponseGroups]
+
+
+class AlterShareGroupOffsetsRequestTopicsPartitions(TypedDict, total=False):
+    """An element of ``AlterShareGroupOffsetsRequestTopics.partitions``."""
+
+    partition_index: int
+    start_offset: int
+
+
+class AlterShareGroupOffsetsRequestTopics(TypedDict, total=False):
+    """An element of ``AlterShareGroupOffsetsRequest.topics``."""
+
+    topic_name: str
+    partitions: list[AlterShareGroupOffsetsRequestTopicsPartitions]
+
+
+class AlterShareGroupOffsetsRequest(TypedDict, total=False):
+    """AlterShareGroupOffsets request (api key 91), v0-0; flexible v0+."""
+
+    group_id: str
+    topics: list[AlterShareGroupOffsetsRequestTopics]
+
+
+class AlterShareGroupOffsetsResponseResponsesPartitions(TypedDict, total=False):
+    """An element of ``AlterShareGroupOffsetsResponseResponses.partitions``."""
+
+    partition_index: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+
+
+class AlterShareGroupOffsetsResponseResponses(TypedDict, total=False):
+    """An element of ``AlterShareGroupOffsetsResponse.responses``."""
+
+    topic_name: str
+    topic_id: uuid.UUID
+    partitions: list[AlterShareGroupOffsetsResponseResponsesPartitions]
+
+
+class AlterShareGroupOffsetsResponse(TypedDict, total=False):
+    """AlterShareGroupOffsets response (api key 91), v0-0; flexible v0+."""
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+    responses: list[AlterShareGroupOffsetsResponseResponses]
+
+
+class DeleteShareGroupOffsetsRequestTopics(TypedDict, total=False):
+    """An element of ``DeleteShareGroupOffsetsRequest.topics``."""
+
+    topic_name: str
+
+
+class DeleteShareGroupOffsetsRequest(TypedDict, total=False):
+    """DeleteShareGroupOffsets request (api key 92), v0-0; flexible v0+."""
+
+    group_id: str
+    topics: list[DeleteShareGroupOffsetsRequestTopics]
+
+
+class DeleteShareGroupOffsetsResponseResponses(TypedDict, total=False):
+    """An element of ``DeleteShareGroupOffsetsResponse.responses``."""
+
+    topic_name: str
+    topic_id: uuid.UUID
+    error_code: int
+    error_message: str | None  # nullable v0+
+
+
+class DeleteShareGroupOffsetsResponse(TypedDict, total=False):
+    """DeleteShareGroupOffsets response (api key 92), v0-0; flexible v0+."""
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+    responses: list[DeleteShareGroupOffsetsResponseResponses]
 
 
 class ConsumerProtocolAssignmentAssignedPartitions(TypedDict, total=False):

@@ -1,0 +1,1 @@
+"""Share groups (KIP-932) on the partition leader: the per-(group, partition) delivery state."""
