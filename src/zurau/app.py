@@ -41,6 +41,8 @@ from zurau.config import BrokerConfig, resolve_topic_config, warn_inert_configs
 from zurau.coordinator.group.group_runtime import GroupCoordinatorRuntime
 from zurau.coordinator.group.service import RuntimeGroupCoordinatorService
 from zurau.coordinator.partition_writer import ReplicaManagerPartitionWriter
+from zurau.coordinator.share.service import RuntimeShareCoordinatorService
+from zurau.coordinator.share.share_runtime import ShareRuntime
 from zurau.coordinator.txn.marker_channel import TxnMarkerChannel
 from zurau.coordinator.txn.service import RuntimeTxnCoordinatorService
 from zurau.coordinator.txn.transaction_runtime import TRANSACTION_STATE_TOPIC, TransactionRuntime
@@ -164,6 +166,7 @@ class Broker:
         self.replica_manager: ReplicaManager
         self.group_coordinator: GroupCoordinatorRuntime
         self.txn_coordinator: TransactionRuntime
+        self.share_coordinator: ShareRuntime
         self.services: BrokerServices
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self.kraft: KRaftManager | None = None
@@ -327,6 +330,7 @@ class Broker:
             next_producer_id,
             self.group_coordinator,
         )
+        self.share_coordinator = ShareRuntime(cfg.share_coordinator, writer, topics, self.create_topic, self.clock)
         if cfg.get("transaction.partition.verification.enable"):
             self.replica_manager.txn_verifier = self.txn_coordinator.verify
 
@@ -335,6 +339,7 @@ class Broker:
 
         self.group_coordinator.live_brokers = live_brokers
         self.txn_coordinator.live_brokers = live_brokers
+        self.share_coordinator.live_brokers = live_brokers
 
     def _services(self, quorum: Any = None, controller_id: Callable[[], int] = lambda: -1) -> BrokerServices:
         return BrokerServices(
@@ -346,6 +351,7 @@ class Broker:
             controller=self.controller,
             groups=RuntimeGroupCoordinatorService(self.group_coordinator),
             txns=RuntimeTxnCoordinatorService(self.txn_coordinator),
+            shares=RuntimeShareCoordinatorService(self.share_coordinator),
             api_versions=self.api_versions,
             advertised=lambda: self.advertised,
             advertised_for=self.advertised_for,
@@ -397,7 +403,9 @@ class Broker:
         self.controller = LocalControllerChannel(controller, self.metadata_log, image, now_ms, self._flush_off_loop)
         producer_ids = ProducerIdManager(lambda: self.controller.allocate_producer_ids_now(self.node_id, -1))
         self._build_broker(lambda: self.controller.image, producer_ids.next_id)
-        publisher = MetadataPublisher(self.node_id, self.replica_manager, self.group_coordinator, self.txn_coordinator)
+        publisher = MetadataPublisher(
+            self.node_id, self.replica_manager, self.group_coordinator, self.txn_coordinator, self.share_coordinator
+        )
         # Everything the image already holds is published once, like a fresh snapshot: every
         # partition placed here is hosted, and the coordinators replay their partitions (groups
         # first; the transaction coordinator then completes the transactions it finds prepared)
@@ -486,7 +494,9 @@ class Broker:
         # Off the event loop: recovering thousands of partitions must not starve Raft. Nothing
         # else touches the log manager before the publisher below is installed.
         await asyncio.get_running_loop().run_in_executor(None, self.log_manager.load)
-        publisher = MetadataPublisher(self.node_id, self.replica_manager, self.group_coordinator, self.txn_coordinator)
+        publisher = MetadataPublisher(
+            self.node_id, self.replica_manager, self.group_coordinator, self.txn_coordinator, self.share_coordinator
+        )
         # Applied in chunks, here and for every later change: Raft and the controller keep
         # running between chunks however many partitions a change touches.
         self.publishing = ChunkedPublishing(publisher)
@@ -680,6 +690,8 @@ class Broker:
             self.replica_manager.txn_verifier = None
         if hasattr(self, "txn_coordinator"):
             self.txn_coordinator.stop()
+        if hasattr(self, "share_coordinator"):
+            self.share_coordinator.stop()
         if hasattr(self, "group_coordinator"):
             self.group_coordinator.stop()
         if hasattr(self, "replica_manager"):

@@ -170,7 +170,12 @@ class EmbeddedBroker:
         try:
             # One broker: its internal topics have one replica, as Kafka's single-node configs set,
             # instead of warning that 3 were configured (overridable like any config).
-            single: dict[str, Any] = {"offsets.topic.replication.factor": 1, "transaction.state.log.replication.factor": 1}
+            single: dict[str, Any] = {
+                "offsets.topic.replication.factor": 1,
+                "transaction.state.log.replication.factor": 1,
+                "share.coordinator.state.topic.replication.factor": 1,
+                "share.coordinator.state.topic.min.isr": 1,
+            }
             if security != "PLAINTEXT":
                 if security.endswith("SSL"):
                     self._tls_dir = Path(tempfile.mkdtemp(prefix="zurau-tls-"))

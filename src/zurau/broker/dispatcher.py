@@ -104,6 +104,12 @@ HANDLER_MODULES = (
     "describe_producers",
     "describe_transactions",
     "list_transactions",
+    # share coordinator (KIP-932 share-group state, inter-broker)
+    "initialize_share_group_state",
+    "read_share_group_state",
+    "write_share_group_state",
+    "delete_share_group_state",
+    "read_share_group_state_summary",
 )
 
 

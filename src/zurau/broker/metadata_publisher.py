@@ -9,10 +9,10 @@ the new one:
   leader), opening or creating its log; a partition whose replicas no longer include this node
   stops being hosted here and its log is deleted;
 * a deleted topic: stop hosting its partitions and delete their logs; the group coordinator drops
-  the committed offsets of the topic;
+  the committed offsets of the topic, the share coordinator the share-partition state of it;
 * changed topic configs: the live logs take the new config;
 * a partition of a coordinator's internal topic (``__consumer_offsets``,
-  ``__transaction_state``) that this node comes to lead: the coordinator loads it (groups before
+  ``__transaction_state``, ``__share_group_state``) that this node comes to lead: the coordinator loads it (groups before
   transactions, whose recovery may write markers to ``__consumer_offsets``); one it stops leading
   or that goes away: the coordinator unloads it.
 
@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Protocol
 
 from zurau.metadata.image import MetadataImage, PartitionRegistration, TopicImage
@@ -80,15 +81,27 @@ class GroupsCoordinator(Coordinator, Protocol):
     def on_topic_deleted(self, topic: str) -> None: ...
 
 
+class SharesCoordinator(Coordinator, Protocol):
+    def on_topics_deleted(self, topic_ids: Iterable[uuid.UUID]) -> None: ...
+
+
 class MetadataPublisher:
     def __init__(
-        self, node_id: int, replicas: HostsPartitions, groups: GroupsCoordinator, txns: Coordinator
+        self,
+        node_id: int,
+        replicas: HostsPartitions,
+        groups: GroupsCoordinator,
+        txns: Coordinator,
+        shares: SharesCoordinator | None = None,
     ) -> None:
         self.node_id = node_id
         self.replicas = replicas
         self.groups = groups
+        self.shares = shares
         # Load order matters: groups first (transaction recovery writes to __consumer_offsets).
         self._coordinators: dict[str, Coordinator] = {groups.topic: groups, txns.topic: txns}
+        if shares is not None:
+            self._coordinators[shares.topic] = shares
 
     def publish(self, old: MetadataImage, new: MetadataImage, *, blocking: bool = False) -> None:
         """Make this node match ``new`` (``blocking``: replay coordinator partitions fully now,
@@ -194,6 +207,8 @@ class MetadataPublisher:
                 coordinator.unload(i)
             self.replicas.stop_hosting(t.name, i, delete=True)
         self.groups.on_topic_deleted(t.name)  # committed offsets of the topic go too
+        if self.shares is not None:
+            self.shares.on_topics_deleted([t.topic_id])  # and the share-partition state of it
         log.info("deleted topic %s", t.name)
 
 

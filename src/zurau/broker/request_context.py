@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from zurau.clock import Clock
     from zurau.config import BrokerConfig
     from zurau.coordinator.group.service import GroupCoordinatorService
+    from zurau.coordinator.share.service import ShareCoordinatorService
     from zurau.coordinator.txn.service import TxnCoordinatorService
     from zurau.metadata.image import MetadataImage
     from zurau.protocol.messages import ApiVersionsResponseApiKeys
@@ -79,6 +80,9 @@ class BrokerServices:
     fetch_sessions: FetchSessionCache | None = None
     # Client quotas (None: never enforced, as in tests with partial services).
     quotas: ClientQuotaManager | None = None
+    # The share coordinator (KIP-932 share-group state; None: not served, as in tests with
+    # partial services).
+    shares: ShareCoordinatorService | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +147,10 @@ class RequestContext:
     @property
     def txns(self) -> TxnCoordinatorService:
         return self.services.txns
+
+    @property
+    def shares(self) -> ShareCoordinatorService | None:
+        return getattr(self.services, "shares", None)  # tests may pass partial services
 
     @property
     def api_versions(self) -> list[ApiVersionsResponseApiKeys]:

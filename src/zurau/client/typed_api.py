@@ -63,6 +63,8 @@ from zurau.protocol.messages import (
     DeleteGroupsResponse,
     DeleteRecordsRequest,
     DeleteRecordsResponse,
+    DeleteShareGroupStateRequest,
+    DeleteShareGroupStateResponse,
     DeleteTopicsRequest,
     DeleteTopicsResponse,
     DescribeAclsRequest,
@@ -101,6 +103,8 @@ from zurau.protocol.messages import (
     HeartbeatResponse,
     IncrementalAlterConfigsRequest,
     IncrementalAlterConfigsResponse,
+    InitializeShareGroupStateRequest,
+    InitializeShareGroupStateResponse,
     InitProducerIdRequest,
     InitProducerIdResponse,
     JoinGroupRequest,
@@ -127,6 +131,10 @@ from zurau.protocol.messages import (
     OffsetForLeaderEpochResponse,
     ProduceRequest,
     ProduceResponse,
+    ReadShareGroupStateRequest,
+    ReadShareGroupStateResponse,
+    ReadShareGroupStateSummaryRequest,
+    ReadShareGroupStateSummaryResponse,
     RemoveRaftVoterRequest,
     RemoveRaftVoterResponse,
     SaslAuthenticateRequest,
@@ -141,6 +149,8 @@ from zurau.protocol.messages import (
     UpdateRaftVoterResponse,
     VoteRequest,
     VoteResponse,
+    WriteShareGroupStateRequest,
+    WriteShareGroupStateResponse,
     WriteTxnMarkersRequest,
     WriteTxnMarkersResponse,
 )
@@ -204,6 +214,21 @@ ADD_PARTITIONS_TO_TXN: Api[AddPartitionsToTxnRequest, AddPartitionsToTxnResponse
 ADD_OFFSETS_TO_TXN: Api[AddOffsetsToTxnRequest, AddOffsetsToTxnResponse] = Api(ApiKey.ADD_OFFSETS_TO_TXN)
 END_TXN: Api[EndTxnRequest, EndTxnResponse] = Api(ApiKey.END_TXN)
 WRITE_TXN_MARKERS: Api[WriteTxnMarkersRequest, WriteTxnMarkersResponse] = Api(ApiKey.WRITE_TXN_MARKERS)
+INITIALIZE_SHARE_GROUP_STATE: Api[InitializeShareGroupStateRequest, InitializeShareGroupStateResponse] = Api(
+    ApiKey.INITIALIZE_SHARE_GROUP_STATE
+)
+READ_SHARE_GROUP_STATE: Api[ReadShareGroupStateRequest, ReadShareGroupStateResponse] = Api(
+    ApiKey.READ_SHARE_GROUP_STATE
+)
+WRITE_SHARE_GROUP_STATE: Api[WriteShareGroupStateRequest, WriteShareGroupStateResponse] = Api(
+    ApiKey.WRITE_SHARE_GROUP_STATE
+)
+DELETE_SHARE_GROUP_STATE: Api[DeleteShareGroupStateRequest, DeleteShareGroupStateResponse] = Api(
+    ApiKey.DELETE_SHARE_GROUP_STATE
+)
+READ_SHARE_GROUP_STATE_SUMMARY: Api[ReadShareGroupStateSummaryRequest, ReadShareGroupStateSummaryResponse] = Api(
+    ApiKey.READ_SHARE_GROUP_STATE_SUMMARY
+)
 TXN_OFFSET_COMMIT: Api[TxnOffsetCommitRequest, TxnOffsetCommitResponse] = Api(ApiKey.TXN_OFFSET_COMMIT)
 DESCRIBE_ACLS: Api[DescribeAclsRequest, DescribeAclsResponse] = Api(ApiKey.DESCRIBE_ACLS)
 CREATE_ACLS: Api[CreateAclsRequest, CreateAclsResponse] = Api(ApiKey.CREATE_ACLS)
@@ -336,4 +361,9 @@ __all__ = [
     "UPDATE_RAFT_VOTER",
     "VOTE",
     "WRITE_TXN_MARKERS",
+    "INITIALIZE_SHARE_GROUP_STATE",
+    "READ_SHARE_GROUP_STATE",
+    "WRITE_SHARE_GROUP_STATE",
+    "DELETE_SHARE_GROUP_STATE",
+    "READ_SHARE_GROUP_STATE_SUMMARY",
 ]

@@ -20,7 +20,11 @@ from typing import Any
 
 from zurau.config.broker_checks import check_broker_config, check_supported
 from zurau.config.config_def import LIST_SPLIT, format_value, parse_type
-from zurau.config.coordinator_views import GroupCoordinatorConfig, TransactionCoordinatorConfig
+from zurau.config.coordinator_views import (
+    GroupCoordinatorConfig,
+    ShareCoordinatorConfig,
+    TransactionCoordinatorConfig,
+)
 from zurau.config.definitions import BROKER_CONFIGS, BROKER_DEFINITIONS_BY_SNAKE_NAME, TOPIC_CONFIGS
 from zurau.config.describe import ConfigSource
 from zurau.config.listeners import (
@@ -421,6 +425,11 @@ class BrokerConfig:
     def transaction_coordinator(self) -> TransactionCoordinatorConfig:
         """The transaction coordinator's settings, typed (built once)."""
         return TransactionCoordinatorConfig.from_values(self._values)
+
+    @functools.cached_property
+    def share_coordinator(self) -> ShareCoordinatorConfig:
+        """The share coordinator's settings, typed (built once)."""
+        return ShareCoordinatorConfig.from_values(self._values)
 
 
 def _to_str(name: str, value: Any) -> str:

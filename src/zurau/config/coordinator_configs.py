@@ -1,12 +1,13 @@
-"""Group and transaction coordinator configuration definitions (Kafka's
-``GroupCoordinatorConfig``, ``TransactionLogConfig`` and ``TransactionStateManagerConfig``).
+"""Group, transaction and share coordinator configuration definitions (Kafka's
+``GroupCoordinatorConfig``, ``TransactionLogConfig``, ``TransactionStateManagerConfig`` and
+``ShareCoordinatorConfig``).
 The coordinators read them through typed views (:mod:`zurau.config.coordinator_views`).
 """
 
 from __future__ import annotations
 
 from zurau.config.config_def import ConfigKey
-from zurau.config.shorthand import LI, LO, SH, B, H, I, L, M, S, at_least
+from zurau.config.shorthand import LI, LO, SH, B, H, I, L, M, S, at_least, between
 from zurau.config.types import INT_MAX
 from zurau.config.validators import NonEmptyList, ValidList, ValidString
 
@@ -91,5 +92,27 @@ COORDINATOR_CONFIGS: tuple[ConfigKey, ...] = (
               "Idle time after which a partition leader forgets a producer id.", dynamic=True),
     ConfigKey("producer.id.expiration.check.interval.ms", I, 600_000, at_least(1), LO,
               "Interval between expired producer id checks."),
+    # --- share coordinator (KIP-932, Kafka's ShareCoordinatorConfig) ---------------------------
+    ConfigKey("share.coordinator.state.topic.num.partitions", I, 50, at_least(1), H,
+              "Partitions of __share_group_state (do not change after deployment)."),
+    ConfigKey("share.coordinator.state.topic.replication.factor", SH, 3, at_least(1), H,
+              "Replication factor of __share_group_state (capped at the live brokers when it is "
+              "created, with a warning)."),
+    ConfigKey("share.coordinator.state.topic.min.isr", SH, 2, at_least(1), H,
+              "min.insync.replicas of __share_group_state (capped at the live brokers when it is "
+              "created)."),
+    ConfigKey("share.coordinator.state.topic.segment.bytes", I, 104_857_600, at_least(1), H,
+              "Segment size of __share_group_state."),
+    ConfigKey("share.coordinator.state.topic.compression.codec", I, 0, None, H,
+              "Codec id for the records written to __share_group_state."),
+    ConfigKey("share.coordinator.snapshot.update.records.per.snapshot", I, 500, between(0, 500), M,
+              "Update records the share coordinator writes for a share-partition between two "
+              "snapshot records."),
+    ConfigKey("share.coordinator.write.timeout.ms", I, 5000, at_least(1), H,
+              "How long a share coordinator write waits for replication."),
+    ConfigKey("share.coordinator.load.buffer.size", I, 5_242_880, at_least(1), H,
+              "Read size when loading share-group state from __share_group_state."),
+    ConfigKey("share.coordinator.cold.partition.snapshot.interval.ms", I, 300_000, at_least(1), LO,
+              "How often share-partitions that are not being updated are snapshotted again."),
 )
 # fmt: on

@@ -15,7 +15,7 @@ from typing import Any
 
 from zurau.config.shorthand import MS_PER_MINUTE
 
-__all__ = ["GroupCoordinatorConfig", "TransactionCoordinatorConfig"]
+__all__ = ["GroupCoordinatorConfig", "ShareCoordinatorConfig", "TransactionCoordinatorConfig"]
 
 
 @dataclass(frozen=True)
@@ -96,4 +96,36 @@ class TransactionCoordinatorConfig:
             max_timeout_ms=v["transaction.max.timeout.ms"],
             id_expiration_ms=v["transactional.id.expiration.ms"],
             remove_expired_interval_ms=v["transaction.remove.expired.transaction.cleanup.interval.ms"],
+        )
+
+
+@dataclass(frozen=True)
+class ShareCoordinatorConfig:
+    """The share coordinator's settings, typed (Kafka's ``ShareCoordinatorConfig``, KIP-932); the
+    config names are in the comments. Build with :attr:`BrokerConfig.share_coordinator
+    <zurau.config.broker_config.BrokerConfig.share_coordinator>`."""
+
+    num_partitions: int  # share.coordinator.state.topic.num.partitions
+    replication_factor: int  # share.coordinator.state.topic.replication.factor
+    min_isr: int  # share.coordinator.state.topic.min.isr
+    segment_bytes: int  # share.coordinator.state.topic.segment.bytes
+    compression_codec: int  # share.coordinator.state.topic.compression.codec
+    snapshot_update_records_per_snapshot: int  # share.coordinator.snapshot.update.records.per.snapshot
+    write_timeout_ms: int  # share.coordinator.write.timeout.ms
+    load_buffer_size: int  # share.coordinator.load.buffer.size
+    cold_partition_snapshot_interval_ms: int  # share.coordinator.cold.partition.snapshot.interval.ms
+
+    @classmethod
+    def from_values(cls, v: Mapping[str, Any]) -> ShareCoordinatorConfig:
+        """From a broker's typed values by config name."""
+        return cls(
+            num_partitions=v["share.coordinator.state.topic.num.partitions"],
+            replication_factor=v["share.coordinator.state.topic.replication.factor"],
+            min_isr=v["share.coordinator.state.topic.min.isr"],
+            segment_bytes=v["share.coordinator.state.topic.segment.bytes"],
+            compression_codec=v["share.coordinator.state.topic.compression.codec"],
+            snapshot_update_records_per_snapshot=v["share.coordinator.snapshot.update.records.per.snapshot"],
+            write_timeout_ms=v["share.coordinator.write.timeout.ms"],
+            load_buffer_size=v["share.coordinator.load.buffer.size"],
+            cold_partition_snapshot_interval_ms=v["share.coordinator.cold.partition.snapshot.interval.ms"],
         )

@@ -4,8 +4,11 @@ v0-v3 ask for one key, v4+ for a batch (``coordinator_keys``), answered one entr
 maps to partition ``abs(hash(group)) % offsets.topic.num.partitions`` of ``__consumer_offsets``,
 which is created on the first request; the leader of that partition is the coordinator (on a
 single node: this broker). Key type 1 (transactional ids) maps the same way to a partition of
-``__transaction_state`` (created on the first request). Share groups (key type 2) are not
-supported: INVALID_REQUEST.
+``__transaction_state`` (created on the first request). Key type 2 (SHARE, v6+, KIP-932) names
+a share-partition as ``groupId:topicId:partition`` (topic id in Kafka's base64 form) and maps it
+to a partition of ``__share_group_state`` (created on the first request), whose leader is the
+share coordinator; it needs CLUSTER_ACTION on the cluster (brokers ask it, never clients), as
+Kafka's ``KafkaApis`` requires; a malformed key, or the SHARE type below v6, is INVALID_REQUEST.
 
 In a cluster (the image has broker registrations) the coordinator of a key is the leader of its
 partition, as Kafka answers: a missing internal topic is created and the answer is
@@ -22,13 +25,15 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from zurau.broker.handlers._authz import GROUP as GROUP_RESOURCE
-from zurau.broker.handlers._authz import TRANSACTIONAL_ID, Op, allowed
+from zurau.broker.handlers._authz import TRANSACTIONAL_ID, Op, allowed, cluster_allowed
 from zurau.broker.handlers._groups import coordinator
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group.service import GroupCoordinatorService
+from zurau.coordinator.share.service import ShareCoordinatorService
 from zurau.coordinator.txn.service import TxnCoordinatorService
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
+    ClusterAuthorizationFailedError,
     CoordinatorNotAvailableError,
     GroupAuthorizationFailedError,
     InvalidRequestError,
@@ -41,10 +46,12 @@ from zurau.protocol.messages import (
     FindCoordinatorResponse,
     FindCoordinatorResponseCoordinators,
 )
+from zurau.types import parse_kafka_uuid
 
 API_KEY = ApiKey.FIND_COORDINATOR
 
-GROUP, TRANSACTION = 0, 1
+GROUP, TRANSACTION, SHARE = 0, 1, 2
+FIRST_SHARE_VERSION = 6
 
 
 class Node(NamedTuple):
@@ -58,8 +65,21 @@ class Node(NamedTuple):
 NO_NODE = Node(-1, "", -1)
 
 
+def valid_share_key(key: str) -> bool:
+    """Whether ``key`` is a share-partition's ``groupId:topicId:partition`` (Kafka's
+    ``SharePartitionKey.validate``): three parts, a group id, a topic id, a partition >= 0."""
+    parts = key.split(":")
+    if len(parts) != 3 or not parts[0]:
+        return False
+    try:
+        parse_kafka_uuid(parts[1])
+        return int(parts[2]) >= 0
+    except ValueError:
+        return False
+
+
 def _lookup(ctx: RequestContext, key: str, key_type: int) -> tuple[KafkaError | None, Node]:
-    rt: GroupCoordinatorService | TxnCoordinatorService
+    rt: GroupCoordinatorService | TxnCoordinatorService | ShareCoordinatorService
     if key_type == GROUP:
         if not allowed(ctx, Op.DESCRIBE, GROUP_RESOURCE, key):
             return GroupAuthorizationFailedError("Group authorization failed."), NO_NODE
@@ -68,6 +88,15 @@ def _lookup(ctx: RequestContext, key: str, key_type: int) -> tuple[KafkaError | 
         if not allowed(ctx, Op.DESCRIBE, TRANSACTIONAL_ID, key):
             return TransactionalIdAuthorizationFailedError("Transactional id authorization failed."), NO_NODE
         rt = ctx.txns
+    elif key_type == SHARE and ctx.api_version >= FIRST_SHARE_VERSION:
+        if not cluster_allowed(ctx, Op.CLUSTER_ACTION):
+            return ClusterAuthorizationFailedError("Cluster authorization failed."), NO_NODE
+        shares = ctx.shares
+        if shares is None:
+            return CoordinatorNotAvailableError("The share coordinator is not available."), NO_NODE
+        if not valid_share_key(key):
+            return InvalidRequestError(f"invalid share coordinator key {key!r}"), NO_NODE
+        rt = shares
     else:
         return InvalidRequestError(f"unsupported coordinator key type {key_type}"), NO_NODE
     if ctx.image.brokers:
@@ -80,7 +109,9 @@ def _lookup(ctx: RequestContext, key: str, key_type: int) -> tuple[KafkaError | 
 
 
 def _leader_of(
-    ctx: RequestContext, rt: GroupCoordinatorService | TxnCoordinatorService, key: str
+    ctx: RequestContext,
+    rt: GroupCoordinatorService | TxnCoordinatorService | ShareCoordinatorService,
+    key: str,
 ) -> tuple[KafkaError | None, Node]:
     """The live leader of ``key``'s partition of the runtime's internal topic (cluster mode)."""
     image = ctx.image

@@ -7,4 +7,7 @@ share-partition (a share group's view of one topic partition) in ``__share_group
   initialize, write, read, read summary and delete of share-partition state, replay of the
   records, snapshot cadence, cold snapshots; it runs on the generic
   :class:`~zurau.coordinator.coordinator_runtime.CoordinatorRuntime` like the other coordinators.
+* :mod:`.share_runtime`: that runtime for ``__share_group_state`` (record batches, the topic's
+  KIP-932 settings, created on first use).
+* :mod:`.service`: the face the broker's handlers see (one async method per API, 83-87).
 """
