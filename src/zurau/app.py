@@ -156,7 +156,7 @@ class Broker:
         self._watch_loop = loop_watchdog
         self.node_id: int = config.node_id
         self.clock: Clock = clock or SystemClock()
-        self.handlers = load_handlers()
+        self.handlers = load_handlers(config=config.values())
         self.api_versions = api_version_ranges(self.handlers)
         self.started = False
         self.server: BrokerServer | None = None

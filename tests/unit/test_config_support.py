@@ -245,6 +245,10 @@ CHECKED_IN_CONFIG = {
     "group.consumer.max.session.timeout.ms",
     "group.consumer.min.heartbeat.interval.ms",
     "group.consumer.max.heartbeat.interval.ms",
+    "group.share.min.session.timeout.ms",
+    "group.share.max.session.timeout.ms",
+    "group.share.min.heartbeat.interval.ms",
+    "group.share.max.heartbeat.interval.ms",
 }
 # Edge apps and test helpers reuse Kafka's client config names; only the broker side counts.
 NOT_BROKER_CODE = ("spark", "schema_registry", "pipelines", "client", "cli", "testing")
@@ -315,8 +319,8 @@ def test_marked_configs_have_reasons_and_inert_ones_are_not_read_as_if_honoured(
 # ---------------------------------------------------------------------------------------------
 
 
-def test_consumer_group_bounds_are_checked() -> None:
-    prefix = "group.consumer."
+@pytest.mark.parametrize("prefix", ["group.consumer.", "group.share."])
+def test_consumer_group_bounds_are_checked(prefix: str) -> None:
     with pytest.raises(ConfigError, match="heartbeat.interval.ms must be greater than or equal to"):
         BrokerConfig({prefix + "heartbeat.interval.ms": "500"})
     BrokerConfig({prefix + "heartbeat.interval.ms": "500", prefix + "min.heartbeat.interval.ms": "500"})
@@ -330,7 +334,7 @@ def test_consumer_group_bounds_are_checked() -> None:
         BrokerConfig({prefix + "session.timeout.ms": "70000"})
     with pytest.raises(ConfigError, match="max.session.timeout.ms must be greater than or equal to"):
         BrokerConfig({prefix + "max.session.timeout.ms": "40000"})
-    with pytest.raises(ConfigError, match="heartbeat.interval.ms must be less than group.consumer.session"):
+    with pytest.raises(ConfigError, match=f"heartbeat.interval.ms must be less than {prefix}session"):
         BrokerConfig(
             {
                 prefix + "heartbeat.interval.ms": "6000",

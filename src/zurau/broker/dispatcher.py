@@ -5,6 +5,11 @@ Each handler module under :mod:`zurau.broker.handlers` declares ``API_KEY`` and 
 returning its response message, an awaitable of one, or ``None`` (no response: Produce with
 acks=0). Optional ``MIN_VERSION``/``MAX_VERSION`` narrow the schema's range. An API is advertised
 only if a handler for it exists, so nothing unimplemented is announced.
+
+A handler module may declare ``ENABLED_BY``, the name of a BOOLEAN broker config: it is loaded
+(served and advertised in ApiVersions) only when that config is true in the broker's config
+(:func:`load_handlers`'s ``config``; without one, such handlers are left out). The share-group
+APIs are gated this way on ``group.share.enable``.
 """
 
 from __future__ import annotations
@@ -95,6 +100,9 @@ HANDLER_MODULES = (
     "delete_groups",
     "consumer_group_heartbeat",
     "consumer_group_describe",
+    # share groups (KIP-932), only with group.share.enable=true (ENABLED_BY)
+    "share_group_heartbeat",
+    "share_group_describe",
     # transaction coordinator
     "add_partitions_to_txn",
     "add_offsets_to_txn",
@@ -124,10 +132,17 @@ class Handler:
         return self.min_version <= version <= self.max_version
 
 
-def load_handlers(modules: tuple[str, ...] = HANDLER_MODULES) -> dict[int, Handler]:
+def load_handlers(
+    modules: tuple[str, ...] = HANDLER_MODULES, config: Mapping[str, Any] | None = None
+) -> dict[int, Handler]:
+    """The handlers of ``modules`` by api key; a module with ``ENABLED_BY`` only if ``config``
+    (typed broker config values by name) has that config true."""
     handlers: dict[int, Handler] = {}
     for name in modules:
         mod: ModuleType = importlib.import_module(f"zurau.broker.handlers.{name}")
+        gate = getattr(mod, "ENABLED_BY", None)
+        if gate is not None and not (config is not None and config.get(gate) is True):
+            continue
         schema = schema_for(mod.API_KEY)
         lo = max(schema.min_version, getattr(mod, "MIN_VERSION", schema.min_version))
         hi = min(schema.max_version, getattr(mod, "MAX_VERSION", schema.max_version))

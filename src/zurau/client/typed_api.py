@@ -141,6 +141,10 @@ from zurau.protocol.messages import (
     SaslAuthenticateResponse,
     SaslHandshakeRequest,
     SaslHandshakeResponse,
+    ShareGroupDescribeRequest,
+    ShareGroupDescribeResponse,
+    ShareGroupHeartbeatRequest,
+    ShareGroupHeartbeatResponse,
     SyncGroupRequest,
     SyncGroupResponse,
     TxnOffsetCommitRequest,
@@ -275,6 +279,10 @@ CONSUMER_GROUP_HEARTBEAT: Api[ConsumerGroupHeartbeatRequest, ConsumerGroupHeartb
 CONSUMER_GROUP_DESCRIBE: Api[ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse] = Api(
     ApiKey.CONSUMER_GROUP_DESCRIBE
 )
+SHARE_GROUP_HEARTBEAT: Api[ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse] = Api(
+    ApiKey.SHARE_GROUP_HEARTBEAT
+)
+SHARE_GROUP_DESCRIBE: Api[ShareGroupDescribeRequest, ShareGroupDescribeResponse] = Api(ApiKey.SHARE_GROUP_DESCRIBE)
 
 # Inter-broker and controller APIs, sent over a BrokerConnection by the broker's own channels
 # (zurau.metadata, zurau.replication).
@@ -356,6 +364,8 @@ __all__ = [
     "REMOVE_RAFT_VOTER",
     "SASL_AUTHENTICATE",
     "SASL_HANDSHAKE",
+    "SHARE_GROUP_DESCRIBE",
+    "SHARE_GROUP_HEARTBEAT",
     "SYNC_GROUP",
     "TXN_OFFSET_COMMIT",
     "UPDATE_RAFT_VOTER",

@@ -219,13 +219,13 @@ def check_supported(cfg: BrokerConfig) -> None:
             "only the built-in assignors uniform and range are implemented",
         )
     _check_consumer_group_bounds(v)
+    _check_consumer_group_bounds(v, "group.share.")
     parse_connection_overrides(v["max.connections.per.ip.overrides"])
 
 
-def _check_consumer_group_bounds(v: Mapping[str, Any]) -> None:
+def _check_consumer_group_bounds(v: Mapping[str, Any], prefix: str = "group.consumer.") -> None:
     """Kafka's start-up checks of the consumer-group (KIP-848) session timeout and heartbeat
-    interval against their min/max bounds."""
-    prefix = "group.consumer."
+    interval against their min/max bounds; the same for share groups (``group.share.``)."""
     rules = (
         ("max.heartbeat.interval.ms", ">=", "min.heartbeat.interval.ms"),
         ("heartbeat.interval.ms", ">=", "min.heartbeat.interval.ms"),

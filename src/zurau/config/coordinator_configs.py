@@ -64,6 +64,27 @@ COORDINATOR_CONFIGS: tuple[ConfigKey, ...] = (
               ValidString(("disabled", "upgrade", "downgrade", "bidirectional"), case_insensitive=True), M,
               "Which classic <-> consumer group conversions are allowed for non-empty groups.",
               kafka_default="bidirectional"),
+    # --- share groups (KIP-932): membership; ShareFetch/ShareAcknowledge are not served yet ----
+    ConfigKey("group.share.enable", B, False, None, M,
+              "Serve share groups (KIP-932); Kafka 4.0's internal early-access switch. Off: the share "
+              "APIs are neither advertised nor served."),
+    ConfigKey("group.share.session.timeout.ms", I, 45_000, at_least(1), M,
+              "Session timeout of share-group members."),
+    ConfigKey("group.share.min.session.timeout.ms", I, 45_000, at_least(1), M,
+              "Smallest session timeout for share groups."),
+    ConfigKey("group.share.max.session.timeout.ms", I, 60_000, at_least(1), M,
+              "Largest session timeout for share groups."),
+    ConfigKey("group.share.heartbeat.interval.ms", I, 5000, at_least(1), M,
+              "Heartbeat interval given to share-group members."),
+    ConfigKey("group.share.min.heartbeat.interval.ms", I, 5000, at_least(1), M,
+              "Smallest heartbeat interval for share groups."),
+    ConfigKey("group.share.max.heartbeat.interval.ms", I, 15_000, at_least(1), M,
+              "Largest heartbeat interval for share groups."),
+    ConfigKey("group.share.max.size", I, 200, between(1, 1000), M,
+              "Most members of one share group."),
+    ConfigKey("group.share.initialize.retry.interval.ms", I, 30_000, at_least(1), LO,
+              "How long a share partition's state initialization may be pending before a heartbeat "
+              "asks for it again (at least offsets.commit.timeout.ms)."),
     # --- transactions and producer state -------------------------------------------------------
     ConfigKey("transaction.state.log.num.partitions", I, 50, at_least(1), H,
               "Partitions of __transaction_state (do not change after deployment)."),

@@ -42,6 +42,13 @@ class GroupCoordinatorConfig:
     consumer_max_size: int  # group.consumer.max.size
     consumer_assignors: tuple[str, ...]  # group.consumer.assignors, lower-cased
     rebalance_protocols: tuple[str, ...]  # group.coordinator.rebalance.protocols, lower-cased
+    # Share groups (KIP-932); defaults so that a view built field by field (tests) needs none.
+    share_enabled: bool = False  # group.share.enable
+    share_session_timeout_ms: int = 45_000  # group.share.session.timeout.ms
+    share_heartbeat_interval_ms: int = 5_000  # group.share.heartbeat.interval.ms
+    share_max_size: int = 200  # group.share.max.size
+    # group.share.initialize.retry.interval.ms, at least offsets.commit.timeout.ms (as Kafka)
+    share_initialize_retry_interval_ms: int = 30_000
 
     @classmethod
     def from_values(cls, v: Mapping[str, Any]) -> GroupCoordinatorConfig:
@@ -65,6 +72,13 @@ class GroupCoordinatorConfig:
             consumer_max_size=v["group.consumer.max.size"],
             consumer_assignors=tuple(a.strip().lower() for a in v["group.consumer.assignors"]),
             rebalance_protocols=tuple(p.strip().lower() for p in v["group.coordinator.rebalance.protocols"]),
+            share_enabled=v["group.share.enable"],
+            share_session_timeout_ms=v["group.share.session.timeout.ms"],
+            share_heartbeat_interval_ms=v["group.share.heartbeat.interval.ms"],
+            share_max_size=v["group.share.max.size"],
+            share_initialize_retry_interval_ms=max(
+                v["group.share.initialize.retry.interval.ms"], v["offsets.commit.timeout.ms"]
+            ),
         )
 
 

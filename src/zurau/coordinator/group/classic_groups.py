@@ -30,6 +30,7 @@ from zurau.coordinator.group.results import (
     SyncGroupResult,
 )
 from zurau.coordinator.group.shard_context import GroupShardContext
+from zurau.coordinator.group.share_group import ShareGroup
 from zurau.coordinator.write_errors import write_error
 from zurau.protocol import errors as E
 
@@ -78,6 +79,8 @@ class ClassicGroupManager:
             if rebalance_timeout_ms <= 0:
                 rebalance_timeout_ms = session_timeout_ms
             group = self.groups.get(group_id)
+            if isinstance(group, ShareGroup):
+                raise E.InconsistentGroupProtocolError(f"group {group_id} is a share group")
             if isinstance(group, ConsumerGroup):
                 if group.members:
                     raise E.InconsistentGroupProtocolError(

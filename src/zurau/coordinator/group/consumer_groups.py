@@ -39,6 +39,7 @@ from zurau.coordinator.group.group_metadata import ClassicGroup
 from zurau.coordinator.group.records import CoordinatorRecord
 from zurau.coordinator.group.results import ConsumerGroupHeartbeatResult, Effects, member_key
 from zurau.coordinator.group.shard_context import GroupShardContext
+from zurau.coordinator.group.share_group import ShareGroup
 from zurau.coordinator.write_errors import write_error
 from zurau.protocol import errors as E
 from zurau.protocol.messages import (
@@ -122,6 +123,8 @@ class ConsumerGroupManager:
                 member_id = str(uuid.uuid4())  # v0: the coordinator names the member
             group = self.groups.get(group_id)
             converting = False
+            if isinstance(group, ShareGroup):
+                raise E.GroupIdNotFoundError(f"Group {group_id} is not a consumer group.")
             if isinstance(group, ClassicGroup):
                 if group.members or group.pending_members:
                     raise E.GroupIdNotFoundError(f"Group {group_id} is not a consumer group.")

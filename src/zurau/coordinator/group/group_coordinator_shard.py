@@ -2,7 +2,8 @@
 
 Kafka's ``GroupCoordinatorShard``: it composes a :class:`~.classic_groups.ClassicGroupManager`
 (JoinGroup/SyncGroup/Heartbeat/LeaveGroup), a :class:`~.consumer_groups.ConsumerGroupManager`
-(KIP-848 ConsumerGroupHeartbeat/ConsumerGroupDescribe) and an
+(KIP-848 ConsumerGroupHeartbeat/ConsumerGroupDescribe), a :class:`~.share_group.ShareGroupManager`
+(KIP-932 ShareGroupHeartbeat/ShareGroupDescribe, records 10-15) and an
 :class:`~.offset_manager.OffsetManager` (committed and transactional offsets), which share only
 a :class:`~.shard_context.GroupShardContext` (groups, timers, writes) and the narrow references
 passed to them. The shard routes each entry point and each replayed record to its manager,
@@ -63,6 +64,7 @@ from zurau.coordinator.group.results import (
     offset_record,
 )
 from zurau.coordinator.group.shard_context import Group, GroupShardContext, group_tombstones, is_deletable
+from zurau.coordinator.group.share_group import ShareGroup, ShareGroupConfig, ShareGroupManager
 from zurau.coordinator.timers import PartitionedTimers
 from zurau.coordinator.topics import TopicsView
 from zurau.coordinator.write_errors import write_error
@@ -77,6 +79,15 @@ class GroupCoordinatorShard:
         self.ctx = ctx = GroupShardContext(config, topics)
         self.classic = ClassicGroupManager(ctx)
         self.consumer = ConsumerGroupManager(ctx)
+        self.share = ShareGroupManager(
+            ctx,
+            ShareGroupConfig(
+                session_timeout_ms=config.share_session_timeout_ms,
+                heartbeat_interval_ms=config.share_heartbeat_interval_ms,
+                max_size=config.share_max_size,
+                initialize_retry_interval_ms=config.share_initialize_retry_interval_ms,
+            ),
+        )
         self.offset_manager = OffsetManager(ctx, self.classic.validate_offset_commit)
         # The APIs, each served by one manager.
         self.join_group = self.classic.join_group
@@ -85,6 +96,11 @@ class GroupCoordinatorShard:
         self.leave_group = self.classic.leave_group
         self.consumer_group_heartbeat = self.consumer.consumer_group_heartbeat
         self.consumer_group_describe = self.consumer.consumer_group_describe
+        self.share_group_heartbeat = self.share.share_group_heartbeat
+        self.share_group_describe = self.share.share_group_describe
+        # The share coordinator's answer to a heartbeat's ``to_initialize`` (InitializeShareGroupState).
+        self.share_group_initialized = self.share.share_group_initialized
+        self.share_group_uninitialized = self.share.share_group_uninitialized
         self.commit_offsets = self.offset_manager.commit_offsets
         self.commit_txn_offsets = self.offset_manager.commit_txn_offsets
         self.fetch_offsets = self.offset_manager.fetch_offsets
@@ -156,6 +172,9 @@ class GroupCoordinatorShard:
             if isinstance(group, ClassicGroup):
                 for m in group.members.values():
                     self.classic.rearm_session(group, m, now_ms)
+            elif isinstance(group, ShareGroup):
+                for mid in group.members:
+                    self.share.schedule_session(group.group_id, mid, now_ms)
             else:
                 if group.state_timestamp < 0:
                     group.state_timestamp = now_ms  # retention of an empty group counts from here
@@ -215,6 +234,8 @@ class GroupCoordinatorShard:
             self.classic.replay_group_metadata(rec)
         elif kv == R.CONSUMER_GROUP_PARTITION_METADATA:
             return
+        elif kv in R.SHARE_GROUP_RECORDS:
+            self.share.replay_record(rec)
         else:
             self.consumer.replay_record(rec)
 
@@ -231,6 +252,8 @@ class GroupCoordinatorShard:
                 if group.is_in(GroupState.DEAD):
                     continue
                 item = ListedGroup(gid, group.protocol_type or "", group.state.value, "classic")
+            elif isinstance(group, ShareGroup):
+                item = ListedGroup(gid, "share", group.state_name(), "share")
             else:
                 item = ListedGroup(gid, "consumer", group.state_name(), "consumer")
             if states and item.state.lower() not in states:

@@ -33,6 +33,7 @@ from zurau.coordinator.group.results import (
     offset_record,
 )
 from zurau.coordinator.group.shard_context import GroupShardContext, group_tombstones, is_deletable
+from zurau.coordinator.group.share_group import ShareGroup
 from zurau.coordinator.write_errors import write_error
 from zurau.protocol import errors as E
 from zurau.types import TopicPartitionKey
@@ -184,6 +185,8 @@ class OffsetManager:
             if group is None:
                 if generation_id >= 0:
                     raise E.IllegalGenerationError(f"group {group_id} does not exist")
+            elif isinstance(group, ShareGroup):
+                raise E.GroupIdNotFoundError(f"Group {group_id} is not a consumer group.")
             elif isinstance(group, ClassicGroup):
                 self._validate_classic_commit(group, member_id, generation_id, group_instance_id, now_ms, True)
             elif not (generation_id < 0 and not group.members) and not (
@@ -252,6 +255,8 @@ class OffsetManager:
                     if api_version >= 9:
                         raise E.GroupIdNotFoundError(f"group {group_id} does not exist")
                     raise E.IllegalGenerationError(f"group {group_id} does not exist")
+            elif isinstance(group, ShareGroup):
+                raise E.GroupIdNotFoundError(f"Group {group_id} is not a consumer group.")
             elif isinstance(group, ClassicGroup):
                 self._validate_classic_commit(group, member_id, generation_id, group_instance_id, now_ms, False)
             else:
@@ -353,6 +358,8 @@ class OffsetManager:
                 raise E.InvalidGroupIdError("the group id must not be empty")
             if group is None or (isinstance(group, ClassicGroup) and group.is_in(GroupState.DEAD)):
                 raise E.GroupIdNotFoundError(f"group {group_id} does not exist")
+            if isinstance(group, ShareGroup):
+                raise E.GroupIdNotFoundError(f"Group {group_id} is not a consumer group.")
             subscribed: set[str] | None
             if isinstance(group, ClassicGroup):
                 if group.is_in(GroupState.EMPTY):

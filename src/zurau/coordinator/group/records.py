@@ -17,12 +17,14 @@ key version record type                             key fields                  
 6           consumer group target assignment epoch  group_id                    0
 7           consumer group target assignment        group_id, member_id         0
 8           consumer group current member assignmt  group_id, member_id         0
+10-15       share group records (KIP-932)           group_id[, member_id]       0
 ==========  ======================================  ==========================  =============
 
 Key structs are never flexible. Offset-commit and group-metadata values are flexible from v4;
 KIP-848 values (3-8) are flexible in every version. The schema definitions live in
 :mod:`zurau.coordinator.group.offset_commit_record`, :mod:`zurau.coordinator.group.group_metadata_record`
-and :mod:`zurau.coordinator.group.consumer_group_records`; this module dispatches on the versions.
+, :mod:`zurau.coordinator.group.consumer_group_records` and
+:mod:`zurau.coordinator.group.share_group_records` (its ``KEYS``/``VALUES``); this module dispatches on the versions.
 Tools that read ``__consumer_offsets`` with Kafka's formatters understand what Zurau writes.
 """
 
@@ -37,6 +39,7 @@ from typing import Any
 from zurau.coordinator.group import consumer_group_records as cg
 from zurau.coordinator.group import group_metadata_record as gm
 from zurau.coordinator.group import offset_commit_record as oc
+from zurau.coordinator.group import share_group_records as sg
 from zurau.protocol.codec import compile_struct
 from zurau.protocol.errors import CorruptRecordError
 from zurau.protocol.primitives import DecodeError
@@ -59,6 +62,7 @@ _KEYS: dict[int, tuple[tuple[Field, ...], int]] = {
     6: (cg.GROUP_KEY, 6),
     7: (cg.MEMBER_KEY, 7),
     8: (cg.MEMBER_KEY, 8),
+    **sg.KEYS,
 }
 _VALUES: dict[int, tuple[tuple[Field, ...], str, str]] = {
     # key version -> (value fields, valid value versions, flexible value versions)
@@ -71,6 +75,7 @@ _VALUES: dict[int, tuple[tuple[Field, ...], str, str]] = {
     6: (cg.TARGET_ASSIGNMENT_METADATA_VALUE, "0", "0+"),
     7: (cg.TARGET_ASSIGNMENT_MEMBER_VALUE, "0", "0+"),
     8: (cg.CURRENT_MEMBER_ASSIGNMENT_VALUE, "0", "0+"),
+    **sg.VALUES,
 }
 
 OFFSET_COMMIT = 1
@@ -81,6 +86,7 @@ CONSUMER_GROUP_MEMBER_METADATA = 5
 CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA = 6
 CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER = 7
 CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT = 8
+SHARE_GROUP_RECORDS = frozenset(sg.KEYS)  # key versions 10-15
 
 
 def _in(version: int, spec: str) -> bool:

@@ -35,6 +35,7 @@ from zurau.coordinator.group.results import (
     OffsetFetchResult,
     SyncGroupResult,
 )
+from zurau.coordinator.group.share_group import ShareGroupHeartbeatResult
 from zurau.protocol.errors import KafkaError
 from zurau.protocol.messages import (
     ConsumerGroupDescribeResponseGroups,
@@ -185,6 +186,26 @@ class GroupCoordinatorService(Protocol):
     ) -> ConsumerGroupHeartbeatResult: ...
 
     async def consumer_group_describe(self, group_ids: Sequence[str]) -> list[ConsumerGroupDescribeResponseGroups]: ...
+
+    # ------------------------------------------------------------------ KIP-932 share groups
+    async def share_group_heartbeat(
+        self,
+        *,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        rack_id: str | None,
+        subscribed_topic_names: list[str] | None,
+        client_id: str,
+        client_host: str,
+    ) -> ShareGroupHeartbeatResult:
+        """``to_initialize`` of the result: share partitions whose state the share coordinator
+        must initialize (not done here yet: they stay unassigned until reported initialized)."""
+        ...
+
+    async def share_group_describe(self, group_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """ShareGroupDescribe's group entries (``authorized_operations`` is the handler's)."""
+        ...
 
 
 class RuntimeGroupCoordinatorService:
@@ -466,3 +487,36 @@ class RuntimeGroupCoordinatorService:
 
     async def consumer_group_describe(self, group_ids: Sequence[str]) -> list[ConsumerGroupDescribeResponseGroups]:
         return self.runtime.core.consumer_group_describe(group_ids)
+
+    # ------------------------------------------------------------------ KIP-932 share groups
+    async def share_group_heartbeat(
+        self,
+        *,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        rack_id: str | None,
+        subscribed_topic_names: list[str] | None,
+        client_id: str,
+        client_host: str,
+    ) -> ShareGroupHeartbeatResult:
+        rt = self.runtime
+        result: ShareGroupHeartbeatResult = await rt.submit(
+            group_id,
+            lambda token, now: rt.core.share_group_heartbeat(
+                token,
+                group_id=group_id,
+                member_id=member_id,
+                member_epoch=member_epoch,
+                rack_id=rack_id,
+                subscribed_topic_names=subscribed_topic_names,
+                client_id=client_id,
+                client_host=client_host,
+                now_ms=now,
+            ),
+            lambda e: ShareGroupHeartbeatResult(e.code, e.message, member_id or None, -1),
+        )
+        return result
+
+    async def share_group_describe(self, group_ids: Sequence[str]) -> list[dict[str, Any]]:
+        return self.runtime.core.share_group_describe(group_ids)

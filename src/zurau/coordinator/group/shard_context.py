@@ -1,11 +1,11 @@
 """What the managers of one group coordinator shard share, and nothing more.
 
-The group coordinator shard (:mod:`.group_coordinator_shard`) composes three managers: classic
-groups (:mod:`.classic_groups`), KIP-848 consumer groups (:mod:`.consumer_groups`) and committed
-offsets (:mod:`.offset_manager`). They hand each other no ``self``; what they share is this
-:class:`GroupShardContext`:
+The group coordinator shard (:mod:`.group_coordinator_shard`) composes four managers: classic
+groups (:mod:`.classic_groups`), KIP-848 consumer groups (:mod:`.consumer_groups`), KIP-932 share
+groups (:mod:`.share_group`) and committed offsets (:mod:`.offset_manager`). They hand each other
+no ``self``; what they share is this :class:`GroupShardContext`:
 
-* ``groups``: every group by id, classic or consumer (one namespace, as in Kafka's
+* ``groups``: every group by id, classic, consumer or share (one namespace, as in Kafka's
   ``GroupMetadataManager``); a group belongs to ``partition_for(group_id)``.
 * ``timers``: the virtual timers, one queue per ``__consumer_offsets`` partition; each timer
   carries the callback it runs on expiry (:mod:`zurau.coordinator.timers`).
@@ -27,12 +27,14 @@ from zurau.coordinator.group.consumer_group import ConsumerGroup
 from zurau.coordinator.group.group_metadata import ClassicGroup, GroupState
 from zurau.coordinator.group.records import CoordinatorRecord
 from zurau.coordinator.group.results import Effects, GroupTimer, Write
+from zurau.coordinator.group.share_group import SESSION_TIMER as SHARE_SESSION_TIMER
+from zurau.coordinator.group.share_group import ShareGroup, ShareGroupManager
 from zurau.coordinator.partitioner import partition_for
 from zurau.coordinator.timers import PartitionedTimers, TimerKey
 from zurau.coordinator.topics import TopicsView
 from zurau.protocol import errors as E
 
-Group = ClassicGroup | ConsumerGroup
+Group = ClassicGroup | ConsumerGroup | ShareGroup
 WriteCallback = Callable[[E.KafkaError | None, int, Effects], None]
 
 
@@ -66,6 +68,9 @@ class GroupShardContext:
                 self.timers.cancel(("pending", gid, mid))
             self.timers.cancel(("join", gid))
             self.timers.cancel(("sync", gid))
+        elif isinstance(group, ShareGroup):
+            for mid in group.members:
+                self.timers.cancel((SHARE_SESSION_TIMER, gid, mid))
         else:
             for mid in group.members:
                 self.timers.cancel(("cg-session", gid, mid))
@@ -84,6 +89,8 @@ def group_tombstones(group: Group) -> list[CoordinatorRecord]:
     gid = group.group_id
     if isinstance(group, ClassicGroup):
         return [CoordinatorRecord(R.GROUP_METADATA, {"group": gid})]
+    if isinstance(group, ShareGroup):
+        return ShareGroupManager.tombstones(group)
     return [
         CoordinatorRecord(R.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, {"group_id": gid}),
         CoordinatorRecord(R.CONSUMER_GROUP_PARTITION_METADATA, {"group_id": gid}),

@@ -37,19 +37,21 @@ import logging
 import uuid
 from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zurau.coordinator.group import share_group_records as SR
 from zurau.coordinator.group.assignors import Assignment, MemberSubscription
 from zurau.coordinator.group.consumer_group import from_topic_partitions, metadata_hash, to_topic_partitions
 from zurau.coordinator.group.records import CoordinatorRecord
 from zurau.coordinator.group.results import Effects, member_key
-from zurau.coordinator.group.shard_context import GroupShardContext
 from zurau.coordinator.group.share_assignor import NAME as ASSIGNOR_NAME
 from zurau.coordinator.group.share_assignor import simple_assign
 from zurau.coordinator.write_errors import write_error
 from zurau.protocol import errors as E
 from zurau.protocol.messages import ConsumerGroupHeartbeatResponseAssignmentTopicPartitions
+
+if TYPE_CHECKING:  # shard_context imports ShareGroup (its Group union)
+    from zurau.coordinator.group.shard_context import GroupShardContext
 
 log = logging.getLogger("zurau.coordinator")
 

@@ -30,19 +30,23 @@ and 11 (Kafka's ``ShareGroup.createGroupTombstoneRecords``).
 
 :data:`KEYS` and :data:`VALUES` have the shape of :mod:`.records`' dispatch tables
 (``key version -> (key fields, struct version)`` and ``key version -> (value fields, valid value
-versions, flexible value versions)``); :func:`encode` and :func:`decode` apply them.
+versions, flexible value versions)``) and are registered there, so ``__consumer_offsets``'
+reader and writer handle these records like the others; :func:`encode` and :func:`decode`
+apply them on their own.
 """
 
 from __future__ import annotations
 
 import struct
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from zurau.coordinator.group.records import CoordinatorRecord
 from zurau.protocol.codec import compile_struct
 from zurau.protocol.primitives import DecodeError
 from zurau.protocol.schema import INT8, INT32, INT64, STRING, UUID, Array, F, Field, Struct
+
+if TYPE_CHECKING:  # records.py registers KEYS/VALUES, so it imports this module
+    from zurau.coordinator.group.records import CoordinatorRecord
 
 SHARE_GROUP_MEMBER_METADATA = 10
 SHARE_GROUP_METADATA = 11
@@ -126,6 +130,7 @@ def encode(rec: CoordinatorRecord) -> tuple[bytes, bytes | None]:
 
 def decode(key: bytes | memoryview, value: bytes | memoryview | None) -> CoordinatorRecord | None:
     """A stored share-group record; None if the key is of another type. DecodeError if malformed."""
+    from zurau.coordinator.group.records import CoordinatorRecord
     mv = memoryview(key)
     if len(mv) < 2:
         raise DecodeError("coordinator record key is shorter than its version")
