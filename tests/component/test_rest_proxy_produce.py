@@ -203,7 +203,7 @@ def test_v3_protobuf_and_json_schema_values_decode_with_confluent_deserializers(
     from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
     from google.protobuf import message_factory
 
-    from zurau.schema_registry.protobuf_schema import parse_protobuf
+    from zurau.schema_formats.protobuf_schema import parse_protobuf
 
     r = env.produce(PB_TOPIC, {"partition_id": 0, "value": {"type": "PROTOBUF", "schema": PROTO,
                                                         "data": {"id": "o-1", "amount": "12345678901", "tags": ["a", "b"]}}})

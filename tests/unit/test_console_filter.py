@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from zurau.console.filter_expr import MISSING, FilterError, compile_filter
-from zurau.console.record_decoding import RecordDecoder, wire_schema_id
+from zurau.schema_formats.record_decoding import RecordDecoder, wire_schema_id
 
 
 def env(**over: Any) -> dict[str, Any]:
@@ -132,7 +132,7 @@ def test_decoder_modes_without_a_registry() -> None:
 
 
 def test_protobuf_message_indexes() -> None:
-    from zurau.console.protobuf_decoding import message_indexes
+    from zurau.schema_formats.protobuf_decoding import message_indexes
 
     assert message_indexes(b"\x00\x0a\x01") == ([0], 1)  # the single 0 byte: the first message
     assert message_indexes(b"\x04\x00\x02rest") == ([0, 1], 3)  # zigzag: count 2, then 0 and 1

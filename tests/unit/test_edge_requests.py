@@ -1,5 +1,5 @@
 """The edge services' shared input checks (:mod:`zurau.edge_requests`) and the registry's Avro
-specification rules (:mod:`zurau.schema_registry.avro_spec_rules`), the latter against the Apache
+specification rules (:mod:`zurau.schema_formats.avro_spec_rules`), the latter against the Apache
 Avro library as an oracle."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from zurau.edge_requests import (
     parse_kafka_int,
     query_flag,
 )
-from zurau.schema_registry import schema_types
+from zurau.schema_formats import schema_types
 from zurau.schema_registry.errors import RegistryError
 
 

@@ -16,10 +16,10 @@ import fastavro
 import pytest
 from starlette.requests import Request
 
-from zurau.console.service_clients import ServiceError
 from zurau.rest_proxy.errors import RestProxyError
 from zurau.rest_proxy.record_deserialization import RecordDeserializer, RecordFormatError, parse_format
 from zurau.rest_proxy.v2_consumers import _timestamp_ms, accepted_format, instance_settings
+from zurau.schema_formats.registry_http import ServiceError
 
 USER = {
     "type": "record",

@@ -10,7 +10,7 @@ import avro.schema
 import pytest
 from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibilityType
 
-from zurau.schema_registry.schema_types import AVRO, parse
+from zurau.schema_formats.schema_types import AVRO, parse
 
 
 def rec(*fields: dict, name: str = "User", **extra: object) -> dict:

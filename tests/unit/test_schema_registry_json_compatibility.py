@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from zurau.schema_registry.json_compatibility import check
+from zurau.schema_formats.json_compatibility import check
 
 
 def obj(props: dict, required: list[str] | None = None, additional: object = None) -> dict:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from zurau.schema_formats.protobuf_compatibility import check
+from zurau.schema_formats.protobuf_schema import ProtobufFile, ProtoDependency, parse_protobuf
 from zurau.schema_registry.errors import RegistryError
-from zurau.schema_registry.protobuf_compatibility import check
-from zurau.schema_registry.protobuf_schema import ProtobufFile, ProtoDependency, parse_protobuf
 
 P3 = 'syntax = "proto3";\n'
 

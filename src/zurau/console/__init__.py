@@ -4,9 +4,11 @@ services only through their REST APIs, so it works against any Kafka-compatible 
 
 Modules: :mod:`.console_config` (settings), :mod:`.cluster_views` (overview, topics, configs,
 produce), :mod:`.message_browser` (bounded, filtered scans) with :mod:`.filter_expr` (the safe
-filter language) and :mod:`.record_decoding` (string/JSON/hex/Avro), :mod:`.groups_view` (lag,
+filter language) and :mod:`zurau.schema_formats.record_decoding` (string/JSON/hex/Avro/JSON
+Schema/Protobuf, shared with the REST proxy), :mod:`.groups_view` (lag,
 lag history, offset resets), :mod:`.service_views` and :mod:`.service_clients` (registry,
-Connect, metrics over HTTP), :mod:`.metrics_view`, :mod:`.web_api` (the JSON API and the front
+Connect, REST proxy, metrics over HTTP; the registry's client is
+:mod:`zurau.schema_formats.registry_http`), :mod:`.metrics_view`, :mod:`.web_api` (the JSON API and the front
 end in ``static/``), :mod:`.cluster_clients` (one principal's connections), :mod:`.auth` (logins
 to a SASL cluster: sessions, cookie, request forgery checks), :mod:`.server` and
 :mod:`.embedded_console` (``EmbeddedConsole`` for tests).

@@ -39,7 +39,7 @@ from starlette.requests import Request
 from zurau.client.errors import AuthenticationError
 from zurau.console.cluster_clients import ClusterClients
 from zurau.console.console_config import ConsoleConfig
-from zurau.console.record_decoding import RecordDecoder
+from zurau.schema_formats.record_decoding import RecordDecoder
 
 log = logging.getLogger("zurau.console")
 

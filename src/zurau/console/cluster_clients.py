@@ -20,8 +20,8 @@ from zurau.client.groups_admin import GroupAdmin
 from zurau.client.producer import Producer
 from zurau.console.groups_view import LagSampler
 from zurau.console.message_browser import MessageBrowser
-from zurau.console.record_decoding import RecordDecoder
 from zurau.protocol.errors import KafkaError
+from zurau.schema_formats.record_decoding import RecordDecoder
 
 log = logging.getLogger("zurau.console")
 

@@ -2,7 +2,7 @@
 the lag history the console samples, and offset resets with a dry-run preview.
 
 Lag of a partition is its log end offset minus the group's committed offset (None without a
-commit), as ``kafka-consumer-groups.sh --describe`` computes it.
+commit), as ``kafka-consumer-groups.sh --describe`` computes it (:func:`zurau.client.group_lag.lag_rows`).
 
 :class:`LagSampler` keeps, per group, a bounded history (:data:`HISTORY` points) of
 ``(time ms, total lag, {partition: lag})``: a group is sampled every ``interval`` seconds from the
@@ -28,7 +28,8 @@ from typing import Any
 
 from zurau.client.admin import EARLIEST, LATEST, AdminClient, OffsetInfo
 from zurau.client.errors import ClientError
-from zurau.client.groups_admin import DEAD, EMPTY, GroupAdmin, GroupDescription
+from zurau.client.group_lag import lag_rows
+from zurau.client.groups_admin import DEAD, EMPTY, GroupAdmin
 from zurau.client.types import TopicPartition
 from zurau.protocol.errors import (
     GroupIdNotFoundError,
@@ -56,50 +57,6 @@ async def list_groups(ga: GroupAdmin) -> dict[str, Any]:
             for g in sorted(listings, key=lambda g: g.group_id)
         ]
     }
-
-
-async def _describe(ga: GroupAdmin, group: str) -> GroupDescription:
-    d = (await ga.describe_groups([group]))[group]
-    if isinstance(d, KafkaError):
-        raise d
-    return d
-
-
-async def lag_rows(
-    ga: GroupAdmin, group: str, d: GroupDescription | None = None, *, isolation_level: int = 0
-) -> tuple[GroupDescription, list[dict[str, Any]]]:
-    """The group and, per partition it committed to or owns: committed, end, lag, owner.
-
-    The end is the log end offset (``isolation_level`` 0, as kafka-consumer-groups.sh reads it)
-    or the last stable offset (1, READ_COMMITTED, as Confluent's REST proxy reads it)."""
-    if d is None:
-        d = await _describe(ga, group)
-    committed = await ga.committed_offsets(group) if d.state != DEAD else {}
-    owners = {tp: m for m in d.members for tp in m.assignment}
-    every = sorted(set(committed) | set(owners))
-    ends = (
-        await ga.admin.list_offsets(dict.fromkeys(every, LATEST), isolation_level=isolation_level) if every else {}
-    )
-    rows = []
-    for tp in every:
-        end_r = ends.get(tp)
-        end = end_r.offset if isinstance(end_r, OffsetInfo) and end_r.offset >= 0 else None
-        current = committed.get(tp)
-        owner = owners.get(tp)
-        rows.append(
-            {
-                "topic": tp.topic,
-                "partition": tp.partition,
-                "committed": current,
-                "log_end": end,
-                "lag": None if current is None or end is None else max(0, end - current),
-                "member": owner.member_id if owner else None,
-                "client_id": owner.client_id if owner else None,
-                "host": owner.host if owner else None,
-                "error": str(end_r) if isinstance(end_r, KafkaError) else None,
-            }
-        )
-    return d, rows
 
 
 async def describe_group(ga: GroupAdmin, group: str) -> dict[str, Any]:

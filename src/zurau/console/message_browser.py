@@ -38,8 +38,8 @@ from zurau.client.admin import EARLIEST, LATEST, AdminClient, OffsetInfo
 from zurau.client.consumer import Consumer
 from zurau.client.types import ConsumerRecord, TopicPartition
 from zurau.console.filter_expr import CompiledFilter, compile_filter
-from zurau.console.record_decoding import MODES, RecordDecoder, header_text
 from zurau.protocol.errors import KafkaError, UnknownTopicOrPartitionError
+from zurau.schema_formats.record_decoding import MODES, RecordDecoder, header_text
 
 MAX_LIMIT = 500
 MAX_SCAN = 5_000_000

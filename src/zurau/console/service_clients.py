@@ -1,9 +1,11 @@
-"""HTTP clients for the services beside the cluster: the schema registry, Kafka Connect, a Kafka
-REST proxy and a broker's Prometheus ``/metrics`` endpoint.
+"""HTTP clients for the services beside the cluster: Kafka Connect, a Kafka REST proxy and a
+broker's Prometheus ``/metrics`` endpoint (the schema registry's, :class:`RegistryClient`, and
+their base :class:`ServiceClient` are in :mod:`zurau.schema_formats.registry_http`, which the
+record decoders share with the REST proxy).
 
-Each wraps one ``httpx.AsyncClient`` (timeouts of :data:`TIMEOUT` seconds) for one base URL;
-an https URL is checked with the given TLS context (the ``ssl.*`` settings of the console's
-``--command-config``) or else the system's CAs.
+Each wraps one ``httpx.AsyncClient`` (timeouts of :data:`~zurau.schema_formats.registry_http.TIMEOUT`
+seconds) for one base URL; an https URL is checked with the given TLS context (the ``ssl.*``
+settings of the console's ``--command-config``) or else the system's CAs.
 Any failure (the service down, a timeout, an error status, a body that is not JSON) becomes a
 :class:`ServiceError` carrying the HTTP status to answer with (the service's own 4xx status,
 else 502) and a message that names the service; the registry's and Connect's error bodies
@@ -13,67 +15,8 @@ else 502) and a message that names the service; the registry's and Connect's err
 from __future__ import annotations
 
 import ssl
-from typing import Any
 
-import httpx
-
-TIMEOUT = 10.0
-
-
-class ServiceError(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-class ServiceClient:
-    """JSON over HTTP to one service (``name`` is used in messages)."""
-
-    def __init__(self, name: str, base_url: str, tls: ssl.SSLContext | None = None) -> None:
-        self.name = name
-        self.base_url = base_url.rstrip("/")
-        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=TIMEOUT, verify=tls if tls is not None else True)
-
-    async def close(self) -> None:
-        await self._http.aclose()
-
-    async def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        try:
-            resp = await self._http.request(method, path, **kwargs)
-        except httpx.HTTPError as e:
-            raise ServiceError(502, f"{self.name} at {self.base_url} is unreachable: {e or type(e).__name__}") from e
-        if resp.status_code >= 400:
-            message = resp.text[:500]
-            try:
-                body = resp.json()
-                if isinstance(body, dict) and body.get("message"):
-                    message = str(body["message"])
-            except ValueError:
-                pass
-            status = resp.status_code if 400 <= resp.status_code < 500 else 502
-            raise ServiceError(status, f"{self.name}: {message} (HTTP {resp.status_code})")
-        return resp
-
-    async def get_json(self, path: str, **kwargs: Any) -> Any:
-        return self._json(await self.request("GET", path, **kwargs))
-
-    async def send_json(self, method: str, path: str, **kwargs: Any) -> Any:
-        resp = await self.request(method, path, **kwargs)
-        if not resp.content:
-            return None
-        return self._json(resp)
-
-    def _json(self, resp: httpx.Response) -> Any:
-        try:
-            return resp.json()
-        except ValueError as e:
-            raise ServiceError(502, f"{self.name} answered {resp.request.url.path} with a body that is not JSON") from e
-
-
-class RegistryClient(ServiceClient):
-    def __init__(self, base_url: str, tls: ssl.SSLContext | None = None) -> None:
-        super().__init__("schema registry", base_url, tls)
+from zurau.schema_formats.registry_http import RegistryClient, ServiceClient, ServiceError
 
 
 class ConnectClient(ServiceClient):

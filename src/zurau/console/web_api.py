@@ -92,7 +92,6 @@ from zurau.console.filter_expr import FilterError
 from zurau.console.groups_view import ResetError
 from zurau.console.message_browser import BrowseError, BrowseRequest
 from zurau.console.metrics_view import metrics_summary
-from zurau.console.record_decoding import RecordDecoder
 from zurau.console.service_clients import (
     ConnectClient,
     MetricsClient,
@@ -102,6 +101,7 @@ from zurau.console.service_clients import (
 )
 from zurau.edge_requests import BadInput, allowed_methods, parse_json, parse_kafka_int, read_body
 from zurau.protocol.errors import KafkaError
+from zurau.schema_formats.record_decoding import RecordDecoder
 
 log = logging.getLogger("zurau.console")
 

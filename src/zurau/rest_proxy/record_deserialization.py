@@ -11,8 +11,9 @@
   the canonical JSON mapping with every field (lowerCamelCase names, defaults included, 64-bit
   integers as strings).
 
-The wire format, the schema lookups and their cache, and the Protobuf payload decoding are the
-console's (:mod:`zurau.console.record_decoding`, :mod:`zurau.console.protobuf_decoding`): one
+The wire format, the schema lookups and their cache, and the Protobuf payload decoding are shared
+with the console (:mod:`zurau.schema_formats.record_decoding`,
+:mod:`zurau.schema_formats.protobuf_decoding`): one
 :class:`RecordDeserializer` per proxy shares one cache of schemas by id (ids are immutable in a
 registry); a registry that cannot be reached is asked again on the next record.
 
@@ -31,10 +32,10 @@ import json
 import struct
 from typing import Any
 
-from zurau.console.protobuf_decoding import decode_message
-from zurau.console.record_decoding import RecordDecoder, wire_schema_id
-from zurau.console.service_clients import RegistryClient
 from zurau.rest_proxy.errors import CONSUMER_POLL_TIMEOUT, INVALID_PAYLOAD, RestProxyError
+from zurau.schema_formats.protobuf_decoding import decode_message
+from zurau.schema_formats.record_decoding import RecordDecoder, wire_schema_id
+from zurau.schema_formats.registry_http import RegistryClient
 
 FORMATS = ("binary", "json", "avro", "jsonschema", "protobuf")
 SCHEMA_FORMATS = {"avro": "AVRO", "jsonschema": "JSON", "protobuf": "PROTOBUF"}

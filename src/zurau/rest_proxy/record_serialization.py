@@ -28,7 +28,7 @@ registry 422/42206; a schema the registry does not have or refuses 422/42207 (a 
 
 Invariants: the registry client is synchronous and only ever called through
 ``asyncio.to_thread``, never on the event loop; schemas are parsed once per id (ids are
-immutable) with :mod:`zurau.schema_registry.schema_types` (references resolved through the
+immutable) with :mod:`zurau.schema_formats.schema_types` (references resolved through the
 registry); an inline schema is registered once per (subject, type, text) for the proxy's
 lifetime; a subject's latest version is cached for :data:`LATEST_TTL` seconds.
 """
@@ -63,9 +63,9 @@ from zurau.rest_proxy.errors import (
     bad_request,
 )
 from zurau.rest_proxy.proxy_api import ProxyApi
-from zurau.schema_registry.errors import RegistryError
-from zurau.schema_registry.schema_types import ParsedSchema, parse
-from zurau.schema_registry.store_records import Reference
+from zurau.schema_formats.errors import RegistryError
+from zurau.schema_formats.references import Reference
+from zurau.schema_formats.schema_types import ParsedSchema, parse
 
 REGISTRY_UNREACHABLE = CLUSTER_UNREACHABLE
 __all__ = [

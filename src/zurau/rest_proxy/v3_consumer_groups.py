@@ -17,8 +17,8 @@ and the group's lags and lag summary (read-only, every path under
   owner the member that owns the partition now (``""`` when none does); sorted by lag, largest
   first, then topic and partition. A group without committed offsets has no lags (404), as in
   Confluent's proxy. The lag summary is the largest lag (the first such partition in topic and
-  partition order) and the sum. The rows come from the console's
-  :func:`zurau.console.groups_view.lag_rows`, so both edges compute lag the same way.
+  partition order) and the sum. The rows come from
+  :func:`zurau.client.group_lag.lag_rows`, as the console's do, so both edges compute lag the same way.
 
 Unknown groups, consumers, assignments and lags answer 404; a partition id that is not an
 int32 answers 400.
@@ -39,9 +39,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from zurau.client.group_lag import lag_rows
 from zurau.client.groups_admin import CLASSIC, CONSUMER, GroupAdmin, GroupDescription, MemberDescription
 from zurau.client.types import TopicPartition
-from zurau.console.groups_view import lag_rows
 from zurau.edge_requests import parse_kafka_int
 from zurau.protocol.errors import GroupAuthorizationFailedError, GroupIdNotFoundError, KafkaError
 from zurau.rest_proxy.errors import RestProxyError, endpoint, not_found

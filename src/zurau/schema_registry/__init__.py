@@ -2,12 +2,13 @@
 ``_schemas`` topic through :mod:`zurau.client` and serves Confluent's REST API.
 
 Modules: :mod:`.store_records` (the topic's key/value JSON), :mod:`.registry_state` (state
-rebuilt from the topic), :mod:`.kafka_store` (the topic as a store), :mod:`.schema_types`
-(parsing, canonical forms), :mod:`.avro_compatibility` / :mod:`.json_compatibility`
-(checkers), :mod:`.registry` (operations), :mod:`.rest_api` (HTTP), :mod:`.leader_election`
+rebuilt from the topic), :mod:`.kafka_store` (the topic as a store), :mod:`.registry`
+(operations), :mod:`.rest_api` (HTTP), :mod:`.leader_election`
 (the primary, elected through the Kafka group protocol), :mod:`.forwarding` (secondaries' writes
 to the primary), :mod:`.server`,
-:mod:`.embedded_registry` (``EmbeddedRegistry`` for tests), :mod:`.registry_config`.
+:mod:`.embedded_registry` (``EmbeddedRegistry`` for tests), :mod:`.registry_config`, :mod:`.errors`.
+Schema parsing, canonical forms and the compatibility checkers are in the shared library
+:mod:`zurau.schema_formats` (the console and the REST proxy parse and decode with it too).
 
 It never imports the broker stack (an import-linter contract enforces it).
 """

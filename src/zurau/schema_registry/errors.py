@@ -11,22 +11,15 @@ Codes (Confluent's ``Errors`` class; Karapace returns the same):
   invalid mode, 42205 operation not permitted, 42206 a schema still referenced by another.
 * 500: 50001 store error, 50002 store timeout, 50003 forwarding to the primary failed, 50004
   primary unknown (Confluent's ``UNKNOWN_LEADER_ERROR_CODE``).
+
+:class:`RegistryError` and :func:`invalid_schema` (which the schema parsers raise) live in
+:mod:`zurau.schema_formats.errors`; this module re-exports them.
 """
 
 from __future__ import annotations
 
-
-class RegistryError(Exception):
-    """An error the REST layer turns into Confluent's error body."""
-
-    def __init__(self, http_status: int, error_code: int, message: str) -> None:
-        super().__init__(message)
-        self.http_status = http_status
-        self.error_code = error_code
-        self.message = message
-
-    def body(self) -> dict[str, object]:
-        return {"error_code": self.error_code, "message": self.message}
+from zurau.schema_formats.errors import RegistryError as RegistryError
+from zurau.schema_formats.errors import invalid_schema as invalid_schema
 
 
 def subject_not_found(subject: str) -> RegistryError:
@@ -84,10 +77,6 @@ def incompatible_schema(messages: list[str]) -> RegistryError:
         409,
         f"Schema being registered is incompatible with an earlier schema for subject; details: {detail}",
     )
-
-
-def invalid_schema(detail: str) -> RegistryError:
-    return RegistryError(422, 42201, f"Invalid schema: {detail}")
 
 
 def invalid_version(version: object) -> RegistryError:

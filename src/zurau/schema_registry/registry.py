@@ -24,16 +24,16 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from zurau.schema_formats.references import Reference
+from zurau.schema_formats.schema_types import AVRO, PROTOBUF, SUPPORTED_TYPES, ParsedSchema, parse
 from zurau.schema_registry import errors
 from zurau.schema_registry.registry_config import COMPATIBILITY_LEVELS
 from zurau.schema_registry.registry_state import RegistryState, StoredSchema
-from zurau.schema_registry.schema_types import AVRO, PROTOBUF, SUPPORTED_TYPES, ParsedSchema, parse
 from zurau.schema_registry.store_records import (
     CONFIG,
     DELETE_SUBJECT,
     MODE,
     SCHEMA,
-    Reference,
     RegistryKey,
     SchemaValue,
     encode_config,

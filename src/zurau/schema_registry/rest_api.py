@@ -29,6 +29,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from zurau.edge_requests import BadInput, allowed_methods, kafka_int, parse_json, query_flag, read_body
+from zurau.schema_formats.references import Reference
+from zurau.schema_formats.schema_types import AVRO, SUPPORTED_TYPES
 from zurau.schema_registry import errors
 from zurau.schema_registry.errors import RegistryError
 from zurau.schema_registry.forwarding import (
@@ -44,8 +46,6 @@ from zurau.schema_registry.forwarding import (
 )
 from zurau.schema_registry.metrics import RegistryMetrics, RequestMetricsMiddleware
 from zurau.schema_registry.registry import NewSchema, SchemaRegistry
-from zurau.schema_registry.schema_types import AVRO, SUPPORTED_TYPES
-from zurau.schema_registry.store_records import Reference
 
 log = logging.getLogger("zurau.schema_registry.rest")
 

@@ -29,24 +29,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from zurau.schema_formats.references import Reference
+
 SCHEMA, CONFIG, MODE, DELETE_SUBJECT, NOOP = "SCHEMA", "CONFIG", "MODE", "DELETE_SUBJECT", "NOOP"
 KEY_TYPES = (SCHEMA, CONFIG, MODE, DELETE_SUBJECT, NOOP)
 
 
 class StoreRecordError(ValueError):
     """A ``_schemas`` record that cannot be understood (the reader logs and skips it)."""
-
-
-@dataclass(frozen=True)
-class Reference:
-    """A schema reference: ``name`` as the referring schema names it, and the subject/version."""
-
-    name: str
-    subject: str
-    version: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "subject": self.subject, "version": self.version}
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Protobuf payloads of the schema registry's wire format, decoded for the message browser.
+"""Protobuf payloads of the schema registry's wire format, decoded for the console's message
+browser and the REST proxy's consumers.
 
 Confluent's Protobuf wire format is byte 0x00, a big-endian int32 schema id, then the *message
 indexes* (a zigzag varint count followed by that many zigzag varints: the path to the message
@@ -24,7 +25,7 @@ from google.protobuf.descriptor import Descriptor, FileDescriptor
 from google.protobuf.descriptor_pool import DescriptorPool
 from google.protobuf.message import DecodeError
 
-from zurau.console.service_clients import RegistryClient
+from zurau.schema_formats.registry_http import RegistryClient
 
 MAX_REFERENCE_DEPTH = 16
 

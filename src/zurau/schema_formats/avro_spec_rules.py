@@ -11,7 +11,7 @@ the Apache Python library, reject each of these):
 * an enum's symbols are unique;
 * a fixed's ``size`` is an integer from 0 to 2^31-1 (Java reads it as an ``int``).
 
-:func:`check` raises :class:`~zurau.schema_registry.errors.RegistryError` 42201 for the first
+:func:`check` raises :class:`~zurau.schema_formats.errors.RegistryError` 42201 for the first
 violation. The document has passed the registry's nesting limit, so the walk's recursion is
 bounded. Names follow the specification's namespace rules: a dotted name is a full name, else
 the enclosing namespace (or the type's own ``namespace``) qualifies it.
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zurau.schema_registry.errors import invalid_schema
+from zurau.schema_formats.errors import invalid_schema
 
 PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 NAMED = frozenset({"record", "error", "enum", "fixed"})

@@ -8,7 +8,7 @@ Decodings (``mode``):
 * ``registry`` (also called ``avro``): Confluent's wire format (byte 0x00, big-endian int32
   schema id, body) decoded with the writer's schema fetched from the schema registry by id: an
   AVRO schema's body is Avro binary, a JSON schema's a JSON document, a PROTOBUF schema's the
-  message indexes and the message (:mod:`~zurau.console.protobuf_decoding`);
+  message indexes and the message (:mod:`~zurau.schema_formats.protobuf_decoding`);
 * ``auto`` (the default): ``registry`` when a registry is configured and the bytes start with the
   wire format's magic byte and a schema id the registry knows, else ``json`` when the bytes parse
   as a JSON object or array, else ``string`` when they are valid UTF-8, else ``hex``.
@@ -30,7 +30,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from zurau.console.service_clients import RegistryClient, ServiceError
+from zurau.schema_formats.registry_http import RegistryClient, ServiceError
 
 MODES = ("auto", "string", "json", "hex", "registry", "avro")
 REGISTRY_MODES = ("auto", "registry", "avro")
@@ -107,7 +107,7 @@ class RecordDecoder:
             elif stype == "JSON":
                 self._schemas[sid] = ("JSON", None)
             elif stype == "PROTOBUF":
-                from zurau.console.protobuf_decoding import load_schema
+                from zurau.schema_formats.protobuf_decoding import load_schema
 
                 serialized = await self.registry.get_json(f"/schemas/ids/{sid}", params={"format": "serialized"})
                 self._schemas[sid] = ("PROTOBUF", await load_schema(self.registry, serialized))
@@ -144,7 +144,7 @@ class RecordDecoder:
             if stype == "JSON":
                 return Decoded("jsonschema", json.loads(body), sid)
             if stype == "PROTOBUF":
-                from zurau.console.protobuf_decoding import decode_message
+                from zurau.schema_formats.protobuf_decoding import decode_message
 
                 return Decoded("protobuf", decode_message(parsed, body), sid)
             import fastavro

@@ -33,7 +33,7 @@ from typing import Any
 
 from google.protobuf import descriptor_pb2
 
-from zurau.schema_registry.protobuf_schema import ProtobufFile
+from zurau.schema_formats.protobuf_schema import ProtobufFile
 
 FDP = descriptor_pb2.FieldDescriptorProto
 

@@ -1,18 +1,18 @@
 """Parsing, canonical forms and compatibility of the registry's schema types.
 
 Each supported type turns a schema string (plus its resolved references) into a
-:class:`ParsedSchema` or raises :class:`~zurau.schema_registry.errors.RegistryError` 42201.
+:class:`ParsedSchema` or raises :class:`~zurau.schema_formats.errors.RegistryError` 42201.
 ``canonical`` is the string the registry stores and serves: compact JSON (no insignificant
 whitespace) for AVRO and JSON, so the same schema sent with different formatting is recognised
 as the same schema; for PROTOBUF it is the ``.proto`` text printed from the compiled descriptor
-(:mod:`~zurau.schema_registry.protobuf_schema`), whether text or a base64 descriptor was sent.
+(:mod:`~zurau.schema_formats.protobuf_schema`), whether text or a base64 descriptor was sent.
 ``normalized()`` (``normalize=true``) is a semantic normal form: AVRO drops docs and resolves
 names to full names with Avro's canonical key order; JSON sorts keys; PROTOBUF sorts imports
 and options.
 
 Compatibility: ``is_compatible(new, old, mode_direction)`` runs the type's checker
-(:mod:`~zurau.schema_registry.avro_compatibility`, :mod:`~zurau.schema_registry.json_compatibility`,
-:mod:`~zurau.schema_registry.protobuf_compatibility`).
+(:mod:`~zurau.schema_formats.avro_compatibility`, :mod:`~zurau.schema_formats.json_compatibility`,
+:mod:`~zurau.schema_formats.protobuf_compatibility`).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zurau.edge_requests import BadInput, nesting_exceeds, parse_json
-from zurau.schema_registry import avro_compatibility, avro_spec_rules, json_compatibility
-from zurau.schema_registry.errors import RegistryError, invalid_schema
-from zurau.schema_registry.store_records import Reference
+from zurau.schema_formats import avro_compatibility, avro_spec_rules, json_compatibility
+from zurau.schema_formats.errors import RegistryError, invalid_schema
+from zurau.schema_formats.references import Reference
 
 AVRO, JSON, PROTOBUF = "AVRO", "JSON", "PROTOBUF"
 SUPPORTED_TYPES = (AVRO, JSON, PROTOBUF)
@@ -53,7 +53,7 @@ class ParsedSchema:
         if self.schema_type == AVRO:
             return avro_compatibility.check(self.parsed, writer.parsed, self.named, writer.named)
         if self.schema_type == PROTOBUF:
-            from zurau.schema_registry import protobuf_compatibility
+            from zurau.schema_formats import protobuf_compatibility
 
             return protobuf_compatibility.check(self.parsed, writer.parsed)
         return json_compatibility.check(self.obj, writer.obj)
@@ -227,7 +227,7 @@ def _parse_json(text: str) -> ParsedSchema:
 
 
 def _parse_protobuf(text: str, references: list[ParsedSchema], names: Sequence[Reference]) -> ParsedSchema:
-    from zurau.schema_registry.protobuf_schema import ProtoDependency, parse_protobuf
+    from zurau.schema_formats.protobuf_schema import ProtoDependency, parse_protobuf
 
     deps = []
     for ref, parsed in zip(names, references, strict=True):

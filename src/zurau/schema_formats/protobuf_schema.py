@@ -7,7 +7,7 @@ well-known types): the schema and its references are written into a private temp
 under their reference names (``import "name"`` finds them there) and protoc returns a descriptor
 per file, or errors with line and column that become Confluent's 42201.
 
-A descriptor input is first printed as text (:mod:`~zurau.schema_registry.protobuf_printer`) and
+A descriptor input is first printed as text (:mod:`~zurau.schema_formats.protobuf_printer`) and
 that text compiled, so both inputs are validated the same way and stored as the same canonical
 text; ``?format=serialized`` serves the compiled descriptor back as base64.
 
@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor_pool import DescriptorPool
 
-from zurau.schema_registry.errors import RegistryError, invalid_schema
-from zurau.schema_registry.protobuf_printer import print_proto
+from zurau.schema_formats.errors import RegistryError, invalid_schema
+from zurau.schema_formats.protobuf_printer import print_proto
 
 MAIN_FILE = "__schema__.proto"  # the name the schema itself is compiled under (no reference may use it)
 WELL_KNOWN_PREFIX = "google/protobuf/"
