@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from zurau.broker import metadata_publisher as publisher_module
 from zurau.broker.metadata_publisher import ChunkedPublishing, MetadataPublisher
 from zurau.loop_watchdog import LoopWatchdog
 from zurau.metadata import image as image_module
@@ -207,6 +208,57 @@ def test_publish_steps_pause_every_chunk_and_apply_what_publish_applies() -> Non
     assert pauses == 10
     assert stepped.calls == whole.calls
     assert sum(1 for c in whole.calls if c[0] == "leader") == 500
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+class _SlowReplicas(_Replicas):
+    """Each partition costs 1 ms of the (fake) clock, as creating a log does."""
+
+    def __init__(self, clock: _Clock) -> None:
+        super().__init__()
+        self.clock = clock
+
+    def make_leader(self, topic: str, index: int, *, leader_epoch: int, **kw: Any) -> None:
+        self.clock.now += 0.001
+        super().make_leader(topic, index, leader_epoch=leader_epoch, **kw)
+
+    def make_follower(self, topic: str, index: int, *, leader_id: int, leader_epoch: int, **kw: Any) -> None:
+        self.clock.now += 0.001
+        super().make_follower(topic, index, leader_id=leader_id, leader_epoch=leader_epoch, **kw)
+
+
+@pytest.mark.parametrize("other_work_s", [0.0, 0.02])
+def test_publish_steps_with_a_budget_pause_often_on_an_idle_loop_and_keep_their_share_of_a_busy_one(
+    monkeypatch: pytest.MonkeyPatch, other_work_s: float
+) -> None:
+    clock = _Clock()
+    monkeypatch.setattr(publisher_module, "time", clock)
+    empty = MetadataImage("c")
+    image, _tid = _big_topic(1000)
+    whole = _Replicas()
+    MetadataPublisher(1, whole, _Coordinator("__consumer_offsets"), _Coordinator("__transaction_state")).publish(
+        empty, image
+    )
+    replicas = _SlowReplicas(clock)
+    publisher = MetadataPublisher(1, replicas, _Coordinator("__consumer_offsets"), _Coordinator("__transaction_state"))
+    pauses = 0
+    for _ in publisher.publish_steps(empty, image, chunk=256, budget_s=0.01):
+        pauses += 1
+        clock.now += other_work_s  # what the event loop ran during the pause
+    assert replicas.calls == whole.calls
+    if other_work_s == 0.0:
+        assert pauses >= 1000 // 16  # slices of 8 partitions, a pause once 10 ms have passed
+    else:
+        # Each slice may run 9 times as long as the pause before it (up to the 256-partition
+        # chunk): the publisher keeps about 90% of a busy loop's time, not a third of it.
+        assert pauses <= 6
 
 
 def test_the_image_copies_a_big_topics_partitions_once_per_batch_not_once_per_record(
