@@ -43,6 +43,7 @@ from zurau.coordinator.group.service import RuntimeGroupCoordinatorService
 from zurau.coordinator.partition_writer import ReplicaManagerPartitionWriter
 from zurau.coordinator.share.service import RuntimeShareCoordinatorService
 from zurau.coordinator.share.share_runtime import ShareRuntime
+from zurau.coordinator.share.state_initializer import ShareStateChannel
 from zurau.coordinator.txn.marker_channel import TxnMarkerChannel
 from zurau.coordinator.txn.service import RuntimeTxnCoordinatorService
 from zurau.coordinator.txn.transaction_runtime import TRANSACTION_STATE_TOPIC, TransactionRuntime
@@ -180,6 +181,8 @@ class Broker:
         self.alter_partitions: AlterPartitionManager | None = None
         self.marker_channel: TxnMarkerChannel | None = None
         self.verification_channel: TxnVerificationChannel | None = None
+        self.group_service: RuntimeGroupCoordinatorService | None = None
+        self.share_state_channel: ShareStateChannel | None = None
         self.log_cleaner: LogCleaner | None = None
         # Prometheus metrics (metrics.http.listener; empty: off).
         configured = config.get("metrics.http.listener")
@@ -341,7 +344,33 @@ class Broker:
         self.txn_coordinator.live_brokers = live_brokers
         self.share_coordinator.live_brokers = live_brokers
 
+    def _share_state_channel(self, shares: RuntimeShareCoordinatorService) -> ShareStateChannel:
+        """Share-state initialization for the group coordinator: in-process when this broker leads
+        the share-partition's ``__share_group_state`` partition, else over the inter-broker listener."""
+        cfg = self.config
+        listener = cfg.inter_broker_listener_name
+        runtime = self.share_coordinator
+
+        def coordinator_of(key: str) -> int:
+            t = self.controller.image.get(runtime.topic)
+            if t is None:
+                return -1
+            p = t.partitions.get(runtime.partition_for(key))
+            return -1 if p is None else p.leader
+
+        self.share_state_channel = ShareStateChannel(
+            self.node_id,
+            shares,
+            coordinator_of,
+            lambda b: self.controller.image.endpoint(b, listener),
+            cfg.get("request.timeout.ms"),
+            security=inter_broker_client_security(cfg),
+        )
+        return self.share_state_channel
+
     def _services(self, quorum: Any = None, controller_id: Callable[[], int] = lambda: -1) -> BrokerServices:
+        shares = RuntimeShareCoordinatorService(self.share_coordinator)
+        self.group_service = RuntimeGroupCoordinatorService(self.group_coordinator, self._share_state_channel(shares))
         return BrokerServices(
             node_id=self.node_id,
             config=self.config,
@@ -349,9 +378,9 @@ class Broker:
             replica_manager=self.replica_manager,
             metadata=self.controller,
             controller=self.controller,
-            groups=RuntimeGroupCoordinatorService(self.group_coordinator),
+            groups=self.group_service,
             txns=RuntimeTxnCoordinatorService(self.txn_coordinator),
-            shares=RuntimeShareCoordinatorService(self.share_coordinator),
+            shares=shares,
             api_versions=self.api_versions,
             advertised=lambda: self.advertised,
             advertised_for=self.advertised_for,
@@ -681,6 +710,11 @@ class Broker:
             self.txn_coordinator.verification_channel = None
             await self._stop_step("the transaction verification channel", self.verification_channel.close())
             self.verification_channel = None
+        if self.group_service is not None:
+            await self._stop_step("the share-state initializations", self.group_service.close())
+        if self.share_state_channel is not None:
+            await self._stop_step("the share-state channel", self.share_state_channel.close())
+            self.share_state_channel = None
         if self.lifecycle is not None:
             await self._stop_step("the broker lifecycle", self.lifecycle.close())
             self.lifecycle = None

@@ -6,9 +6,10 @@ heartbeat, leave, describe, the errors, session expiry, ListGroups' view and Kaf
 authorization (READ on the group and DESCRIBE on the subscribed topics for a heartbeat; DESCRIBE
 on the group for a describe, whose groups with assigned topics the principal may not describe
 are answered TOPIC_AUTHORIZATION_FAILED). Share-partition
-state initialization (InitializeShareGroupState to the share coordinator) is not wired yet, so
-members get empty assignments until the coordinator is told the partitions are initialized (the
-test tells it directly, as that round trip will). Without the switch, ApiVersions advertises
+state initialization (InitializeShareGroupState to the share coordinator) is switched off here
+(:func:`_manual_initialization`), so that epochs and assignments are deterministic: the test
+tells the group coordinator directly which partitions are initialized, as that round trip does
+(tested in test_share_group_initialization.py). Without the switch, ApiVersions advertises
 neither API.
 """
 
@@ -50,10 +51,17 @@ RETRIABLE = {E.CoordinatorLoadInProgressError.code, E.CoordinatorNotAvailableErr
 T = TypeVar("T")
 
 
+def _manual_initialization(b: EmbeddedBroker) -> EmbeddedBroker:
+    """No InitializeShareGroupState after a heartbeat: partitions are initialized by the test."""
+    assert b.broker.group_service is not None
+    b.broker.group_service.share_state = None
+    return b
+
+
 @pytest_asyncio.fixture
 async def broker() -> AsyncIterator[EmbeddedBroker]:
     async with EmbeddedBroker(group_share_enable=True, **SHORT_SESSION) as b:
-        yield b
+        yield _manual_initialization(b)
 
 
 @pytest_asyncio.fixture
@@ -95,7 +103,7 @@ async def _describe(conn: BrokerConnection, *groups: str) -> list[Any]:
 
 
 def _initialized(broker: EmbeddedBroker, group: str, topic_id: uuid.UUID, partitions: list[int]) -> None:
-    """What the share coordinator's InitializeShareGroupState answer will report (not wired yet)."""
+    """What a successful InitializeShareGroupState reports to the group coordinator."""
     rt = broker.broker.group_coordinator
     rt.request(group, lambda token, now: rt.core.share_group_initialized(group, {topic_id: partitions}), lambda r, e: None)
 
@@ -231,6 +239,7 @@ def _alice(op: AclOperation, rtype: ResourceType, name: str) -> AclBinding:
 
 async def test_authorization() -> None:
     async with EmbeddedBroker(**SASL) as b:
+        _manual_initialization(b)
         b.create_topic("jobs", 2)
         host, port = b.listener_address("SASL_PLAINTEXT").rsplit(":", 1)
         security = ClientSecurity(

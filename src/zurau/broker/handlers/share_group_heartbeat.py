@@ -11,8 +11,10 @@ FENCED_MEMBER_EPOCH (rejoin with epoch 0), GROUP_MAX_SIZE_REACHED, GROUP_ID_NOT_
 a classic or consumer group's), and the coordinator errors (NOT_COORDINATOR ...).
 
 Share-state initialization: the coordinator's result lists in ``to_initialize`` the partitions
-whose state the share coordinator must initialize (InitializeShareGroupState); until that round
-trip reports them with ``GroupCoordinatorShard.share_group_initialized``, they stay unassigned.
+whose state the share coordinator must initialize; the group coordinator's service does it in the
+background after answering (InitializeShareGroupState, see
+:class:`~zurau.coordinator.group.service.RuntimeGroupCoordinatorService`), and they stay
+unassigned until it is recorded: a later heartbeat assigns them.
 """
 
 from __future__ import annotations

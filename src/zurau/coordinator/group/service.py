@@ -16,18 +16,31 @@ Invariants:
 * The routing questions (``partition_for``, ``coordinator_error``, ``lookup_error``,
   ``topic_error``) are the runtime's, unchanged: FindCoordinator and the handlers' pre-checks ask
   them before calling an API method.
+* Share-partition state initialization (KIP-932, Kafka 4.1+'s ``GroupCoordinatorService``): a
+  ShareGroupHeartbeat whose result lists partitions in ``to_initialize`` is answered at once; in
+  the background, the share coordinator initializes their state through the
+  :class:`ShareStateInitializer` wired in by the app (InitializeShareGroupState, start offset -1,
+  state epoch ``initialize_epoch``). The partitions it initialized are reported with
+  :meth:`RuntimeGroupCoordinatorService.share_group_initialized` (a later heartbeat assigns
+  them), the others with :meth:`~RuntimeGroupCoordinatorService.share_group_uninitialized` (a
+  later heartbeat asks again). A request that never answers leaves them initializing: the
+  heartbeat asks again once ``group.share.initialize.retry.interval.ms`` has passed. The group
+  coordinator never imports the share coordinator: it sees it only through that Protocol.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+import logging
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from zurau.coordinator.group.group_runtime import GroupCoordinatorRuntime
 from zurau.coordinator.group.results import (
     ConsumerGroupHeartbeatResult,
     DescribedGroup,
+    Effects,
     JoinGroupResult,
     LeaveGroupResult,
     ListedGroup,
@@ -42,6 +55,21 @@ from zurau.protocol.messages import (
     ConsumerGroupHeartbeatRequestTopicPartitions,
 )
 from zurau.types import TopicPartitionKey
+
+log = logging.getLogger("zurau.coordinator")
+
+
+class ShareStateInitializer(Protocol):
+    """The share coordinator as the group coordinator needs it (Kafka's ``Persister``, for
+    ``initializeState`` only)."""
+
+    async def initialize_state(
+        self, group_id: str, state_epoch: int, topics: Mapping[uuid.UUID, Iterable[int]]
+    ) -> dict[uuid.UUID, dict[int, int]]:
+        """InitializeShareGroupState for these share-partitions (start offset -1): an error code
+        per requested partition (0: its state is initialized). Never raises for an unreachable
+        or failing share coordinator: those partitions carry its error code."""
+        ...
 
 
 class GroupCoordinatorService(Protocol):
@@ -200,7 +228,8 @@ class GroupCoordinatorService(Protocol):
         client_host: str,
     ) -> ShareGroupHeartbeatResult:
         """``to_initialize`` of the result: share partitions whose state the share coordinator
-        must initialize (not done here yet: they stay unassigned until reported initialized)."""
+        must initialize (done in the background; they stay unassigned until it reports them
+        initialized)."""
         ...
 
     async def share_group_describe(self, group_ids: Sequence[str]) -> list[dict[str, Any]]:
@@ -212,8 +241,12 @@ class RuntimeGroupCoordinatorService:
     """:class:`GroupCoordinatorService` over the group coordinator runtime (Kafka's
     ``GroupCoordinatorService`` over its ``CoordinatorRuntime``)."""
 
-    def __init__(self, runtime: GroupCoordinatorRuntime) -> None:
+    def __init__(self, runtime: GroupCoordinatorRuntime, share_state: ShareStateInitializer | None = None) -> None:
+        """``share_state``: where share-partition state is initialized (None: nowhere, so share
+        members stay unassigned)."""
         self.runtime = runtime
+        self.share_state = share_state
+        self._initializing: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ routing
     @property
@@ -516,7 +549,66 @@ class RuntimeGroupCoordinatorService:
             ),
             lambda e: ShareGroupHeartbeatResult(e.code, e.message, member_id or None, -1),
         )
+        if result.to_initialize and self.share_state is not None:
+            task = asyncio.create_task(
+                self._initialize_share_state(group_id, result.initialize_epoch, result.to_initialize)
+            )
+            self._initializing.add(task)
+            task.add_done_callback(self._initializing.discard)
         return result
+
+    async def _initialize_share_state(
+        self, group_id: str, state_epoch: int, topics: Mapping[uuid.UUID, frozenset[int]]
+    ) -> None:
+        """Kafka's ``persisterInitialize``: initialize, then record the outcome in the group."""
+        assert self.share_state is not None
+        try:
+            codes = await self.share_state.initialize_state(group_id, state_epoch, topics)
+        except Exception:  # a bug, not a share-coordinator error: the partitions are asked for again
+            log.exception("initializing the share state of group %r failed", group_id)
+            codes = {}
+        done: dict[uuid.UUID, list[int]] = {}
+        failed: dict[uuid.UUID, list[int]] = {}
+        for tid, ps in topics.items():
+            for p in sorted(ps):
+                ok = codes.get(tid, {}).get(p, -1) == 0
+                (done if ok else failed).setdefault(tid, []).append(p)
+        if failed:
+            log.info("share group %r: state of %s not initialized yet (%s)", group_id, failed, codes)
+            self.share_group_uninitialized(group_id, failed)
+        if done:
+            self.share_group_initialized(group_id, done)
+
+    def share_group_initialized(self, group_id: str, topics: Mapping[uuid.UUID, Iterable[int]]) -> None:
+        """The share coordinator initialized these partitions' state: record them in the group
+        (a write in the group's turn; nobody waits for it)."""
+        rt = self.runtime
+        rt.request(group_id, lambda token, now: _acked(token, rt.core.share_group_initialized(group_id, topics)), _ignore)
+
+    def share_group_uninitialized(self, group_id: str, topics: Mapping[uuid.UUID, Iterable[int]]) -> None:
+        """Initializing them failed: forget them, so that a later heartbeat asks again."""
+        rt = self.runtime
+        rt.request(
+            group_id, lambda token, now: _acked(token, rt.core.share_group_uninitialized(group_id, topics)), _ignore
+        )
+
+    async def close(self) -> None:
+        """Stop the share-state initializations in flight (their partitions stay initializing)."""
+        tasks = list(self._initializing)
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def share_group_describe(self, group_ids: Sequence[str]) -> list[dict[str, Any]]:
         return self.runtime.core.share_group_describe(group_ids)
+
+
+def _acked(token: Any, fx: Effects) -> Effects:
+    """``fx`` with a reply to ``token`` (released once its write commits), so that the runtime
+    forgets the request (a state-machine input that never replies would be waited for)."""
+    fx.reply(token, None)
+    return fx
+
+
+def _ignore(result: Any, error: KafkaError | None) -> None:
+    """The write's outcome: a lost one leaves the partitions initializing (asked again later)."""
