@@ -118,7 +118,10 @@ class TransactionConfig:
     marker_retry_backoff_ms: int = 100  # how soon a failed marker or Complete write is retried
     # How long AddPartitionsToTxn / AddOffsetsToTxn meeting a state change in flight (e.g. the
     # previous transaction's markers) waits for it before CONCURRENT_TRANSACTIONS (0: never).
-    concurrent_wait_ms: int = 500
+    # Long enough for markers on a loaded cluster: a client that aborts while its AddPartitions
+    # was answered CONCURRENT_TRANSACTIONS sends EndTxn(abort) into the previous PrepareCommit /
+    # CompleteCommit, which Kafka (and so Zurau) answers INVALID_TXN_STATE, fatal for librdkafka.
+    concurrent_wait_ms: int = 5_000
     coordinator_epoch: int = 0  # written into markers (the __transaction_state leader epoch)
 
     @classmethod
