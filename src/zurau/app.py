@@ -364,7 +364,7 @@ class Broker:
             coordinator_of,
             lambda b: self.controller.image.endpoint(b, listener),
             cfg.get("request.timeout.ms"),
-            security=inter_broker_client_security(cfg),
+            security=lambda: inter_broker_client_security(cfg),
         )
         return self.share_state_channel
 

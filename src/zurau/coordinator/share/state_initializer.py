@@ -58,8 +58,10 @@ class ShareStateChannel:
         coordinator_of: Callable[[str], int],
         endpoint: Callable[[int], tuple[str, int] | None],
         request_timeout_ms: int = 30_000,
-        security: ClientSecurity | None = None,
+        security: Callable[[], ClientSecurity | None] = lambda: None,
     ) -> None:
+        """``security`` gives the inter-broker client security when a remote call is first made
+        (a single node never makes one, and may have no inter-broker SASL mechanism set)."""
         self.node_id = node_id
         self.local = local
         self.coordinator_of = coordinator_of
@@ -75,7 +77,7 @@ class ShareStateChannel:
             broker_id,
             client_id=f"zurau-share-state-{self.node_id}",
             request_timeout_ms=self.request_timeout_ms,
-            security=self.security,
+            security=self.security(),
             unreachable=CoordinatorNotAvailableError,
         )
 
