@@ -1,18 +1,19 @@
-"""Share-partition state initialization for the group coordinator (KIP-932).
+"""The share-group-state persister (KIP-932): the five share-group-state APIs, routed.
 
-:class:`ShareStateChannel` implements the group coordinator's
-:class:`~zurau.coordinator.group.service.ShareStateInitializer` (Kafka's ``Persister.initializeState``
-as the ``DefaultStatePersister`` does it): each share-partition goes to the share coordinator of
+:class:`ShareStateChannel` is Kafka's ``DefaultStatePersister``: the group coordinator initializes
+share-partition state through it (it implements
+:class:`~zurau.coordinator.group.service.ShareStateInitializer`), share-partition leaders read and
+write it, the admin APIs read summaries and delete it. Each share-partition goes to the share coordinator of
 its ``groupId:topicId:partition`` key, the leader of that key's ``__share_group_state`` partition
 (what FindCoordinator with key type SHARE answers). When this broker leads it, or no broker does
 yet (the topic is still to be created, which this broker's share coordinator does on first use),
 the broker's own :class:`~zurau.coordinator.share.service.ShareCoordinatorService` answers
-in-process; otherwise one InitializeShareGroupState per broker goes over an inter-broker
-connection, with the broker's own login. The start offset is always -1
-(``UNINITIALIZED_START_OFFSET``: the share-partition starts where ``share.auto.offset.reset``
-says when it is first read).
+in-process; otherwise one request per broker goes over an inter-broker connection, with the
+broker's own login. Initialization always writes start offset -1 (``UNINITIALIZED_START_OFFSET``:
+the share-partition leader starts it where ``share.auto.offset.reset`` says when it first reads
+it).
 
-Invariants: every requested partition gets exactly one error code (0: its state is initialized);
+Invariants: every requested partition gets exactly one answer with an error code;
 a broker that cannot be reached, or answers without a partition, gives it
 COORDINATOR_NOT_AVAILABLE; nothing raises for a coordinator problem. Requests run concurrently,
 one per owning broker.
@@ -25,26 +26,49 @@ import logging
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from zurau.client.connection import BrokerConnection, ConnectionCache
 from zurau.client.errors import ClientError
 from zurau.client.security import ClientSecurity
-from zurau.client.typed_api import INITIALIZE_SHARE_GROUP_STATE
+from zurau.client.typed_api import (
+    DELETE_SHARE_GROUP_STATE,
+    INITIALIZE_SHARE_GROUP_STATE,
+    READ_SHARE_GROUP_STATE,
+    READ_SHARE_GROUP_STATE_SUMMARY,
+    WRITE_SHARE_GROUP_STATE,
+)
 from zurau.coordinator.share.service import ShareCoordinatorService
 from zurau.coordinator.share.share_coordinator_shard import UNINITIALIZED_START_OFFSET
 from zurau.coordinator.share.share_state_records import coordinator_key
 from zurau.coordinator.txn.inter_broker import inter_broker_connection
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import CoordinatorNotAvailableError, KafkaError
-from zurau.protocol.messages import InitializeShareGroupStateRequestTopics
 
 log = logging.getLogger("zurau.coordinator.share")
 
 Codes = dict[uuid.UUID, dict[int, int]]
+Key = tuple[uuid.UUID, int]  # (topic id, partition)
+Item = dict[str, Any]  # a request or response partition entry of a share-group-state API
+
+_LOCAL = {
+    ApiKey.INITIALIZE_SHARE_GROUP_STATE: "initialize_state",
+    ApiKey.READ_SHARE_GROUP_STATE: "read_state",
+    ApiKey.WRITE_SHARE_GROUP_STATE: "write_state",
+    ApiKey.READ_SHARE_GROUP_STATE_SUMMARY: "read_state_summary",
+    ApiKey.DELETE_SHARE_GROUP_STATE: "delete_state",
+}
+_REMOTE: dict[ApiKey, Any] = {
+    ApiKey.INITIALIZE_SHARE_GROUP_STATE: INITIALIZE_SHARE_GROUP_STATE,
+    ApiKey.READ_SHARE_GROUP_STATE: READ_SHARE_GROUP_STATE,
+    ApiKey.WRITE_SHARE_GROUP_STATE: WRITE_SHARE_GROUP_STATE,
+    ApiKey.READ_SHARE_GROUP_STATE_SUMMARY: READ_SHARE_GROUP_STATE_SUMMARY,
+    ApiKey.DELETE_SHARE_GROUP_STATE: DELETE_SHARE_GROUP_STATE,
+}
 
 
 class ShareStateChannel:
-    """InitializeShareGroupState to the share coordinator of each share-partition.
+    """The share-group-state APIs to the share coordinator of each share-partition.
 
     ``coordinator_of(key)``: the broker leading the coordinator key's ``__share_group_state``
     partition in the current metadata (-1: none, or the topic does not exist yet);
@@ -84,56 +108,84 @@ class ShareStateChannel:
     async def initialize_state(
         self, group_id: str, state_epoch: int, topics: Mapping[uuid.UUID, Iterable[int]]
     ) -> Codes:
-        by_broker: dict[int, dict[uuid.UUID, list[int]]] = defaultdict(lambda: defaultdict(list))
-        for tid, ps in topics.items():
-            for p in ps:
-                broker = self.coordinator_of(coordinator_key(group_id, tid, p))
-                by_broker[self.node_id if broker < 0 else broker][tid].append(p)
+        items = {
+            (tid, p): {"partition": p, "state_epoch": state_epoch, "start_offset": UNINITIALIZED_START_OFFSET}
+            for tid, ps in topics.items()
+            for p in ps
+        }
+        results = await self.call(ApiKey.INITIALIZE_SHARE_GROUP_STATE, group_id, items)
         out: Codes = {tid: {} for tid in topics}
-        answers = await asyncio.gather(
-            *(self._send(broker, group_id, state_epoch, parts) for broker, parts in by_broker.items())
-        )
-        for parts, codes in zip(by_broker.values(), answers, strict=True):
-            for tid, ps in parts.items():
-                got = codes.get(tid, {})
-                for p in ps:
-                    out[tid][p] = got.get(p, CoordinatorNotAvailableError.code)
+        for (tid, p), r in results.items():
+            out[tid][p] = r["error_code"]
         return out
 
-    async def _send(
-        self, broker: int, group_id: str, state_epoch: int, parts: Mapping[uuid.UUID, list[int]]
-    ) -> Codes:
-        body: list[InitializeShareGroupStateRequestTopics] = [
-            {
-                "topic_id": tid,
-                "partitions": [
-                    {"partition": p, "state_epoch": state_epoch, "start_offset": UNINITIALIZED_START_OFFSET}
-                    for p in ps
-                ],
-            }
-            for tid, ps in parts.items()
-        ]
-        codes: Codes = {}
+    async def read_state(self, group_id: str, items: Mapping[Key, Item]) -> dict[Key, Item]:
+        """ReadShareGroupState: ``items`` maps ``(topic id, partition)`` to the request
+        partition (``partition``, ``leader_epoch``); the result maps each to its response
+        partition (``error_code``, ``state_epoch``, ``start_offset``, ``state_batches``)."""
+        return await self.call(ApiKey.READ_SHARE_GROUP_STATE, group_id, items)
+
+    async def write_state(self, group_id: str, items: Mapping[Key, Item]) -> dict[Key, Item]:
+        """WriteShareGroupState (request partitions as the API has them): error code per key."""
+        return await self.call(ApiKey.WRITE_SHARE_GROUP_STATE, group_id, items)
+
+    async def read_state_summary(self, group_id: str, items: Mapping[Key, Item]) -> dict[Key, Item]:
+        """ReadShareGroupStateSummary: start offset and epochs per key."""
+        return await self.call(ApiKey.READ_SHARE_GROUP_STATE_SUMMARY, group_id, items)
+
+    async def delete_state(self, group_id: str, items: Mapping[Key, Item]) -> dict[Key, Item]:
+        """DeleteShareGroupState: error code per key."""
+        return await self.call(ApiKey.DELETE_SHARE_GROUP_STATE, group_id, items)
+
+    async def call(self, api: ApiKey, group_id: str, items: Mapping[Key, Item]) -> dict[Key, Item]:
+        """One share-group-state API for ``items`` (``(topic id, partition)`` -> the request's
+        partition entry): split by owning share coordinator, one request per broker, run
+        concurrently. Every key gets a response partition; one whose broker could not be asked
+        or did not answer it has COORDINATOR_NOT_AVAILABLE."""
+        by_broker: dict[int, dict[Key, Item]] = defaultdict(dict)
+        for key, item in items.items():
+            tid, p = key
+            broker = self.coordinator_of(coordinator_key(group_id, tid, p))
+            by_broker[self.node_id if broker < 0 else broker][key] = item
+        answers = await asyncio.gather(*(self._send(api, b, group_id, part) for b, part in by_broker.items()))
+        out: dict[Key, Item] = {}
+        for answer in answers:
+            out.update(answer)
+        for tid, p in items:
+            out.setdefault(
+                (tid, p),
+                {
+                    "partition": p,
+                    "error_code": CoordinatorNotAvailableError.code,
+                    "error_message": "The share coordinator is not available.",
+                },
+            )
+        return out
+
+    async def _send(self, api: ApiKey, broker: int, group_id: str, items: Mapping[Key, Item]) -> dict[Key, Item]:
+        by_topic: dict[uuid.UUID, list[Item]] = defaultdict(list)
+        for (tid, _), item in items.items():
+            by_topic[tid].append(item)
+        body: list[Any] = [{"topic_id": tid, "partitions": parts} for tid, parts in by_topic.items()]
+        results: list[Any]
         if broker == self.node_id:
-            results = await self.local.initialize_state(group_id, body)
+            results = list(await getattr(self.local, _LOCAL[api])(group_id, body))
         elif self._closed:
-            return codes
+            return {}
         else:
             try:
                 conn = await self._conns.get(broker)
-                version = conn.version(ApiKey.INITIALIZE_SHARE_GROUP_STATE)
-                resp = await conn.call(
-                    INITIALIZE_SHARE_GROUP_STATE({"group_id": group_id, "topics": body}), version=version
-                )
+                resp = await conn.call(_REMOTE[api]({"group_id": group_id, "topics": body}), version=conn.version(api))
                 results = list(resp.get("results", []))
             except (ClientError, KafkaError, OSError) as e:
-                log.info("cannot initialize share state of group %r with broker %d: %s", group_id, broker, e)
+                log.info("share-state %s of group %r with broker %d failed: %s", api.name, group_id, broker, e)
                 await self._conns.drop(broker)
-                return codes
+                return {}
+        out: dict[Key, Item] = {}
         for r in results:
             for p in r["partitions"]:
-                codes.setdefault(r["topic_id"], {})[p["partition"]] = p["error_code"]
-        return codes
+                out[(r["topic_id"], p["partition"])] = dict(p)
+        return out
 
     async def close(self) -> None:
         self._closed = True
