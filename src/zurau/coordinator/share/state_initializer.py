@@ -162,7 +162,9 @@ class ShareStateChannel:
             )
         return out
 
-    async def _send(self, api: ApiKey, broker: int, group_id: str, items: Mapping[Key, Item]) -> dict[Key, Item]:
+    async def _send(
+        self, api: ApiKey, broker: int, group_id: str, items: Mapping[Key, Item]
+    ) -> dict[Key, Item]:
         by_topic: dict[uuid.UUID, list[Item]] = defaultdict(list)
         for (tid, _), item in items.items():
             by_topic[tid].append(item)
@@ -175,10 +177,14 @@ class ShareStateChannel:
         else:
             try:
                 conn = await self._conns.get(broker)
-                resp = await conn.call(_REMOTE[api]({"group_id": group_id, "topics": body}), version=conn.version(api))
+                resp = await conn.call(
+                    _REMOTE[api]({"group_id": group_id, "topics": body}), version=conn.version(api)
+                )
                 results = list(resp.get("results", []))
             except (ClientError, KafkaError, OSError) as e:
-                log.info("share-state %s of group %r with broker %d failed: %s", api.name, group_id, broker, e)
+                log.info(
+                    "share-state %s of group %r with broker %d failed: %s", api.name, group_id, broker, e
+                )
                 await self._conns.drop(broker)
                 return {}
         out: dict[Key, Item] = {}
