@@ -93,6 +93,7 @@ from zurau.replication.replica_fetcher import FetcherConfig
 from zurau.replication.replica_fetcher_manager import ReplicaFetcherManager
 from zurau.replication.replica_manager import ReplicaManager
 from zurau.replication.replica_selector import selector_for
+from zurau.replication.share.share_partition_manager import ShareConfig, SharePartitionManager
 from zurau.storage.cleaner import CleanerStats
 from zurau.storage.log_cleaner import CleanerConfig, LogCleaner
 from zurau.storage.log_cleaner_threads import owner_loop_caller, run_cleaner_threads
@@ -183,6 +184,7 @@ class Broker:
         self.verification_channel: TxnVerificationChannel | None = None
         self.group_service: RuntimeGroupCoordinatorService | None = None
         self.share_state_channel: ShareStateChannel | None = None
+        self.share_partitions: SharePartitionManager | None = None
         self.log_cleaner: LogCleaner | None = None
         # Prometheus metrics (metrics.http.listener; empty: off).
         configured = config.get("metrics.http.listener")
@@ -300,7 +302,10 @@ class Broker:
         # Half the Raft fetch timeout: a stall that long already endangers the quorum's leader
         # (ZURAU_LOOP_STALL_WARN_MS lowers it to find shorter stalls).
         if self._watch_loop:
-            warn_ms = os.environ.get("ZURAU_LOOP_STALL_WARN_MS") or cfg.get("controller.quorum.fetch.timeout.ms") / 2
+            warn_ms = (
+                os.environ.get("ZURAU_LOOP_STALL_WARN_MS")
+                or cfg.get("controller.quorum.fetch.timeout.ms") / 2
+            )
             self.loop_watchdog = LoopWatchdog(f"node {self.node_id}", float(warn_ms) / 1000)
             self.loop_watchdog.start()
         for d in cfg.log_dirs:
@@ -317,7 +322,9 @@ class Broker:
         now_ms = self.clock.now_ms
         # A cluster broker loads its logs only once its metadata has caught up (``_catch_up``):
         # a log opened against a half-replayed image would take the broker's defaults.
-        self.log_manager = LogManager(cfg.log_dirs, now_ms, config_for=self.log_config_for, load=not self.clustered)
+        self.log_manager = LogManager(
+            cfg.log_dirs, now_ms, config_for=self.log_config_for, load=not self.clustered
+        )
         self.replica_manager = ReplicaManager(self.node_id, self.log_manager, self.log_config_for, self.clock)
         topics = CoordinatorTopics(image)
         writer = ReplicaManagerPartitionWriter(self.replica_manager)
@@ -333,7 +340,9 @@ class Broker:
             next_producer_id,
             self.group_coordinator,
         )
-        self.share_coordinator = ShareRuntime(cfg.share_coordinator, writer, topics, self.create_topic, self.clock)
+        self.share_coordinator = ShareRuntime(
+            cfg.share_coordinator, writer, topics, self.create_topic, self.clock
+        )
         if cfg.get("transaction.partition.verification.enable"):
             self.replica_manager.txn_verifier = self.txn_coordinator.verify
 
@@ -368,9 +377,38 @@ class Broker:
         )
         return self.share_state_channel
 
+    def _share_partition_manager(self, channel: ShareStateChannel) -> SharePartitionManager:
+        """ShareFetch/ShareAcknowledge on the partitions this broker leads, their state kept by
+        the share coordinators through ``channel``."""
+        cfg = self.config
+
+        def topic_name(topic_id: uuid.UUID) -> str | None:
+            t = self.controller.image.by_id(topic_id)
+            return None if t is None else t.name
+
+        manager = SharePartitionManager(
+            channel,
+            self.clock,
+            self.replica_manager.partition,
+            topic_name,
+            ShareConfig(
+                record_lock_duration_ms=int(cfg.get("group.share.record.lock.duration.ms", 30_000)),
+                delivery_count_limit=int(cfg.get("group.share.delivery.count.limit", 5)),
+                max_record_locks=int(cfg.get("group.share.partition.max.record.locks", 2000)),
+                max_share_sessions=int(cfg.get("group.share.max.share.sessions", 2000)),
+            ),
+            purgatory=self.replica_manager.purgatory,
+        )
+        self.replica_manager.add_resign_listener(manager.on_resigned)
+        return manager
+
     def _services(self, quorum: Any = None, controller_id: Callable[[], int] = lambda: -1) -> BrokerServices:
         shares = RuntimeShareCoordinatorService(self.share_coordinator)
-        self.group_service = RuntimeGroupCoordinatorService(self.group_coordinator, self._share_state_channel(shares))
+        channel = self._share_state_channel(shares)
+        self.group_service = RuntimeGroupCoordinatorService(self.group_coordinator, channel)
+        if self.share_partitions is not None:
+            self.share_partitions.close()
+        self.share_partitions = self._share_partition_manager(channel)
         return BrokerServices(
             node_id=self.node_id,
             config=self.config,
@@ -381,6 +419,7 @@ class Broker:
             groups=self.group_service,
             txns=RuntimeTxnCoordinatorService(self.txn_coordinator),
             shares=shares,
+            share_partitions=self.share_partitions,
             api_versions=self.api_versions,
             advertised=lambda: self.advertised,
             advertised_for=self.advertised_for,
@@ -427,13 +466,21 @@ class Broker:
         """One node that is the whole cluster: its own controller over a local metadata log."""
         cfg = self.config
         now_ms = self.clock.now_ms
-        self.metadata_log, image = open_metadata(cfg.log_dirs, cfg.metadata_log_dir, self.node_id, cfg.cluster_id, now_ms())
+        self.metadata_log, image = open_metadata(
+            cfg.log_dirs, cfg.metadata_log_dir, self.node_id, cfg.cluster_id, now_ms()
+        )
         controller = QuorumController(cfg, lambda: (self.node_id,))
-        self.controller = LocalControllerChannel(controller, self.metadata_log, image, now_ms, self._flush_off_loop)
+        self.controller = LocalControllerChannel(
+            controller, self.metadata_log, image, now_ms, self._flush_off_loop
+        )
         producer_ids = ProducerIdManager(lambda: self.controller.allocate_producer_ids_now(self.node_id, -1))
         self._build_broker(lambda: self.controller.image, producer_ids.next_id)
         publisher = MetadataPublisher(
-            self.node_id, self.replica_manager, self.group_coordinator, self.txn_coordinator, self.share_coordinator
+            self.node_id,
+            self.replica_manager,
+            self.group_coordinator,
+            self.txn_coordinator,
+            self.share_coordinator,
         )
         # Everything the image already holds is published once, like a fresh snapshot: every
         # partition placed here is hosted, and the coordinators replay their partitions (groups
@@ -466,7 +513,9 @@ class Broker:
                 f"node.id {self.node_id} is in controller.quorum.voters but process.roles lacks 'controller'"
             )
         if cfg.is_controller and not cfg.controller_listener_names:
-            raise KafkaStorageError("a controller needs controller.listener.names naming one of its listeners")
+            raise KafkaStorageError(
+                "a controller needs controller.listener.names naming one of its listeners"
+            )
         controller = QuorumController(cfg, lambda: (self.node_id,))
         self.kraft = KRaftManager(
             cfg, cluster_id, metadata_dir, self.clock, controller, security=controller_client_security(cfg)
@@ -524,7 +573,11 @@ class Broker:
         # else touches the log manager before the publisher below is installed.
         await asyncio.get_running_loop().run_in_executor(None, self.log_manager.load)
         publisher = MetadataPublisher(
-            self.node_id, self.replica_manager, self.group_coordinator, self.txn_coordinator, self.share_coordinator
+            self.node_id,
+            self.replica_manager,
+            self.group_coordinator,
+            self.txn_coordinator,
+            self.share_coordinator,
         )
         # Applied in chunks, here and for every later change: Raft and the controller keep
         # running between chunks however many partitions a change touches.
@@ -540,12 +593,17 @@ class Broker:
             self.services.authorizer.complete_initial_load()  # the controller said we caught up
         log.info(
             "node %d: %d partition logs loaded and metadata offset %d applied in %.2f s",
-            self.node_id, len(self.log_manager.all_logs()), channel.image.offset, time.monotonic() - started,
+            self.node_id,
+            len(self.log_manager.all_logs()),
+            channel.image.offset,
+            time.monotonic() - started,
         )
         cfg = self.config
         self._tasks.append(asyncio.create_task(self._maintenance()))
         self._start_log_cleaner()
-        self._tasks.append(asyncio.create_task(isr_maintenance(self.replica_manager, cfg.get("replica.lag.time.max.ms"))))
+        self._tasks.append(
+            asyncio.create_task(isr_maintenance(self.replica_manager, cfg.get("replica.lag.time.max.ms")))
+        )
 
     async def _load_authorizer_when_caught_up(self) -> None:
         """A dedicated controller's authorizer decides from its ACLs once its image holds the
@@ -561,7 +619,11 @@ class Broker:
                 target = raft.high_watermark
             if target > 0 and channel.image.offset >= target - 1:
                 authorizer.complete_initial_load()
-                log.info("node %d: the authorizer has loaded the ACLs at metadata offset %d", self.node_id, channel.image.offset)
+                log.info(
+                    "node %d: the authorizer has loaded the ACLs at metadata offset %d",
+                    self.node_id,
+                    channel.image.offset,
+                )
                 return
             await asyncio.sleep(0.05)
 
@@ -628,7 +690,10 @@ class Broker:
 
         # Transaction markers for partitions led elsewhere go to their leaders (WriteTxnMarkers).
         self.marker_channel = TxnMarkerChannel(
-            self.node_id, leader_of, lambda b: image().endpoint(b, listener), cfg.get("request.timeout.ms"),
+            self.node_id,
+            leader_of,
+            lambda b: image().endpoint(b, listener),
+            cfg.get("request.timeout.ms"),
             security=security,
         )
         self.txn_coordinator.marker_channel = self.marker_channel
@@ -640,7 +705,10 @@ class Broker:
                 return leader_of(TRANSACTION_STATE_TOPIC, txns.partition_for(transactional_id))
 
             self.verification_channel = TxnVerificationChannel(
-                self.node_id, coordinator_of, lambda b: image().endpoint(b, listener), cfg.get("request.timeout.ms"),
+                self.node_id,
+                coordinator_of,
+                lambda b: image().endpoint(b, listener),
+                cfg.get("request.timeout.ms"),
                 security=security,
             )
             txns.verification_channel = self.verification_channel
@@ -712,6 +780,8 @@ class Broker:
             self.verification_channel = None
         if self.group_service is not None:
             await self._stop_step("the share-state initializations", self.group_service.close())
+        if self.share_partitions is not None:
+            self.share_partitions.close()
         if self.share_state_channel is not None:
             await self._stop_step("the share-state channel", self.share_state_channel.close())
             self.share_state_channel = None
@@ -744,7 +814,9 @@ class Broker:
             self.kraft = None
         log.info("broker %d stopped", self.node_id)
 
-    async def _stop_step(self, what: str, step: Awaitable[Any], timeout_s: float = SHUTDOWN_STEP_TIMEOUT_S) -> None:
+    async def _stop_step(
+        self, what: str, step: Awaitable[Any], timeout_s: float = SHUTDOWN_STEP_TIMEOUT_S
+    ) -> None:
         """Await one shutdown step for at most ``timeout_s``: a step that does not finish (a
         task that ignores its cancellation, a peer that never answers) is logged as an error and
         left behind, so that the rest of the shutdown (closing the logs, writing checkpoints)
@@ -752,7 +824,12 @@ class Broker:
         task = asyncio.ensure_future(step)
         done, _pending = await asyncio.wait({task}, timeout=timeout_s)
         if not done:
-            log.error("broker %d: %s did not stop within %.0f s; the shutdown goes on without it", self.node_id, what, timeout_s)
+            log.error(
+                "broker %d: %s did not stop within %.0f s; the shutdown goes on without it",
+                self.node_id,
+                what,
+                timeout_s,
+            )
             return
         if not task.cancelled() and (exc := task.exception()) is not None:
             log.warning("broker %d: stopping %s failed: %r", self.node_id, what, exc)
@@ -812,7 +889,9 @@ class SingleNodeQuorum:
     def __init__(self, broker: Broker) -> None:
         self._broker = broker
 
-    async def handle_raft_request(self, api_key: int, version: int, body: Mapping[str, Any]) -> dict[str, Any]:
+    async def handle_raft_request(
+        self, api_key: int, version: int, body: Mapping[str, Any]
+    ) -> dict[str, Any]:
         return error_response(api_key, version, InconsistentVoterSetError.code)
 
     async def describe_quorum(self, version: int, body: DescribeQuorumRequest) -> DescribeQuorumResponse:
@@ -825,10 +904,18 @@ class SingleNodeQuorum:
         return describe_quorum_response(version, info, leader_endpoints={b.node_id: [(name, host, port)]})
 
     async def add_raft_voter(self, version: int, body: AddRaftVoterRequest) -> AddRaftVoterResponse:
-        return {"throttle_time_ms": 0, "error_code": UnsupportedVersionError.code, "error_message": _STATIC_QUORUM}
+        return {
+            "throttle_time_ms": 0,
+            "error_code": UnsupportedVersionError.code,
+            "error_message": _STATIC_QUORUM,
+        }
 
     async def remove_raft_voter(self, version: int, body: RemoveRaftVoterRequest) -> RemoveRaftVoterResponse:
-        return {"throttle_time_ms": 0, "error_code": UnsupportedVersionError.code, "error_message": _STATIC_QUORUM}
+        return {
+            "throttle_time_ms": 0,
+            "error_code": UnsupportedVersionError.code,
+            "error_message": _STATIC_QUORUM,
+        }
 
     async def update_raft_voter(self, version: int, body: UpdateRaftVoterRequest) -> UpdateRaftVoterResponse:
         return {
@@ -837,7 +924,9 @@ class SingleNodeQuorum:
             "current_leader": {"leader_id": self._broker.node_id, "leader_epoch": 0, "host": "", "port": -1},
         }
 
-    async def register_broker(self, body: BrokerRegistrationRequest, forward: bool) -> BrokerRegistrationResponse:
+    async def register_broker(
+        self, body: BrokerRegistrationRequest, forward: bool
+    ) -> BrokerRegistrationResponse:
         return {"throttle_time_ms": 0, "error_code": NotControllerError.code, "broker_epoch": -1}
 
     async def broker_heartbeat(self, body: BrokerHeartbeatRequest, forward: bool) -> BrokerHeartbeatResponse:
@@ -849,7 +938,9 @@ class SingleNodeQuorum:
             "should_shut_down": False,
         }
 
-    async def allocate_producer_ids(self, broker_id: int, broker_epoch: int, forward: bool) -> tuple[int, int]:
+    async def allocate_producer_ids(
+        self, broker_id: int, broker_epoch: int, forward: bool
+    ) -> tuple[int, int]:
         raise NotControllerError("a single-node quorum hands out producer ids to itself only")
 
 
@@ -861,8 +952,12 @@ _STATIC_QUORUM = (
 
 def _record_cleaner_pass(metrics: BrokerMetrics, stats: CleanerStats) -> None:
     metrics.cleaner_pass(
-        stats.bytes_read, stats.bytes_written, stats.records_removed, stats.map_utilization,
-        stats.elapsed_s, time.monotonic(),
+        stats.bytes_read,
+        stats.bytes_written,
+        stats.records_removed,
+        stats.map_utilization,
+        stats.elapsed_s,
+        time.monotonic(),
     )
 
 

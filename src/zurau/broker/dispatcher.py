@@ -103,6 +103,8 @@ HANDLER_MODULES = (
     # share groups (KIP-932), only with group.share.enable=true (ENABLED_BY)
     "share_group_heartbeat",
     "share_group_describe",
+    "share_fetch",
+    "share_acknowledge",
     # transaction coordinator
     "add_partitions_to_txn",
     "add_offsets_to_txn",

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from zurau.coordinator.txn.service import TxnCoordinatorService
     from zurau.metadata.image import MetadataImage
     from zurau.protocol.messages import ApiVersionsResponseApiKeys
+    from zurau.replication.share.share_partition_manager import SharePartitionManager
 
 
 class CloseConnection(Exception):
@@ -83,6 +84,8 @@ class BrokerServices:
     # The share coordinator (KIP-932 share-group state; None: not served, as in tests with
     # partial services).
     shares: ShareCoordinatorService | None = None
+    # Share-partitions of the partitions this broker leads (ShareFetch/ShareAcknowledge).
+    share_partitions: SharePartitionManager | None = None
 
 
 @dataclass(frozen=True, slots=True)

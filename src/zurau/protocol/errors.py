@@ -148,6 +148,8 @@ InvalidVoterKeyError = _define("InvalidVoterKeyError", 125)
 DuplicateVoterError = _define("DuplicateVoterError", 126)
 VoterNotFoundError = _define("VoterNotFoundError", 127)
 InvalidRegularExpressionError = _define("InvalidRegularExpressionError", 128)
+RebootstrapRequiredError = _define("RebootstrapRequiredError", 129)
+ShareSessionLimitReachedError = _define("ShareSessionLimitReachedError", 133, True)
 
 
 def for_code(code: int) -> type[KafkaError]:

@@ -50,7 +50,9 @@ async def handle(ctx: RequestContext, req: ShareGroupHeartbeatRequest) -> ShareG
         return _response(ShareGroupHeartbeatResult(err.code, err.message, member_id or None, -1))
     names = req["subscribed_topic_names"]
     if names and len(allowed_names(ctx, Op.DESCRIBE, TOPIC, names)) < len(set(names)):
-        return _response(ShareGroupHeartbeatResult(TopicAuthorizationFailedError.code, None, member_id or None, -1))
+        return _response(
+            ShareGroupHeartbeatResult(TopicAuthorizationFailedError.code, None, member_id or None, -1)
+        )
     result = await coordinator(ctx).share_group_heartbeat(
         group_id=req["group_id"],
         member_id=member_id,

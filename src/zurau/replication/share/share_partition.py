@@ -436,6 +436,17 @@ class SharePartition:
         self._advance_start()
         return expired
 
+    def skip_absent(self, upto: int) -> None:
+        """The log holds no deliverable record in ``end_offset + 1 .. upto`` (a read found only
+        control batches or aborted transactional data there): those offsets become gaps, and the
+        start offset moves past them when nothing unfinished lies below."""
+        if upto <= self._end:
+            return
+        if not self._records:
+            self._start = upto + 1
+        self._end = upto
+        self._advance_start()
+
     def update_log_start_offset(self, log_start_offset: int) -> None:
         """The log's start offset moved (retention, DeleteRecords): records below it can no longer
         be fetched. AVAILABLE ones are archived; ACQUIRED ones stay with their holder (an
