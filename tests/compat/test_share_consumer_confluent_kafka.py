@@ -154,7 +154,9 @@ def test_release_redelivers_with_count_two_and_reject_never(broker: EmbeddedBrok
         c.close()
 
 
-def test_killed_consumer_records_go_to_another_member_after_the_lock(broker: EmbeddedBroker, tmp_path: Path) -> None:
+def test_killed_consumer_records_go_to_another_member_after_the_lock(
+    broker: EmbeddedBroker, tmp_path: Path
+) -> None:
     bs = broker.bootstrap_servers
     topic = _topic(bs)
     group = "g-kill"
