@@ -31,6 +31,12 @@ Transitions (delivery count = how many times the record was acquired)
   instead. A record AVAILABLE with a count at or above the limit (possible only after a restore
   with a lowered limit) is archived when a fetch reaches it, never delivered.
 * ACKNOWLEDGED and ARCHIVED are final.
+* Redelivery delay (a Zurau extension, ``release_delay_ms`` > 0): a record released (by RELEASE,
+  lock expiry or member departure) back to AVAILABLE is not delivered again before that many
+  milliseconds passed; :meth:`next_release_due` gives the caller the time to look again. The
+  delay is not persisted (after a reload the record is deliverable at once).
+* Failures: a REJECT, and a release that archives at the delivery limit, are recorded for
+  :meth:`drain_failed` (the manager dead-letters them when the group has a DLQ topic).
 
 After every operation the start offset advances past the finished prefix (ACKNOWLEDGED,
 ARCHIVED, gaps) and those entries are dropped; when nothing in the window is unfinished the
@@ -116,13 +122,14 @@ class AcknowledgeResult:
 
 
 class _Record:
-    __slots__ = ("count", "deadline_ms", "owner", "state")
+    __slots__ = ("count", "deadline_ms", "not_before", "owner", "state")
 
     def __init__(self, state: RecordState, count: int) -> None:
         self.state = state
         self.count = count
         self.owner: str | None = None
         self.deadline_ms: int | None = None
+        self.not_before: int | None = None  # an AVAILABLE record released with a redelivery delay
 
 
 def initial_start_offset(reset: str, log_start_offset: int, log_end_offset: int) -> int:
@@ -152,6 +159,7 @@ class SharePartition:
         record_lock_duration_ms: int = DEFAULT_RECORD_LOCK_DURATION_MS,
         delivery_count_limit: int = DEFAULT_DELIVERY_COUNT_LIMIT,
         max_record_locks: int = DEFAULT_MAX_RECORD_LOCKS,
+        release_delay_ms: int = 0,
     ) -> None:
         if start_offset < 0:
             raise ValueError("start_offset must be >= 0")
@@ -161,6 +169,10 @@ class SharePartition:
         self.record_lock_duration_ms = record_lock_duration_ms
         self.delivery_count_limit = delivery_count_limit
         self.max_record_locks = max_record_locks
+        self.release_delay_ms = max(release_delay_ms, 0)
+        # Records finished unsuccessfully since the last drain_failed(): (offset, delivery count,
+        # "REJECTED" or "DELIVERY_LIMIT"), for dead-lettering and metrics.
+        self._failed: list[tuple[int, int, str]] = []
         self._start = start_offset
         self._end = start_offset - 1
         self._log_start = 0  # records below it are archived instead of released
@@ -256,9 +268,15 @@ class SharePartition:
     def next_fetch_offset(self) -> int:
         """Where the next log read should start: the lowest AVAILABLE offset of the window, else
         the first offset above it."""
+        now: int | None = None
         for offset, rec in self._records.items():
             if rec.state is RecordState.AVAILABLE:
-                return offset
+                if rec.not_before is None:
+                    return offset
+                if now is None:
+                    now = self._clock.now_ms()
+                if rec.not_before <= now:
+                    return offset
         return max(self._start, self._end + 1)
 
     def can_acquire(self) -> bool:
@@ -286,6 +304,24 @@ class SharePartition:
             for rec in self._records.values()
             if rec.state is RecordState.ACQUIRED and (member_id is None or rec.owner == member_id)
         )
+
+    def next_release_due(self) -> int | None:
+        """The earliest time (epoch ms) a record released with a redelivery delay becomes
+        deliverable again, for the caller's timer (None: none is waiting)."""
+        dues = [
+            rec.not_before
+            for rec in self._records.values()
+            if rec.not_before is not None and rec.state is RecordState.AVAILABLE
+        ]
+        return min(dues) if dues else None
+
+    def drain_failed(self) -> list[tuple[int, int, str]]:
+        """The records finished unsuccessfully since the last call: ``(offset, delivery count,
+        reason)`` with reason ``REJECTED`` (acknowledged with REJECT) or ``DELIVERY_LIMIT`` (released
+        or expired at ``delivery_count_limit``). Records archived because the log no longer holds
+        them are not failures."""
+        out, self._failed = self._failed, []
+        return out
 
     def next_lock_deadline(self) -> int | None:
         """The earliest acquisition-lock deadline (epoch ms), for the caller's timer."""
@@ -326,7 +362,8 @@ class SharePartition:
         if batches:
             self._archive_absent(fetch_at, batches)
         duration = self.record_lock_duration_ms if lock_duration_ms is None else lock_duration_ms
-        deadline = self._clock.now_ms() + duration
+        now = self._clock.now_ms()
+        deadline = now + duration
         remaining = max_records
         acquired: list[tuple[int, int]] = []  # (offset, delivery count)
         for base, last in batches:
@@ -349,10 +386,15 @@ class SharePartition:
                     maybe = self._records.get(offset)
                     if maybe is None or maybe.state is not RecordState.AVAILABLE:
                         continue
+                    if maybe.not_before is not None and maybe.not_before > now:
+                        continue  # released with a redelivery delay that has not passed
                     rec = maybe
                 if rec.count >= self.delivery_count_limit:
                     rec.state = RecordState.ARCHIVED  # only after a restore with a lower limit
+                    rec.not_before = None
+                    self._failed.append((offset, rec.count, "DELIVERY_LIMIT"))
                     continue
+                rec.not_before = None
                 rec.state = RecordState.ACQUIRED
                 rec.count += 1
                 rec.owner = member_id
@@ -400,6 +442,8 @@ class SharePartition:
                 self._release(offset, rec)
             else:  # REJECT, GAP
                 self._finish(rec, RecordState.ARCHIVED)
+                if kind is AcknowledgeType.REJECT:
+                    self._failed.append((offset, rec.count, "REJECTED"))
         self._advance_start()
         return AcknowledgeResult()
 
@@ -475,8 +519,13 @@ class SharePartition:
     def _release(self, offset: int, rec: _Record) -> None:
         if offset < self._log_start:
             self._finish(rec, RecordState.ARCHIVED)  # no longer in the log
-        else:
-            self._finish(rec, self._released_state(rec.count))
+            return
+        state = self._released_state(rec.count)
+        self._finish(rec, state)
+        if state is RecordState.ARCHIVED:
+            self._failed.append((offset, rec.count, "DELIVERY_LIMIT"))
+        elif self.release_delay_ms:
+            rec.not_before = self._clock.now_ms() + self.release_delay_ms
 
     def _archive_absent(self, fetch_at: int, batches: Sequence[tuple[int, int]]) -> None:
         """Archive AVAILABLE window records in ``[fetch_at, last fetched offset]`` that no fetched
@@ -497,6 +546,7 @@ class SharePartition:
         rec.state = state
         rec.owner = None
         rec.deadline_ms = None
+        rec.not_before = None
 
     def _advance_start(self) -> None:
         done: list[int] = []
