@@ -39,6 +39,7 @@ from zurau.broker.server import BrokerServer
 from zurau.clock import Clock, SystemClock
 from zurau.config import BrokerConfig, resolve_topic_config, warn_inert_configs
 from zurau.coordinator.group.group_runtime import GroupCoordinatorRuntime
+from zurau.coordinator.group.partition_metadata_client import LeaderEndOffsets
 from zurau.coordinator.group.service import RuntimeGroupCoordinatorService
 from zurau.coordinator.partition_writer import ReplicaManagerPartitionWriter
 from zurau.coordinator.share.service import RuntimeShareCoordinatorService
@@ -185,6 +186,7 @@ class Broker:
         self.group_service: RuntimeGroupCoordinatorService | None = None
         self.share_state_channel: ShareStateChannel | None = None
         self.share_partitions: SharePartitionManager | None = None
+        self.partition_metadata: LeaderEndOffsets | None = None
         self.log_cleaner: LogCleaner | None = None
         # Prometheus metrics (metrics.http.listener; empty: off).
         configured = config.get("metrics.http.listener")
@@ -402,10 +404,33 @@ class Broker:
         self.replica_manager.add_resign_listener(manager.on_resigned)
         return manager
 
+    def _partition_metadata(self) -> LeaderEndOffsets:
+        """Latest offsets for share-partition lag: this broker's high watermark where it leads,
+        else ListOffsets to the leader over the inter-broker listener."""
+        cfg = self.config
+        listener = cfg.inter_broker_listener_name
+
+        def leader_of(topic: str, index: int) -> int:
+            t = self.controller.image.get(topic)
+            p = None if t is None else t.partitions.get(index)
+            return -1 if p is None else p.leader
+
+        self.partition_metadata = LeaderEndOffsets(
+            self.node_id,
+            leader_of,
+            self.replica_manager.high_watermark,
+            lambda b: self.controller.image.endpoint(b, listener),
+            cfg.get("request.timeout.ms"),
+            security=lambda: inter_broker_client_security(cfg),
+        )
+        return self.partition_metadata
+
     def _services(self, quorum: Any = None, controller_id: Callable[[], int] = lambda: -1) -> BrokerServices:
         shares = RuntimeShareCoordinatorService(self.share_coordinator)
         channel = self._share_state_channel(shares)
-        self.group_service = RuntimeGroupCoordinatorService(self.group_coordinator, channel)
+        self.group_service = RuntimeGroupCoordinatorService(
+            self.group_coordinator, channel, self._partition_metadata()
+        )
         if self.share_partitions is not None:
             self.share_partitions.close()
         self.share_partitions = self._share_partition_manager(channel)
@@ -785,6 +810,9 @@ class Broker:
         if self.share_state_channel is not None:
             await self._stop_step("the share-state channel", self.share_state_channel.close())
             self.share_state_channel = None
+        if self.partition_metadata is not None:
+            await self._stop_step("the partition-metadata client", self.partition_metadata.close())
+            self.partition_metadata = None
         if self.lifecycle is not None:
             await self._stop_step("the broker lifecycle", self.lifecycle.close())
             self.lifecycle = None

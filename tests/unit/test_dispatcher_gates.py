@@ -7,7 +7,15 @@ from zurau.broker.dispatcher import api_version_ranges, load_handlers
 from zurau.config import BrokerConfig
 from zurau.protocol.api_keys import ApiKey
 
-SHARE = {ApiKey.SHARE_GROUP_HEARTBEAT, ApiKey.SHARE_GROUP_DESCRIBE, ApiKey.SHARE_FETCH, ApiKey.SHARE_ACKNOWLEDGE}
+SHARE = {
+    ApiKey.SHARE_GROUP_HEARTBEAT,
+    ApiKey.SHARE_GROUP_DESCRIBE,
+    ApiKey.SHARE_FETCH,
+    ApiKey.SHARE_ACKNOWLEDGE,
+    ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS,
+    ApiKey.ALTER_SHARE_GROUP_OFFSETS,
+    ApiKey.DELETE_SHARE_GROUP_OFFSETS,
+}
 
 
 def test_share_group_apis_are_served_only_when_enabled() -> None:
@@ -18,4 +26,7 @@ def test_share_group_apis_are_served_only_when_enabled() -> None:
     enabled = load_handlers(config=BrokerConfig({"group.share.enable": "true"}).values())
     assert set(enabled) - set(default) == SHARE
     ranges = {r["api_key"]: (r["min_version"], r["max_version"]) for r in api_version_ranges(enabled)}
-    assert {ranges[k] for k in SHARE} == {(1, 1)}  # what librdkafka and Kafka 4.1+ clients use
+    assert ranges[ApiKey.SHARE_GROUP_HEARTBEAT] == ranges[ApiKey.SHARE_GROUP_DESCRIBE] == (1, 1)
+    assert ranges[ApiKey.SHARE_FETCH] == ranges[ApiKey.SHARE_ACKNOWLEDGE] == (1, 1)  # what librdkafka uses
+    assert ranges[ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS] == (0, 1)  # v1: lag (KIP-1226)
+    assert ranges[ApiKey.ALTER_SHARE_GROUP_OFFSETS] == ranges[ApiKey.DELETE_SHARE_GROUP_OFFSETS] == (0, 0)

@@ -105,6 +105,9 @@ HANDLER_MODULES = (
     "share_group_describe",
     "share_fetch",
     "share_acknowledge",
+    "describe_share_group_offsets",
+    "alter_share_group_offsets",
+    "delete_share_group_offsets",
     # transaction coordinator
     "add_partitions_to_txn",
     "add_offsets_to_txn",

@@ -37,6 +37,8 @@ from zurau.protocol.messages import (
     AlterPartitionReassignmentsResponse,
     AlterPartitionRequest,
     AlterPartitionResponse,
+    AlterShareGroupOffsetsRequest,
+    AlterShareGroupOffsetsResponse,
     AlterUserScramCredentialsRequest,
     AlterUserScramCredentialsResponse,
     ApiVersionsRequest,
@@ -63,6 +65,8 @@ from zurau.protocol.messages import (
     DeleteGroupsResponse,
     DeleteRecordsRequest,
     DeleteRecordsResponse,
+    DeleteShareGroupOffsetsRequest,
+    DeleteShareGroupOffsetsResponse,
     DeleteShareGroupStateRequest,
     DeleteShareGroupStateResponse,
     DeleteTopicsRequest,
@@ -83,6 +87,8 @@ from zurau.protocol.messages import (
     DescribeProducersResponse,
     DescribeQuorumRequest,
     DescribeQuorumResponse,
+    DescribeShareGroupOffsetsRequest,
+    DescribeShareGroupOffsetsResponse,
     DescribeTransactionsRequest,
     DescribeTransactionsResponse,
     DescribeUserScramCredentialsRequest,
@@ -283,6 +289,15 @@ SHARE_GROUP_HEARTBEAT: Api[ShareGroupHeartbeatRequest, ShareGroupHeartbeatRespon
     ApiKey.SHARE_GROUP_HEARTBEAT
 )
 SHARE_GROUP_DESCRIBE: Api[ShareGroupDescribeRequest, ShareGroupDescribeResponse] = Api(ApiKey.SHARE_GROUP_DESCRIBE)
+DESCRIBE_SHARE_GROUP_OFFSETS: Api[DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse] = Api(
+    ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS
+)
+ALTER_SHARE_GROUP_OFFSETS: Api[AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse] = Api(
+    ApiKey.ALTER_SHARE_GROUP_OFFSETS
+)
+DELETE_SHARE_GROUP_OFFSETS: Api[DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse] = Api(
+    ApiKey.DELETE_SHARE_GROUP_OFFSETS
+)
 
 # Inter-broker and controller APIs, sent over a BrokerConnection by the broker's own channels
 # (zurau.metadata, zurau.replication).

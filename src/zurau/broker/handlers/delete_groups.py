@@ -1,7 +1,9 @@
 """DeleteGroups: delete empty groups together with their committed offsets.
 
 Per group: INVALID_GROUP_ID (empty id), GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP (members remain), or
-success once the tombstones for the group and each of its offsets are written.
+success once the tombstones for the group and each of its offsets are written. A share group
+(KIP-932) first has the state of every share partition it initialized deleted from the share
+coordinator (DeleteShareGroupState); if that fails, the group stays and answers the error.
 """
 
 from __future__ import annotations

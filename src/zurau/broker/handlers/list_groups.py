@@ -1,8 +1,8 @@
 """ListGroups: the groups this broker coordinates, optionally filtered by state (v4+) and type (v5+).
 
 States are Kafka's (classic: Empty, PreparingRebalance, CompletingRebalance, Stable; consumer:
-Empty, Assigning, Reconciling, Stable), matched case-insensitively; types are "classic" and
-"consumer". Groups that exist only through committed offsets are listed as Empty classic groups
+Empty, Assigning, Reconciling, Stable; share: Empty, Stable), matched case-insensitively; types
+are "classic", "consumer" and "share" (KIP-932 share groups, protocol type "share"). Groups that exist only through committed offsets are listed as Empty classic groups
 with an empty protocol type.
 """
 

@@ -3,7 +3,8 @@
 Kafka's ``GroupCoordinatorShard``: it composes a :class:`~.classic_groups.ClassicGroupManager`
 (JoinGroup/SyncGroup/Heartbeat/LeaveGroup), a :class:`~.consumer_groups.ConsumerGroupManager`
 (KIP-848 ConsumerGroupHeartbeat/ConsumerGroupDescribe), a :class:`~.share_group.ShareGroupManager`
-(KIP-932 ShareGroupHeartbeat/ShareGroupDescribe, records 10-15) and an
+(KIP-932 ShareGroupHeartbeat/ShareGroupDescribe, records 10-15), a
+:class:`~.share_group_offsets.ShareGroupOffsetsManager` (the share-group admin steps) and an
 :class:`~.offset_manager.OffsetManager` (committed and transactional offsets), which share only
 a :class:`~.shard_context.GroupShardContext` (groups, timers, writes) and the narrow references
 passed to them. The shard routes each entry point and each replayed record to its manager,
@@ -65,6 +66,7 @@ from zurau.coordinator.group.results import (
 )
 from zurau.coordinator.group.shard_context import Group, GroupShardContext, group_tombstones, is_deletable
 from zurau.coordinator.group.share_group import ShareGroup, ShareGroupConfig, ShareGroupManager
+from zurau.coordinator.group.share_group_offsets import ShareGroupOffsetsManager
 from zurau.coordinator.timers import PartitionedTimers
 from zurau.coordinator.topics import TopicsView
 from zurau.coordinator.write_errors import write_error
@@ -88,6 +90,7 @@ class GroupCoordinatorShard:
                 initialize_retry_interval_ms=config.share_initialize_retry_interval_ms,
             ),
         )
+        self.share_offsets = ShareGroupOffsetsManager(ctx)
         self.offset_manager = OffsetManager(ctx, self.classic.validate_offset_commit)
         # The APIs, each served by one manager.
         self.join_group = self.classic.join_group
@@ -101,6 +104,12 @@ class GroupCoordinatorShard:
         # The share coordinator's answer to a heartbeat's ``to_initialize`` (InitializeShareGroupState).
         self.share_group_initialized = self.share.share_group_initialized
         self.share_group_uninitialized = self.share.share_group_uninitialized
+        # The share-group admin steps (Describe/Alter/DeleteShareGroupOffsets, DeleteGroups).
+        self.initialized_share_partitions = self.share_offsets.initialized
+        self.alter_share_group_offsets = self.share_offsets.alter_offsets
+        self.delete_share_group_offsets = self.share_offsets.delete_offsets
+        self.share_group_offsets_deleted = self.share_offsets.deleted_offsets
+        self.prepare_share_group_deletion = self.share_offsets.prepare_delete
         self.commit_offsets = self.offset_manager.commit_offsets
         self.commit_txn_offsets = self.offset_manager.commit_txn_offsets
         self.fetch_offsets = self.offset_manager.fetch_offsets

@@ -49,27 +49,62 @@ from zurau.coordinator.group.results import (
     SyncGroupResult,
 )
 from zurau.coordinator.group.share_group import ShareGroupHeartbeatResult
-from zurau.protocol.errors import KafkaError
+from zurau.coordinator.group.share_group_offsets import (
+    AlterShareGroupOffsetsResult,
+    DeleteShareGroupOffsetsResult,
+)
+from zurau.protocol.errors import CoordinatorNotAvailableError, KafkaError
 from zurau.protocol.messages import (
     ConsumerGroupDescribeResponseGroups,
     ConsumerGroupHeartbeatRequestTopicPartitions,
 )
-from zurau.types import TopicPartitionKey
+from zurau.types import ZERO_UUID, TopicPartitionKey
 
 log = logging.getLogger("zurau.coordinator")
 
 
-class ShareStateInitializer(Protocol):
-    """The share coordinator as the group coordinator needs it (Kafka's ``Persister``, for
-    ``initializeState`` only)."""
+class ShareStatePersister(Protocol):
+    """The share coordinator as the group coordinator needs it (Kafka's ``Persister``: state
+    initialization for heartbeats and AlterShareGroupOffsets, summaries for
+    DescribeShareGroupOffsets, deletion for DeleteShareGroupOffsets and DeleteGroups). Never
+    raises for an unreachable or failing share coordinator: those partitions carry its error."""
 
     async def initialize_state(
         self, group_id: str, state_epoch: int, topics: Mapping[uuid.UUID, Iterable[int]]
     ) -> dict[uuid.UUID, dict[int, int]]:
         """InitializeShareGroupState for these share-partitions (start offset -1): an error code
-        per requested partition (0: its state is initialized). Never raises for an unreachable
-        or failing share coordinator: those partitions carry its error code."""
+        per requested partition (0: its state is initialized)."""
         ...
+
+    async def initialize_offsets(
+        self, group_id: str, state_epoch: int, offsets: Mapping[uuid.UUID, Mapping[int, int]]
+    ) -> dict[uuid.UUID, dict[int, int]]:
+        """InitializeShareGroupState with a start offset per partition: an error code each."""
+        ...
+
+    async def read_state_summary(
+        self, group_id: str, items: Mapping[tuple[uuid.UUID, int], dict[str, Any]]
+    ) -> dict[tuple[uuid.UUID, int], dict[str, Any]]:
+        """ReadShareGroupStateSummary: the response partition per (topic id, partition)."""
+        ...
+
+    async def delete_state(
+        self, group_id: str, items: Mapping[tuple[uuid.UUID, int], dict[str, Any]]
+    ) -> dict[tuple[uuid.UUID, int], dict[str, Any]]:
+        """DeleteShareGroupState: the response partition (``error_code``) per key."""
+        ...
+
+
+ShareStateInitializer = ShareStatePersister  # the name of its first use (heartbeat initialization)
+
+
+class PartitionMetadataClient(Protocol):
+    """The partitions' latest offsets (high watermarks), for a share partition's lag (Kafka's
+    ``PartitionMetadataClient``)."""
+
+    async def latest_offsets(
+        self, partitions: Iterable[tuple[str, int]]
+    ) -> dict[tuple[str, int], int | KafkaError]: ...
 
 
 class GroupCoordinatorService(Protocol):
@@ -213,7 +248,9 @@ class GroupCoordinatorService(Protocol):
         api_version: int,
     ) -> ConsumerGroupHeartbeatResult: ...
 
-    async def consumer_group_describe(self, group_ids: Sequence[str]) -> list[ConsumerGroupDescribeResponseGroups]: ...
+    async def consumer_group_describe(
+        self, group_ids: Sequence[str]
+    ) -> list[ConsumerGroupDescribeResponseGroups]: ...
 
     # ------------------------------------------------------------------ KIP-932 share groups
     async def share_group_heartbeat(
@@ -236,16 +273,39 @@ class GroupCoordinatorService(Protocol):
         """ShareGroupDescribe's group entries (``authorized_operations`` is the handler's)."""
         ...
 
+    async def describe_share_group_offsets(
+        self, group_id: str, topics: Sequence[tuple[str, Sequence[int]]] | None
+    ) -> dict[str, Any]:
+        """A DescribeShareGroupOffsets response group (topics None: every initialized one)."""
+        ...
+
+    async def alter_share_group_offsets(
+        self, group_id: str, topics: Sequence[tuple[str, Sequence[tuple[int, int]]]]
+    ) -> dict[str, Any]:
+        """AlterShareGroupOffsets' ``error_code``, ``error_message`` and ``responses``."""
+        ...
+
+    async def delete_share_group_offsets(self, group_id: str, topic_names: Sequence[str]) -> dict[str, Any]:
+        """DeleteShareGroupOffsets' ``error_code``, ``error_message`` and ``responses``."""
+        ...
+
 
 class RuntimeGroupCoordinatorService:
     """:class:`GroupCoordinatorService` over the group coordinator runtime (Kafka's
     ``GroupCoordinatorService`` over its ``CoordinatorRuntime``)."""
 
-    def __init__(self, runtime: GroupCoordinatorRuntime, share_state: ShareStateInitializer | None = None) -> None:
-        """``share_state``: where share-partition state is initialized (None: nowhere, so share
-        members stay unassigned)."""
+    def __init__(
+        self,
+        runtime: GroupCoordinatorRuntime,
+        share_state: ShareStatePersister | None = None,
+        partition_metadata: PartitionMetadataClient | None = None,
+    ) -> None:
+        """``share_state``: where share-partition state is kept (None: nowhere, so share members
+        stay unassigned and share-group offsets cannot be read or altered);
+        ``partition_metadata``: where latest offsets come from (None: lag unknown, -1)."""
         self.runtime = runtime
         self.share_state = share_state
+        self.partition_metadata = partition_metadata
         self._initializing: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ routing
@@ -411,7 +471,9 @@ class RuntimeGroupCoordinatorService:
         rt = self.runtime
         result: tuple[int, dict[TopicPartitionKey, int]] = await rt.submit(
             group_id,
-            lambda token, now: rt.core.delete_offsets(token, group_id=group_id, partitions=partitions, now_ms=now),
+            lambda token, now: rt.core.delete_offsets(
+                token, group_id=group_id, partitions=partitions, now_ms=now
+            ),
             lambda e: (e.code, {}),
         )
         return result
@@ -458,23 +520,206 @@ class RuntimeGroupCoordinatorService:
         return self.runtime.core.describe_groups(group_ids)
 
     async def delete_groups(self, group_ids: Sequence[str]) -> dict[str, int]:
-        """One operation per ``__consumer_offsets`` partition, each in that partition's turn."""
+        """One pass per ``__consumer_offsets`` partition, each step in that partition's turn.
+
+        Kafka's chain: the share groups among the ids first have their share-partition state
+        deleted (DeleteShareGroupState; a non-empty share group is NON_EMPTY_GROUP), and only
+        those whose state is gone, with every other id, go on to the ordinary deletion."""
         rt = self.runtime
         by_partition: dict[int, list[str]] = {}
         for gid in group_ids:
             by_partition.setdefault(rt.partition_for(gid), []).append(gid)
 
-        def delete(gids: list[str]) -> asyncio.Future[dict[str, int]]:
-            return rt.submit(
+        async def delete(gids: list[str]) -> dict[str, int]:
+            shares: dict[str, tuple[int, dict[uuid.UUID, frozenset[int]]]] = await rt.submit(
                 gids[0],
-                lambda token, now: rt.core.delete_groups(token, gids, now),
-                lambda e: dict.fromkeys(gids, e.code),
+                lambda token, now: rt.core.prepare_share_group_deletion(token, gids, now),
+                lambda e: {g: (e.code, {}) for g in gids},
             )
+            out = {gid: code for gid, (code, _) in shares.items() if code}
+            pending = [(gid, parts) for gid, (code, parts) in shares.items() if not code and parts]
+            codes = await asyncio.gather(*(self._delete_share_state(gid, parts) for gid, parts in pending))
+            for (gid, _), code in zip(pending, codes, strict=True):
+                if code:
+                    out[gid] = code
+            rest = [g for g in gids if g not in out]
+            if rest:
+                done: dict[str, int] = await rt.submit(
+                    rest[0],
+                    lambda token, now: rt.core.delete_groups(token, rest, now),
+                    lambda e: dict.fromkeys(rest, e.code),
+                )
+                out.update(done)
+            return out
 
         out: dict[str, int] = {}
         for done in await asyncio.gather(*(delete(gids) for gids in by_partition.values())):
             out.update(done)
         return out
+
+    async def _delete_share_state(self, group_id: str, parts: Mapping[uuid.UUID, Iterable[int]]) -> int:
+        """DeleteShareGroupState for these partitions: 0, or the first partition's error code."""
+        if self.share_state is None:
+            return 0  # no share coordinator: there is no state to delete
+        items = {(tid, p): {"partition": p} for tid, ps in parts.items() for p in ps}
+        results = await self.share_state.delete_state(group_id, items)
+        for key in sorted(items, key=lambda k: (str(k[0]), k[1])):
+            code = int(results.get(key, {}).get("error_code", CoordinatorNotAvailableError.code))
+            if code:
+                log.info("share group %r: deleting the state of %s failed (error %d)", group_id, key, code)
+                return code
+        return 0
+
+    # ------------------------------------------------------------------ KIP-932 share-group offsets
+    async def describe_share_group_offsets(
+        self, group_id: str, topics: Sequence[tuple[str, Sequence[int]]] | None
+    ) -> dict[str, Any]:
+        """DescribeShareGroupOffsets for one group (a response group entry): the start offset,
+        leader epoch and lag of each requested share partition, or of every initialized one when
+        ``topics`` is None. A topic the metadata does not know, or a partition the share
+        coordinator could not answer for, has start offset -1 (absence of data, as Kafka's
+        OffsetFetch); lag is high watermark - start offset - delivery-complete count, -1 when
+        any of them is unknown (a failed high-watermark lookup is that partition's error)."""
+        core = self.runtime.core
+        unknown: list[dict[str, Any]] = []
+        wanted: dict[uuid.UUID, tuple[str, list[int]]] = {}
+        if topics is None:
+            for tid, initialized in sorted(
+                core.initialized_share_partitions(group_id).items(), key=lambda kv: str(kv[0])
+            ):
+                t = core.topics.by_id(tid)
+                if t is not None:
+                    wanted[tid] = (t.name, sorted(initialized))
+        else:
+            for name, ps in topics:
+                t = core.topics.get(name)
+                if t is None:
+                    unknown.append(
+                        {
+                            "topic_name": name,
+                            "topic_id": ZERO_UUID,
+                            "partitions": [_offset_entry(p, -1, 0, -1) for p in ps],
+                        }
+                    )
+                else:
+                    wanted.setdefault(t.topic_id, (t.name, []))[1].extend(ps)
+        items = {(tid, p): {"partition": p, "leader_epoch": 0} for tid, (_, ps) in wanted.items() for p in ps}
+        summary: dict[tuple[uuid.UUID, int], dict[str, Any]] = {}
+        if items and self.share_state is not None:
+            summary = await self.share_state.read_state_summary(group_id, items)
+
+        def known(r: dict[str, Any] | None) -> bool:
+            return (
+                r is not None
+                and r.get("error_code", 0) == 0
+                and r.get("start_offset", -1) >= 0
+                and r.get("delivery_complete_count", -1) >= 0
+            )
+
+        lag_of = {(wanted[tid][0], p) for (tid, p), r in summary.items() if known(r)}
+        latest: dict[tuple[str, int], int | KafkaError] = {}
+        if lag_of and self.partition_metadata is not None:
+            latest = await self.partition_metadata.latest_offsets(sorted(lag_of))
+        out: list[dict[str, Any]] = []
+        for tid, (name, indexes) in wanted.items():
+            parts = []
+            for p in indexes:
+                r = summary.get((tid, p))
+                if r is None or r.get("error_code", 0):
+                    parts.append(_offset_entry(p, -1, 0, -1))
+                    continue
+                start, epoch = r.get("start_offset", -1), r.get("leader_epoch", 0)
+                end = latest.get((name, p))
+                if not known(r) or end is None:
+                    parts.append(_offset_entry(p, start, epoch, -1))
+                elif isinstance(end, KafkaError):
+                    parts.append(
+                        {**_offset_entry(p, -1, 0, -1), "error_code": end.code, "error_message": end.message}
+                    )
+                else:
+                    parts.append(
+                        _offset_entry(p, start, epoch, max(0, end - start - r["delivery_complete_count"]))
+                    )
+            out.append({"topic_name": name, "topic_id": tid, "partitions": parts})
+        return {"group_id": group_id, "topics": out + unknown, "error_code": 0, "error_message": None}
+
+    async def alter_share_group_offsets(
+        self, group_id: str, topics: Sequence[tuple[str, Sequence[tuple[int, int]]]]
+    ) -> dict[str, Any]:
+        """AlterShareGroupOffsets (``error_code``, ``error_message``, ``responses``): the group's
+        first step, then InitializeShareGroupState with the requested start offsets and the
+        bumped epoch; the partitions initialized are recorded in the group (in the background,
+        as after a heartbeat), the others answer the share coordinator's error."""
+        rt = self.runtime
+        first: AlterShareGroupOffsetsResult = await rt.submit(
+            group_id,
+            lambda token, now: rt.core.alter_share_group_offsets(token, group_id, topics, now),
+            lambda e: AlterShareGroupOffsetsResult(e.code, e.message),
+        )
+        if first.error_code:
+            return {"error_code": first.error_code, "error_message": first.error_message, "responses": []}
+        codes: dict[uuid.UUID, dict[int, int]] = {}
+        if first.to_initialize:
+            if self.share_state is None:
+                codes = {
+                    t: dict.fromkeys(ps, CoordinatorNotAvailableError.code)
+                    for t, ps in first.to_initialize.items()
+                }
+            else:
+                codes = await self.share_state.initialize_offsets(
+                    group_id, first.state_epoch, first.to_initialize
+                )
+            done = {t: [p for p, c in sorted(ps.items()) if c == 0] for t, ps in codes.items()}
+            done = {t: ps for t, ps in done.items() if ps}
+            if done:
+                self.share_group_initialized(group_id, done)
+        for topic in first.responses:
+            for part in topic["partitions"]:
+                code = codes.get(topic["topic_id"], {}).get(part["partition_index"], 0)
+                if part["error_code"] == 0 and code:
+                    part["error_code"], part["error_message"] = code, None
+        return {"error_code": 0, "error_message": None, "responses": first.responses}
+
+    async def delete_share_group_offsets(self, group_id: str, topic_names: Sequence[str]) -> dict[str, Any]:
+        """DeleteShareGroupOffsets (``error_code``, ``error_message``, ``responses``): the group's
+        first step, DeleteShareGroupState for the initialized partitions of the named topics, then
+        the topics whose state is gone leave the group's deleting set; a topic with a partition
+        the share coordinator failed on answers that error (and stays deleting, for a retry)."""
+        rt = self.runtime
+        first: DeleteShareGroupOffsetsResult = await rt.submit(
+            group_id,
+            lambda token, now: rt.core.delete_share_group_offsets(token, group_id, topic_names, now),
+            lambda e: DeleteShareGroupOffsetsResult(e.code, e.message),
+        )
+        if first.error_code:
+            return {"error_code": first.error_code, "error_message": first.error_message, "responses": []}
+        responses = list(first.errors)
+        ok: list[uuid.UUID] = []
+        for tid, ps in first.to_delete.items():
+            code = await self._delete_share_state(group_id, {tid: ps})
+            name = first.names[tid]
+            if code:
+                responses.append(
+                    {"topic_name": name, "topic_id": tid, "error_code": code, "error_message": None}
+                )
+            else:
+                ok.append(tid)
+        if ok:
+            code = await rt.submit(
+                group_id,
+                lambda token, now: rt.core.share_group_offsets_deleted(token, group_id, ok, now),
+                lambda e: e.code,
+            )
+            for tid in ok:
+                responses.append(
+                    {
+                        "topic_name": first.names[tid],
+                        "topic_id": tid,
+                        "error_code": code,
+                        "error_message": None,
+                    }
+                )
+        return {"error_code": 0, "error_message": None, "responses": responses}
 
     # ------------------------------------------------------------------ KIP-848 consumer groups
     async def consumer_group_heartbeat(
@@ -518,7 +763,9 @@ class RuntimeGroupCoordinatorService:
         )
         return result
 
-    async def consumer_group_describe(self, group_ids: Sequence[str]) -> list[ConsumerGroupDescribeResponseGroups]:
+    async def consumer_group_describe(
+        self, group_ids: Sequence[str]
+    ) -> list[ConsumerGroupDescribeResponseGroups]:
         return self.runtime.core.consumer_group_describe(group_ids)
 
     # ------------------------------------------------------------------ KIP-932 share groups
@@ -583,13 +830,19 @@ class RuntimeGroupCoordinatorService:
         """The share coordinator initialized these partitions' state: record them in the group
         (a write in the group's turn; nobody waits for it)."""
         rt = self.runtime
-        rt.request(group_id, lambda token, now: _acked(token, rt.core.share_group_initialized(group_id, topics)), _ignore)
+        rt.request(
+            group_id,
+            lambda token, now: _acked(token, rt.core.share_group_initialized(group_id, topics)),
+            _ignore,
+        )
 
     def share_group_uninitialized(self, group_id: str, topics: Mapping[uuid.UUID, Iterable[int]]) -> None:
         """Initializing them failed: forget them, so that a later heartbeat asks again."""
         rt = self.runtime
         rt.request(
-            group_id, lambda token, now: _acked(token, rt.core.share_group_uninitialized(group_id, topics)), _ignore
+            group_id,
+            lambda token, now: _acked(token, rt.core.share_group_uninitialized(group_id, topics)),
+            _ignore,
         )
 
     async def close(self) -> None:
@@ -612,3 +865,15 @@ def _acked(token: Any, fx: Effects) -> Effects:
 
 def _ignore(result: Any, error: KafkaError | None) -> None:
     """The write's outcome: a lost one leaves the partitions initializing (asked again later)."""
+
+
+def _offset_entry(partition: int, start_offset: int, leader_epoch: int, lag: int) -> dict[str, Any]:
+    """A DescribeShareGroupOffsets response partition without an error."""
+    return {
+        "partition_index": partition,
+        "start_offset": start_offset,
+        "leader_epoch": leader_epoch,
+        "lag": lag,
+        "error_code": 0,
+        "error_message": None,
+    }

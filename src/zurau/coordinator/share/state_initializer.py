@@ -119,6 +119,22 @@ class ShareStateChannel:
             out[tid][p] = r["error_code"]
         return out
 
+    async def initialize_offsets(
+        self, group_id: str, state_epoch: int, offsets: Mapping[uuid.UUID, Mapping[int, int]]
+    ) -> Codes:
+        """InitializeShareGroupState with a start offset per partition (AlterShareGroupOffsets):
+        an error code per requested partition."""
+        items = {
+            (tid, p): {"partition": p, "state_epoch": state_epoch, "start_offset": offset}
+            for tid, ps in offsets.items()
+            for p, offset in ps.items()
+        }
+        results = await self.call(ApiKey.INITIALIZE_SHARE_GROUP_STATE, group_id, items)
+        out: Codes = {tid: {} for tid in offsets}
+        for (tid, p), r in results.items():
+            out[tid][p] = r["error_code"]
+        return out
+
     async def read_state(self, group_id: str, items: Mapping[Key, Item]) -> dict[Key, Item]:
         """ReadShareGroupState: ``items`` maps ``(topic id, partition)`` to the request
         partition (``partition``, ``leader_epoch``); the result maps each to its response
