@@ -32,7 +32,17 @@ from typing import NoReturn
 
 import typer
 
-from zurau.cli import cluster, configs, groups, metadata_quorum, registry, storage, topics, transactions
+from zurau.cli import (
+    cluster,
+    configs,
+    groups,
+    metadata_quorum,
+    registry,
+    share_groups,
+    storage,
+    topics,
+    transactions,
+)
 from zurau.cli import connect as connect_cli
 from zurau.cli import rest_proxy as rest_proxy_cli
 from zurau.cli import schemas as schemas_cli
@@ -58,6 +68,7 @@ app.add_typer(broker_app, name="broker")
 app.add_typer(topics.app, name="topics")
 app.add_typer(configs.app, name="configs")
 app.add_typer(groups.app, name="groups")
+app.add_typer(share_groups.app, name="share-groups")
 app.add_typer(transactions.app, name="transactions")
 app.add_typer(pipeline_app, name="pipeline")
 app.add_typer(storage.app, name="storage")

@@ -228,7 +228,8 @@ class ShareGroupAdmin:
 
     async def delete_offsets(self, group_id: str, topics: Iterable[str]) -> dict[str, KafkaError | None]:
         """DeleteShareGroupOffsets: the group's state for whole topics (the group must exist and
-        have no members). One result per topic; a group error is every topic's."""
+        have no members). One result per topic; raises a group-level error (GROUP_ID_NOT_FOUND,
+        NON_EMPTY_GROUP, GROUP_AUTHORIZATION_FAILED ...)."""
         names = list(dict.fromkeys(topics))
         body = typed_api.DELETE_SHARE_GROUP_OFFSETS(
             {"group_id": group_id, "topics": [{"topic_name": n} for n in names]}
@@ -252,7 +253,7 @@ class ShareGroupAdmin:
 
         result = (await self.groups._at_coordinators([group_id], call))[group_id]
         if isinstance(result, KafkaError):
-            return dict.fromkeys(names, result)
+            raise result
         return {n: result.get(n) for n in names}
 
     # ------------------------------------------------------------------ delete
