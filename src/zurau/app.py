@@ -42,6 +42,7 @@ from zurau.coordinator.group.group_runtime import GroupCoordinatorRuntime
 from zurau.coordinator.group.partition_metadata_client import LeaderEndOffsets
 from zurau.coordinator.group.service import RuntimeGroupCoordinatorService
 from zurau.coordinator.partition_writer import ReplicaManagerPartitionWriter
+from zurau.coordinator.share.dead_letter_producer import DeadLetterProducer
 from zurau.coordinator.share.service import RuntimeShareCoordinatorService
 from zurau.coordinator.share.share_runtime import ShareRuntime
 from zurau.coordinator.share.state_initializer import ShareStateChannel
@@ -94,6 +95,7 @@ from zurau.replication.replica_fetcher import FetcherConfig
 from zurau.replication.replica_fetcher_manager import ReplicaFetcherManager
 from zurau.replication.replica_manager import ReplicaManager
 from zurau.replication.replica_selector import selector_for
+from zurau.replication.share.dead_letters import DEFAULT_TOPIC_PREFIX
 from zurau.replication.share.share_partition_manager import ShareConfig, SharePartitionManager
 from zurau.storage.cleaner import CleanerStats
 from zurau.storage.log_cleaner import CleanerConfig, LogCleaner
@@ -186,6 +188,7 @@ class Broker:
         self.group_service: RuntimeGroupCoordinatorService | None = None
         self.share_state_channel: ShareStateChannel | None = None
         self.share_partitions: SharePartitionManager | None = None
+        self.dead_letter_producer: DeadLetterProducer | None = None
         self.partition_metadata: LeaderEndOffsets | None = None
         self.log_cleaner: LogCleaner | None = None
         # Prometheus metrics (metrics.http.listener; empty: off).
@@ -379,6 +382,18 @@ class Broker:
         )
         return self.share_state_channel
 
+    def _dead_letter_producer(self) -> DeadLetterProducer:
+        """Share-group dead letters, produced through this broker's own inter-broker listener."""
+        cfg = self.config
+        listener = cfg.inter_broker_listener_name
+        if self.dead_letter_producer is None:
+            self.dead_letter_producer = DeadLetterProducer(
+                self.node_id,
+                lambda: self.controller.image.endpoint(self.node_id, listener) or self.advertised,
+                security=lambda: inter_broker_client_security(cfg),
+            )
+        return self.dead_letter_producer
+
     def _share_partition_manager(self, channel: ShareStateChannel) -> SharePartitionManager:
         """ShareFetch/ShareAcknowledge on the partitions this broker leads, their state kept by
         the share coordinators through ``channel``."""
@@ -400,6 +415,8 @@ class Broker:
                 max_share_sessions=int(cfg.get("group.share.max.share.sessions", 2000)),
             ),
             purgatory=self.replica_manager.purgatory,
+            dead_letters=self._dead_letter_producer(),
+            dead_letter_prefix=str(cfg.get("errors.deadletterqueue.topic.name.prefix", DEFAULT_TOPIC_PREFIX)),
         )
         self.replica_manager.add_resign_listener(manager.on_resigned)
         return manager
@@ -807,6 +824,9 @@ class Broker:
             await self._stop_step("the share-state initializations", self.group_service.close())
         if self.share_partitions is not None:
             self.share_partitions.close()
+        if self.dead_letter_producer is not None:
+            await self._stop_step("the dead-letter producer", self.dead_letter_producer.close())
+            self.dead_letter_producer = None
         if self.share_state_channel is not None:
             await self._stop_step("the share-state channel", self.share_state_channel.close())
             self.share_state_channel = None

@@ -39,6 +39,7 @@ from zurau.metrics.recorder import PHASES, BrokerMetrics, LatencyHistogram
 from zurau.protocol.codec import schema_for
 from zurau.protocol.errors import for_code
 from zurau.replication.replica_manager import ReplicaManager
+from zurau.replication.share.share_partition_manager import SharePartitionManager
 from zurau.storage.log_cleaner import LogCleaner
 
 
@@ -53,6 +54,7 @@ class MetricsSource(Protocol):
     kraft: KRaftManager | None
     metadata_log: MetadataLog | None
     log_cleaner: LogCleaner | None
+    share_partitions: SharePartitionManager | None
 
     @property
     def image(self) -> MetadataImage: ...
@@ -117,6 +119,7 @@ class BrokerCollector(Collector):
         out += self._purgatories()
         out += self._groups()
         out += self._transactions()
+        out += self._shares()
         out += self._connections()
         out += self._log_flush_and_cleaner()
         return out
@@ -178,14 +181,22 @@ class BrokerCollector(Collector):
     def _partitions(self, image: MetadataImage) -> Iterator[Metric]:
         rm = self.source.replica_manager
         node = self.source.node_id
-        size = GaugeMetricFamily("kafka_log_log_size", "Bytes of a partition's segments.", labels=["topic", "partition"])
-        start = GaugeMetricFamily("kafka_log_log_logstartoffset", "Log start offset.", labels=["topic", "partition"])
-        end = GaugeMetricFamily("kafka_log_log_logendoffset", "Log end offset.", labels=["topic", "partition"])
+        size = GaugeMetricFamily(
+            "kafka_log_log_size", "Bytes of a partition's segments.", labels=["topic", "partition"]
+        )
+        start = GaugeMetricFamily(
+            "kafka_log_log_logstartoffset", "Log start offset.", labels=["topic", "partition"]
+        )
+        end = GaugeMetricFamily(
+            "kafka_log_log_logendoffset", "Log end offset.", labels=["topic", "partition"]
+        )
         segments = GaugeMetricFamily(
             "kafka_log_log_numlogsegments", "Segments of a partition's log.", labels=["topic", "partition"]
         )
         hw = GaugeMetricFamily(
-            "zurau_log_log_highwatermark", "High watermark of a partition replica.", labels=["topic", "partition"]
+            "zurau_log_log_highwatermark",
+            "High watermark of a partition replica.",
+            labels=["topic", "partition"],
         )
         partitions = leaders = under_replicated = under_min_isr = 0
         for p in rm.partitions():
@@ -205,9 +216,13 @@ class BrokerCollector(Collector):
                     under_min_isr += 1
         yield from (size, start, end, segments, hw)
         yield GaugeMetricFamily(
-            "kafka_server_replicamanager_partitioncount", "Partitions hosted on this broker.", value=partitions
+            "kafka_server_replicamanager_partitioncount",
+            "Partitions hosted on this broker.",
+            value=partitions,
         )
-        yield GaugeMetricFamily("kafka_server_replicamanager_leadercount", "Partitions led by this broker.", value=leaders)
+        yield GaugeMetricFamily(
+            "kafka_server_replicamanager_leadercount", "Partitions led by this broker.", value=leaders
+        )
         yield GaugeMetricFamily(
             "kafka_server_replicamanager_underreplicatedpartitions",
             "Partitions led here whose ISR is smaller than their replica set.",
@@ -249,7 +264,9 @@ class BrokerCollector(Collector):
             ("globaltopiccount", topics, "Topics in the cluster (active controller only)."),
             ("globalpartitioncount", partitions, "Partitions in the cluster (active controller only)."),
         ):
-            yield GaugeMetricFamily(f"kafka_controller_kafkacontroller_{name}", doc, value=value if active else 0)
+            yield GaugeMetricFamily(
+                f"kafka_controller_kafkacontroller_{name}", doc, value=value if active else 0
+            )
         yield GaugeMetricFamily(
             "kafka_controller_kafkacontroller_activebrokercount",
             "Registered brokers that are live, as this node's metadata shows them.",
@@ -268,10 +285,14 @@ class BrokerCollector(Collector):
             metadata_log = src.metadata_log
             high_watermark = log_end = metadata_log.end_offset if metadata_log is not None else applied + 1
         yield GaugeMetricFamily(
-            "kafka_server_raft_metrics_high_watermark", "High watermark of the metadata log.", value=high_watermark
+            "kafka_server_raft_metrics_high_watermark",
+            "High watermark of the metadata log.",
+            value=high_watermark,
         )
         yield GaugeMetricFamily(
-            "kafka_server_raft_metrics_log_end_offset", "Log end offset of the metadata log on this node.", value=log_end
+            "kafka_server_raft_metrics_log_end_offset",
+            "Log end offset of the metadata log on this node.",
+            value=log_end,
         )
         yield GaugeMetricFamily(
             "kafka_server_broker_metadata_metrics_last_applied_record_offset",
@@ -337,6 +358,52 @@ class BrokerCollector(Collector):
         yield current
         yield lag
 
+    def _shares(self) -> Iterator[Metric]:
+        """Share groups (KIP-932) on the partitions this broker leads: records by event, records
+        acquired now and the share-partition start offset, share sessions."""
+        m = getattr(self.source, "share_partitions", None)
+        if m is None:
+            return
+        events = CounterMetricFamily(
+            "zurau_share_group_records",
+            "Share-group records by event on this broker's share-partitions: acquired, accepted, "
+            "released (by the client, a lock expiry or a closed session), rejected, archived (at the "
+            "delivery limit), dead_lettered, dead_letter_failed.",
+            labels=["group", "event"],
+        )
+        for (group, event), n in sorted(m.counts.items()):
+            events.add_metric([group, event], n)
+        yield events
+        in_flight = GaugeMetricFamily(
+            "zurau_share_partition_in_flight_records",
+            "Records acquired by share-group members now (their acquisition lock not expired).",
+            labels=["group", "topic", "partition"],
+        )
+        start = GaugeMetricFamily(
+            "zurau_share_partition_start_offset",
+            "The share-partition start offset: every record below it is finished.",
+            labels=["group", "topic", "partition"],
+        )
+        lag = GaugeMetricFamily(
+            "zurau_share_partition_lag",
+            "High watermark minus the share-partition start offset (records not yet finished, upper bound).",
+            labels=["group", "topic", "partition"],
+        )
+        rm = self.source.replica_manager
+        for group, topic, index, sp in m.share_partitions():
+            labels = [group, topic, str(index)]
+            in_flight.add_metric(labels, sp.acquired_count())
+            start.add_metric(labels, sp.start_offset)
+            p = rm.get(topic, index)
+            if p is not None:
+                lag.add_metric(labels, max(p.log.high_watermark - sp.start_offset, 0))
+        yield in_flight
+        yield start
+        yield lag
+        yield GaugeMetricFamily(
+            "zurau_share_sessions", "Share sessions on this broker.", value=len(m.sessions)
+        )
+
     def _transactions(self) -> Iterator[Metric]:
         counts: Counter[str] = Counter()
         for entry in self.source.txn_coordinator.core.transactions.values():
@@ -395,7 +462,9 @@ class BrokerCollector(Collector):
             value=100.0 * c.last_recopy_ratio,
         )
         yield GaugeMetricFamily(
-            "kafka_log_logcleaner_max_clean_time_secs", "Duration of the last cleaning pass.", value=c.last_clean_time_s
+            "kafka_log_logcleaner_max_clean_time_secs",
+            "Duration of the last cleaning pass.",
+            value=c.last_clean_time_s,
         )
         since = -1.0 if c.last_run_monotonic is None else (time.monotonic() - c.last_run_monotonic) * 1000
         yield GaugeMetricFamily(

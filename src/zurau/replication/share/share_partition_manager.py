@@ -43,6 +43,7 @@ import asyncio
 import logging
 import os
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -62,8 +63,10 @@ from zurau.protocol.errors import (
     for_code,
 )
 from zurau.protocol.records.batch import iter_batches
+from zurau.protocol.records.record import decode_batch_records
 from zurau.protocol.share_states import AcknowledgeType, StateBatch
 from zurau.replication.purgatory import FetchPurgatory
+from zurau.replication.share.dead_letters import DEFAULT_TOPIC_PREFIX, DeadLetter, DeadLetterSink
 from zurau.replication.share.share_partition import AcknowledgeResult, AcquiredRecords, SharePartition
 from zurau.replication.share.share_session import ShareSessionCache
 
@@ -164,6 +167,8 @@ class SharePartitionManager:
         config: ShareConfig | None = None,
         group_config: Callable[[str, str], str | None] = lambda group_id, name: None,
         purgatory: FetchPurgatory | None = None,
+        dead_letters: DeadLetterSink | None = None,
+        dead_letter_prefix: str = DEFAULT_TOPIC_PREFIX,
     ) -> None:
         self.persister = persister
         self.clock = clock
@@ -172,17 +177,18 @@ class SharePartitionManager:
         self.config = config or ShareConfig()
         self.group_config = group_config
         self.purgatory = purgatory
+        self.dead_letters = dead_letters
+        self.dead_letter_prefix = dead_letter_prefix
+        self._bad_dlq_names: set[str] = set()
         self.sessions = ShareSessionCache(self.config.max_share_sessions)
         self._holders: dict[Key, _Holder] = {}
         self._loading: dict[Key, asyncio.Future[_Holder]] = {}
         self._by_partition: dict[tuple[str, int], set[Key]] = {}
         self._closed = False
         self._tasks: set[asyncio.Task[None]] = set()
-        # counters for metrics: records acquired, and finished by acknowledgement type
-        self.acquired_total = 0
-        self.acknowledged_total = 0
-        self.released_total = 0
-        self.rejected_total = 0
+        # Counters for metrics, by (group id, event): acquired, accepted, released, rejected,
+        # archived (at the delivery limit), dead_lettered, dead_letter_failed.
+        self.counts: Counter[tuple[str, str]] = Counter()
 
     def wake(self, topic: str, partition: int) -> None:
         """Records became available on ``topic-partition``: wake fetches waiting there."""
@@ -194,6 +200,10 @@ class SharePartitionManager:
     def lock_duration_ms(self, group_id: str) -> int:
         v = self.group_config(group_id, "share.record.lock.duration.ms")
         return int(v) if v is not None else self.config.record_lock_duration_ms
+
+    def release_delay_ms(self, group_id: str) -> int:
+        v = self.group_config(group_id, "share.redelivery.delay.ms")
+        return int(v) if v else 0
 
     def _reset(self, group_id: str) -> str:
         return self.group_config(group_id, "share.auto.offset.reset") or "latest"
@@ -209,6 +219,10 @@ class SharePartitionManager:
 
     def loaded(self) -> list[Key]:
         return list(self._holders)
+
+    def share_partitions(self) -> list[tuple[str, str, int, SharePartition]]:
+        """``(group id, topic, partition, state)`` of every loaded share-partition."""
+        return [(h.key[0], h.topic, h.key[2], h.sp) for h in self._holders.values()]
 
     # ------------------------------------------------------------------ loading
 
@@ -260,6 +274,7 @@ class SharePartitionManager:
             "record_lock_duration_ms": self.lock_duration_ms(group_id),
             "delivery_count_limit": cfg.delivery_count_limit,
             "max_record_locks": cfg.max_record_locks,
+            "release_delay_ms": self.release_delay_ms(group_id),
         }
         plog = p.log
         start = r["start_offset"]
@@ -369,7 +384,8 @@ class SharePartitionManager:
 
     def _arm(self, h: _Holder) -> None:
         """Keep the lock-expiry timer at the earliest lock deadline."""
-        deadline = h.sp.next_lock_deadline()
+        dues = [d for d in (h.sp.next_lock_deadline(), h.sp.next_release_due()) if d is not None]
+        deadline = min(dues) if dues else None
         if deadline == h.timer_at:
             return
         if h.timer is not None:
@@ -385,13 +401,115 @@ class SharePartitionManager:
         if h.dropped:
             return
         n = h.sp.expire_locks()
+        due = h.sp.next_release_due()
         if n:
-            self.released_total += n
+            self.counts[(h.key[0], "released")] += n
             self._changed(h)
-            self._spawn(self._persist_quietly(h))
-            self.wake(h.topic, h.key[2])
+            self._spawn(self._finish_quietly(h, self._failures(h)))
         else:
             self._arm(h)
+        if n or due is None or due > self.clock.now_ms():
+            self.wake(h.topic, h.key[2])  # released records, or a redelivery delay that passed
+
+    def _failures(self, h: _Holder) -> list[tuple[int, int, str]]:
+        failed = h.sp.drain_failed()
+        for _offset, _count, reason in failed:
+            self.counts[(h.key[0], "rejected" if reason == "REJECTED" else "archived")] += 1
+        return failed
+
+    async def _finish_quietly(self, h: _Holder, failed: list[tuple[int, int, str]]) -> None:
+        """Dead-letter ``failed`` (when the group has a DLQ topic), then write the state."""
+        await self._dead_letter(h, failed)
+        await self._persist_quietly(h)
+
+    async def _dead_letter(self, h: _Holder, failed: list[tuple[int, int, str]]) -> None:
+        """Write the dead letters of ``failed`` records of ``h`` (see
+        :mod:`zurau.replication.share.dead_letters`); failures are logged and counted, never
+        raised (the records stay archived: a dead-letter topic is best effort after retries)."""
+        group_id = h.key[0]
+        if not failed or self.dead_letters is None:
+            return
+        topic = self.group_config(group_id, "errors.deadletterqueue.topic.name") or ""
+        if not topic:
+            return
+        if not topic.startswith(self.dead_letter_prefix):
+            if topic not in self._bad_dlq_names:
+                self._bad_dlq_names.add(topic)
+                log.warning(
+                    "share group %r: dead-letter topic %r does not start with %r: no dead letters written",
+                    group_id,
+                    topic,
+                    self.dead_letter_prefix,
+                )
+            return
+        copy = (
+            self.group_config(group_id, "errors.deadletterqueue.copy.record.enable") or ""
+        ).lower() == "true"
+        originals = self._records_at(h, [o for o, _c, _r in failed]) if copy else {}
+        letters = []
+        for offset, count, reason in failed:
+            rec = originals.get(offset)
+            letters.append(
+                DeadLetter(
+                    group_id,
+                    h.topic,
+                    h.key[2],
+                    offset,
+                    count,
+                    reason,
+                    key=None if rec is None else rec.key,
+                    value=None if rec is None else rec.value,
+                    headers=() if rec is None else tuple(rec.headers),
+                    timestamp_ms=None if rec is None else rec.timestamp,
+                )
+            )
+        for attempt in range(5):
+            try:
+                await self.dead_letters.send(topic, letters)
+                self.counts[(group_id, "dead_lettered")] += len(letters)
+                return
+            except Exception as e:  # noqa: BLE001 - retried, then logged
+                if attempt == 4:
+                    log.error(
+                        "share group %r: %d dead letters not written to %r: %s",
+                        group_id,
+                        len(letters),
+                        topic,
+                        e,
+                    )
+                    self.counts[(group_id, "dead_letter_failed")] += len(letters)
+                    return
+                await asyncio.sleep(0.2 * 2**attempt)
+
+    def _records_at(self, h: _Holder, offsets: list[int]) -> dict[int, Any]:
+        """The records of the log at ``offsets`` (those still there), decoded."""
+        want = set(offsets)
+        out: dict[int, Any] = {}
+        try:
+            plog = self.leader(h.topic, h.key[2]).log
+            pos_offset = min(want)
+            while want and pos_offset <= max(want):
+                data = plog.read_slice(
+                    pos_offset, 1 << 20, max_offset=plog.high_watermark, min_one_batch=True
+                )
+                if data is None or data.size == 0:
+                    break
+                buf = os.pread(data.fd, data.size, data.position)
+                last = pos_offset
+                for pos, hdr in iter_batches(buf):
+                    last = hdr.base_offset + hdr.last_offset_delta
+                    if hdr.is_control or last < min(want) or hdr.base_offset > max(want):
+                        continue
+                    for r in decode_batch_records(buf[pos : pos + hdr.size]):
+                        if r.offset in want:
+                            out[r.offset] = r
+                            want.discard(r.offset)
+                if last < pos_offset:
+                    break
+                pos_offset = last + 1
+        except KafkaError as e:
+            log.info("share group %r: records of %s not read for dead letters: %s", h.key[0], h.topic, e)
+        return out
 
     async def _persist_quietly(self, h: _Holder) -> None:
         try:
@@ -427,8 +545,9 @@ class SharePartitionManager:
                 return
             result = h.sp.acknowledge(member_id, batches)
             if result.ok:
-                self._count(batches)
+                self._count(group_id, batches)
                 self._changed(h)
+                await self._dead_letter(h, self._failures(h))
                 try:
                     await self._persist(h)
                 except KafkaError as e:
@@ -438,17 +557,16 @@ class SharePartitionManager:
         await asyncio.gather(*(one(tp, b) for tp, b in key_batches.items()))
         return out
 
-    def _count(self, batches: Sequence[Any]) -> None:
+    def _count(self, group_id: str, batches: Sequence[Any]) -> None:
+        """Count accepted and released records (rejections are counted as failures)."""
         for first, last, types in batches:
             n = last - first + 1
             kinds = types if len(types) > 1 else [types[0]] * n
             for t in kinds:
                 if t == AcknowledgeType.ACCEPT:
-                    self.acknowledged_total += 1
+                    self.counts[(group_id, "accepted")] += 1
                 elif t == AcknowledgeType.RELEASE:
-                    self.released_total += 1
-                else:
-                    self.rejected_total += 1
+                    self.counts[(group_id, "released")] += 1
 
     async def release_member(
         self, group_id: str, member_id: str, tps: Iterable[tuple[uuid.UUID, int]]
@@ -461,9 +579,9 @@ class SharePartitionManager:
                 continue
             n = h.sp.release_member(member_id)
             if n:
-                self.released_total += n
+                self.counts[(group_id, "released")] += n
                 self._changed(h)
-                writes.append(self._persist_quietly(h))
+                writes.append(self._finish_quietly(h, self._failures(h)))
                 self.wake(h.topic, index)
         if writes:
             await asyncio.gather(*writes)
@@ -505,10 +623,13 @@ class SharePartitionManager:
             except KafkaError as e:
                 out[tp] = FetchedSharePartition(error=e)
                 continue
+            failed = self._failures(h)
+            if failed:  # restored records beyond a lowered delivery limit
+                self._spawn(self._finish_quietly(h, failed))
             if got is not None:
                 out[tp] = got
                 n = sum(a.last_offset - a.first_offset + 1 for a in got.acquired)
-                self.acquired_total += n
+                self.counts[(group_id, "acquired")] += n
                 records_left -= n
                 bytes_left -= len(got.records or b"")
         return out
@@ -522,6 +643,7 @@ class SharePartitionManager:
             self._drop(h)
             raise NotLeaderOrFollowerError(f"the leader epoch of {h.topic}-{index} changed")
         sp = h.sp
+        sp.release_delay_ms = self.release_delay_ms(group_id)
         plog = p.log
         if plog.log_start_offset > sp.start_offset:
             sp.update_log_start_offset(plog.log_start_offset)
