@@ -537,7 +537,7 @@ async def test_describe_configs_broker_and_loggers(env: Env, version: int) -> No
             {"resource_type": BROKER, "resource_name": "99", "configuration_keys": None},
             {"resource_type": BROKER_LOGGER, "resource_name": node, "configuration_keys": None},
             {"resource_type": BROKER_LOGGER, "resource_name": "99", "configuration_keys": None},
-            {"resource_type": 32, "resource_name": "group", "configuration_keys": None},
+            {"resource_type": 32, "resource_name": "", "configuration_keys": None},
             {"resource_type": 77, "resource_name": "x", "configuration_keys": None},
         ],
         "include_synonyms": True,
@@ -559,7 +559,8 @@ async def test_describe_configs_broker_and_loggers(env: Env, version: int) -> No
     assert "root" in levels and "zurau.broker" in levels
     assert set(levels.values()) <= {"FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE"}
     assert other_loggers["error_code"] == INVALID_REQUEST
-    assert group["error_code"] == INVALID_REQUEST and unknown["error_code"] == INVALID_REQUEST
+    assert group["error_code"] == INVALID_REQUEST and "Group name must not be empty" in group["error_message"]
+    assert unknown["error_code"] == INVALID_REQUEST
 
 
 # ============================================================================ AlterConfigs

@@ -67,7 +67,9 @@ def test_kafka_defaults_recorded_where_zurau_differs() -> None:
     for name in ("offsets.topic.replication.factor", "transaction.state.log.replication.factor"):
         assert BROKER_CONFIGS[name].default == 3 and not BROKER_CONFIGS[name].differs_from_kafka
     for d in ALL_DEFS:
-        assert not d.differs_from_kafka or d.kafka_default != d.default, f"{d.name}: kafka_default equals default"
+        assert not d.differs_from_kafka or d.kafka_default != d.default, (
+            f"{d.name}: kafka_default equals default"
+        )
 
 
 def _readme_default_lines() -> list[str]:
@@ -119,7 +121,9 @@ def test_describe_configs_documentation_says_inert_or_unsupported() -> None:
     assert "Has no effect in Zurau" in entries["num.network.threads"].doc
     assert "Zurau accepts only the default" in entries["create.topic.policy.class.name"].doc
     assert "Has no effect" not in entries["num.partitions"].doc
-    assert TOPIC_CONFIGS["preallocate"].inert and "Has no effect" in TOPIC_CONFIGS["preallocate"].documentation
+    assert (
+        TOPIC_CONFIGS["preallocate"].inert and "Has no effect" in TOPIC_CONFIGS["preallocate"].documentation
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -155,10 +159,14 @@ def test_unsupported_broker_config_with_a_non_default_value_is_refused(name: str
 
 def test_security_settings_are_checked() -> None:
     assert {"ssl.keystore.password", "ssl.truststore.password"} <= set(UNSUPPORTED_BROKER)
-    assert "authorizer.class.name" not in UNSUPPORTED_BROKER  # StandardAuthorizer (tests/unit/test_authorizer.py)
+    assert (
+        "authorizer.class.name" not in UNSUPPORTED_BROKER
+    )  # StandardAuthorizer (tests/unit/test_authorizer.py)
     # A broker-wide JAAS config is not Kafka's (it is per listener and mechanism).
     with pytest.raises(ConfigError, match="sasl.jaas.config is not supported"):
-        BrokerConfig({"sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required;"})
+        BrokerConfig(
+            {"sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required;"}
+        )
     # Listener overrides: a known listener, a listener config, a valid value.
     with pytest.raises(ConfigError, match="names listener other, which is not in listeners"):
         BrokerConfig({"listener.name.other.ssl.keystore.location": "/k.pem"})
@@ -194,7 +202,9 @@ def test_group_protocols_and_assignors_zurau_lacks_are_refused() -> None:
         BrokerConfig({"group.coordinator.rebalance.protocols": "classic,consumer,share"})
     with pytest.raises(ConfigError, match="group.consumer.assignors"):
         BrokerConfig({"group.consumer.assignors": "com.example.MyAssignor"})
-    BrokerConfig({"group.coordinator.rebalance.protocols": "classic", "group.consumer.assignors": "range,uniform"})
+    BrokerConfig(
+        {"group.coordinator.rebalance.protocols": "classic", "group.consumer.assignors": "range,uniform"}
+    )
 
 
 def test_unsupported_topic_configs_are_refused() -> None:
@@ -252,8 +262,10 @@ CHECKED_IN_CONFIG = {
 }
 # Edge apps and test helpers reuse Kafka's client config names; only the broker side counts.
 NOT_BROKER_CODE = ("spark", "schema_registry", "pipelines", "client", "cli", "testing")
-# The config package names every config; of it, only the coordinators' typed views are reads.
-CONFIG_PACKAGE_READS = ("coordinator_views.py",)
+# The config package names every config; of it, only the coordinators' typed views and the group
+# configs' resolution are reads.
+# group_configs.py reads the broker configs that give the group configs' defaults and bounds.
+CONFIG_PACKAGE_READS = ("coordinator_views.py", "group_configs.py")
 
 
 def _broker_source() -> str:
@@ -287,7 +299,12 @@ def test_every_config_is_honoured_inert_or_refused() -> None:
         else:
             unread.append(d.name)
     for d in BROKER_CONFIGS.values():
-        if d.inert or d.unsupported or d.name in OWNED_ELSEWHERE or d.name.startswith(OWNED_ELSEWHERE_PREFIXES):
+        if (
+            d.inert
+            or d.unsupported
+            or d.name in OWNED_ELSEWHERE
+            or d.name.startswith(OWNED_ELSEWHERE_PREFIXES)
+        ):
             continue
         if d.name in synonyms_of_honoured or d.name in CHECKED_IN_CONFIG:
             continue

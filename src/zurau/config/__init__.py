@@ -10,7 +10,9 @@ The package sits in the low "types/config" layer: standard library only (never
 * definitions by area - :mod:`~zurau.config.kraft_configs`, :mod:`~zurau.config.server_configs`,
   :mod:`~zurau.config.server_log_configs`, :mod:`~zurau.config.replication_configs`,
   :mod:`~zurau.config.coordinator_configs`, :mod:`~zurau.config.security_configs` (broker) and
-  :mod:`~zurau.config.topic_configs` (topics); :mod:`~zurau.config.support` says what Zurau
+  :mod:`~zurau.config.topic_configs` (topics); :mod:`~zurau.config.group_configs` the dynamic
+  per-group configs (Kafka's ``GroupConfig``: definitions, validation against the broker's bounds
+  and :func:`~zurau.config.group_configs.effective_group_config`); :mod:`~zurau.config.support` says what Zurau
   does not honour; :mod:`~zurau.config.definitions` assembles :data:`BROKER_CONFIGS` and
   :data:`TOPIC_CONFIGS`.
 * :mod:`~zurau.config.properties` - Java ``.properties`` files; :mod:`~zurau.config.listeners`
@@ -62,6 +64,7 @@ from zurau.config.describe import (
     ConfigSource,
     ConfigSynonym,
     describe_broker_config,
+    describe_group_config,
     describe_topic_config,
 )
 from zurau.config.listeners import Listener, QuorumVoter, parse_connection_overrides, parse_listeners
@@ -139,6 +142,7 @@ __all__ = [
     "Validator",
     "Width",
     "describe_broker_config",
+    "describe_group_config",
     "describe_topic_config",
     "format_value",
     "inert_configs_set",

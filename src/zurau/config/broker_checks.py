@@ -220,6 +220,8 @@ def check_supported(cfg: BrokerConfig) -> None:
         )
     _check_consumer_group_bounds(v)
     _check_consumer_group_bounds(v, "group.share.")
+    _check_consumer_group_bounds(v, "group.streams.")
+    _check_share_group_config(v)
     parse_connection_overrides(v["max.connections.per.ip.overrides"])
 
 
@@ -242,6 +244,22 @@ def _check_consumer_group_bounds(v: Mapping[str, Any], prefix: str = "group.cons
         if not ok:
             raise ConfigError.invalid(
                 prefix + left, a, f"{prefix + left} must be {words[op]} {prefix + right} ({b})"
+            )
+
+
+def _check_share_group_config(v: Mapping[str, Any]) -> None:
+    """Kafka's ``ShareGroupConfig`` start-up checks: the record lock duration lies within its
+    bounds, and a broker allows at least as many share sessions as one share group has members."""
+    rules = (
+        ("group.share.record.lock.duration.ms", "group.share.min.record.lock.duration.ms"),
+        ("group.share.max.record.lock.duration.ms", "group.share.record.lock.duration.ms"),
+        ("group.share.max.share.sessions", "group.share.max.size"),
+        ("group.streams.max.standby.replicas", "group.streams.num.standby.replicas"),
+    )
+    for left, right in rules:
+        if v[left] < v[right]:
+            raise ConfigError.invalid(
+                left, v[left], f"{left} must be greater than or equal to {right} ({v[right]})"
             )
 
 

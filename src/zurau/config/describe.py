@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from zurau.config.config_def import ConfigKey, format_value
 from zurau.config.definitions import BROKER_CONFIGS, TOPIC_CONFIGS
+from zurau.config.group_configs import GROUP_CONFIGS, BrokerValues, group_config_defaults
 from zurau.config.topic_validation import validate_topic_configs
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ __all__ = [
     "ConfigSource",
     "ConfigSynonym",
     "describe_broker_config",
+    "describe_group_config",
     "describe_topic_config",
     "layered_synonyms",
 ]
@@ -41,7 +43,7 @@ class ConfigSource(IntEnum):
     DEFAULT_CONFIG = 5
     DYNAMIC_BROKER_LOGGER_CONFIG = 6
     CLIENT_METRICS_CONFIG = 7
-    GROUP_CONFIG = 8
+    GROUP_CONFIG = 8  # the Admin API's DYNAMIC_GROUP_CONFIG
 
 
 class ConfigSynonym(NamedTuple):
@@ -169,4 +171,51 @@ def describe_broker_config(
         if not per_broker:
             synonyms = [s for s in synonyms if s.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
         out.append(_entry(d, cfg.get(name), synonyms, read_only=not d.dynamic))
+    return out
+
+
+def describe_group_config(
+    broker: BrokerValues, overrides: Mapping[str, str] | None = None, names: Iterable[str] | None = None
+) -> list[ConfigEntry]:
+    """DescribeConfigs entries of a group with these stored overrides, sorted by name (Kafka's
+    ``ConfigHelper.createGroupConfigEntry``).
+
+    Every group config is listed (``names`` restricts them; unknown names are ignored), never
+    read-only. An override has source GROUP_CONFIG (8; the Admin API's DYNAMIC_GROUP_CONFIG) and
+    shows the stored value; any other config DEFAULT_CONFIG (5) with the broker's default for it
+    (``group.consumer.session.timeout.ms`` for ``consumer.session.timeout.ms`` ...). The one
+    synonym is the entry itself with its source, as Kafka lists it. A stored value that no longer
+    parses (never written by this broker) is shown as stored.
+    """
+    overrides = dict(overrides or {})
+    wanted = None if names is None else set(names)
+    defaults = group_config_defaults(broker)
+    out: list[ConfigEntry] = []
+    for name in sorted(GROUP_CONFIGS):
+        if wanted is not None and name not in wanted:
+            continue
+        d = GROUP_CONFIGS[name]
+        if name in overrides:
+            raw = overrides[name]
+            try:
+                value_str = format_value(d, d.parse(raw))
+            except ValueError:
+                value_str = raw
+            source = ConfigSource.GROUP_CONFIG
+        else:
+            value_str, source = format_value(d, defaults[name]), ConfigSource.DEFAULT_CONFIG
+        out.append(
+            ConfigEntry(
+                name=name,
+                value_str=value_str,
+                source=int(source),
+                is_default=source == ConfigSource.DEFAULT_CONFIG,
+                read_only=False,
+                sensitive=False,
+                synonyms=[ConfigSynonym(name, value_str, int(source))],
+                type_name=d.type.name,
+                config_type=d.type.code,
+                doc=d.documentation,
+            )
+        )
     return out

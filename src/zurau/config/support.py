@@ -28,6 +28,15 @@ _NO_QUEUE = (
 )
 _NO_PREALLOCATE = "segment files are not preallocated (that changes disk allocation only, never the data)"
 
+_NO_STREAMS = (
+    "streams groups (KIP-1071) are not served; it only gives the default and bounds of the streams.* "
+    "group configs"
+)
+
+_NO_SHARE_FETCH = (
+    "share groups' records are not delivered yet (ShareFetch and ShareAcknowledge are not served)"
+)
+
 INERT: dict[str, str] = {
     "num.network.threads": "network I/O runs on one event loop per process, with no network threads",
     "num.io.threads": "requests are handled on the broker's event loop, with no request handler threads",
@@ -70,6 +79,29 @@ INERT: dict[str, str] = {
     ),
     "follower.replication.throttled.replicas": (
         "throttling also needs follower.replication.throttled.rate, which Zurau does not have"
+    ),
+    **dict.fromkeys(
+        (
+            "group.share.delivery.count.limit",
+            "group.share.partition.max.record.locks",
+            "group.share.max.share.sessions",
+        ),
+        _NO_SHARE_FETCH,
+    ),
+    **dict.fromkeys(
+        (
+            "group.streams.session.timeout.ms",
+            "group.streams.min.session.timeout.ms",
+            "group.streams.max.session.timeout.ms",
+            "group.streams.heartbeat.interval.ms",
+            "group.streams.min.heartbeat.interval.ms",
+            "group.streams.max.heartbeat.interval.ms",
+            "group.streams.max.size",
+            "group.streams.num.standby.replicas",
+            "group.streams.max.standby.replicas",
+            "group.streams.initial.rebalance.delay.ms",
+        ),
+        _NO_STREAMS,
     ),
 }
 

@@ -8,6 +8,11 @@ Invariants:
 * Every topic has a unique name and a unique id; its partitions are numbered ``0..n-1``.
 * Topic configs hold only overrides, as strings exactly as the client sent them (typed on use by
   :mod:`zurau.config`); a :class:`ConfigRecord` with a null value removes an override.
+* ``group_configs`` maps a group id to its group config overrides (Kafka's GROUP config
+  resource, type 32), strings as the client sent them; a group with no override left has no entry.
+  A persistent (HAMT) map, so a batch costs O(groups changed). Read one group's with
+  :meth:`MetadataImage.group_config`; :mod:`zurau.config.group_configs` types and resolves them.
+  Other non-topic ConfigRecords (BROKER) are kept in ``broker_configs`` by resource name.
 * ``next_producer_id`` is the first producer id not yet handed out in a block.
 * ``offset`` is the metadata-log offset of the last record applied (-1 for the empty image).
 * ``brokers`` holds one :class:`BrokerRegistration` per registered broker id (KRaft). A
@@ -46,6 +51,7 @@ from zurau.metadata.records import (
     FENCING_FENCE,
     FENCING_NONE,
     FENCING_UNFENCE,
+    GROUP_RESOURCE,
     NO_LEADER_CHANGE,
     TOPIC_RESOURCE,
     AccessControlEntryRecord,
@@ -204,6 +210,8 @@ class MetadataImage:
     topics_by_name: Mapping[str, TopicImage] = field(default_factory=Map)
     topics_by_id: Mapping[uuid.UUID, TopicImage] = field(default_factory=Map)
     broker_configs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # group id -> group config overrides (a persistent map: groups may be many).
+    group_configs: Mapping[str, Mapping[str, str]] = field(default_factory=Map)
     features: Mapping[str, int] = field(default_factory=dict)
     next_producer_id: int = 0
     offset: int = -1
@@ -239,6 +247,11 @@ class MetadataImage:
 
     def __contains__(self, name: object) -> bool:
         return name in self.topics_by_name
+
+    def group_config(self, group_id: str) -> Mapping[str, str]:
+        """The group config overrides stored for ``group_id`` (only those set; empty when none),
+        as strings; :func:`zurau.config.group_configs.effective_group_config` resolves a value."""
+        return self.group_configs.get(group_id, _EMPTY)
 
     def live_brokers(self) -> list[BrokerRegistration]:
         """Registered brokers that are neither fenced nor in controlled shutdown, by id."""
@@ -304,6 +317,7 @@ class _Delta:
         # entries must be rebuilt (the others already wrap their working maps).
         self.fresh: set[uuid.UUID] = set()
         self.broker_configs: dict[str, dict[str, str]] | None = None
+        self.group_configs: MapMutation[str, Mapping[str, str]] | None = None
         self.features: dict[str, int] | None = None
         self.brokers: dict[int, BrokerRegistration] | None = None
         self.scram: dict[tuple[str, ScramMechanism], ScramCredential] | None = None
@@ -311,13 +325,27 @@ class _Delta:
         self.quotas: dict[ClientQuotaEntity, Mapping[str, float]] | None = None
         self.next_producer_id = base.next_producer_id
 
+    def _group_configs(self) -> Mapping[str, Mapping[str, str]]:
+        """The group configs map to build (frozen; a mutable successor is kept for more records)."""
+        if self.group_configs is None:
+            return self.base.group_configs
+        frozen = self.group_configs.finish()
+        self.group_configs = frozen.mutate()
+        return frozen
+
     def _brokers(self) -> dict[int, BrokerRegistration]:
         if self.brokers is None:
             self.brokers = dict(self.base.brokers)
         return self.brokers
 
-    def _change_broker(self, broker_id: int, epoch: int, fenced: int, in_controlled_shutdown: int,
-                       log_dirs: tuple[uuid.UUID, ...] = ()) -> None:
+    def _change_broker(
+        self,
+        broker_id: int,
+        epoch: int,
+        fenced: int,
+        in_controlled_shutdown: int,
+        log_dirs: tuple[uuid.UUID, ...] = (),
+    ) -> None:
         """Apply a fencing / controlled-shutdown change to the registration ``(broker_id, epoch)``;
         a change naming another registration (unknown id, older or newer epoch) is stale: ignored."""
         brokers = self._brokers()
@@ -333,7 +361,8 @@ class _Delta:
         brokers[broker_id] = replace(
             reg,
             fenced=reg.fenced if fenced == FENCING_NONE else fenced == FENCING_FENCE,
-            in_controlled_shutdown=reg.in_controlled_shutdown or in_controlled_shutdown == CONTROLLED_SHUTDOWN_ENTER,
+            in_controlled_shutdown=reg.in_controlled_shutdown
+            or in_controlled_shutdown == CONTROLLED_SHUTDOWN_ENTER,
             log_dirs=log_dirs or reg.log_dirs,
         )
 
@@ -374,7 +403,13 @@ class _Delta:
         elif isinstance(r, PartitionRecord):
             parts = self._partitions_of(r.topic_id, "PartitionRecord")
             parts[r.partition_id] = PartitionRegistration(
-                r.replicas, r.isr, r.leader, r.leader_epoch, r.partition_epoch, r.removing_replicas, r.adding_replicas
+                r.replicas,
+                r.isr,
+                r.leader,
+                r.leader_epoch,
+                r.partition_epoch,
+                r.removing_replicas,
+                r.adding_replicas,
             )
         elif isinstance(r, PartitionChangeRecord):
             parts = self._partitions_of(r.topic_id, "PartitionChangeRecord")
@@ -393,6 +428,19 @@ class _Delta:
                 if cfg is None:
                     cfg = self.configs[t2.topic_id] = dict(t2.configs)
                     self.fresh.add(t2.topic_id)
+            elif r.resource_type == GROUP_RESOURCE:
+                if self.group_configs is None:
+                    self.group_configs = _mutation(self.base.group_configs)
+                group_cfg = dict(self.group_configs.get(r.resource_name, _EMPTY))
+                if r.value is None:
+                    group_cfg.pop(r.name, None)
+                else:
+                    group_cfg[r.name] = r.value
+                if group_cfg:
+                    self.group_configs[r.resource_name] = MappingProxyType(group_cfg)
+                else:
+                    self.group_configs.pop(r.resource_name, None)
+                return
             else:
                 if self.broker_configs is None:
                     self.broker_configs = {k: dict(v) for k, v in self.base.broker_configs.items()}
@@ -458,8 +506,13 @@ class _Delta:
             if self.acls is None:
                 self.acls = dict(self.base.acls)
             self.acls[r.id] = AclBinding(
-                ResourceType(r.resource_type), r.resource_name, PatternType(r.pattern_type), r.principal, r.host,
-                AclOperation(r.operation), AclPermissionType(r.permission_type),
+                ResourceType(r.resource_type),
+                r.resource_name,
+                PatternType(r.pattern_type),
+                r.principal,
+                r.host,
+                AclOperation(r.operation),
+                AclPermissionType(r.permission_type),
             )
         elif isinstance(r, RemoveAccessControlEntryRecord):
             if self.acls is None:
@@ -494,7 +547,9 @@ class _Delta:
                     continue
                 nt = replace(
                     t,
-                    partitions=MappingProxyType(self.partitions[tid]) if tid in self.partitions else t.partitions,
+                    partitions=MappingProxyType(self.partitions[tid])
+                    if tid in self.partitions
+                    else t.partitions,
                     configs=MappingProxyType(self.configs[tid]) if tid in self.configs else t.configs,
                 )
                 work_id[tid] = nt
@@ -509,14 +564,23 @@ class _Delta:
             cluster_id=self.base.cluster_id,
             topics_by_name=by_name,
             topics_by_id=by_id,
-            broker_configs=self.broker_configs if self.broker_configs is not None else self.base.broker_configs,
+            broker_configs=self.broker_configs
+            if self.broker_configs is not None
+            else self.base.broker_configs,
+            group_configs=self._group_configs(),
             features=self.features if self.features is not None else self.base.features,
             next_producer_id=self.next_producer_id,
             offset=offset,
             brokers=MappingProxyType(self.brokers) if self.brokers is not None else self.base.brokers,
-            scram_credentials=MappingProxyType(self.scram) if self.scram is not None else self.base.scram_credentials,
+            scram_credentials=MappingProxyType(self.scram)
+            if self.scram is not None
+            else self.base.scram_credentials,
             acls=MappingProxyType(self.acls) if self.acls is not None else self.base.acls,
-            client_quotas=MappingProxyType(self.quotas) if self.quotas is not None else self.base.client_quotas,
+            client_quotas=MappingProxyType(self.quotas)
+            if self.quotas is not None
+            else self.base.client_quotas,
             _parent=weakref.ref(self.base) if track_changes else None,
-            _touched=frozenset(self.touched | set(self.partitions) | set(self.configs)) if track_changes else frozenset(),
+            _touched=frozenset(self.touched | set(self.partitions) | set(self.configs))
+            if track_changes
+            else frozenset(),
         )

@@ -42,6 +42,7 @@ from typing import ClassVar, NamedTuple
 # ConfigResource types (Kafka's ConfigResource.Type ids).
 TOPIC_RESOURCE = 2
 BROKER_RESOURCE = 4
+GROUP_RESOURCE = 32
 
 
 @dataclass(frozen=True, slots=True)

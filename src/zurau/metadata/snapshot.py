@@ -28,7 +28,7 @@ Invariants:
   to ``image`` (the offset aside, which the caller sets): features (``metadata.version`` first),
   broker registrations as ``RegisterBrokerRecord``s carrying their epoch, fencing and
   controlled-shutdown state, topics (each ``TopicRecord`` followed by its ``PartitionRecord``s),
-  topic then broker configs, the producer-id bound, SCRAM credentials, ACLs and client quotas. The order is deterministic, so equal
+  topic, broker then group configs, the producer-id bound, SCRAM credentials, ACLs and client quotas. The order is deterministic, so equal
   images give equal snapshot bytes for the same timestamp.
 * ``decode_snapshot`` accepts only a complete snapshot: the header control batch first, the footer
   control batch last and nothing after it, every batch whole with a good CRC-32C and offsets
@@ -47,6 +47,7 @@ from zurau.metadata.image import MetadataImage
 from zurau.metadata.record_codec import decode_record, encode_record
 from zurau.metadata.records import (
     BROKER_RESOURCE,
+    GROUP_RESOURCE,
     TOPIC_RESOURCE,
     AccessControlEntryRecord,
     ClientQuotaRecord,
@@ -126,8 +127,15 @@ def image_records(image: MetadataImage) -> list[MetadataRecord]:
             p = t.partitions[pid]
             out.append(
                 PartitionRecord(
-                    pid, t.topic_id, p.replicas, p.isr, p.leader, p.leader_epoch, p.partition_epoch,
-                    p.removing_replicas, p.adding_replicas,
+                    pid,
+                    t.topic_id,
+                    p.replicas,
+                    p.isr,
+                    p.leader,
+                    p.leader_epoch,
+                    p.partition_epoch,
+                    p.removing_replicas,
+                    p.adding_replicas,
                 )
             )
     for t in topics:
@@ -137,15 +145,28 @@ def image_records(image: MetadataImage) -> list[MetadataRecord]:
         if not configs:
             out.append(ConfigRecord(BROKER_RESOURCE, resource, _NO_CONFIG, None))
         out += [ConfigRecord(BROKER_RESOURCE, resource, k, configs[k]) for k in sorted(configs)]
+    for group_id in sorted(image.group_configs):
+        group_cfg = image.group_configs[group_id]
+        out += [ConfigRecord(GROUP_RESOURCE, group_id, k, group_cfg[k]) for k in sorted(group_cfg)]
     if image.next_producer_id:
         out.append(ProducerIdsRecord(-1, -1, image.next_producer_id))
     for (user, mech), c in sorted(image.scram_credentials.items()):
-        out.append(UserScramCredentialRecord(user, int(mech), c.salt, c.stored_key, c.server_key, c.iterations))
+        out.append(
+            UserScramCredentialRecord(user, int(mech), c.salt, c.stored_key, c.server_key, c.iterations)
+        )
     for acl_id, acl in sorted(image.acls.items()):
-        out.append(AccessControlEntryRecord(
-            acl_id, int(acl.resource_type), acl.resource_name, int(acl.pattern_type), acl.principal, acl.host,
-            int(acl.operation), int(acl.permission),
-        ))
+        out.append(
+            AccessControlEntryRecord(
+                acl_id,
+                int(acl.resource_type),
+                acl.resource_name,
+                int(acl.pattern_type),
+                acl.principal,
+                acl.host,
+                int(acl.operation),
+                int(acl.permission),
+            )
+        )
     for entity in sorted(image.client_quotas, key=_entity_order):
         values = image.client_quotas[entity]
         out += [ClientQuotaRecord(entity, key, values[key]) for key in sorted(values)]
@@ -261,7 +282,9 @@ def _batches(data: bytes | bytearray | memoryview) -> Iterator[tuple[int, BatchH
     expected = 0
     while pos < n:
         if n - pos < HEADER_SIZE:
-            raise DecodeError(f"snapshot is truncated: {n - pos} bytes at byte {pos} are not a whole batch header")
+            raise DecodeError(
+                f"snapshot is truncated: {n - pos} bytes at byte {pos} are not a whole batch header"
+            )
         h = BatchHeader._make(HEADER.unpack_from(mv, pos))
         if h.magic != 2:
             raise DecodeError(f"snapshot batch at byte {pos} has magic {h.magic}, not 2")

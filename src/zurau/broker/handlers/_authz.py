@@ -19,6 +19,7 @@ from zurau.protocol.acl import CLUSTER_NAME, AclOperation, ResourceType
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     ClusterAuthorizationFailedError,
+    GroupAuthorizationFailedError,
     KafkaError,
     TopicAuthorizationFailedError,
     TransactionalIdAuthorizationFailedError,
@@ -30,7 +31,12 @@ CLUSTER = ResourceType.CLUSTER
 TRANSACTIONAL_ID = ResourceType.TRANSACTIONAL_ID
 Op = AclOperation
 # ConfigResource types (Kafka's ConfigResource.Type ids).
-TOPIC_CONFIG_RESOURCE, BROKER_CONFIG_RESOURCE, BROKER_LOGGER_CONFIG_RESOURCE = 2, 4, 8
+TOPIC_CONFIG_RESOURCE, BROKER_CONFIG_RESOURCE, BROKER_LOGGER_CONFIG_RESOURCE, GROUP_CONFIG_RESOURCE = (
+    2,
+    4,
+    8,
+    32,
+)
 CLUSTER_AUTHORIZATION_FAILED = ClusterAuthorizationFailedError.code
 TOPIC_AUTHORIZATION_FAILED = TopicAuthorizationFailedError.code
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED = TransactionalIdAuthorizationFailedError.code
@@ -81,15 +87,21 @@ def controller_listener_allowed(ctx: RequestContext) -> bool:
 
 def config_denied(ctx: RequestContext, resource_type: int, name: str, op: AclOperation) -> KafkaError | None:
     """For a config resource (DescribeConfigs, AlterConfigs, IncrementalAlterConfigs): ``op``
-    (DESCRIBE_CONFIGS or ALTER_CONFIGS) on the topic (2), else TOPIC_AUTHORIZATION_FAILED, or on the
-    cluster for a broker (4) or broker logger (8), else CLUSTER_AUTHORIZATION_FAILED; None: allowed
-    (other resource types are left to the handler's own errors)."""
+    (DESCRIBE_CONFIGS or ALTER_CONFIGS) on the topic (2), else TOPIC_AUTHORIZATION_FAILED, on the
+    group (32), else GROUP_AUTHORIZATION_FAILED, or on the cluster for a broker (4) or broker
+    logger (8), else CLUSTER_AUTHORIZATION_FAILED; None: allowed (other resource types are left to
+    the handler's own errors)."""
     if ctx.services.authorizer is None:
         return None
     if resource_type == TOPIC_CONFIG_RESOURCE:
         if not allowed(ctx, op, TOPIC, name):
             return TopicAuthorizationFailedError("Topic authorization failed.")
-    elif resource_type in (BROKER_CONFIG_RESOURCE, BROKER_LOGGER_CONFIG_RESOURCE) and not cluster_allowed(ctx, op):
+    elif resource_type == GROUP_CONFIG_RESOURCE:
+        if not allowed(ctx, op, GROUP, name):
+            return GroupAuthorizationFailedError("Group authorization failed.")
+    elif resource_type in (BROKER_CONFIG_RESOURCE, BROKER_LOGGER_CONFIG_RESOURCE) and not cluster_allowed(
+        ctx, op
+    ):
         return ClusterAuthorizationFailedError("Cluster authorization failed.")
     return None
 

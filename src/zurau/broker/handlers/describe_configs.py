@@ -12,7 +12,12 @@ Per resource, following Kafka's ``ConfigHelper.describeConfigs``:
   logger and the ``zurau`` loggers with their effective levels in log4j names (FATAL, ERROR,
   WARN, INFO, DEBUG, TRACE), source DYNAMIC_BROKER_LOGGER_CONFIG. Levels are changed with
   IncrementalAlterConfigs.
-* Any other type (CLIENT_METRICS, GROUP, unknown): INVALID_REQUEST "Unsupported resource type".
+* GROUP (32): the name is a group id (empty: INVALID_REQUEST "Group name must not be empty"; the
+  group need not exist). Every group config (:mod:`zurau.config.group_configs`) is listed, never
+  read-only: an override with source GROUP_CONFIG (8, the Admin API's DYNAMIC_GROUP_CONFIG), any
+  other with the broker's default for it and source DEFAULT_CONFIG. Authorized as
+  DESCRIBE_CONFIGS on the group (GROUP_AUTHORIZATION_FAILED), as in Kafka.
+* Any other type (CLIENT_METRICS, unknown): INVALID_REQUEST "Unsupported resource type".
 
 A null or empty ``configuration_keys`` means every config; unknown keys are ignored, as in Kafka.
 Synonyms are returned only when asked (v1+), documentation only when asked (v3+).
@@ -25,8 +30,19 @@ import logging
 from zurau.broker.handlers._authz import Op, config_denied
 from zurau.broker.handlers._common import error_of
 from zurau.broker.request_context import RequestContext
-from zurau.config import ConfigEntry, ConfigSource, describe_broker_config, describe_topic_config
-from zurau.metadata.controller.config_control import RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_TOPIC
+from zurau.config import (
+    ConfigEntry,
+    ConfigSource,
+    describe_broker_config,
+    describe_group_config,
+    describe_topic_config,
+)
+from zurau.metadata.controller.config_control import (
+    RESOURCE_BROKER,
+    RESOURCE_BROKER_LOGGER,
+    RESOURCE_GROUP,
+    RESOURCE_TOPIC,
+)
 from zurau.metadata.topic_names import validate_topic_name
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import InvalidRequestError, UnknownTopicOrPartitionError
@@ -75,7 +91,9 @@ def parse_broker_id(ctx: RequestContext, name: str) -> int:
 
 
 # -------------------------------------------------------------------------------- entries
-def entry_dict(e: ConfigEntry, include_synonyms: bool, include_documentation: bool) -> DescribeConfigsResponseResultsConfigs:
+def entry_dict(
+    e: ConfigEntry, include_synonyms: bool, include_documentation: bool
+) -> DescribeConfigsResponseResultsConfigs:
     return {
         "name": e.name,
         "value": None if e.sensitive else e.value_str,
@@ -110,6 +128,16 @@ def _describe_topic(
     if t is None:
         raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist.")
     entries = describe_topic_config(ctx.config, t.configs, _keys(resource))
+    return [entry_dict(e, syn, doc) for e in entries]
+
+
+def _describe_group(
+    ctx: RequestContext, resource: DescribeConfigsRequestResources, syn: bool, doc: bool
+) -> list[DescribeConfigsResponseResultsConfigs]:
+    name = resource["resource_name"]
+    if not name:
+        raise InvalidRequestError("Group name must not be empty")
+    entries = describe_group_config(ctx.config, ctx.image.group_config(name), _keys(resource))
     return [entry_dict(e, syn, doc) for e in entries]
 
 
@@ -175,7 +203,9 @@ def handle(ctx: RequestContext, req: DescribeConfigsRequest) -> DescribeConfigsR
             "configs": [],
         }
         try:
-            if (denied := config_denied(ctx, rtype, resource["resource_name"], Op.DESCRIBE_CONFIGS)) is not None:
+            if (
+                denied := config_denied(ctx, rtype, resource["resource_name"], Op.DESCRIBE_CONFIGS)
+            ) is not None:
                 raise denied
             if rtype == RESOURCE_TOPIC:
                 result["configs"] = _describe_topic(ctx, resource, syn, doc)
@@ -183,6 +213,8 @@ def handle(ctx: RequestContext, req: DescribeConfigsRequest) -> DescribeConfigsR
                 result["configs"] = _describe_broker(ctx, resource, syn, doc)
             elif rtype == RESOURCE_BROKER_LOGGER:
                 result["configs"] = _describe_loggers(ctx, resource)
+            elif rtype == RESOURCE_GROUP:
+                result["configs"] = _describe_group(ctx, resource, syn, doc)
             else:
                 raise InvalidRequestError(f"Unsupported resource type: {rtype}")
         except Exception as e:

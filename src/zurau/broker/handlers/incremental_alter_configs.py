@@ -8,7 +8,7 @@ override, and add missing / remove present comma-separated items). Per resource,
 * the same config name twice: INVALID_REQUEST "Error due to duplicate config keys : ...";
   a null value for anything but DELETE: INVALID_REQUEST "Null value not supported for : ...";
   an unknown operation: INVALID_REQUEST;
-* resource type, duplicate resources, TOPIC and BROKER resources: decided by the controller as in
+* resource type, duplicate resources, TOPIC, GROUP and BROKER resources: decided by the controller as in
   :mod:`zurau.broker.handlers.alter_configs` (dynamic broker configs are refused with
   INVALID_REQUEST); APPEND/SUBTRACT on a non-LIST config: INVALID_CONFIG "Can't APPEND to key ...";
   the resulting set is validated as a whole (INVALID_CONFIG with Kafka's message) and written as
@@ -54,7 +54,10 @@ API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
 
 
 def _alter_loggers(
-    ctx: RequestContext, name: str, configs: list[IncrementalAlterConfigsRequestResourcesConfigs], validate_only: bool
+    ctx: RequestContext,
+    name: str,
+    configs: list[IncrementalAlterConfigsRequestResourcesConfigs],
+    validate_only: bool,
 ) -> None:
     """BROKER_LOGGER resources belong to this broker alone: decided and applied here."""
     preprocess_incremental(configs)

@@ -1,10 +1,17 @@
 """The controller's part of configs (Kafka's ``ConfigurationControlManager``): AlterConfigs and
 IncrementalAlterConfigs as ``ConfigRecord``\\ s, and the checks every topic config passes.
 
-TOPIC resources are altered here; a BROKER resource is refused (dynamic broker configs are not
+TOPIC and GROUP (Kafka's group configs, :mod:`zurau.config.group_configs`) resources are altered
+here; a BROKER resource is refused (dynamic broker configs are not
 supported: INVALID_REQUEST with the broker ids expected); BROKER_LOGGER is the receiving broker's
 own business (its handler answers it, this module only refuses it). A resource named twice in one
 request gets one INVALID_REQUEST "Duplicate resource." result and is not altered.
+
+A GROUP resource is named by its group id (any non-empty name; the group need not exist, as in
+Kafka). Its resulting set of overrides is validated as a whole against the broker's group
+defaults and bounds (INVALID_CONFIG with Kafka's message); APPEND/SUBTRACT are INVALID_CONFIG
+"Can't APPEND to key ... because its type is not LIST." (no group config is a list), as Kafka's
+``ConfigurationControlManager`` answers. Deleting an override returns the config to its default.
 
 Invariants: an accepted topic config can always be applied (:func:`check_topic_configs` checks it
 as the live log would); a change writes one ConfigRecord per override that changes (removals,
@@ -25,9 +32,16 @@ from zurau.config import (
     format_value,
     resolve_topic_config,
 )
+from zurau.config.group_configs import validate_group_configs
 from zurau.metadata.controller.result import ControllerResult, PendingRecords, duplicated, error_of
 from zurau.metadata.image import MetadataImage, TopicImage
-from zurau.metadata.records import BROKER_RESOURCE, TOPIC_RESOURCE, ConfigRecord, MetadataRecord
+from zurau.metadata.records import (
+    BROKER_RESOURCE,
+    GROUP_RESOURCE,
+    TOPIC_RESOURCE,
+    ConfigRecord,
+    MetadataRecord,
+)
 from zurau.metadata.topic_names import validate_topic_name
 from zurau.protocol.errors import (
     InvalidConfigError,
@@ -47,7 +61,10 @@ from zurau.storage.log_config import LogConfig
 RESOURCE_TOPIC = TOPIC_RESOURCE
 RESOURCE_BROKER = BROKER_RESOURCE
 RESOURCE_BROKER_LOGGER = 8
-KNOWN_RESOURCE_TYPES = frozenset({RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, 16, 32})
+RESOURCE_GROUP = GROUP_RESOURCE
+KNOWN_RESOURCE_TYPES = frozenset(
+    {RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, 16, RESOURCE_GROUP}
+)
 
 # IncrementalAlterConfigs operations.
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
@@ -90,7 +107,7 @@ def check_resource_type(rtype: int) -> None:
     configs requests do not take."""
     if rtype not in KNOWN_RESOURCE_TYPES:
         raise UnsupportedVersionError(f"Unknown resource type {rtype}.")
-    if rtype not in (RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER):
+    if rtype not in (RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_GROUP):
         raise InvalidRequestError(f"Unexpected resource type {rtype}.")
 
 
@@ -102,7 +119,7 @@ class ConfigurationControlManager:
     def alter_configs(
         self, image: MetadataImage, resources: list[AlterConfigsRequestResources], validate_only: bool
     ) -> ControllerResult[list[ConfigResult]]:
-        """AlterConfigs (legacy, whole-set replacement) for TOPIC and BROKER resources."""
+        """AlterConfigs (legacy, whole-set replacement) for TOPIC, GROUP and BROKER resources."""
 
         def alter(pending: PendingRecords, r: AlterConfigsRequestResources) -> None:
             rtype, name = r["resource_type"], r["resource_name"]
@@ -113,15 +130,22 @@ class ConfigurationControlManager:
                 )
             if rtype == RESOURCE_BROKER:
                 self._refuse_broker_resource(name)
+            new = {c["name"]: c["value"] for c in r["configs"]}
+            if rtype == RESOURCE_GROUP:
+                self._set_group_configs(pending, _group_name(name), new, validate_only)
+                return
             t = self._topic_for_alter(pending.image, name)
-            self._set_topic_configs(pending, t, {c["name"]: c["value"] for c in r["configs"]}, validate_only)
+            self._set_topic_configs(pending, t, new, validate_only)
 
         return _per_resource(image, resources, alter)
 
     def incremental_alter_configs(
-        self, image: MetadataImage, resources: list[IncrementalAlterConfigsRequestResources], validate_only: bool
+        self,
+        image: MetadataImage,
+        resources: list[IncrementalAlterConfigsRequestResources],
+        validate_only: bool,
     ) -> ControllerResult[list[ConfigResult]]:
-        """IncrementalAlterConfigs (SET, DELETE, APPEND, SUBTRACT) for TOPIC and BROKER resources."""
+        """IncrementalAlterConfigs (SET, DELETE, APPEND, SUBTRACT) for TOPIC, GROUP and BROKER resources."""
 
         def alter(pending: PendingRecords, r: IncrementalAlterConfigsRequestResources) -> None:
             rtype, name, configs = r["resource_type"], r["resource_name"], r["configs"]
@@ -131,6 +155,11 @@ class ConfigurationControlManager:
                 raise InvalidRequestError("BROKER_LOGGER resources are altered by the broker that owns them.")
             if rtype == RESOURCE_BROKER:
                 self._refuse_broker_resource(name)
+            if rtype == RESOURCE_GROUP:
+                group_id = _group_name(name)
+                new = _incremental_group(dict(pending.image.group_config(group_id)), configs)
+                self._set_group_configs(pending, group_id, new, validate_only)
+                return
             t = self._topic_for_alter(pending.image, name)
             self._set_topic_configs(pending, t, self._incremental(dict(t.configs), configs), validate_only)
 
@@ -151,7 +180,9 @@ class ConfigurationControlManager:
         brokers = set(self.brokers())
         if name and not (name.lstrip("-").isdigit() and int(name) in brokers):
             expected = ", ".join(str(b) for b in sorted(brokers))
-            raise InvalidRequestError(f"Unexpected broker id, expected {expected} or empty string, but received {name}")
+            raise InvalidRequestError(
+                f"Unexpected broker id, expected {expected} or empty string, but received {name}"
+            )
         raise InvalidRequestError(
             "Dynamic broker configs are not supported by Zurau yet; set broker configs in server.properties "
             "and restart the broker."
@@ -168,7 +199,29 @@ class ConfigurationControlManager:
         records: list[MetadataRecord] = [
             ConfigRecord(TOPIC_RESOURCE, t.name, k, None) for k in sorted(old) if k not in wanted
         ]
-        records += [ConfigRecord(TOPIC_RESOURCE, t.name, k, v) for k, v in sorted(wanted.items()) if old.get(k) != v]
+        records += [
+            ConfigRecord(TOPIC_RESOURCE, t.name, k, v) for k, v in sorted(wanted.items()) if old.get(k) != v
+        ]
+        pending.add(records)
+
+    def _set_group_configs(
+        self, pending: PendingRecords, group_id: str, new: dict[str, str | None], validate_only: bool
+    ) -> None:
+        """Validate a group's whole new set of overrides and write what changes."""
+        try:
+            validate_group_configs(self.config, new)
+        except ConfigError as e:
+            raise InvalidConfigError(str(e)) from None
+        if validate_only:
+            return
+        old = dict(pending.image.group_config(group_id))
+        wanted = {k: v for k, v in new.items() if v is not None}
+        records: list[MetadataRecord] = [
+            ConfigRecord(GROUP_RESOURCE, group_id, k, None) for k in sorted(old) if k not in wanted
+        ]
+        records += [
+            ConfigRecord(GROUP_RESOURCE, group_id, k, v) for k, v in sorted(wanted.items()) if old.get(k) != v
+        ]
         pending.add(records)
 
     def _incremental(
@@ -187,8 +240,12 @@ class ConfigurationControlManager:
                 if d is None:
                     raise InvalidConfigError(f"Unknown topic config name: {name}")
                 if d.type is not ConfigType.LIST:
-                    raise InvalidConfigError(f"Can't {OP_NAMES[op]} to key {name} because its type is not LIST.")
-                items = _list_items(new[name] if name in new else format_value(d, defaults.get(name, d.default)))
+                    raise InvalidConfigError(
+                        f"Can't {OP_NAMES[op]} to key {name} because its type is not LIST."
+                    )
+                items = _list_items(
+                    new[name] if name in new else format_value(d, defaults.get(name, d.default))
+                )
                 if op == APPEND:
                     items += [v for v in _list_items(value) if v not in items]
                 else:
@@ -196,6 +253,29 @@ class ConfigurationControlManager:
                     items = [v for v in items if v not in drop]
                 new[name] = ",".join(items)
         return new
+
+
+def _group_name(name: str) -> str:
+    """A GROUP resource names a group: any non-empty name (Kafka's ``validateGroupName``)."""
+    if not name:
+        raise InvalidRequestError("Default group resources are not allowed.")
+    return name
+
+
+def _incremental_group(
+    current: dict[str, str], configs: list[IncrementalAlterConfigsRequestResourcesConfigs]
+) -> dict[str, str | None]:
+    """A group's overrides after SET and DELETE; APPEND/SUBTRACT fail (no group config is a list)."""
+    new: dict[str, str | None] = dict(current)
+    for c in configs:
+        name, op = c["name"], c["config_operation"]
+        if op == SET:
+            new[name] = c["value"]
+        elif op == DELETE:
+            new.pop(name, None)
+        else:
+            raise InvalidConfigError(f"Can't {OP_NAMES[op]} to key {name} because its type is not LIST.")
+    return new
 
 
 def _per_resource(
@@ -255,7 +335,9 @@ def preprocess_incremental(configs: list[IncrementalAlterConfigsRequestResources
         raise InvalidRequestError(f"Null value not supported for : {','.join(nulls)}")
     for c in configs:
         if c["config_operation"] not in OP_NAMES:
-            raise InvalidRequestError(f"Unknown operation type {c['config_operation']} for config {c['name']}")
+            raise InvalidRequestError(
+                f"Unknown operation type {c['config_operation']} for config {c['name']}"
+            )
 
 
 def _list_items(value: str | None) -> list[str]:
