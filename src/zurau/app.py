@@ -38,6 +38,7 @@ from zurau.broker.schema_validation import RegistryLookup, SchemaValidator
 from zurau.broker.server import BrokerServer
 from zurau.clock import Clock, SystemClock
 from zurau.config import BrokerConfig, resolve_topic_config, warn_inert_configs
+from zurau.config.group_configs import effective_group_overrides
 from zurau.coordinator.group.group_runtime import GroupCoordinatorRuntime
 from zurau.coordinator.group.partition_metadata_client import LeaderEndOffsets
 from zurau.coordinator.group.service import RuntimeGroupCoordinatorService
@@ -333,8 +334,12 @@ class Broker:
         self.replica_manager = ReplicaManager(self.node_id, self.log_manager, self.log_config_for, self.clock)
         topics = CoordinatorTopics(image)
         writer = ReplicaManagerPartitionWriter(self.replica_manager)
+
+        def group_configs(group_id: str) -> Mapping[str, Any]:  # dynamic group configs, as of now
+            return effective_group_overrides(cfg, image().group_config(group_id), group_id)
+
         self.group_coordinator = GroupCoordinatorRuntime(
-            cfg.group_coordinator, writer, topics, self.create_topic, self.clock
+            cfg.group_coordinator, writer, topics, self.create_topic, self.clock, group_configs
         )
         self.txn_coordinator = TransactionRuntime(
             cfg.transaction_coordinator,

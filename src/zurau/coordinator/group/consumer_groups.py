@@ -72,7 +72,9 @@ class _Heartbeat:
     def full_request(self) -> bool:
         """Joining, or every field set: the response carries the assignment even if unchanged."""
         return self.member_epoch == 0 or (
-            self.rebalance_timeout_ms != -1 and (self.names is not None or self.regex is not None) and self.owned is not None
+            self.rebalance_timeout_ms != -1
+            and (self.names is not None or self.regex is not None)
+            and self.owned is not None
         )
 
 
@@ -231,10 +233,15 @@ class ConsumerGroupManager:
         if old is None or not updated.same_metadata(old):
             records.append(
                 CoordinatorRecord(
-                    R.CONSUMER_GROUP_MEMBER_METADATA, member_key(gid, hb.member_id), 0, updated.metadata_value()
+                    R.CONSUMER_GROUP_MEMBER_METADATA,
+                    member_key(gid, hb.member_id),
+                    0,
+                    updated.metadata_value(),
                 )
             )
-        members_after = {k: v for k, v in group.members.items() if replaced is None or k != replaced.member_id}
+        members_after = {
+            k: v for k, v in group.members.items() if replaced is None or k != replaced.member_id
+        }
         members_after[hb.member_id] = updated
         prev = old if old is not None else replaced
         assign_records, targets, target_epoch = self._assign(
@@ -270,7 +277,9 @@ class ConsumerGroupManager:
                 f"member epoch {hb.member_epoch} is newer than the current epoch {old.member_epoch}"
             )
         if hb.member_epoch < old.member_epoch and (
-            hb.member_epoch != old.previous_member_epoch or hb.owned is None or not is_subset(hb.owned, old.assigned)
+            hb.member_epoch != old.previous_member_epoch
+            or hb.owned is None
+            or not is_subset(hb.owned, old.assigned)
         ):
             raise E.FencedMemberEpochError(
                 f"member epoch {hb.member_epoch} is older than the current epoch {old.member_epoch}"
@@ -330,7 +339,9 @@ class ConsumerGroupManager:
             updated.subscribed_topic_names,
             updated.subscribed_topic_regex,
         )
-        new_hash = metadata_hash(group.subscribed_topic_names(self.topics, members_after.values()), self.topics)
+        new_hash = metadata_hash(
+            group.subscribed_topic_names(self.topics, members_after.values()), self.topics
+        )
         group_epoch = group.group_epoch
         if subscription_changed or new_hash != group.metadata_hash or converting:
             group_epoch += 1
@@ -368,7 +379,10 @@ class ConsumerGroupManager:
                 )
         records.append(
             CoordinatorRecord(
-                R.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, {"group_id": gid}, 0, {"assignment_epoch": group_epoch}
+                R.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA,
+                {"group_id": gid},
+                0,
+                {"assignment_epoch": group_epoch},
             )
         )
         return records, new_targets, group_epoch
@@ -424,7 +438,9 @@ class ConsumerGroupManager:
         def stored(err: E.KafkaError | None, now: int, fx2: Effects) -> None:
             if err is not None:
                 code = write_error(err, for_offsets=False)
-                fx2.reply(token, ConsumerGroupHeartbeatResult(code.code, code.message, member_id, member_epoch))
+                fx2.reply(
+                    token, ConsumerGroupHeartbeatResult(code.code, code.message, member_id, member_epoch)
+                )
                 return
             g = self.groups.get(gid)
             m = g.members.get(member_id) if isinstance(g, ConsumerGroup) else None
@@ -450,7 +466,7 @@ class ConsumerGroupManager:
             fx2.reply(
                 token,
                 ConsumerGroupHeartbeatResult(
-                    0, None, member_id, m.member_epoch, self.config.consumer_heartbeat_interval_ms, assignment
+                    0, None, member_id, m.member_epoch, self.heartbeat_interval_ms(gid), assignment
                 ),
             )
 
@@ -542,9 +558,7 @@ class ConsumerGroupManager:
             self.timers.cancel(("cg-revoke", gid, mid))
             fx2.reply(
                 token,
-                ConsumerGroupHeartbeatResult(
-                    0, None, mid, member_epoch, self.config.consumer_heartbeat_interval_ms
-                ),
+                ConsumerGroupHeartbeatResult(0, None, mid, member_epoch, self.heartbeat_interval_ms(gid)),
             )
 
         log.info("member %s leaves consumer group %s (epoch %d)", mid, gid, member_epoch)
@@ -555,10 +569,22 @@ class ConsumerGroupManager:
         if isinstance(g, ConsumerGroup) and not g.members:
             g.state_timestamp = now_ms
 
+    def session_timeout_ms(self, gid: str) -> int:
+        """The group's ``consumer.session.timeout.ms``, else ``group.consumer.session.timeout.ms``."""
+        return self.ctx.group_config(
+            gid, "consumer.session.timeout.ms", self.config.consumer_session_timeout_ms
+        )
+
+    def heartbeat_interval_ms(self, gid: str) -> int:
+        """The group's ``consumer.heartbeat.interval.ms``, else ``group.consumer.heartbeat.interval.ms``."""
+        return self.ctx.group_config(
+            gid, "consumer.heartbeat.interval.ms", self.config.consumer_heartbeat_interval_ms
+        )
+
     def schedule_session(self, gid: str, mid: str, now_ms: int) -> None:
         self.timers.schedule(
             ("cg-session", gid, mid),
-            now_ms + self.config.consumer_session_timeout_ms,
+            now_ms + self.session_timeout_ms(gid),
             lambda now, fx: self._cg_on_timeout(gid, mid, "cg-session", now, fx),
         )
 
@@ -569,7 +595,7 @@ class ConsumerGroupManager:
             timeout = (
                 member.rebalance_timeout_ms
                 if member.rebalance_timeout_ms > 0
-                else self.config.consumer_session_timeout_ms
+                else self.session_timeout_ms(gid)
             )
             self.timers.schedule(
                 key, now_ms + timeout, lambda now, fx: self._cg_on_timeout(gid, mid, "cg-revoke", now, fx)

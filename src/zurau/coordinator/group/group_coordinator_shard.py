@@ -64,7 +64,13 @@ from zurau.coordinator.group.results import (
     Write,
     offset_record,
 )
-from zurau.coordinator.group.shard_context import Group, GroupShardContext, group_tombstones, is_deletable
+from zurau.coordinator.group.shard_context import (
+    Group,
+    GroupConfigLookup,
+    GroupShardContext,
+    group_tombstones,
+    is_deletable,
+)
 from zurau.coordinator.group.share_group import ShareGroup, ShareGroupConfig, ShareGroupManager
 from zurau.coordinator.group.share_group_offsets import ShareGroupOffsetsManager
 from zurau.coordinator.timers import PartitionedTimers
@@ -77,8 +83,14 @@ from zurau.types import TopicPartitionKey
 class GroupCoordinatorShard:
     """The group coordinator's state machine for the ``__consumer_offsets`` partitions served here."""
 
-    def __init__(self, config: GroupCoordinatorConfig, topics: TopicsView) -> None:
-        self.ctx = ctx = GroupShardContext(config, topics)
+    def __init__(
+        self,
+        config: GroupCoordinatorConfig,
+        topics: TopicsView,
+        group_configs: GroupConfigLookup | None = None,
+    ) -> None:
+        """``group_configs``: each group's dynamic group config overrides (none when not given)."""
+        self.ctx = ctx = GroupShardContext(config, topics, group_configs)
         self.classic = ClassicGroupManager(ctx)
         self.consumer = ConsumerGroupManager(ctx)
         self.share = ShareGroupManager(
@@ -201,7 +213,9 @@ class GroupCoordinatorShard:
             self.offset_manager.expire_offsets(now, fx, partition)
             self._schedule_retention(partition, now)
 
-        self.timers.schedule(("retention", partition), now_ms + self.config.offsets_retention_check_interval_ms, fire)
+        self.timers.schedule(
+            ("retention", partition), now_ms + self.config.offsets_retention_check_interval_ms, fire
+        )
 
     def poll(self, now_ms: int, partition: int) -> Effects:
         """Fire every timer of ``partition`` due at ``now_ms``."""

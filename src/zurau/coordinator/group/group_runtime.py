@@ -18,7 +18,7 @@ committed at the high watermark, timers) and adds what is specific to groups:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -28,6 +28,7 @@ from zurau.coordinator.coordinator_runtime import CoordinatorRuntime, TopicCreat
 from zurau.coordinator.group.group_coordinator_shard import GroupCoordinatorShard
 from zurau.coordinator.group.records import LogEntry, TxnMarker, build_records_batch, iter_log_batches
 from zurau.coordinator.group.results import Effects, Write
+from zurau.coordinator.group.shard_context import GroupConfigLookup
 from zurau.coordinator.internal_topic import ChunkParser
 from zurau.coordinator.partition_writer import PartitionWriter
 from zurau.coordinator.topics import TopicsView
@@ -47,19 +48,26 @@ class GroupCoordinatorRuntime(CoordinatorRuntime[GroupCoordinatorShard, Write, E
         topics: TopicsView,
         create_topic: TopicCreator,
         clock: Clock,
+        group_configs: GroupConfigLookup | None = None,
     ) -> None:
-        """``config``: the group settings, the broker's
+        """``group_configs``: each group's dynamic group config overrides, typed and within the
+        broker's bounds (the broker reads them from the metadata image on every call; none when
+        not given). ``config``: the group settings, the broker's
         :attr:`~zurau.config.broker_config.BrokerConfig.group_coordinator` (tests change fields of
         it with :func:`dataclasses.replace`). An existing ``__consumer_offsets``' partition count
         wins over ``config.num_partitions``."""
         self.config = config
+        self.group_configs = group_configs
         super().__init__(writer, topics, create_topic, clock)
         self.write_timeout_ms = config.commit_timeout_ms
 
     # ------------------------------------------------------------------ hooks
     def _new_core(self, num_partitions: int | None) -> GroupCoordinatorShard:
         config = replace(self.config, num_partitions=num_partitions or self.config.num_partitions)
-        return GroupCoordinatorShard(config, self.topics)
+        return GroupCoordinatorShard(config, self.topics, self._group_configs)
+
+    def _group_configs(self, group_id: str) -> Mapping[str, Any]:
+        return self.group_configs(group_id) if self.group_configs is not None else {}
 
     def _num_partitions(self) -> int:
         return self.core.config.num_partitions

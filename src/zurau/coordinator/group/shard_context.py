@@ -12,6 +12,11 @@ no ``self``; what they share is this :class:`GroupShardContext`:
 * :meth:`GroupShardContext.write`: queue records for a group's partition with a continuation
   (see :class:`~zurau.coordinator.group.results.Effects`).
 * ``loading``: True while a partition's records are being replayed.
+* :meth:`GroupShardContext.group_config`: a group's dynamic group config (Kafka's ``GroupConfig``:
+  ``consumer.session.timeout.ms``, ``share.heartbeat.interval.ms`` ...), read on every use from
+  the ``group_configs`` lookup the composition root wires to the metadata image (typed overrides
+  within the broker's bounds, :func:`zurau.config.group_configs.effective_group_overrides`); a
+  group without an override gets the coordinator's configured value.
 
 :meth:`GroupShardContext.drop_group` forgets a group and cancels its timers; the helpers below
 say when a group may be deleted and which tombstones delete it.
@@ -19,7 +24,8 @@ say when a group may be deleted and which tombstones delete it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from zurau.config.coordinator_views import GroupCoordinatorConfig
 from zurau.coordinator.group import records as R
@@ -36,12 +42,24 @@ from zurau.protocol import errors as E
 
 Group = ClassicGroup | ConsumerGroup | ShareGroup
 WriteCallback = Callable[[E.KafkaError | None, int, Effects], None]
+#: group id -> that group's group config overrides, typed and within the broker's bounds.
+GroupConfigLookup = Callable[[str], Mapping[str, Any]]
+
+
+def no_group_configs(group_id: str) -> Mapping[str, Any]:
+    return {}
 
 
 class GroupShardContext:
-    def __init__(self, config: GroupCoordinatorConfig, topics: TopicsView) -> None:
+    def __init__(
+        self,
+        config: GroupCoordinatorConfig,
+        topics: TopicsView,
+        group_configs: GroupConfigLookup | None = None,
+    ) -> None:
         self.config = config
         self.topics = topics
+        self.group_configs: GroupConfigLookup = group_configs or no_group_configs
         self.groups: dict[str, Group] = {}
         self.timers: PartitionedTimers[GroupTimer] = PartitionedTimers(self._timer_partition)
         self.loading = False
@@ -49,12 +67,20 @@ class GroupShardContext:
     def partition_for(self, group_id: str) -> int:
         return partition_for(group_id, self.config.num_partitions)
 
+    def group_config(self, group_id: str, name: str, default: int) -> int:
+        """The group's override of group config ``name`` (e.g. ``consumer.session.timeout.ms``),
+        else ``default`` (the coordinator's configured value)."""
+        value = self.group_configs(group_id).get(name)
+        return default if value is None else int(value)
+
     def _timer_partition(self, key: TimerKey) -> int:
         """Timer keys are ``(kind, group_id, ...)`` or ``(kind, partition)``."""
         target = key[1]
         return target if isinstance(target, int) else self.partition_for(target)
 
-    def write(self, fx: Effects, group_id: str, records: list[CoordinatorRecord], then: WriteCallback) -> None:
+    def write(
+        self, fx: Effects, group_id: str, records: list[CoordinatorRecord], then: WriteCallback
+    ) -> None:
         fx.writes.append(Write(group_id, self.partition_for(group_id), records, then))
 
     def drop_group(self, gid: str) -> None:

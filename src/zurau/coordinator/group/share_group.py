@@ -448,7 +448,7 @@ class ShareGroupManager:
                     None,
                     mid,
                     m.member_epoch,
-                    self.config.heartbeat_interval_ms,
+                    self.heartbeat_interval_ms(gid),
                     assignment,
                     {t: ti.partitions for t, ti in to_init.items()},
                     g.group_epoch if to_init else -1,
@@ -596,18 +596,26 @@ class ShareGroupManager:
             fx2.reply(
                 token,
                 ShareGroupHeartbeatResult(
-                    0, None, mid, LEAVE_GROUP_MEMBER_EPOCH, self.config.heartbeat_interval_ms
+                    0, None, mid, LEAVE_GROUP_MEMBER_EPOCH, self.heartbeat_interval_ms(gid)
                 ),
             )
 
         log.info("member %s leaves share group %s", mid, gid)
         self.ctx.write(fx, gid, self._fence_records(group, mid), stored)
 
+    def session_timeout_ms(self, gid: str) -> int:
+        """The group's ``share.session.timeout.ms``, else ``group.share.session.timeout.ms``."""
+        return self.ctx.group_config(gid, "share.session.timeout.ms", self.config.session_timeout_ms)
+
+    def heartbeat_interval_ms(self, gid: str) -> int:
+        """The group's ``share.heartbeat.interval.ms``, else ``group.share.heartbeat.interval.ms``."""
+        return self.ctx.group_config(gid, "share.heartbeat.interval.ms", self.config.heartbeat_interval_ms)
+
     def schedule_session(self, gid: str, mid: str, now_ms: int) -> None:
         """(Re)arm the member's session timer; also for every member after a partition loads."""
         self.timers.schedule(
             (SESSION_TIMER, gid, mid),
-            now_ms + self.config.session_timeout_ms,
+            now_ms + self.session_timeout_ms(gid),
             lambda now, fx: self._on_session_timeout(gid, mid, now, fx),
         )
 
