@@ -108,3 +108,29 @@ def test_broker_logger_levels(zurau_broker: EmbeddedBroker) -> None:
                    "--add-config", "zurau.client=LOUD"), "[INVALID_CONFIG]")  # fmt: skip
     finally:
         logger.setLevel(before)
+
+
+def test_group_configs_describe_and_alter(zurau_broker: EmbeddedBroker) -> None:
+    g = f"cfg-group-{uuid.uuid4().hex[:8]}"
+    entity = ("--entity-type", "groups", "--entity-name", g)
+    assert ok(cli(zurau_broker, "configs", "describe", *entity)) == f"Dynamic configs for group {g} are:\n"
+    out = ok(cli(zurau_broker, "configs", "alter", *entity,
+                 "--add-config", "share.auto.offset.reset=earliest,share.record.lock.duration.ms=20000"))  # fmt: skip
+    assert out == f"Completed updating config for group {g}.\n"
+    assert ok(cli(zurau_broker, "configs", "describe", *entity)).splitlines() == [
+        f"Dynamic configs for group {g} are:",
+        "  share.auto.offset.reset=earliest sensitive=false source=DYNAMIC_GROUP_CONFIG",
+        "  share.record.lock.duration.ms=20000 sensitive=false source=DYNAMIC_GROUP_CONFIG",
+    ]
+    every = configs_json(zurau_broker, *entity, "--all")
+    assert every["share.isolation.level"] == {
+        "name": "share.isolation.level", "value": "read_uncommitted", "source": "DEFAULT_CONFIG",
+        "sensitive": False, "read_only": False,
+    }  # fmt: skip
+    ok(cli(zurau_broker, "configs", "alter", *entity, "--delete-config", "share.record.lock.duration.ms"))
+    assert set(configs_json(zurau_broker, *entity)) == {"share.auto.offset.reset"}
+    failed(cli(zurau_broker, "configs", "alter", *entity, "--add-config", "share.record.lock.duration.ms=5000"),
+           "share.record.lock.duration.ms must be greater than or equal to group.share.min.record.lock.duration.ms",
+           "[INVALID_CONFIG]")  # fmt: skip
+    failed(cli(zurau_broker, "configs", "alter", *entity, "--add-config", "retention.ms=1"),
+           "Unknown group config name: retention.ms", "[INVALID_CONFIG]")  # fmt: skip

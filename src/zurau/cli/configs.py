@@ -1,12 +1,18 @@
-"""``zurau configs describe | alter``: kafka-configs.sh for topics, brokers and broker loggers.
+"""``zurau configs describe | alter``: kafka-configs.sh for topics, brokers, broker loggers and
+groups.
 
-Entities are named as in kafka-configs.sh: ``--entity-type topics|brokers|broker-loggers`` with
+Entities are named as in kafka-configs.sh: ``--entity-type topics|brokers|broker-loggers|groups`` with
 ``--entity-name NAME`` (or ``--entity-default`` for the cluster-wide broker defaults), or the
 shortcuts ``--topic NAME`` and ``--broker ID``. ``describe`` lists the dynamic (overridden)
 configs, or every config with its source with ``--all``, in Kafka's layout::
 
     Dynamic configs for topic t are:
       retention.ms=1000 sensitive=false source=DYNAMIC_TOPIC_CONFIG
+
+Groups (``--entity-type groups --entity-name G``) have Kafka's group configs
+(``share.auto.offset.reset``, ``consumer.session.timeout.ms`` ...); their overrides show with
+source ``DYNAMIC_GROUP_CONFIG`` (Kafka's Admin API name), and without ``--entity-name`` every
+group of the cluster is described.
 
 ``alter`` takes ``--add-config k1=v1,k2=[a,b]`` (Kafka's syntax, repeatable) and
 ``--delete-config k1,k2`` and applies them with IncrementalAlterConfigs.
@@ -31,9 +37,16 @@ from zurau.cli.common import (
 from zurau.cli.output import FormatOption, JsonOption, OutputFormat, print_json, resolve_format
 from zurau.cli.user_scram import alter_users, describe_users
 
-app = typer.Typer(help="Describe and alter topic and broker configs.", no_args_is_help=True)
+app = typer.Typer(help="Describe and alter topic, broker and group configs.", no_args_is_help=True)
 
-ENTITY_TYPES = {"topics": "topic", "brokers": "broker", "broker-loggers": "broker-logger", "users": "user"}
+ENTITY_TYPES = {
+    "topics": "topic",
+    "brokers": "broker",
+    "broker-loggers": "broker-logger",
+    "groups": "group",
+    "users": "user",
+}
+ENTITY_HELP = "topics, brokers, broker-loggers, groups or users"
 
 
 def _entity(
@@ -49,14 +62,12 @@ def _entity(
     elif broker is not None:
         entity_type, entity_name = "brokers", broker
     if entity_type is None:
-        raise typer.BadParameter("give --entity-type (topics, brokers, broker-loggers), --topic or --broker")
+        raise typer.BadParameter(f"give --entity-type ({ENTITY_HELP}), --topic or --broker")
     kind = entity_type.strip().lower()
-    if kind in ("topic", "broker", "broker-logger", "user"):
+    if kind in ("topic", "broker", "broker-logger", "group", "user"):
         kind += "s"
     if kind not in ENTITY_TYPES:
-        raise typer.BadParameter(
-            f"--entity-type must be topics, brokers, broker-loggers or users, not {entity_type!r}"
-        )
+        raise typer.BadParameter(f"--entity-type must be {ENTITY_HELP}, not {entity_type!r}")
     if entity_default:
         if kind != "brokers":
             raise typer.BadParameter("--entity-default applies to brokers only")
@@ -71,14 +82,20 @@ def _resource_type(kind: str) -> Any:
         "topics": ResourceType.TOPIC,
         "brokers": ResourceType.BROKER,
         "broker-loggers": ResourceType.BROKER_LOGGER,
+        "groups": ResourceType.GROUP,
     }[kind]
+
+
+def _source_name(source: Any) -> str:
+    """The source as kafka-configs.sh names it (the Admin API's ``DYNAMIC_GROUP_CONFIG``)."""
+    return "DYNAMIC_GROUP_CONFIG" if source.name == "GROUP_CONFIG" else str(source.name)
 
 
 @app.command("describe")
 def describe(
-    entity_type: str | None = typer.Option(None, "--entity-type", help="topics, brokers or broker-loggers"),
+    entity_type: str | None = typer.Option(None, "--entity-type", help=ENTITY_HELP),
     entity_name: str | None = typer.Option(
-        None, "--entity-name", help="Topic name or broker id (all when omitted)"
+        None, "--entity-name", help="Topic name, broker id or group id (all when omitted)"
     ),
     entity_default: bool = typer.Option(False, "--entity-default", help="The cluster-wide broker defaults"),
     topic: str | None = typer.Option(None, "--topic", help="Shortcut for --entity-type topics --entity-name"),
@@ -91,8 +108,9 @@ def describe(
     bootstrap_server: str | None = BootstrapOption,
     command_config: Path | None = CommandConfigOption,
 ) -> None:
-    """Show the configs of topics, brokers or broker loggers."""
+    """Show the configs of topics, brokers, broker loggers or groups."""
     from zurau.client.admin import AdminClient, ConfigResource, ConfigSource
+    from zurau.client.groups_admin import GroupAdmin
 
     kind, name = _entity(entity_type, entity_name, entity_default, topic, broker)
     cfg = client_config(bootstrap_server, command_config)
@@ -108,6 +126,8 @@ def describe(
                 names = [name]
             elif kind == "topics":
                 names = await admin.list_topics(include_internal=True)
+            elif kind == "groups":
+                names = [g.group_id for g in await GroupAdmin(admin).list_groups()]
             else:
                 names = [str(n) for n in sorted(admin.cluster.metadata.brokers)]
             resources = [ConfigResource(rtype, n) for n in names]
@@ -122,6 +142,7 @@ def describe(
                 ConfigSource.DYNAMIC_BROKER_CONFIG,
                 ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
                 ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG,
+                ConfigSource.GROUP_CONFIG,
             )
             shown = [e for e in entries if show_all or e.source in dynamic]
             out.append((r.name, sorted(shown, key=lambda e: e.name)))
@@ -137,7 +158,7 @@ def describe(
                     {
                         "name": e.name,
                         "value": e.value,
-                        "source": e.source.name,
+                        "source": _source_name(e.source),
                         "sensitive": e.is_sensitive,
                         "read_only": e.read_only,
                     }  # fmt: skip
@@ -154,13 +175,15 @@ def describe(
         typer.echo(f"{'All' if show_all else 'Dynamic'} configs for {who} are:")
         for e in entries:
             value = "null" if e.value is None else e.value
-            typer.echo(f"  {e.name}={value} sensitive={str(e.is_sensitive).lower()} source={e.source.name}")
+            typer.echo(
+                f"  {e.name}={value} sensitive={str(e.is_sensitive).lower()} source={_source_name(e.source)}"
+            )
 
 
 @app.command("alter")
 def alter(
-    entity_type: str | None = typer.Option(None, "--entity-type", help="topics, brokers or broker-loggers"),
-    entity_name: str | None = typer.Option(None, "--entity-name", help="Topic name or broker id"),
+    entity_type: str | None = typer.Option(None, "--entity-type", help=ENTITY_HELP),
+    entity_name: str | None = typer.Option(None, "--entity-name", help="Topic name, broker id or group id"),
     entity_default: bool = typer.Option(False, "--entity-default", help="The cluster-wide broker defaults"),
     topic: str | None = typer.Option(None, "--topic", help="Shortcut for --entity-type topics --entity-name"),
     broker: str | None = typer.Option(
@@ -171,7 +194,7 @@ def alter(
     bootstrap_server: str | None = BootstrapOption,
     command_config: Path | None = CommandConfigOption,
 ) -> None:
-    """Set or remove dynamic configs of a topic, a broker or broker loggers."""
+    """Set or remove dynamic configs of a topic, a broker, broker loggers or a group."""
     from zurau.client.admin import AdminClient, AlterConfigOp, AlterOp, ConfigResource
 
     kind, name = _entity(entity_type, entity_name, entity_default, topic, broker)

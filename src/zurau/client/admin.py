@@ -65,6 +65,7 @@ class ResourceType(IntEnum):
     TOPIC = 2
     BROKER = 4
     BROKER_LOGGER = 8
+    GROUP = 32
 
 
 class ConfigSource(IntEnum):
@@ -450,7 +451,8 @@ class AdminClient:
                         read_only=c["read_only"],
                         is_sensitive=c["is_sensitive"],
                         synonyms=tuple(
-                            (y["name"], y["value"], _known_source(y["source"])) for y in c.get("synonyms") or ()
+                            (y["name"], y["value"], _known_source(y["source"]))
+                            for y in c.get("synonyms") or ()
                         ),
                     )
                     for c in res["configs"]
@@ -547,7 +549,9 @@ class AdminClient:
                 )
                 min_version = 3 if any(todo[tp] == MAX_TIMESTAMP for tp in tps) else 1
                 conn = await self.cluster.connection(node)
-                resp = await conn.call(call, version=conn.version(ApiKey.LIST_OFFSETS, min_version=min_version))
+                resp = await conn.call(
+                    call, version=conn.version(ApiKey.LIST_OFFSETS, min_version=min_version)
+                )
                 for t in resp["topics"]:
                     for p in t["partitions"]:
                         tp = TopicPartition(t["name"], p["partition_index"])
@@ -678,11 +682,20 @@ class AdminClient:
             for r in t["partition_result"]:
                 tp = TopicPartition(t["topic"], r["partition_id"])
                 code = r["error_code"]
-                out[tp] = _error(code, r.get("error_message"), f"cannot elect a leader of {tp.topic}-{tp.partition}") if code else None
+                out[tp] = (
+                    _error(
+                        code, r.get("error_message"), f"cannot elect a leader of {tp.topic}-{tp.partition}"
+                    )
+                    if code
+                    else None
+                )
         return out
 
     async def alter_partition_reassignments(
-        self, reassignments: Mapping[TopicPartition, Sequence[int] | None], *, allow_replication_factor_change: bool = True
+        self,
+        reassignments: Mapping[TopicPartition, Sequence[int] | None],
+        *,
+        allow_replication_factor_change: bool = True,
     ) -> dict[TopicPartition, KafkaError | None]:
         """Move each partition to its target replicas (None cancels its ongoing reassignment)."""
         by_topic: dict[str, list[AlterPartitionReassignmentsRequestTopicsPartitions]] = {}
@@ -705,10 +718,14 @@ class AdminClient:
                 tp = TopicPartition(t["name"], r["partition_index"])
                 code = r["error_code"] or top
                 message = r.get("error_message") or resp.get("error_message")
-                out[tp] = _error(code, message, f"cannot reassign {tp.topic}-{tp.partition}") if code else None
+                out[tp] = (
+                    _error(code, message, f"cannot reassign {tp.topic}-{tp.partition}") if code else None
+                )
         for tp in reassignments:
             if tp not in out:
-                out[tp] = _error(top or 1000, resp.get("error_message"), f"no answer for {tp.topic}-{tp.partition}")
+                out[tp] = _error(
+                    top or 1000, resp.get("error_message"), f"no answer for {tp.topic}-{tp.partition}"
+                )
         return out
 
     async def list_partition_reassignments(
