@@ -38,7 +38,7 @@ from zurau.broker.schema_validation import RegistryLookup, SchemaValidator
 from zurau.broker.server import BrokerServer
 from zurau.clock import Clock, SystemClock
 from zurau.config import BrokerConfig, resolve_topic_config, warn_inert_configs
-from zurau.config.group_configs import effective_group_overrides
+from zurau.config.group_configs import effective_group_config, effective_group_overrides
 from zurau.coordinator.group.group_runtime import GroupCoordinatorRuntime
 from zurau.coordinator.group.partition_metadata_client import LeaderEndOffsets
 from zurau.coordinator.group.service import RuntimeGroupCoordinatorService
@@ -418,6 +418,9 @@ class Broker:
                 delivery_count_limit=int(cfg.get("group.share.delivery.count.limit", 5)),
                 max_record_locks=int(cfg.get("group.share.partition.max.record.locks", 2000)),
                 max_share_sessions=int(cfg.get("group.share.max.share.sessions", 2000)),
+            ),
+            group_config=lambda group_id, name: effective_group_config(
+                cfg, self.controller.image.group_config(group_id), name, group_id
             ),
             purgatory=self.replica_manager.purgatory,
             dead_letters=self._dead_letter_producer(),

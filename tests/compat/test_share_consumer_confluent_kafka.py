@@ -24,8 +24,16 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+    ResourceType,
+)
 
+from tests.compat.test_metrics_confluent_kafka import scrape
 from zurau.embedded import EmbeddedBroker
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
@@ -34,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LOCK_MS = 3000
 CONFIGS = {
     "group_share_enable": True,
+    "metrics_http_listener": "http://127.0.0.1:0",
     "group.share.heartbeat.interval.ms": 300,
     "group.share.min.heartbeat.interval.ms": 100,
     "group.share.record.lock.duration.ms": LOCK_MS,
@@ -214,5 +223,123 @@ def test_delivery_limit_archives_a_record(broker: EmbeddedBroker) -> None:
         assert [n for o, n in counts if o == 0] == [1, 2, 3], counts
         assert [n for o, n in counts if o == 1] == [1], counts
         assert not [m for _ in range(4) for m in c.poll(0.5) if m.error() is None]
+    finally:
+        c.close()
+
+
+def _group_config(bootstrap: str, group: str, **configs: str) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    entries = [
+        ConfigEntry(k.replace("_", "."), v, incremental_operation=AlterConfigOpType.SET)
+        for k, v in configs.items()
+    ]
+    res = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
+    admin.incremental_alter_configs([res])[res].result(15)
+
+
+def test_a_new_group_starts_at_latest_unless_earliest(broker: EmbeddedBroker) -> None:
+    bs = broker.bootstrap_servers
+    topic = _topic(bs)
+    _produce(bs, topic, 5)  # before either group exists
+    _group_config(bs, "g-earliest", share_auto_offset_reset="earliest")
+    latest = _join(bs, "g-latest", topic)[0]
+    earliest = _consumer(bs, "g-earliest", topic)
+    try:
+        got_earliest: list = []
+        _poll_until(earliest, 5, 20, got_earliest)  # what was there before it joined
+        _produce(bs, topic, 3, start=5)
+        got_latest: list = []
+        _poll_until(latest, 3, 20, got_latest)
+        _poll_until(earliest, 8, 20, got_earliest)
+        assert [o for o, _v, _n in got_latest] == [5, 6, 7]
+        assert [o for o, _v, _n in got_earliest] == list(range(8))
+    finally:
+        latest.close()
+        earliest.close()
+
+
+def test_dead_letters_of_rejected_and_exhausted_records(broker: EmbeddedBroker) -> None:
+    bs = broker.bootstrap_servers
+    topic = _topic(bs)
+    dlq = "dlq." + topic
+    admin = AdminClient({"bootstrap.servers": bs})
+    admin.create_topics([NewTopic(dlq, 1, 1)])[dlq].result(15)
+    group = "g-dlq"
+    _group_config(
+        bs,
+        group,
+        **{"errors.deadletterqueue.topic.name": dlq, "errors.deadletterqueue.copy.record.enable": "true"},
+    )
+    (c,) = _join(bs, group, topic, **{"share.acknowledgement.mode": "explicit"})
+    try:
+        p = Producer({"bootstrap.servers": bs})
+        for i in range(3):
+            p.produce(topic, key=f"k{i}".encode(), value=f"job-{i}".encode(), headers=[("trace", b"t%d" % i)])
+        assert p.flush(15) == 0
+        deadline = time.monotonic() + 30
+        seen: list = []
+        while time.monotonic() < deadline and (2, 3) not in seen:
+            for m in c.poll(0.5):
+                if m.error() is None:
+                    seen.append((m.offset(), m.delivery_count()))
+                    # 0 accepted, 1 rejected, 2 released until the delivery limit (3) archives it
+                    kind = {1: AcknowledgeType.REJECT, 2: AcknowledgeType.RELEASE}.get(
+                        m.offset(), AcknowledgeType.ACCEPT
+                    )
+                    c.acknowledge(m, kind)
+        c.commit_sync()
+        assert (2, 3) in seen, seen
+    finally:
+        c.close()
+    reader = ShareConsumer({"bootstrap.servers": bs, "group.id": "dlq-reader"})
+    _group_config(bs, "dlq-reader", share_auto_offset_reset="earliest")
+    reader.subscribe([dlq])
+    letters: list = []
+    deadline = time.monotonic() + 30
+    while len(letters) < 2 and time.monotonic() < deadline:
+        letters += [m for m in reader.poll(0.5) if m.error() is None]
+    reader.close()
+    by_offset = {}
+    for m in letters:
+        h = {k: v for k, v in (m.headers() or [])}
+        by_offset[int(h["__dlq.errors.offset"])] = (m.key(), m.value(), h)
+    assert sorted(by_offset) == [1, 2]
+    key, value, h = by_offset[1]
+    assert (key, value, h["trace"]) == (b"k1", b"job-1", b"t1")
+    assert h["__dlq.errors.reason"] == b"REJECTED" and h["__dlq.errors.delivery.count"] == b"1"
+    assert h["__dlq.errors.topic"] == topic.encode() and h["__dlq.errors.group.id"] == group.encode()
+    assert by_offset[2][2]["__dlq.errors.reason"] == b"DELIVERY_LIMIT"
+    assert by_offset[2][2]["__dlq.errors.delivery.count"] == b"3"
+    series = scrape(broker.metrics_url or "")
+    assert series[("zurau_share_group_records_total", (("event", "dead_lettered"), ("group", group)))] == 2
+    assert series[("zurau_share_group_records_total", (("event", "rejected"), ("group", group)))] == 1
+    assert series[("zurau_share_group_records_total", (("event", "archived"), ("group", group)))] == 1
+
+
+def test_redelivery_delay_holds_released_records_back(broker: EmbeddedBroker) -> None:
+    bs = broker.bootstrap_servers
+    topic = _topic(bs)
+    _group_config(bs, "g-delay", **{"share.redelivery.delay.ms": "2000"})
+    (c,) = _join(bs, "g-delay", topic, **{"share.acknowledgement.mode": "explicit"})
+    try:
+        _produce(bs, topic, 1)
+        released_at = None
+        again = None
+        deadline = time.monotonic() + 30
+        while again is None and time.monotonic() < deadline:
+            for m in c.poll(0.2):
+                if m.error() is not None:
+                    continue
+                if released_at is None:
+                    c.acknowledge(m, AcknowledgeType.RELEASE)
+                    c.commit_sync()
+                    released_at = time.monotonic()
+                else:
+                    again = (time.monotonic() - released_at, m.delivery_count())
+                    c.acknowledge(m, AcknowledgeType.ACCEPT)
+        c.commit_sync()
+        assert again is not None
+        waited, count = again
+        assert count == 2 and waited >= 1.9, again  # not before the delay (a lower bound only)
     finally:
         c.close()

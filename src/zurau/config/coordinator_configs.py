@@ -65,6 +65,9 @@ COORDINATOR_CONFIGS: tuple[ConfigKey, ...] = (
               "Which classic <-> consumer group conversions are allowed for non-empty groups.",
               kafka_default="bidirectional"),
     # --- share groups (KIP-932): membership; ShareFetch/ShareAcknowledge are not served yet ----
+    ConfigKey("errors.deadletterqueue.topic.name.prefix", S, "dlq.", None, M,
+              "The prefix every share group's dead-letter topic name must start with "
+              "(errors.deadletterqueue.topic.name; KIP-1191)."),
     ConfigKey("group.share.enable", B, False, None, M,
               "Serve share groups (KIP-932); Kafka 4.0's internal early-access switch. Off: the share "
               "APIs are neither advertised nor served."),

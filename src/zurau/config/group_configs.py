@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from zurau.config.config_def import ConfigKey, key_table
-from zurau.config.shorthand import I, M, S, at_least
+from zurau.config.shorthand import B, I, M, S, at_least, between
 from zurau.config.types import ConfigError
 from zurau.config.validators import Validator, ValidString
 
@@ -174,6 +174,16 @@ class _ShareAutoOffsetResetValidator(Validator):
 
 # fmt: off
 _DEFINITIONS: tuple[ConfigKey, ...] = (
+    ConfigKey("errors.deadletterqueue.copy.record.enable", B, False, None, M,
+              "Whether a share group's dead letters copy the original record (key, value, headers, "
+              "timestamp) or carry only the context headers (KIP-1191)."),
+    ConfigKey("errors.deadletterqueue.topic.name", S, "", None, M,
+              "The share group's dead-letter topic: records rejected or archived at the delivery "
+              "limit are written there. Must start with the broker's "
+              "errors.deadletterqueue.topic.name.prefix; blank (the default): none (KIP-1191)."),
+    ConfigKey("share.redelivery.delay.ms", I, 0, between(0, 3_600_000), M,
+              "Zurau extension: how long a record released by a share-group member (or by a lock "
+              "expiry) waits before it is delivered again; 0 (the default): at once."),
     ConfigKey("consumer.heartbeat.interval.ms", I, 5000, at_least(1), M,
               "The heartbeat interval given to the members of a consumer group."),
     ConfigKey("consumer.session.timeout.ms", I, 45_000, at_least(1), M,
@@ -321,6 +331,16 @@ def validate_group_configs(broker: BrokerValues, configs: Mapping[str, str | Non
         if merged[session] <= merged[heartbeat]:
             raise ConfigError(
                 f"{session} must be greater than {heartbeat}", name=session, value=merged[session]
+            )
+    dlq = typed.get("errors.deadletterqueue.topic.name")
+    if dlq:
+        prefix = str(_broker_value(broker, "errors.deadletterqueue.topic.name.prefix") or "")
+        if not dlq.startswith(prefix):
+            raise ConfigError(
+                f"errors.deadletterqueue.topic.name must start with {prefix!r} "
+                "(errors.deadletterqueue.topic.name.prefix)",
+                name="errors.deadletterqueue.topic.name",
+                value=dlq,
             )
     return typed
 

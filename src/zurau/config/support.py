@@ -82,14 +82,6 @@ INERT: dict[str, str] = {
     ),
     **dict.fromkeys(
         (
-            "group.share.delivery.count.limit",
-            "group.share.partition.max.record.locks",
-            "group.share.max.share.sessions",
-        ),
-        _NO_SHARE_FETCH,
-    ),
-    **dict.fromkeys(
-        (
             "group.streams.session.timeout.ms",
             "group.streams.min.session.timeout.ms",
             "group.streams.max.session.timeout.ms",

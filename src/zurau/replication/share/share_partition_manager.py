@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from zurau.clock import Clock, TimerHandle
+from zurau.config.group_configs import parse_share_auto_offset_reset
 from zurau.protocol.errors import (
     CoordinatorNotAvailableError,
     FencedLeaderEpochError,
@@ -67,7 +68,12 @@ from zurau.protocol.records.record import decode_batch_records
 from zurau.protocol.share_states import AcknowledgeType, StateBatch
 from zurau.replication.purgatory import FetchPurgatory
 from zurau.replication.share.dead_letters import DEFAULT_TOPIC_PREFIX, DeadLetter, DeadLetterSink
-from zurau.replication.share.share_partition import AcknowledgeResult, AcquiredRecords, SharePartition
+from zurau.replication.share.share_partition import (
+    AcknowledgeResult,
+    AcquiredRecords,
+    SharePartition,
+    initial_start_offset,
+)
 from zurau.replication.share.share_session import ShareSessionCache
 
 log = logging.getLogger("zurau.share")
@@ -165,7 +171,7 @@ class SharePartitionManager:
         leader: Callable[[str, int], LeaderLog],
         topic_name: Callable[[uuid.UUID], str | None],
         config: ShareConfig | None = None,
-        group_config: Callable[[str, str], str | None] = lambda group_id, name: None,
+        group_config: Callable[[str, str], Any] = lambda group_id, name: None,
         purgatory: FetchPurgatory | None = None,
         dead_letters: DeadLetterSink | None = None,
         dead_letter_prefix: str = DEFAULT_TOPIC_PREFIX,
@@ -206,10 +212,21 @@ class SharePartitionManager:
         return int(v) if v else 0
 
     def _reset(self, group_id: str) -> str:
-        return self.group_config(group_id, "share.auto.offset.reset") or "latest"
+        return str(self.group_config(group_id, "share.auto.offset.reset") or "latest")
 
     def _read_committed(self, group_id: str) -> bool:
         return self.group_config(group_id, "share.isolation.level") == "read_committed"
+
+    def _initial_offset(self, group_id: str, plog: Any) -> int:
+        """Where a share-partition with no state starts, by ``share.auto.offset.reset``:
+        ``latest`` the high watermark, ``earliest`` the log start offset, ``by_duration:<ISO-8601>``
+        the first record at or after now minus the duration (the high watermark if none)."""
+        reset = self._reset(group_id)
+        if reset.startswith("by_duration:"):
+            duration_ms = parse_share_auto_offset_reset(reset).duration_ms or 0
+            found = plog.offset_for_timestamp(self.clock.now_ms() - duration_ms)
+            return plog.high_watermark if found is None else min(found[0], plog.high_watermark)
+        return initial_start_offset(reset, plog.log_start_offset, plog.high_watermark)
 
     # ------------------------------------------------------------------ queries
 
@@ -280,9 +297,7 @@ class SharePartitionManager:
         start = r["start_offset"]
         initialized_now = start == UNINITIALIZED
         if initialized_now:
-            sp = SharePartition.initial(
-                self.clock, self._reset(group_id), plog.log_start_offset, plog.high_watermark, **kwargs
-            )
+            sp = SharePartition(self.clock, self._initial_offset(group_id, plog), **kwargs)
         else:
             batches = [
                 StateBatch(b["first_offset"], b["last_offset"], b["delivery_state"], b["delivery_count"])
@@ -429,7 +444,7 @@ class SharePartitionManager:
         group_id = h.key[0]
         if not failed or self.dead_letters is None:
             return
-        topic = self.group_config(group_id, "errors.deadletterqueue.topic.name") or ""
+        topic = str(self.group_config(group_id, "errors.deadletterqueue.topic.name") or "")
         if not topic:
             return
         if not topic.startswith(self.dead_letter_prefix):
@@ -442,9 +457,8 @@ class SharePartitionManager:
                     self.dead_letter_prefix,
                 )
             return
-        copy = (
-            self.group_config(group_id, "errors.deadletterqueue.copy.record.enable") or ""
-        ).lower() == "true"
+        copy_flag = self.group_config(group_id, "errors.deadletterqueue.copy.record.enable")
+        copy = copy_flag is True or str(copy_flag).lower() == "true"
         originals = self._records_at(h, [o for o, _c, _r in failed]) if copy else {}
         letters = []
         for offset, count, reason in failed:
