@@ -52,8 +52,17 @@ KAFKA_42_GROUP_CONFIGS = [
 
 
 def test_definitions_are_kafkas() -> None:
-    assert sorted(GROUP_CONFIGS) == KAFKA_42_GROUP_CONFIGS
+    # Kafka 4.2's, KIP-1191's dead-letter configs (Kafka 4.4) and Zurau's redelivery delay
+    extra = [
+        "errors.deadletterqueue.copy.record.enable",
+        "errors.deadletterqueue.topic.name",
+        "share.redelivery.delay.ms",
+    ]
+    assert sorted(GROUP_CONFIGS) == sorted(KAFKA_42_GROUP_CONFIGS + extra)
     assert group_config_defaults(BROKER) == {
+        "errors.deadletterqueue.copy.record.enable": False,
+        "errors.deadletterqueue.topic.name": "",
+        "share.redelivery.delay.ms": 0,
         "consumer.heartbeat.interval.ms": 5000,
         "consumer.session.timeout.ms": 45_000,
         "share.auto.offset.reset": "latest",
@@ -67,6 +76,14 @@ def test_definitions_are_kafkas() -> None:
         "streams.session.timeout.ms": 45_000,
     }
     assert GROUP_CONFIGS["share.record.lock.duration.ms"].valid_values == "[1000,...]"
+
+
+def test_dead_letter_topic_must_carry_the_broker_prefix() -> None:
+    assert validate_group_configs(BROKER, {"errors.deadletterqueue.topic.name": "dlq.jobs"})
+    with pytest.raises(ConfigError, match="must start with 'dlq.'"):
+        validate_group_configs(BROKER, {"errors.deadletterqueue.topic.name": "payments"})
+    custom = BrokerConfig.from_props({"errors.deadletterqueue.topic.name.prefix": "dead."})
+    assert validate_group_configs(custom, {"errors.deadletterqueue.topic.name": "dead.jobs"})
 
 
 def test_defaults_come_from_the_broker_configs() -> None:
@@ -259,7 +276,7 @@ def test_stored_values_outside_new_bounds_are_capped_and_garbage_ignored() -> No
 
 def test_describe_lists_every_group_config_with_its_source() -> None:
     entries = describe_group_config(BROKER, {"share.auto.offset.reset": "earliest"})
-    assert [e.name for e in entries] == KAFKA_42_GROUP_CONFIGS
+    assert [e.name for e in entries] == sorted(GROUP_CONFIGS)
     by = {e.name: e for e in entries}
     reset = by["share.auto.offset.reset"]
     assert (reset.value_str, reset.source, reset.is_default, reset.read_only) == (
