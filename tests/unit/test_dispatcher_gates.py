@@ -1,5 +1,6 @@
 """Handlers gated on a broker config (``ENABLED_BY``): the share-group APIs exist only with
-``group.share.enable=true``, so ApiVersions, derived from the handlers, advertises them only then."""
+``group.share.enable=true`` (the default), so ApiVersions, derived from the handlers, advertises
+them only then."""
 
 from __future__ import annotations
 
@@ -19,12 +20,12 @@ SHARE = {
 
 
 def test_share_group_apis_are_served_only_when_enabled() -> None:
-    default = load_handlers(config=BrokerConfig({}).values())
-    assert not SHARE & set(default)
-    assert not SHARE & {r["api_key"] for r in api_version_ranges(default)}
+    disabled = load_handlers(config=BrokerConfig({"group.share.enable": "false"}).values())
+    assert not SHARE & set(disabled)
+    assert not SHARE & {r["api_key"] for r in api_version_ranges(disabled)}
     assert not SHARE & set(load_handlers())  # no config: gated handlers are left out
-    enabled = load_handlers(config=BrokerConfig({"group.share.enable": "true"}).values())
-    assert set(enabled) - set(default) == SHARE
+    enabled = load_handlers(config=BrokerConfig({}).values())  # on by default, as in Kafka 4.2
+    assert set(enabled) - set(disabled) == SHARE
     ranges = {r["api_key"]: (r["min_version"], r["max_version"]) for r in api_version_ranges(enabled)}
     assert ranges[ApiKey.SHARE_GROUP_HEARTBEAT] == ranges[ApiKey.SHARE_GROUP_DESCRIBE] == (1, 1)
     assert ranges[ApiKey.SHARE_FETCH] == ranges[ApiKey.SHARE_ACKNOWLEDGE] == (1, 1)  # what librdkafka uses

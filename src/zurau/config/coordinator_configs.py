@@ -68,9 +68,9 @@ COORDINATOR_CONFIGS: tuple[ConfigKey, ...] = (
     ConfigKey("errors.deadletterqueue.topic.name.prefix", S, "dlq.", None, M,
               "The prefix every share group's dead-letter topic name must start with "
               "(errors.deadletterqueue.topic.name; KIP-1191)."),
-    ConfigKey("group.share.enable", B, False, None, M,
-              "Serve share groups (KIP-932); Kafka 4.0's internal early-access switch. Off: the share "
-              "APIs are neither advertised nor served."),
+    ConfigKey("group.share.enable", B, True, None, M,
+              "Serve share groups (KIP-932, production-ready since Kafka 4.2). Off: the share-group "
+              "APIs are neither advertised nor served (Kafka 4.0's early-access switch)."),
     ConfigKey("group.share.session.timeout.ms", I, 45_000, at_least(1), M,
               "Session timeout of share-group members."),
     ConfigKey("group.share.min.session.timeout.ms", I, 45_000, at_least(1), M,
