@@ -134,7 +134,7 @@ async def test_apis_are_advertised_only_with_share_groups_on(
         ApiKey.DELETE_SHARE_GROUP_OFFSETS,
     ):
         assert conn.supports(key)
-    async with EmbeddedBroker() as off:
+    async with EmbeddedBroker(group_share_enable=False) as off:
         host, port = off.bootstrap_servers.rsplit(":", 1)
         c = await BrokerConnection(host, int(port)).connect()
         try:
