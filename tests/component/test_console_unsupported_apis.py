@@ -89,7 +89,14 @@ def test_each_feature_degrades_on_its_own(monkeypatch: pytest.MonkeyPatch) -> No
         origin = {"Origin": c.url}
         unsupported = status(http.get("/api/info"), 200)["unsupported"]
         assert set(unsupported) == {
-            "disk_use", "topic_configs", "edit_configs", "create_topic", "delete_topic", "groups", "group", "reset_offsets",
+            "disk_use",
+            "topic_configs",
+            "edit_configs",
+            "create_topic",
+            "delete_topic",
+            "groups",
+            "group",
+            "reset_offsets",
         }
         assert all("is not supported by this broker" in m for m in unsupported.values())
         assert "DescribeLogDirs (API key 35)" in unsupported["disk_use"]
@@ -105,20 +112,36 @@ def test_each_feature_degrades_on_its_own(monkeypatch: pytest.MonkeyPatch) -> No
 
         for r in (
             http.get(f"/api/topics/{topic}/configs"),
-            http.patch(f"/api/topics/{topic}/configs", json={"set": {"retention.ms": "1000"}}, headers=origin),
-            http.post("/api/topics", json={"name": "nope", "partitions": 1, "replication_factor": 1}, headers=origin),
+            http.patch(
+                f"/api/topics/{topic}/configs", json={"set": {"retention.ms": "1000"}}, headers=origin
+            ),
+            http.post(
+                "/api/topics", json={"name": "nope", "partitions": 1, "replication_factor": 1}, headers=origin
+            ),
             http.delete(f"/api/topics/{topic}", headers=origin),
             http.get("/api/groups"),
             http.get(f"/api/groups/{group}"),
-            http.post(f"/api/groups/{group}/reset-offsets", json={"mode": "earliest", "dry_run": True}, headers=origin),
+            http.post(
+                f"/api/groups/{group}/reset-offsets",
+                json={"mode": "earliest", "dry_run": True},
+                headers=origin,
+            ),
         ):
             body = status(r, 501)
             assert body["kind"] == "unsupported" and "is not supported by this broker" in body["error"], body
 
         # what the broker serves still works
-        produced = status(http.post(f"/api/topics/{topic}/messages", json={"value": "hi", "partition": 1}, headers=origin), 200)
+        produced = status(
+            http.post(f"/api/topics/{topic}/messages", json={"value": "hi", "partition": 1}, headers=origin),
+            200,
+        )
         assert produced["offset"] == 3
-        found = status(http.get(f"/api/topics/{topic}/messages", params={"start": "beginning", "filter": 'value == "hi"'}), 200)
+        found = status(
+            http.get(
+                f"/api/topics/{topic}/messages", params={"start": "beginning", "filter": 'value == "hi"'}
+            ),
+            200,
+        )
         assert [(m["partition"], m["offset"]) for m in found["records"]] == [(1, 3)]
         assert status(http.get("/api/topics"), 200)["topics"]
 
@@ -133,7 +156,12 @@ def test_without_offset_commit_a_reset_can_still_be_previewed(monkeypatch: pytes
         assert status(http.get(f"/api/groups/{group}"), 200)["total_lag"] == 2
         assert group in [g["group"] for g in status(http.get("/api/groups"), 200)["groups"]]
         url, origin = f"/api/groups/{group}/reset-offsets", {"Origin": c.url}
-        plan = status(http.post(url, json={"topics": [topic], "mode": "earliest", "dry_run": True}, headers=origin), 200)
+        plan = status(
+            http.post(url, json={"topics": [topic], "mode": "earliest", "dry_run": True}, headers=origin), 200
+        )
         assert [(p["partition"], p["new"]) for p in plan["plan"]] == [(0, 0), (1, 0)] and not plan["applied"]
-        body = status(http.post(url, json={"topics": [topic], "mode": "earliest", "dry_run": False}, headers=origin), 501)
+        body = status(
+            http.post(url, json={"topics": [topic], "mode": "earliest", "dry_run": False}, headers=origin),
+            501,
+        )
         assert body["kind"] == "unsupported" and "OffsetCommit" in body["error"]

@@ -37,7 +37,10 @@ FEATURES: dict[str, tuple[str, tuple[tuple[ApiKey, int], ...]]] = {
     "browse": ("The message browser", ((K.LIST_OFFSETS, 1), (K.FETCH, 0))),
     "groups": ("Listing consumer groups", ((K.LIST_GROUPS, 0),)),
     # OffsetFetch v2 and later answer for every partition the group committed to.
-    "group": ("Consumer group details", ((K.FIND_COORDINATOR, 0), (K.DESCRIBE_GROUPS, 0), (K.OFFSET_FETCH, 2))),
+    "group": (
+        "Consumer group details",
+        ((K.FIND_COORDINATOR, 0), (K.DESCRIBE_GROUPS, 0), (K.OFFSET_FETCH, 2)),
+    ),
     "reset_offsets": ("Resetting offsets", ((K.OFFSET_COMMIT, 0),)),
 }
 

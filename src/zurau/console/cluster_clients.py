@@ -52,7 +52,9 @@ class ClusterClients:
 
     async def producer(self) -> Producer:
         if self._producer is None:
-            self._producer = Producer(self.admin.cluster, acks=-1, linger_ms=0, allow_auto_topic_creation=False)
+            self._producer = Producer(
+                self.admin.cluster, acks=-1, linger_ms=0, allow_auto_topic_creation=False
+            )
             await self._producer.start()
         return self._producer
 

@@ -187,7 +187,11 @@ async def reset_offsets(
     tps = sorted(set(tps))
     starts = await admin.list_offsets(dict.fromkeys(tps, EARLIEST))
     ends = await admin.list_offsets(dict.fromkeys(tps, LATEST))
-    by_time = await admin.list_offsets(dict.fromkeys(tps, value)) if mode == "timestamp" and value is not None else {}
+    by_time = (
+        await admin.list_offsets(dict.fromkeys(tps, value))
+        if mode == "timestamp" and value is not None
+        else {}
+    )
 
     def offset_of(results: dict[TopicPartition, OffsetInfo | KafkaError], tp: TopicPartition) -> int:
         r = results[tp]
@@ -233,7 +237,22 @@ async def reset_offsets(
             if err is not None:
                 raise err
         applied = True
-    return {"group": group, "state": state, "mode": mode, "dry_run": dry_run, "applied": applied, "plan": plan}
+    return {
+        "group": group,
+        "state": state,
+        "mode": mode,
+        "dry_run": dry_run,
+        "applied": applied,
+        "plan": plan,
+    }
 
 
-__all__ = ["HISTORY", "RESET_MODES", "LagSampler", "ResetError", "describe_group", "list_groups", "reset_offsets"]
+__all__ = [
+    "HISTORY",
+    "RESET_MODES",
+    "LagSampler",
+    "ResetError",
+    "describe_group",
+    "list_groups",
+    "reset_offsets",
+]

@@ -109,7 +109,15 @@ STATIC = Path(__file__).parent / "static"
 MAX_BODY = 10 * 1024 * 1024
 
 _NOT_FOUND = {3, 69}  # UNKNOWN_TOPIC_OR_PARTITION, GROUP_ID_NOT_FOUND
-_BAD_INPUT = {17, 37, 38, 39, 40, 42, 44}  # invalid topic/partitions/replication/assignment/config/request, policy
+_BAD_INPUT = {
+    17,
+    37,
+    38,
+    39,
+    40,
+    42,
+    44,
+}  # invalid topic/partitions/replication/assignment/config/request, policy
 _CONFLICT = {36, 68}  # TOPIC_ALREADY_EXISTS, NON_EMPTY_GROUP
 _DENIED = {29, 30, 31, 53}  # TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID _AUTHORIZATION_FAILED
 _PUBLIC = frozenset({"/api/session", "/api/login", "/api/logout"})
@@ -149,7 +157,9 @@ class ConsoleApi:
         self.decoder = RecordDecoder(self.registry)
         self.sessions = Sessions(config, self.decoder) if config.login else None
         self.shared = (
-            None if config.login else ClusterClients(config.client_config(), self.decoder, config.lag_sample_interval)
+            None
+            if config.login
+            else ClusterClients(config.client_config(), self.decoder, config.lag_sample_interval)
         )
 
     async def start(self) -> None:
@@ -177,11 +187,15 @@ class ConsoleApi:
             session = await self.sessions.lookup(request.cookies.get(SESSION_COOKIE))
             public = request.url.path in _PUBLIC
             if session is None and not public:
-                raise Refused(401, "log in first (your session has ended or you have not logged in)", "unauthenticated")
+                raise Refused(
+                    401, "log in first (your session has ended or you have not logged in)", "unauthenticated"
+                )
             if session is not None and state_changing and request.url.path != "/api/login":
                 token = request.headers.get(CSRF_HEADER, "")
                 if not hmac.compare_digest(token.encode(), session.csrf_token.encode()):
-                    raise Refused(403, f"refused a request without this session's {CSRF_HEADER} header", "csrf")
+                    raise Refused(
+                        403, f"refused a request without this session's {CSRF_HEADER} header", "csrf"
+                    )
         request.state.session = session
         request.state.clients = session.clients if session is not None else self.shared
 
@@ -214,8 +228,15 @@ class ConsoleApi:
                 return _error(501, f"not supported by this broker: {e}", "unsupported")
             except KafkaError as e:
                 status = (
-                    404 if e.code in _NOT_FOUND else 400 if e.code in _BAD_INPUT else 409 if e.code in _CONFLICT
-                    else 403 if e.code in _DENIED else 502
+                    404
+                    if e.code in _NOT_FOUND
+                    else 400
+                    if e.code in _BAD_INPUT
+                    else 409
+                    if e.code in _CONFLICT
+                    else 403
+                    if e.code in _DENIED
+                    else 502
                 )
                 return _error(status, describe_error(e), kafka_error_name(e))
             except AuthenticationError as e:  # a user's password changed or was removed since the login
@@ -225,7 +246,9 @@ class ConsoleApi:
                     503, f"cannot reach the cluster at {self.config.bootstrap_servers}: {e}", type(e).__name__
                 )
             except OSError as e:
-                return _error(503, f"cannot reach the cluster at {self.config.bootstrap_servers}: {e}", "OSError")
+                return _error(
+                    503, f"cannot reach the cluster at {self.config.bootstrap_servers}: {e}", "OSError"
+                )
             except Exception:
                 log.exception("console request %s %s failed", request.method, request.url.path)
                 return _error(500, "internal error (see the console's log)", "internal")
@@ -255,7 +278,9 @@ class ConsoleApi:
 
     def _registry(self) -> RegistryClient:
         if self.registry is None:
-            raise ServiceError(404, "no schema registry is configured (start the console with --registry-url)")
+            raise ServiceError(
+                404, "no schema registry is configured (start the console with --registry-url)"
+            )
         return self.registry
 
     def _connect(self) -> ConnectClient:
@@ -473,7 +498,9 @@ class ConsoleApi:
             headers.append((h["key"], None if v is None else str(v).encode()))
         partition = self._int(body, "partition")
         producer = await (await self._require(request, "produce")).producer()
-        return await cluster_views.produce(producer, request.path_params["topic"], value, key, headers, partition)
+        return await cluster_views.produce(
+            producer, request.path_params["topic"], value, key, headers, partition
+        )
 
     # ------------------------------------------------------------------ groups
     async def groups_list(self, request: Request) -> Any:
@@ -497,12 +524,16 @@ class ConsoleApi:
         raw = body.get("value")
         value: int | None = None
         if raw not in (None, ""):
-            value = self._parse_time(str(raw)) if mode == "timestamp" else self._int(body, "value", kind="int64")
+            value = (
+                self._parse_time(str(raw)) if mode == "timestamp" else self._int(body, "value", kind="int64")
+            )
         dry_run = body.get("dry_run", True)
         if not isinstance(dry_run, bool):
             raise BadRequest("dry_run must be true or false")
         clients = await self._require(request, "group", *(() if dry_run else ("reset_offsets",)))
-        return await groups_view.reset_offsets(clients.groups, request.path_params["group"], topics, mode, value, dry_run)
+        return await groups_view.reset_offsets(
+            clients.groups, request.path_params["group"], topics, mode, value, dry_run
+        )
 
     # ------------------------------------------------------------------ registry and connect
     async def subjects(self, request: Request) -> Any:
@@ -556,7 +587,9 @@ class ConsoleApi:
 
     async def metrics_view(self, request: Request) -> Any:
         if self.metrics is None:
-            raise ServiceError(404, "no metrics endpoint is configured (start the console with --metrics-url)")
+            raise ServiceError(
+                404, "no metrics endpoint is configured (start the console with --metrics-url)"
+            )
         return metrics_summary(await self.metrics.scrape())
 
     # ------------------------------------------------------------------ the app
@@ -589,7 +622,9 @@ class ConsoleApi:
             Route("/api/connect/connectors/{connector}", w(self.connector)),
             Route("/api/connect/connectors/{connector}/restart", w(self.restart_connector), methods=["POST"]),
             Route(
-                "/api/connect/connectors/{connector}/tasks/{task}/restart", w(self.restart_task), methods=["POST"]
+                "/api/connect/connectors/{connector}/tasks/{task}/restart",
+                w(self.restart_task),
+                methods=["POST"],
             ),
             Route("/api/rest-proxy", w(self.rest_proxy_view)),
             Route("/api/metrics", w(self.metrics_view)),
