@@ -165,3 +165,27 @@ def test_without_offset_commit_a_reset_can_still_be_previewed(monkeypatch: pytes
             501,
         )
         assert body["kind"] == "unsupported" and "OffsetCommit" in body["error"]
+
+
+def test_without_share_group_apis_the_groups_list_still_works(monkeypatch: pytest.MonkeyPatch) -> None:
+    hidden = (
+        ApiKey.SHARE_GROUP_DESCRIBE,
+        ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS,
+        ApiKey.ALTER_SHARE_GROUP_OFFSETS,
+    )
+    with (
+        console_seeing(monkeypatch, hidden, {}) as (broker, c),
+        httpx.Client(base_url=c.url, timeout=60) as http,
+    ):
+        topic, group = fill(broker)
+        unsupported = status(http.get("/api/info"), 200)["unsupported"]
+        assert set(unsupported) == {"share_groups", "reset_share_offsets"}
+        assert "ShareGroupDescribe (API key 77)" in unsupported["share_groups"]
+        listed = {g["group"]: g for g in status(http.get("/api/groups"), 200)["groups"]}
+        assert listed[group]["state"] == "Empty"
+        origin = {"Origin": c.url}
+        for r in (
+            http.get(f"/api/share-groups/{group}"),
+            http.post(f"/api/share-groups/{group}/reset-offsets", json={"mode": "earliest"}, headers=origin),
+        ):
+            assert status(r, 501)["kind"] == "unsupported"

@@ -42,6 +42,13 @@ FEATURES: dict[str, tuple[str, tuple[tuple[ApiKey, int], ...]]] = {
         ((K.FIND_COORDINATOR, 0), (K.DESCRIBE_GROUPS, 0), (K.OFFSET_FETCH, 2)),
     ),
     "reset_offsets": ("Resetting offsets", ((K.OFFSET_COMMIT, 0),)),
+    # KIP-932: a broker without share groups (Kafka before 4.1, or group.share.enable=false)
+    # lists none, and the groups page shows consumer groups alone.
+    "share_groups": (
+        "Showing share groups",
+        ((K.SHARE_GROUP_DESCRIBE, 0), (K.DESCRIBE_SHARE_GROUP_OFFSETS, 0)),
+    ),
+    "reset_share_offsets": ("Resetting share-group offsets", ((K.ALTER_SHARE_GROUP_OFFSETS, 0),)),
 }
 
 

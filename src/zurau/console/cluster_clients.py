@@ -1,5 +1,5 @@
 """The clients the console uses to reach the cluster as one principal: an admin client (whose
-cluster connections the message browser and group admin share), a lazily started producer and
+cluster connections the message browser and the group and share-group admins share), a lazily started producer and
 the lag sampler of the groups that principal looks at.
 
 Without login the console holds one :class:`ClusterClients` for everybody (the principal of
@@ -18,6 +18,7 @@ from zurau.client.config import ClientConfig
 from zurau.client.errors import ClientError
 from zurau.client.groups_admin import GroupAdmin
 from zurau.client.producer import Producer
+from zurau.client.share_groups_admin import ShareGroupAdmin
 from zurau.console.groups_view import LagSampler
 from zurau.console.message_browser import MessageBrowser
 from zurau.protocol.errors import KafkaError
@@ -33,6 +34,7 @@ class ClusterClients:
         self.config = config
         self.admin = AdminClient(config)
         self.groups = GroupAdmin(self.admin)
+        self.share_groups = ShareGroupAdmin(self.admin)
         self.browser = MessageBrowser(self.admin, decoder)
         self.sampler = LagSampler(self.groups, lag_sample_interval)
         self._producer: Producer | None = None

@@ -149,41 +149,39 @@ class LagSampler:
                 await asyncio.wait_for(self._wake.wait(), self.interval)
 
 
-async def reset_offsets(
-    ga: GroupAdmin,
-    group: str,
-    topics: Sequence[str],
-    mode: str,
-    value: int | None,
-    dry_run: bool,
-) -> dict[str, Any]:
-    """Plan (and unless ``dry_run`` commit) new offsets for ``group`` on every partition of
-    ``topics`` (all topics the group committed to when empty)."""
+def check_reset(mode: str, value: int | None) -> None:
+    """Refuse (:class:`ResetError`) a reset mode that is not one of :data:`RESET_MODES`, or a
+    value the mode needs and lacks (``offset`` and ``timestamp``), or a negative offset."""
     if mode not in RESET_MODES:
         raise ResetError(f"mode must be one of {', '.join(RESET_MODES)}, not {mode!r}")
     if mode in ("offset", "timestamp") and value is None:
         raise ResetError(f"mode {mode} needs a value")
     if mode == "offset" and value is not None and value < 0:
         raise ResetError(f"the offset must not be negative, got {value}")
-    admin: AdminClient = ga.admin
-    d = (await ga.describe_groups([group]))[group]
-    if isinstance(d, GroupIdNotFoundError):
-        state = DEAD
-    elif isinstance(d, KafkaError):
-        raise d
-    else:
-        state = d.state
-    committed = await ga.committed_offsets(group) if state != DEAD else {}
+
+
+async def topic_partitions(admin: AdminClient, topics: Sequence[str]) -> list[TopicPartition]:
+    """Every partition of ``topics`` (metadata refreshed); an unknown topic raises
+    UNKNOWN_TOPIC_OR_PARTITION."""
     tps: list[TopicPartition] = []
-    if not topics:
-        tps = sorted(committed)
-        if not tps:
-            raise ResetError(f"group '{group}' has no committed offsets; name the topics to reset")
     for name in topics:
         meta = await admin.cluster.topic(name, refresh=True)
         if not meta.partitions:
             raise UnknownTopicOrPartitionError(f"Topic '{name}' does not exist")
         tps += [TopicPartition(name, p.partition) for p in meta.partitions]
+    return tps
+
+
+async def plan_reset(
+    admin: AdminClient,
+    tps: Sequence[TopicPartition],
+    mode: str,
+    value: int | None,
+    current: dict[TopicPartition, int | None],
+) -> tuple[list[dict[str, Any]], dict[TopicPartition, int]]:
+    """The plan rows (``topic, partition, current, new, clamped, log_start, log_end``, sorted)
+    and the new offset per partition for a reset of ``tps`` by ``mode`` (checked by
+    :func:`check_reset`): each new offset clamped to the partition's [log start, log end]."""
     tps = sorted(set(tps))
     starts = await admin.list_offsets(dict.fromkeys(tps, EARLIEST))
     ends = await admin.list_offsets(dict.fromkeys(tps, LATEST))
@@ -219,13 +217,43 @@ async def reset_offsets(
             {
                 "topic": tp.topic,
                 "partition": tp.partition,
-                "current": committed.get(tp),
+                "current": current.get(tp),
                 "new": new,
                 "clamped": new != target,
                 "log_start": start,
                 "log_end": end,
             }
         )
+    return plan, offsets
+
+
+async def reset_offsets(
+    ga: GroupAdmin,
+    group: str,
+    topics: Sequence[str],
+    mode: str,
+    value: int | None,
+    dry_run: bool,
+) -> dict[str, Any]:
+    """Plan (and unless ``dry_run`` commit) new offsets for ``group`` on every partition of
+    ``topics`` (all topics the group committed to when empty)."""
+    check_reset(mode, value)
+    admin: AdminClient = ga.admin
+    d = (await ga.describe_groups([group]))[group]
+    if isinstance(d, GroupIdNotFoundError):
+        state = DEAD
+    elif isinstance(d, KafkaError):
+        raise d
+    else:
+        state = d.state
+    committed = await ga.committed_offsets(group) if state != DEAD else {}
+    tps: list[TopicPartition] = []
+    if not topics:
+        tps = sorted(committed)
+        if not tps:
+            raise ResetError(f"group '{group}' has no committed offsets; name the topics to reset")
+    tps += await topic_partitions(admin, topics)
+    plan, offsets = await plan_reset(admin, tps, mode, value, dict(committed))
     applied = False
     if not dry_run:
         if state not in (EMPTY, DEAD):
@@ -252,7 +280,10 @@ __all__ = [
     "RESET_MODES",
     "LagSampler",
     "ResetError",
+    "check_reset",
     "describe_group",
     "list_groups",
+    "plan_reset",
     "reset_offsets",
+    "topic_partitions",
 ]

@@ -13,10 +13,12 @@ GET  /api/topics/{t}/configs                           described configs
 PATCH /api/topics/{t}/configs                          ``{set: {k: v}, delete: [k]}`` (IncrementalAlterConfigs)
 GET  /api/topics/{t}/messages?...                      browse (:mod:`~zurau.console.message_browser`)
 POST /api/topics/{t}/messages                          produce ``{key, value, headers, partition, encoding}``
-GET  /api/groups                                       groups with state and type
+GET  /api/groups                                       groups with state and type (share groups: members, total lag)
 GET  /api/groups/{g}                                   members, assignments, lag per partition
 GET  /api/groups/{g}/lag-history                       sampled lag (starts sampling the group)
 POST /api/groups/{g}/reset-offsets                     ``{topics, mode, value, dry_run}``
+GET  /api/share-groups/{g}                             a share group: members, start offset and lag per partition
+POST /api/share-groups/{g}/reset-offsets               ``{topics, mode, value, dry_run}`` (start offsets)
 GET  /api/schemas/subjects[/{s}[/versions/{v}]]        registry subjects, versions, one version
 GET  /api/schemas/subjects/{s}/diff?from=&to=          line diff of two versions
 GET  /api/connect/connectors[/{c}]                     connectors with status, one connector
@@ -76,7 +78,7 @@ from zurau.client.errors import (
     describe_error,
     kafka_error_name,
 )
-from zurau.console import broker_features, cluster_views, groups_view, service_views
+from zurau.console import broker_features, cluster_views, groups_view, service_views, share_groups_view
 from zurau.console.auth import (
     CSRF_HEADER,
     SAFE_METHODS,
@@ -504,7 +506,11 @@ class ConsoleApi:
 
     # ------------------------------------------------------------------ groups
     async def groups_list(self, request: Request) -> Any:
-        return await groups_view.list_groups((await self._require(request, "groups")).groups)
+        clients = await self._require(request, "groups")
+        listing = await groups_view.list_groups(clients.groups)
+        if await broker_features.missing(clients.admin, "share_groups") is None:
+            listing = await share_groups_view.annotate_listing(clients.share_groups, listing)
+        return listing
 
     async def group(self, request: Request) -> Any:
         clients = await self._require(request, "group")
@@ -513,7 +519,8 @@ class ConsoleApi:
     async def lag_history(self, request: Request) -> Any:
         return (await self._require(request, "group")).sampler.history(request.path_params["group"])
 
-    async def reset_offsets(self, request: Request) -> Any:
+    async def _reset_request(self, request: Request) -> tuple[list[str], str, int | None, bool]:
+        """``(topics, mode, value, dry_run)`` of a reset's body (checked at the edge)."""
         body = await self._body(request)
         topics = body.get("topics") or []
         if isinstance(topics, str):
@@ -530,9 +537,26 @@ class ConsoleApi:
         dry_run = body.get("dry_run", True)
         if not isinstance(dry_run, bool):
             raise BadRequest("dry_run must be true or false")
+        return topics, mode, value, dry_run
+
+    async def reset_offsets(self, request: Request) -> Any:
+        topics, mode, value, dry_run = await self._reset_request(request)
         clients = await self._require(request, "group", *(() if dry_run else ("reset_offsets",)))
         return await groups_view.reset_offsets(
             clients.groups, request.path_params["group"], topics, mode, value, dry_run
+        )
+
+    async def share_group(self, request: Request) -> Any:
+        clients = await self._require(request, "share_groups")
+        return await share_groups_view.describe_share_group(
+            clients.share_groups, request.path_params["group"]
+        )
+
+    async def reset_share_offsets(self, request: Request) -> Any:
+        topics, mode, value, dry_run = await self._reset_request(request)
+        clients = await self._require(request, "share_groups", *(() if dry_run else ("reset_share_offsets",)))
+        return await share_groups_view.reset_share_offsets(
+            clients.share_groups, request.path_params["group"], topics, mode, value, dry_run
         )
 
     # ------------------------------------------------------------------ registry and connect
@@ -614,6 +638,8 @@ class ConsoleApi:
             Route("/api/groups/{group}", w(self.group)),
             Route("/api/groups/{group}/lag-history", w(self.lag_history)),
             Route("/api/groups/{group}/reset-offsets", w(self.reset_offsets), methods=["POST"]),
+            Route("/api/share-groups/{group}", w(self.share_group)),
+            Route("/api/share-groups/{group}/reset-offsets", w(self.reset_share_offsets), methods=["POST"]),
             Route("/api/schemas/subjects", w(self.subjects)),
             Route("/api/schemas/subjects/{subject}", w(self.subject)),
             Route("/api/schemas/subjects/{subject}/diff", w(self.subject_diff)),
