@@ -3,7 +3,9 @@
 
 Each page loads with no error in the browser's console log; the message browser finds one record
 by a filter in a topic of 1,000,000 records within a bounded scan (and reports the bound when it
-is smaller); a consumer group's lag chart shows the lag the test created; a config edited on the
+is smaller); a consumer group's lag chart shows the lag the test created; a share group made by
+confluent-kafka's ShareConsumer is listed with its type and members, its page shows the member
+and the start offsets, and its start offsets are reset from the page once it is empty; a config edited on the
 page shows up in ``zurau configs describe``; bad input shows a clear error and the console keeps
 serving. Screenshots of every page go to ``$ZURAU_ARTIFACTS/zurau-console-screenshots`` (default: the
 temp dir), printed at the end.
@@ -12,13 +14,14 @@ temp dir), printed at the end.
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, Producer, ShareConsumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
@@ -39,15 +42,22 @@ NEEDLE_AT = 987_654
 
 @pytest.fixture(scope="module")
 def broker() -> Iterator[EmbeddedBroker]:
-    with EmbeddedBroker(metrics_http_listener="http://127.0.0.1:0") as b:
+    with EmbeddedBroker(
+        metrics_http_listener="http://127.0.0.1:0",
+        **{"group.share.heartbeat.interval.ms": 300, "group.share.min.heartbeat.interval.ms": 100},
+    ) as b:
         yield b
 
 
 @pytest.fixture(scope="module")
 def connect() -> Iterator[ConnectRest]:
     connectors = {
-        "pg-source": {"class": "io.debezium.connector.postgresql.PostgresConnector", "type": "source",
-                      "state": "FAILED", "tasks": ["FAILED"]},
+        "pg-source": {
+            "class": "io.debezium.connector.postgresql.PostgresConnector",
+            "type": "source",
+            "state": "FAILED",
+            "tasks": ["FAILED"],
+        },
     }
     with ConnectRest(connectors) as c:
         yield c
@@ -60,7 +70,9 @@ def registry(broker: EmbeddedBroker) -> Iterator[EmbeddedRegistry]:
 
 
 @pytest.fixture(scope="module")
-def console(broker: EmbeddedBroker, registry: EmbeddedRegistry, connect: ConnectRest) -> Iterator[EmbeddedConsole]:
+def console(
+    broker: EmbeddedBroker, registry: EmbeddedRegistry, connect: ConnectRest
+) -> Iterator[EmbeddedConsole]:
     with EmbeddedConsole(
         broker.bootstrap_servers,
         registry_url=registry.url,
@@ -107,7 +119,9 @@ def open_page(driver: WebDriver, url: str, ready_css: str, timeout: float = 30) 
     try:
         WebDriverWait(driver, timeout).until(lambda d: d.find_elements(By.CSS_SELECTOR, ready_css))
     except TimeoutException:
-        raise AssertionError(f"{ready_css} did not appear on {url}; error shown: {error_banner(driver)!r}") from None
+        raise AssertionError(
+            f"{ready_css} did not appear on {url}; error shown: {error_banner(driver)!r}"
+        ) from None
 
 
 def error_banner(driver: WebDriver) -> str | None:
@@ -121,13 +135,19 @@ def create_topic(broker: EmbeddedBroker, name: str, partitions: int) -> None:
 
 
 def test_every_page_loads_without_console_errors(
-    browser: WebDriver, console: EmbeddedConsole, broker: EmbeddedBroker, registry: EmbeddedRegistry, screenshots: Path
+    browser: WebDriver,
+    console: EmbeddedConsole,
+    broker: EmbeddedBroker,
+    registry: EmbeddedRegistry,
+    screenshots: Path,
 ) -> None:
     topic = f"pages-{uuid.uuid4().hex[:6]}"
     create_topic(broker, topic, 2)
     p = Producer({"bootstrap.servers": broker.bootstrap_servers})
     for i in range(20):
-        p.produce(topic, key=b"k%d" % i, value=json.dumps({"i": i}).encode(), headers=[("h", b"v")], partition=i % 2)
+        p.produce(
+            topic, key=b"k%d" % i, value=json.dumps({"i": i}).encode(), headers=[("h", b"v")], partition=i % 2
+        )
     p.flush(30)
     group = "pages-" + topic
     c = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": group})
@@ -135,9 +155,23 @@ def test_every_page_loads_without_console_errors(
     c.close()
     sr = SchemaRegistryClient({"url": registry.url})
     subject = topic + "-value"
-    sr.register_schema(subject, Schema(json.dumps({"type": "record", "name": "R", "fields": [{"name": "a", "type": "int"}]}), "AVRO"))
-    sr.register_schema(subject, Schema(json.dumps({"type": "record", "name": "R", "fields": [
-        {"name": "a", "type": "int"}, {"name": "b", "type": "string", "default": ""}]}), "AVRO"))
+    sr.register_schema(
+        subject,
+        Schema(json.dumps({"type": "record", "name": "R", "fields": [{"name": "a", "type": "int"}]}), "AVRO"),
+    )
+    sr.register_schema(
+        subject,
+        Schema(
+            json.dumps(
+                {
+                    "type": "record",
+                    "name": "R",
+                    "fields": [{"name": "a", "type": "int"}, {"name": "b", "type": "string", "default": ""}],
+                }
+            ),
+            "AVRO",
+        ),
+    )
 
     console_errors(browser)
     pages = [
@@ -150,7 +184,11 @@ def test_every_page_loads_without_console_errors(
         ("schemas", "#/schemas", f"tr[data-subject='{subject}']"),
         ("schema-diff", f"#/schemas/{subject}?from=1&to=2", "[data-testid=schema-diff] .add"),
         ("connect", "#/connect", "tr[data-connector='pg-source']"),
-        ("metrics", "#/metrics", "[data-testid='metric-chart-kafka_server_brokertopicmetrics_messagesin'][data-points]"),
+        (
+            "metrics",
+            "#/metrics",
+            "[data-testid='metric-chart-kafka_server_brokertopicmetrics_messagesin'][data-points]",
+        ),
     ]
     for name, fragment, ready in pages:
         open_page(browser, console.url + "/" + fragment, ready)
@@ -165,7 +203,11 @@ def test_every_page_loads_without_console_errors(
     assert "RUNNING" in browser.find_element(By.CSS_SELECTOR, "tr[data-connector='pg-source']").text
     open_page(browser, console.url + "/#/", "[data-testid=under-replicated]")
     assert browser.find_element(By.CSS_SELECTOR, "[data-testid=under-replicated] .n").text == "0"
-    open_page(browser, console.url + f"/#/topics/{topic}/messages?start=beginning&partition=1", "[data-testid=message-table] tbody tr")
+    open_page(
+        browser,
+        console.url + f"/#/topics/{topic}/messages?start=beginning&partition=1",
+        "[data-testid=message-table] tbody tr",
+    )
     rows = browser.find_elements(By.CSS_SELECTOR, "[data-testid=message-table] tbody tr")
     assert [r.get_attribute("data-partition") for r in rows] == ["1"] * 10
     assert "h=v" in rows[0].text and '"i"' in rows[0].text
@@ -176,10 +218,15 @@ def test_message_browser_finds_a_record_by_filter_in_a_big_topic(
 ) -> None:
     topic = f"big-{uuid.uuid4().hex[:6]}"
     create_topic(broker, topic, 4)
-    p = Producer({
-        "bootstrap.servers": broker.bootstrap_servers, "linger.ms": 50, "batch.size": 1_000_000,
-        "queue.buffering.max.messages": 2_000_000, "compression.type": "lz4",
-    })
+    p = Producer(
+        {
+            "bootstrap.servers": broker.bootstrap_servers,
+            "linger.ms": 50,
+            "batch.size": 1_000_000,
+            "queue.buffering.max.messages": 2_000_000,
+            "compression.type": "lz4",
+        }
+    )
     for i in range(BIG):
         key = b"needle" if i == NEEDLE_AT else b"k%d" % i
         p.produce(topic, key=key, value=b'{"n":%d,"kind":"beat"}' % i, partition=i % 4)
@@ -198,7 +245,9 @@ def test_message_browser_finds_a_record_by_filter_in_a_big_topic(
     WebDriverWait(browser, 150).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=scan-stats]"))
     stats = browser.find_element(By.CSS_SELECTOR, "[data-testid=scan-stats]")
     rows = browser.find_elements(By.CSS_SELECTOR, "[data-testid=message-table] tbody tr")
-    assert len(rows) == 1 and "needle" in rows[0].text and f'"n": {NEEDLE_AT}' in rows[0].text.replace("\n", " ")
+    assert (
+        len(rows) == 1 and "needle" in rows[0].text and f'"n": {NEEDLE_AT}' in rows[0].text.replace("\n", " ")
+    )
     assert rows[0].get_attribute("data-partition") == str(NEEDLE_AT % 4)
     assert rows[0].get_attribute("data-offset") == str(NEEDLE_AT // 4)
     assert stats.get_attribute("data-stopped") == "end" and int(stats.get_attribute("data-scanned")) == BIG
@@ -242,7 +291,10 @@ def test_group_lag_chart_shows_the_lag_the_test_created(
     assert chart["last"] == str(expected)
     assert chart["series"] == {f"{topic}-0": "300", f"{topic}-1": "934"}
     assert browser.find_element(By.CSS_SELECTOR, "[data-testid=total-lag] .n").text == str(expected)
-    lags = [e.get_attribute("data-lag") for e in browser.find_elements(By.CSS_SELECTOR, "[data-testid=lag-table] td[data-lag]")]
+    lags = [
+        e.get_attribute("data-lag")
+        for e in browser.find_elements(By.CSS_SELECTOR, "[data-testid=lag-table] td[data-lag]")
+    ]
     assert lags == ["300", "934"]
     browser.save_screenshot(str(screenshots / "group-lag.png"))
 
@@ -250,14 +302,95 @@ def test_group_lag_chart_shows_the_lag_the_test_created(
     form = browser.find_element(By.CSS_SELECTOR, "[data-testid=reset-form]")
     form.find_element(By.CSS_SELECTOR, "select[name=mode] option[value=latest]").click()
     form.find_element(By.CSS_SELECTOR, "[data-testid=reset-preview]").click()
-    WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=reset-plan] tbody tr"))
-    assert "Plan (nothing changed yet)" in browser.find_element(By.CSS_SELECTOR, "[data-testid=reset-result]").text
+    WebDriverWait(browser, 20).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=reset-plan] tbody tr")
+    )
+    assert (
+        "Plan (nothing changed yet)"
+        in browser.find_element(By.CSS_SELECTOR, "[data-testid=reset-result]").text
+    )
     assert httpx.get(f"{console.url}/api/groups/{group}", timeout=30).json()["total_lag"] == expected
     browser.find_element(By.CSS_SELECTOR, "[data-testid=reset-apply]").click()
     WebDriverWait(browser, 20, ignored_exceptions=(StaleElementReferenceException,)).until(
-        lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=total-lag] .n")
-        and d.find_element(By.CSS_SELECTOR, "[data-testid=total-lag] .n").text == "0"
+        lambda d: (
+            d.find_elements(By.CSS_SELECTOR, "[data-testid=total-lag] .n")
+            and d.find_element(By.CSS_SELECTOR, "[data-testid=total-lag] .n").text == "0"
+        )
     )
+    assert console_errors(browser) == []
+
+
+def test_share_group_page_shows_members_and_start_offsets_and_resets_them(
+    browser: WebDriver, console: EmbeddedConsole, broker: EmbeddedBroker, screenshots: Path
+) -> None:
+    topic = f"share-{uuid.uuid4().hex[:6]}"
+    create_topic(broker, topic, 2)
+    p = Producer({"bootstrap.servers": broker.bootstrap_servers})
+    for i in range(10):
+        p.produce(topic, value=b"x", partition=i % 2)
+    p.flush(30)
+    group = "sg-" + topic
+    api = httpx.Client(base_url=console.url, timeout=30)
+    sc = ShareConsumer(
+        {"bootstrap.servers": broker.bootstrap_servers, "group.id": group, "client.id": "chromium-test"}
+    )
+    try:
+        sc.subscribe([topic])
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            sc.poll(0.3)
+            r = api.get(f"/api/share-groups/{group}")
+            if r.status_code == 200 and [o["start_offset"] for o in r.json()["offsets"]] == [5, 5]:
+                break
+        console_errors(browser)
+        open_page(browser, console.url + "/#/groups", f"tr[data-group='{group}'][data-type=share]")
+        row = browser.find_element(By.CSS_SELECTOR, f"tr[data-group='{group}']")
+        assert row.find_element(By.CSS_SELECTOR, "td[data-members]").text == "1" and "Stable" in row.text
+        browser.save_screenshot(str(screenshots / "groups-with-share.png"))
+        row.find_element(By.TAG_NAME, "a").click()
+        WebDriverWait(browser, 20).until(
+            lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=share-offset-table] tbody tr")
+        )
+        assert browser.find_element(By.TAG_NAME, "h1").text == f"Share group {group}"
+        starts = [
+            e.get_attribute("data-start") for e in browser.find_elements(By.CSS_SELECTOR, "td[data-start]")
+        ]
+        assert starts == ["5", "5"]
+        member = browser.find_element(By.CSS_SELECTOR, "[data-testid=member-table] tbody tr")
+        assert "chromium-test" in member.text and f"{topic}-0, {topic}-1" in member.text
+        browser.save_screenshot(str(screenshots / "share-group.png"))
+        assert console_errors(browser) == []
+        # applying while the member is there is refused with the broker's reason
+        browser.find_element(By.CSS_SELECTOR, "[data-testid=reset-apply]").click()
+        WebDriverWait(browser, 20).until(lambda d: error_banner(d))
+        assert "is not empty" in (error_banner(browser) or "")
+        console_errors(browser)  # the 409 is logged by the browser
+    finally:
+        sc.close()
+    deadline = time.monotonic() + 20
+    while api.get(f"/api/share-groups/{group}").json()["state"] != "Empty" and time.monotonic() < deadline:
+        time.sleep(0.2)
+    open_page(browser, console.url + f"/#/share-groups/{group}", "[data-testid=reset-form]")
+    form = browser.find_element(By.CSS_SELECTOR, "[data-testid=reset-form]")
+    form.find_element(By.CSS_SELECTOR, "select[name=mode] option[value=offset]").click()
+    form.find_element(By.NAME, "value").send_keys("2")
+    form.find_element(By.CSS_SELECTOR, "[data-testid=reset-preview]").click()
+    WebDriverWait(browser, 20).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=reset-plan] tbody tr")
+    )
+    assert (
+        "Plan (nothing changed yet)"
+        in browser.find_element(By.CSS_SELECTOR, "[data-testid=reset-result]").text
+    )
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=reset-apply]").click()
+    WebDriverWait(browser, 20, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda d: (
+            [e.get_attribute("data-start") for e in d.find_elements(By.CSS_SELECTOR, "td[data-start]")]
+            == ["2", "2"]
+        )
+    )
+    assert [o["start_offset"] for o in api.get(f"/api/share-groups/{group}").json()["offsets"]] == [2, 2]
+    api.close()
     assert console_errors(browser) == []
 
 
@@ -274,7 +407,9 @@ def test_editing_a_config_shows_up_in_configs_describe(
     browser.find_element(By.CSS_SELECTOR, "button[data-save='retention.ms']").click()
     WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=notice]"))
     browser.save_screenshot(str(screenshots / "config-edited.png"))
-    result = CliRunner().invoke(cli_app, ["configs", "describe", "--topic", topic, "--bootstrap-server", broker.bootstrap_servers])
+    result = CliRunner().invoke(
+        cli_app, ["configs", "describe", "--topic", topic, "--bootstrap-server", broker.bootstrap_servers]
+    )
     assert result.exit_code == 0, result.stderr
     assert "retention.ms=7200000" in result.stdout
     assert console_errors(browser) == []

@@ -393,18 +393,27 @@ async function messagesPage(name, query) {
     { testid: "message-table" }));
 }
 
+// Consumer groups and share groups (KIP-932) in one list; a share group's line also has its
+// member count and total lag (null, shown "–", while any partition's lag is unknown).
 async function groupsPage() {
   if (unsupported("groups")) {
-    main.replaceChildren(h("h1", {}, "Consumer groups"), notSupported("groups"),
+    main.replaceChildren(h("h1", {}, "Groups"), notSupported("groups"),
       unsupported("group") ? "" : groupLookupForm());
     return;
   }
   const data = await get("/api/groups");
-  main.replaceChildren(h("h1", {}, "Consumer groups"),
-    table(["group", "state", "type", "protocol"], data.groups.map((g) =>
-      h("tr", { "data-group": g.group }, h("td", {}, h("a", { href: "#/groups/" + enc(g.group) }, g.group)),
-        h("td", {}, g.state || "–"), h("td", {}, g.type || "–"), h("td", {}, g.protocol_type || "–"))), { testid: "group-table" }),
-    h("p", { class: "muted" }, `${data.groups.length} group(s)`));
+  const share = (g) => g.type === "share";
+  const shares = data.groups.filter(share).length;
+  main.replaceChildren(h("h1", {}, "Groups"),
+    table(["group", "type", "state", "protocol", "members", "total lag"], data.groups.map((g) =>
+      h("tr", { "data-group": g.group, "data-type": g.type || "" },
+        h("td", {}, h("a", { href: (share(g) ? "#/share-groups/" : "#/groups/") + enc(g.group) }, g.group)),
+        h("td", {}, g.type || "–"), h("td", {}, g.state || "–"), h("td", {}, g.protocol_type || "–"),
+        h("td", { class: "num", "data-members": g.members ?? "" }, share(g) ? g.members ?? "–" : ""),
+        h("td", { class: "num", "data-lag": g.total_lag ?? "" }, share(g) ? g.total_lag ?? "–" : ""))),
+    { testid: "group-table", num: ["members", "total lag"] }),
+    h("p", { class: "muted" }, `${data.groups.length} group(s), ${shares} of them share group(s)`,
+      shares ? "; members and lag are shown for share groups (a consumer group's are on its page)" : ""));
 }
 
 // Without ListGroups a group can still be looked up by name.
@@ -416,6 +425,36 @@ function groupLookupForm() {
     location.hash = "#/groups/" + enc(String(new FormData(form).get("group")));
   });
   return form;
+}
+
+// The reset form of a group page: a dry-run preview and Apply (hidden when the cluster does not
+// serve ``feature``), POSTed to ``path``; the plan is shown below it, and an applied reset
+// reloads the page.
+function resetForm(path, topics, feature, emptyMeans) {
+  const out = h("div", { "data-testid": "reset-result" });
+  const form = h("form", { class: "inline", "data-testid": "reset-form" },
+    h("label", {}, `topics (comma-separated; empty: ${emptyMeans})`, h("input", { name: "topics", value: topics.join(",") })),
+    h("label", {}, "to", h("select", { name: "mode" }, ["earliest", "latest", "offset", "timestamp"].map((x) => h("option", { value: x }, x)))),
+    h("label", {}, "offset or timestamp", h("input", { name: "value" })),
+    h("button", { type: "submit", name: "preview", "data-testid": "reset-preview" }, "Preview (dry run)"),
+    h("button", { type: "button", class: "danger", "data-testid": "reset-apply", hidden: !!unsupported(feature) }, "Apply"));
+  const doReset = async (dry) => {
+    const f = new FormData(form);
+    try {
+      const r = await api("POST", path, {
+        topics: String(f.get("topics") || ""), mode: f.get("mode"), value: String(f.get("value") || ""), dry_run: dry,
+      });
+      clearError();
+      out.replaceChildren(h("p", {}, r.applied ? "Applied:" : "Plan (nothing changed yet):"),
+        table(["topic", "partition", "current", "new", "clamped"], r.plan.map((p) =>
+          h("tr", {}, h("td", {}, p.topic), h("td", { class: "num" }, p.partition), h("td", { class: "num" }, p.current ?? "–"),
+            h("td", { class: "num" }, p.new), h("td", {}, p.clamped ? "yes" : ""))), { testid: "reset-plan", num: ["partition", "current", "new"] }));
+      if (r.applied) setTimeout(route, 300);
+    } catch (e) { showError(e.message); }
+  };
+  form.addEventListener("submit", (ev) => { ev.preventDefault(); doReset(true); });
+  form.querySelector("[data-testid=reset-apply]").addEventListener("click", () => doReset(false));
+  return [form, unsupported(feature) ? notSupported(feature) : "", out];
 }
 
 async function groupPage(group) {
@@ -438,30 +477,8 @@ async function groupPage(group) {
         h("p", { class: "muted" }, `total lag (thick) and lag per partition, sampled every ${hist.interval_ms} ms by the console (${hist.points.length} samples)`));
     } catch (e) { showError(e.message); }
   };
-  const resetOut = h("div", { "data-testid": "reset-result" });
   const topics = [...new Set(g.offsets.map((r) => r.topic))];
-  const form = h("form", { class: "inline", "data-testid": "reset-form" },
-    h("label", {}, "topics (comma-separated; empty: all committed)", h("input", { name: "topics", value: topics.join(",") })),
-    h("label", {}, "to", h("select", { name: "mode" }, ["earliest", "latest", "offset", "timestamp"].map((x) => h("option", { value: x }, x)))),
-    h("label", {}, "offset or timestamp", h("input", { name: "value" })),
-    h("button", { type: "submit", name: "preview", "data-testid": "reset-preview" }, "Preview (dry run)"),
-    h("button", { type: "button", class: "danger", "data-testid": "reset-apply", hidden: !!unsupported("reset_offsets") }, "Apply"));
-  const doReset = async (dry) => {
-    const f = new FormData(form);
-    try {
-      const r = await api("POST", `/api/groups/${enc(group)}/reset-offsets`, {
-        topics: String(f.get("topics") || ""), mode: f.get("mode"), value: String(f.get("value") || ""), dry_run: dry,
-      });
-      clearError();
-      resetOut.replaceChildren(h("p", {}, r.applied ? "Applied:" : "Plan (nothing changed yet):"),
-        table(["topic", "partition", "current", "new", "clamped"], r.plan.map((p) =>
-          h("tr", {}, h("td", {}, p.topic), h("td", { class: "num" }, p.partition), h("td", { class: "num" }, p.current ?? "–"),
-            h("td", { class: "num" }, p.new), h("td", {}, p.clamped ? "yes" : ""))), { testid: "reset-plan", num: ["partition", "current", "new"] }));
-      if (r.applied) setTimeout(route, 300);
-    } catch (e) { showError(e.message); }
-  };
-  form.addEventListener("submit", (ev) => { ev.preventDefault(); doReset(true); });
-  form.querySelector("[data-testid=reset-apply]").addEventListener("click", () => doReset(false));
+  const reset = resetForm(`/api/groups/${enc(group)}/reset-offsets`, topics, "reset_offsets", "all committed");
   main.replaceChildren(
     h("h1", {}, "Consumer group ", group),
     h("div", { class: "cards" }, card("state", g.state, "", "group-state"), card("members", g.members.length),
@@ -477,9 +494,42 @@ async function groupPage(group) {
     table(["member", "client id", "host", "assignment"], g.members.map((m) =>
       h("tr", {}, h("td", {}, m.member_id), h("td", {}, m.client_id), h("td", {}, m.host),
         h("td", {}, m.assignment.map((a) => `${a.topic}-${a.partition}`).join(", ") || m.assignment_error || "–"))), { testid: "member-table" }),
-    h("h2", {}, "Reset offsets"), form, unsupported("reset_offsets") ? notSupported("reset_offsets") : "", resetOut);
+    h("h2", {}, "Reset offsets"), ...reset);
   await drawChart();
   every(Math.max(500, info.lag_sample_interval_ms || 5000), drawChart);
+}
+
+// A share group (KIP-932): its members and, per share partition, the start offset (where the
+// group's undelivered records begin), the lag and the members it is assigned to (several
+// members may share a partition); its start offsets can be reset while it has no members.
+async function shareGroupPage(group) {
+  if (unsupported("share_groups")) {
+    main.replaceChildren(h("h1", {}, "Share group ", group), notSupported("share_groups"));
+    return;
+  }
+  const g = await get("/api/share-groups/" + enc(group));
+  const topics = [...new Set(g.offsets.map((r) => r.topic))];
+  const lagKnown = g.total_lag !== null && g.total_lag !== undefined;
+  main.replaceChildren(
+    h("h1", {}, "Share group ", group),
+    h("div", { class: "cards" }, card("state", g.state, "", "group-state"), card("members", g.members.length, "", "member-count"),
+      card("total lag", lagKnown ? g.total_lag : "–", lagKnown ? (g.total_lag ? "bad" : "good") : "", "total-lag"),
+      card("coordinator", g.coordinator.id), card("group epoch", g.group_epoch)),
+    h("h2", {}, "Share partitions"),
+    table(["topic", "partition", "start offset", "lag", "members"], g.offsets.map((r) =>
+      h("tr", { "data-tp": `${r.topic}-${r.partition}` }, h("td", {}, r.topic), h("td", { class: "num" }, r.partition),
+        h("td", { class: "num", "data-start": r.start_offset ?? "" }, r.start_offset ?? "–"),
+        h("td", { class: "num", "data-lag": r.lag ?? "" }, r.lag ?? "–"),
+        h("td", {}, r.members.join(", ") || r.error || "–"))),
+    { testid: "share-offset-table", num: ["partition", "start offset", "lag"] }),
+    lagKnown ? "" : h("p", { class: "muted" }, "–: the broker does not know the lag (no share-partition state with a delivered count yet, or a broker before DescribeShareGroupOffsets v1)."),
+    h("h2", {}, "Members"),
+    table(["member", "client id", "host", "assignment"], g.members.map((m) =>
+      h("tr", { "data-member": m.member_id }, h("td", {}, m.member_id), h("td", {}, m.client_id), h("td", {}, m.host),
+        h("td", {}, m.assignment.map((a) => `${a.topic}-${a.partition}`).join(", ") || "–"))), { testid: "member-table" }),
+    h("h2", {}, "Reset start offsets"),
+    h("p", { class: "muted" }, "Only a share group without members can be reset; Preview works at any time."),
+    ...resetForm(`/api/share-groups/${enc(group)}/reset-offsets`, topics, "reset_share_offsets", "all with a start offset"));
 }
 
 async function schemasPage() {
@@ -665,7 +715,8 @@ async function route() {
   const query = new URLSearchParams(qs || "");
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   const section = parts[0] || "overview";
-  for (const a of document.querySelectorAll("#nav a")) a.classList.toggle("active", a.dataset.nav === section);
+  const nav = section === "share-groups" ? "groups" : section;
+  for (const a of document.querySelectorAll("#nav a")) a.classList.toggle("active", a.dataset.nav === nav);
   try {
     if (section === "overview") await overviewPage();
     else if (section === "topics" && parts.length === 1) await topicsPage(query);
@@ -673,6 +724,8 @@ async function route() {
     else if (section === "topics" && parts[2] === "messages") await messagesPage(parts[1], query);
     else if (section === "groups" && parts.length === 1) await groupsPage();
     else if (section === "groups") await groupPage(parts[1]);
+    else if (section === "share-groups" && parts.length === 1) location.hash = "#/groups";
+    else if (section === "share-groups") await shareGroupPage(parts[1]);
     else if (section === "schemas" && parts.length === 1) await schemasPage();
     else if (section === "schemas") await subjectPage(parts[1], query);
     else if (section === "connect") await connectPage();
