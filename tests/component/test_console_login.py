@@ -72,9 +72,10 @@ def error_of(r: httpx.Response, status: int, kind: str | None = None) -> str:
 def test_without_a_session_every_api_route_is_401(console: EmbeddedConsole) -> None:
     with client(console) as http:
         assert http.get("/api/session").json() == {"login": True, "user": None, "csrf_token": None}
-        for path in ("/api/info", "/api/overview", "/api/topics", "/api/groups"):
+        for path in ("/api/info", "/api/overview", "/api/topics", "/api/groups", "/api/share-groups/sg"):
             assert "log in first" in error_of(http.get(path), 401, "unauthenticated")
         error_of(http.post("/api/topics", json={"name": "x"}), 401, "unauthenticated")
+        error_of(http.post("/api/share-groups/sg/reset-offsets", json={"mode": "earliest"}), 401, "unauthenticated")
         page = http.get("/")
         assert page.status_code == 200 and "console.js" in page.text  # the page renders the login form
         assert http.get("/static/console.js").status_code == 200

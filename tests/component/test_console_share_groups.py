@@ -194,5 +194,10 @@ def test_share_group_list_detail_and_reset(http: httpx.Client, broker: EmbeddedB
         in status(http.post(url, json={"topics": ["no-such-topic"], "mode": "latest"}), 404)["error"]
     )
     assert "does not exist" in status(http.get(f"/api/share-groups/no-such-{topic}"), 404)["error"]
+    # a reset from another site is refused, as every state-changing request is
+    forged = http.post(
+        url, json={"mode": "earliest", "dry_run": False}, headers={"Origin": "http://evil.example"}
+    )
+    assert status(forged, 403)["kind"] == "csrf"
     # a consumer group is not a share group
     assert status(http.get(f"/api/share-groups/{classic}"), 404)["kind"] == "GROUP_ID_NOT_FOUND"
