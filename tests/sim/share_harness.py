@@ -68,7 +68,7 @@ import bisect
 import random
 import tempfile
 import uuid
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -410,6 +410,7 @@ class ShareSim:
         self.clock = ManualClock()
         self.topic_id = uuid.UUID(int=self.rng.getrandbits(128))
         self.read_committed = self.rng.random() < 0.4
+        self.ever_read_committed = self.read_committed  # aborted records may have been archived
         self.reset = self.rng.choice(["earliest", "latest"])
         self.members = [f"m{i}" for i in range(p.members)]
         self.logs = [SimLog() for _ in range(p.partitions)]
@@ -539,7 +540,7 @@ class ShareSim:
         return (
             o < log.log_start_offset
             or o < self.exempt_below[p]
-            or not log.deliverable(o, self.read_committed)
+            or not log.deliverable(o, self.ever_read_committed)
             or (p, o) in self.accept_sent
             or (p, o) in self.reject_sent
             or self.max_count.get((p, o), 0) >= self.params.delivery_count_limit
@@ -770,6 +771,7 @@ class ShareSim:
             ("failover", 1),
             ("init", 6 if not self.initialized[p] else 0),
             ("roll", 1),
+            ("isolation", 1),
         ]
         kind = rng.choices([c for c, _ in choices], [w for _, w in choices])[0]
         self.stats[kind] = self.stats.get(kind, 0) + 1
@@ -865,6 +867,12 @@ class ShareSim:
             self.persister.initialize(p)
         elif kind == "roll":
             log.roll()
+        elif kind == "isolation":  # share.isolation.level changed (a group config)
+            self.read_committed = not self.read_committed
+            self.ever_read_committed |= self.read_committed
+            self.trace.append(
+                f"share.isolation.level read_{'committed' if self.read_committed else 'uncommitted'}"
+            )
 
     async def run(self) -> None:
         for p in range(self.params.partitions):
@@ -905,7 +913,7 @@ class ShareSim:
         rounds = 0
         while True:
             rounds += 1
-            if rounds > 10_000:
+            if rounds > 1_000:
                 self.fail("the share-partitions never drained")
             self.clock.advance(self.params.lock_ms + 1)
             await self.settle()
@@ -986,14 +994,23 @@ class _SimSharePartition(SharePartition):
 _running: ShareSim | None = None
 
 
-def run_share_seed(seed: int, params: ShareSimParams | None = None) -> ShareSim:
-    """Run one seeded simulation; a ShareSimViolation names the seed."""
+def run_share_seed(
+    seed: int,
+    params: ShareSimParams | None = None,
+    script: Callable[[ShareSim], Coroutine[Any, Any, None]] | None = None,
+) -> ShareSim:
+    """Run one seeded simulation; a ShareSimViolation names the seed. With ``script``, run that
+    instead of the random steps (faults off), with the same checks available."""
     global _running
     sim = ShareSim(seed, params)
 
     async def main() -> None:
         try:
-            await sim.run()
+            if script is None:
+                await sim.run()
+            else:
+                sim.faults = False
+                await script(sim)
         finally:
             for fut, _ in sim.gates:
                 fut.cancel()

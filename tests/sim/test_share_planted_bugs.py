@@ -69,7 +69,11 @@ def test_persisted_state_forgets_acknowledged_records(monkeypatch: pytest.Monkey
 
 def test_control_batches_skip_one_record_too_many(monkeypatch: pytest.MonkeyPatch) -> None:
     skip_absent = SharePartition.skip_absent
-    monkeypatch.setattr(SharePartition, "skip_absent", lambda self, upto: skip_absent(self, upto + 1))
+    monkeypatch.setattr(
+        SharePartition,
+        "skip_absent",
+        lambda self, upto, fetch_offset=None: skip_absent(self, upto + 1, fetch_offset),
+    )
     _caught("passed unfinished offset", "without reason")
 
 

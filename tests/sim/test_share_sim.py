@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 
-from tests.sim.share_harness import ShareSimParams, run_share_seed
+from tests.sim.share_harness import ShareSim, ShareSimParams, run_share_seed
+from zurau.protocol.share_states import AcknowledgeType
 
 
 def _seeds(default: int) -> list[int]:
@@ -41,3 +42,37 @@ def test_share_partition_manager_sim_without_faults() -> None:
         sim = run_share_seed(10_000 + seed, params)
         failed = {k: n for k, n in sim.stats.items() if k.startswith("ack_held_") and k != "ack_held_ok"}
         assert not failed, f"seed {10_000 + seed}: acknowledgements of held records failed: {failed}"
+
+
+def test_aborted_record_released_before_a_switch_to_read_committed_does_not_block() -> None:
+    # Regression (found by the simulation, seed 84 once share.isolation.level could change): a
+    # record of an aborted transaction, delivered under read_uncommitted and released, stayed
+    # AVAILABLE after the group switched to read_committed. A read from it that met only aborted
+    # data and control batches (here: up to the end of its segment) left the share-partition
+    # unchanged, so every later fetch read the same batches again and nothing after them was
+    # ever delivered. Such a record is now archived and the share-partition moves on.
+    async def scenario(sim: ShareSim) -> None:
+        sim.read_committed = sim.ever_read_committed = False
+        sim.reset = "earliest"
+        log = sim.logs[0]
+        now = sim.clock.now_ms()
+        log.append(1, now, producer_id=1, transactional=True)  # offset 0
+        log.end_txn(1, commit=False, now=now)  # the ABORT marker at 1
+        log.roll()
+        log.append(1, now)  # offset 2, in the next segment
+        log.high_watermark = log.log_end_offset
+        sim.persister.initialize(0)
+        sim.initialized[0] = True
+        tps = [(sim.topic_id, 0)]
+        await sim.fetch("m0", tps, 1, 1 << 20)
+        assert set(sim.holds) == {(0, 0)}  # read_uncommitted delivers the aborted record
+        await sim.acknowledge("m0", 0, [(0, int(AcknowledgeType.RELEASE))])
+        sim.read_committed = sim.ever_read_committed = True
+        for _ in range(3):
+            await sim.fetch("m1", tps, 10, 1 << 20)
+            sim.check_memory()
+        assert set(sim.holds) == {(0, 2)}
+        await sim.acknowledge("m1", 0, [(2, int(AcknowledgeType.ACCEPT))])
+        assert sim.holder(0).sp.start_offset == 3
+
+    run_share_seed(0, ShareSimParams(partitions=1), scenario)

@@ -126,6 +126,38 @@ def test_acquire_with_explicit_fetch_offset_does_not_archive_unread_records() ->
     assert sp.record_state(2) == (AV, 1, None)
 
 
+def test_skip_absent_archives_available_records_a_read_found_no_deliverable_record_for() -> None:
+    # 0..4 were delivered and 0, 2, 4 released; then (share.isolation.level now read_committed)
+    # a read from 0 met only aborted data and control batches up to 3: 0 and 2 are archived,
+    # 1 stays with its holder, 4 (not read) stays AVAILABLE.
+    _, sp = make()
+    sp.acquire("m1", [(0, 4)], 100)
+    assert sp.acknowledge("m1", [(0, 0, [R]), (2, 4, [R, A, R])]).ok
+    sp.skip_absent(3, fetch_offset=0)
+    assert sp.start_offset == 1
+    assert states(sp, 1, 4) == [(AQ, 1, "m1"), (AR, 1, None), (AK, 1, None), (AV, 1, None)]
+    assert sp.next_fetch_offset() == 4
+    # a read from above the window: the offsets become gaps
+    sp.skip_absent(7, fetch_offset=5)
+    assert sp.end_offset == 7
+    assert states(sp, 5, 7) == [(AR, 0, None)] * 3
+    assert sp.next_fetch_offset() == 4
+
+
+def test_skip_absent_without_fetch_offset_only_extends_the_window() -> None:
+    _, sp = make()
+    sp.acquire("m1", [(0, 1)], 100)
+    assert sp.acknowledge("m1", [(0, 0, [R])]).ok
+    sp.skip_absent(4)
+    assert states(sp, 0, 4) == [(AV, 1, None), (AQ, 1, "m1"), (AR, 0, None), (AR, 0, None), (AR, 0, None)]
+    sp.skip_absent(2)  # nothing new
+    assert sp.end_offset == 4
+    assert sp.acknowledge("m1", [(1, 1, [A])]).ok
+    _, sp2 = make(10)
+    sp2.skip_absent(12)  # an empty window moves past the gaps
+    assert (sp2.start_offset, sp2.end_offset) == (13, 12)
+
+
 def test_acquire_rejects_malformed_input() -> None:
     _, sp = make()
     with pytest.raises(ValueError):

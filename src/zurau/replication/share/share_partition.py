@@ -480,15 +480,24 @@ class SharePartition:
         self._advance_start()
         return expired
 
-    def skip_absent(self, upto: int) -> None:
-        """The log holds no deliverable record in ``end_offset + 1 .. upto`` (a read found only
-        control batches or aborted transactional data there): those offsets become gaps, and the
-        start offset moves past them when nothing unfinished lies below."""
-        if upto <= self._end:
-            return
-        if not self._records:
-            self._start = upto + 1
-        self._end = upto
+    def skip_absent(self, upto: int, fetch_offset: int | None = None) -> None:
+        """The log holds no deliverable record in ``fetch_offset .. upto`` (default: from
+        ``end_offset + 1``; a read from ``fetch_offset`` found only control batches or aborted
+        transactional data there): AVAILABLE records of the window there are archived (as
+        :meth:`acquire` archives those no fetched batch covers; e.g. records of an aborted
+        transaction delivered before ``share.isolation.level`` became read_committed), offsets
+        above ``end_offset`` become gaps, and the start offset moves past them when nothing
+        unfinished lies below."""
+        if fetch_offset is not None:
+            for offset, rec in self._records.items():
+                if offset > upto:
+                    break
+                if offset >= fetch_offset and rec.state is RecordState.AVAILABLE:
+                    rec.state = RecordState.ARCHIVED
+        if upto > self._end:
+            if not self._records:
+                self._start = upto + 1
+            self._end = upto
         self._advance_start()
 
     def update_log_start_offset(self, log_start_offset: int) -> None:

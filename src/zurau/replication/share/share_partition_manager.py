@@ -689,10 +689,11 @@ class SharePartitionManager:
                 continue  # their offsets are gaps: never delivered
             spans.append((hdr.base_offset, last, pos, hdr.size))
         if not spans:  # only control batches or aborted data: those offsets are gaps
+            # (an AVAILABLE record there, e.g. of an aborted transaction delivered before the
+            # group switched to read_committed, is archived: else every fetch would read it again)
             last_read = max(hdr.base_offset + hdr.last_offset_delta for _pos, hdr in iter_batches(buf))
-            if fetch_at > sp.end_offset:
-                sp.skip_absent(min(last_read, upto - 1))
-                self._changed(h)
+            sp.skip_absent(min(last_read, upto - 1), fetch_offset=fetch_at)
+            self._changed(h)
             return None
         acquired = sp.acquire(
             member_id,
