@@ -20,7 +20,8 @@ Members fetch (acquire), acknowledge (ACCEPT/RELEASE/REJECT, sometimes offsets t
 hold), close their share sessions; time advances (locks expire); the partition's leadership
 moves (``on_resigned`` and a new leader epoch, sometimes only the epoch bump, sometimes a period
 of not leading); records, transactional records and markers are produced; the log start offset
-moves. A step starts one operation, sometimes two or three whose tasks then interleave; held
+moves; the cleaner removes whole batches (compaction); ``share.isolation.level`` and
+``share.record.lock.duration.ms`` change now and then. A step starts one operation, sometimes two or three whose tasks then interleave; held
 reads and writes complete in later steps, so operations also overlap across steps. Everything is
 drawn from one ``random.Random(seed)``; virtual time moves only when a step advances it, and
 after every step the loop runs until no callback is ready, so a seed replays the same run
@@ -65,6 +66,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import os
 import random
 import tempfile
 import uuid
@@ -126,6 +128,7 @@ class _Batch:
     pos: int
     size: int
     segment: int
+    plain: bool  # neither transactional nor control: the cleaner may remove it
 
 
 class SimLog:
@@ -145,6 +148,7 @@ class SimLog:
         self.aborted_offsets: set[int] = set()
         self.aborted: list[AbortedTxn] = []
         self.open_txns: dict[int, list[int]] = {}  # producer id -> offsets of its open transaction
+        self.removed: set[int] = set()  # offsets whose batch compaction removed
 
     def close(self) -> None:
         self._file.close()
@@ -158,14 +162,15 @@ class SimLog:
         return (
             offset < self.log_end_offset
             and offset not in self.control
+            and offset not in self.removed
             and not (read_committed and offset in self.aborted_offsets)
         )
 
-    def _write(self, base: int, last: int, data: bytes) -> None:
+    def _write(self, base: int, last: int, data: bytes, plain: bool = False) -> None:
         self._file.seek(self._size)
         self._file.write(data)
         self._file.flush()
-        self.batches.append(_Batch(base, last, self._size, len(data), self.segment))
+        self.batches.append(_Batch(base, last, self._size, len(data), self.segment, plain))
         self._lasts.append(last)
         self._size += len(data)
         self.log_end_offset = last + 1
@@ -185,6 +190,7 @@ class SimLog:
                 base_sequence=0 if txn else -1,
                 is_transactional=transactional,
             ),
+            plain=not transactional,
         )
         if transactional:
             self.open_txns.setdefault(producer_id, []).extend(range(base, base + n))
@@ -200,6 +206,29 @@ class SimLog:
 
     def roll(self) -> None:
         self.segment += 1
+
+    def compact(self, rng: random.Random) -> tuple[int, int] | None:
+        """The cleaner removes one plain batch below the high watermark (never the last batch):
+        the file is rewritten without it, as a cleaned segment is. Returns its offsets."""
+        cands = [i for i, b in enumerate(self.batches[:-1]) if b.plain and b.last < self.high_watermark]
+        if not cands:
+            return None
+        gone = self.batches.pop(rng.choice(cands))
+        self._lasts = [b.last for b in self.batches]
+        self.removed.update(range(gone.base, gone.last + 1))
+        old = self._file
+        self._file = tempfile.TemporaryFile()
+        self.fd = self._file.fileno()
+        pos = 0
+        for b in self.batches:
+            data = os.pread(old.fileno(), b.size, b.pos)
+            self._file.write(data)
+            b.pos = pos
+            pos += b.size
+        self._file.flush()
+        self._size = pos
+        old.close()
+        return gone.base, gone.last
 
     def aborted_transactions(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
         return [a for a in self.aborted if a.last_offset >= fetch_offset and a.first_offset < upper_bound]
@@ -236,14 +265,15 @@ class SimPartition:
 # ---------------------------------------------------------------------------------- the persister
 
 
-def _expand(s: SharePartitionState | None, upto: int) -> dict[int, tuple[int, int]] | None:
-    """Offset -> (state, count) of the persisted state for offsets below ``upto`` (below the
-    start offset: ACKNOWLEDGED, the exact state forgotten); None if uninitialized."""
+def _expand(s: SharePartitionState | None, lo: int, upto: int) -> dict[int, tuple[int, int]] | None:
+    """Offset -> (state, count) of the persisted state for offsets in ``[lo, upto)`` that are
+    below the start offset (ACKNOWLEDGED: finished, the exact state forgotten) or in a batch;
+    None if uninitialized."""
     if s is None or s.start_offset < 0:
         return None
-    out = {o: (int(RecordState.ACKNOWLEDGED), 0) for o in range(0, min(s.start_offset, upto))}
+    out = {o: (int(RecordState.ACKNOWLEDGED), 0) for o in range(lo, min(s.start_offset, upto))}
     for b in s.state_batches:
-        for o in range(b.first_offset, min(b.last_offset + 1, upto)):
+        for o in range(max(b.first_offset, lo), min(b.last_offset + 1, upto)):
             out[o] = (b.delivery_state, b.delivery_count)
     return out
 
@@ -411,6 +441,7 @@ class ShareSim:
         self.topic_id = uuid.UUID(int=self.rng.getrandbits(128))
         self.read_committed = self.rng.random() < 0.4
         self.ever_read_committed = self.read_committed  # aborted records may have been archived
+        self.lock_ms = p.lock_ms  # share.record.lock.duration.ms of the group (changes now and then)
         self.reset = self.rng.choice(["earliest", "latest"])
         self.members = [f"m{i}" for i in range(p.members)]
         self.logs = [SimLog() for _ in range(p.partitions)]
@@ -445,6 +476,7 @@ class ShareSim:
         self.reject_sent: set[tuple[int, int]] = set()
         self.max_count: dict[tuple[int, int], int] = {}
         self.exempt_below = [0] * p.partitions  # below the start share.auto.offset.reset chose
+        self.passed_checked = [0] * p.partitions  # offsets below: checked as justified
         self.delivered_total = 0
         self.acked_ok_total = 0
         self.stats: dict[str, int] = {}
@@ -476,6 +508,8 @@ class ShareSim:
     def _group_config(self, group_id: str, name: str) -> str | None:
         if name == "share.auto.offset.reset":
             return self.reset
+        if name == "share.record.lock.duration.ms":
+            return str(self.lock_ms)
         if name == "share.isolation.level":
             return "read_committed" if self.read_committed else "read_uncommitted"
         return None
@@ -562,15 +596,17 @@ class ShareSim:
             self.exempt_below[p] = max(self.exempt_below[p], after.start_offset)
         if before is not None and before.start_offset > after.start_offset:
             self.fail(f"p{p}: persisted start offset went back {before.start_offset} -> {after.start_offset}")
-        b = _expand(before, upto)
-        a = _expand(after, upto)
+        # offsets below the earlier start offset were checked by earlier writes
+        lo = before.start_offset if before is not None and before.start_offset >= 0 else 0
+        b = _expand(before, lo, upto)
+        a = _expand(after, lo, upto)
         if a is None:
             return
         if b is not None:
-            for o in range(upto):
+            for o in range(lo, upto):
                 sb, cb = b.get(o, (int(RecordState.AVAILABLE), 0))
                 sa, ca = a.get(o, (int(RecordState.AVAILABLE), 0))
-                if sb in _FINISHED and (sb, cb) != (int(RecordState.ACKNOWLEDGED), 0) and sa not in _FINISHED:
+                if sb in _FINISHED and sa not in _FINISHED:
                     self.fail(f"p{p}: persisted offset {o} went from {sb}/{cb} back to {sa}/{ca}")
                 if o >= after.start_offset and sa not in _FINISHED and ca < cb:
                     self.fail(f"p{p}: persisted delivery count of {o} went down {cb} -> {ca}")
@@ -590,9 +626,12 @@ class ShareSim:
             inc = self._incarnation(p, h)
             sp = h.sp
             log = self.logs[p]
-            for o in range(max(log.log_start_offset, self.exempt_below[p]), sp.start_offset):
+            # (justifications only accumulate: offsets checked once stay justified)
+            lo = max(log.log_start_offset, self.exempt_below[p], self.passed_checked[p])
+            for o in range(lo, sp.start_offset):
                 if not self.justified(p, o):
                     self.fail(f"p{p}: start offset {sp.start_offset} passed unfinished offset {o}")
+            self.passed_checked[p] = max(self.passed_checked[p], sp.start_offset)
             acquired = 0
             for o in range(sp.start_offset, sp.end_offset + 1):
                 state, count, owner = sp.record_state(o)
@@ -682,7 +721,7 @@ class ShareSim:
                     if a.delivery_count <= self.max_count.get(key, 0):  # a reload forgot an acquisition
                         self.stats["count_not_up"] = self.stats.get("count_not_up", 0) + 1
                     inc.deliveries[o] = inc.deliveries.get(o, 0) + 1
-                    self.holds[key] = _Hold(member, h, now + self.params.lock_ms)
+                    self.holds[key] = _Hold(member, h, now + self.lock_ms)
                     self.max_count[key] = max(self.max_count.get(key, 0), a.delivery_count)
         if total > max_records:
             self.fail(f"{total} records acquired, more than max_records {max_records}")
@@ -772,6 +811,8 @@ class ShareSim:
             ("init", 6 if not self.initialized[p] else 0),
             ("roll", 1),
             ("isolation", 1),
+            ("lock", 1),
+            ("compact", 2),
         ]
         kind = rng.choices([c for c, _ in choices], [w for _, w in choices])[0]
         self.stats[kind] = self.stats.get(kind, 0) + 1
@@ -867,6 +908,15 @@ class ShareSim:
             self.persister.initialize(p)
         elif kind == "roll":
             log.roll()
+        elif kind == "lock":  # share.record.lock.duration.ms changed: later locks may end sooner
+            self.lock_ms = rng.choice(
+                [self.params.lock_ms // 4, self.params.lock_ms, self.params.lock_ms * 2]
+            )
+            self.trace.append(f"share.record.lock.duration.ms {self.lock_ms}")
+        elif kind == "compact":
+            removed = log.compact(rng)
+            if removed is not None:
+                self.trace.append(f"compaction removed p{p} {removed[0]}..{removed[1]}")
         elif kind == "isolation":  # share.isolation.level changed (a group config)
             self.read_committed = not self.read_committed
             self.ever_read_committed |= self.read_committed
@@ -915,7 +965,7 @@ class ShareSim:
             rounds += 1
             if rounds > 1_000:
                 self.fail("the share-partitions never drained")
-            self.clock.advance(self.params.lock_ms + 1)
+            self.clock.advance(max(self.lock_ms, self.params.lock_ms) * 2 + 1)
             await self.settle()
             before = self.delivered_total
             for m in self.members:
@@ -938,7 +988,7 @@ class ShareSim:
         for p, log in enumerate(self.logs):
             state = self.persister.state(p)
             assert state is not None
-            exp = _expand(state, log.log_end_offset) or {}
+            exp = _expand(state, 0, log.log_end_offset) or {}
             for o in range(max(log.log_start_offset, self.exempt_below[p]), log.log_end_offset):
                 if not log.deliverable(o, self.read_committed):
                     continue
