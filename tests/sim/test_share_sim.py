@@ -2,9 +2,9 @@
 
 Each seed runs members fetching, acknowledging and closing sessions against the real
 share-partition manager, with lock expiry, leadership changes, share-coordinator write failures
-and delays, DeleteRecords, transactions and a share-coordinator failover, then drains; the
-properties of the harness docstring are checked after every step. A failure names its seed;
-replay one with::
+and delays, DeleteRecords, compaction, transactions, group config changes and share-coordinator
+failovers, then drains; the properties of the harness docstring are checked after every step. A
+failure names its seed (in either test); replay one with::
 
     ZURAU_SHARE_SIM_SEED=1234 .venv/bin/pytest tests/sim/test_share_sim.py
 
@@ -19,11 +19,11 @@ from tests.sim.share_harness import ShareSim, ShareSimParams, run_share_seed
 from zurau.protocol.share_states import AcknowledgeType
 
 
-def _seeds(default: int) -> list[int]:
+def _seeds(default: int, base: int = 0) -> list[int]:
     one = os.environ.get("ZURAU_SHARE_SIM_SEED")
     if one is not None:
         return [int(one)]
-    return list(range(int(os.environ.get("ZURAU_SHARE_SIM_SEEDS", default))))
+    return [base + s for s in range(int(os.environ.get("ZURAU_SHARE_SIM_SEEDS", default)))]
 
 
 def test_share_partition_manager_sim() -> None:
@@ -38,10 +38,10 @@ def test_share_partition_manager_sim_without_faults() -> None:
     # Without share-coordinator failures and delays every acknowledgement of records the member
     # holds succeeds (leadership still moves, locks still expire).
     params = ShareSimParams(write_failure=0.0, read_failure=0.0, delay=0.0)
-    for seed in _seeds(30):
-        sim = run_share_seed(10_000 + seed, params)
+    for seed in _seeds(30, base=10_000):
+        sim = run_share_seed(seed, params)
         failed = {k: n for k, n in sim.stats.items() if k.startswith("ack_held_") and k != "ack_held_ok"}
-        assert not failed, f"seed {10_000 + seed}: acknowledgements of held records failed: {failed}"
+        assert not failed, f"seed {seed}: acknowledgements of held records failed: {failed}"
 
 
 def test_aborted_record_released_before_a_switch_to_read_committed_does_not_block() -> None:
