@@ -481,7 +481,8 @@ class ShareSim:
         self.acked_ok_total = 0
         self.stats: dict[str, int] = {}
         self.violation: ShareSimViolation | None = None
-        self.ack_validity: dict[int, bool] = {}  # id(acknowledgement batches) -> held when applied
+        # id(acknowledgement batches) -> held when applied (None: either outcome is right)
+        self.ack_validity: dict[int, bool | None] = {}
 
     # ------------------------------------------------------------------ plumbing
 
@@ -730,12 +731,22 @@ class ShareSim:
     def on_apply_ack(self, sp: Any, member: str, batches: Any) -> None:
         """The manager is about to apply ``member``'s acknowledgement ``batches`` to ``sp``: decide
         now whether the member holds every offset (so whether it must succeed, but for a failed
-        write); either way it no longer holds them afterwards."""
+        write); either way it no longer holds them afterwards.
+
+        One case is left open (None): ``sp`` is loaded but of an earlier leader epoch. That
+        happens when the epoch moved (without ``on_resigned``) while the load's first write was
+        held: the acknowledgement waiting for that load then meets the old share-partition. It
+        may succeed -- its write carries the old epoch, which the share coordinator fences as soon
+        as a load at the new epoch has read, so it succeeds only if no new incarnation exists
+        yet, and such a load will read it -- or fail."""
         p = next(
             (q for q in range(self.params.partitions) if (h := self.holder(q)) is not None and h.sp is sp),
             None,
         )
-        valid = p is not None
+        if p is None and any(h.sp is sp for h in self.mgr._holders.values()):
+            self.ack_validity[id(batches)] = None
+            return
+        valid: bool | None = p is not None
         offsets = [o for first, last, _t in batches for o in range(first, last + 1)]
         if p is not None:
             for o in offsets:
@@ -768,12 +779,11 @@ class ShareSim:
                 self.reject_sent.add((p, o))
         res = (await self.mgr.acknowledge(GROUP, member, {(self.topic_id, p): batches}))[(self.topic_id, p)]
         valid = self.ack_validity.pop(id(batches), False)  # False: it never reached the state
-        self.stats[f"ack_{'held' if valid else 'not_held'}_{'ok' if res.ok else res.error_code}"] = (
-            self.stats.get(f"ack_{'held' if valid else 'not_held'}_{'ok' if res.ok else res.error_code}", 0)
-            + 1
-        )
+        kind = "stale" if valid is None else "held" if valid else "not_held"
+        stat = f"ack_{kind}_{'ok' if res.ok else res.error_code}"
+        self.stats[stat] = self.stats.get(stat, 0) + 1
         if res.ok:
-            if not valid:
+            if valid is False:
                 self.fail(f"p{p}: {member}'s acknowledgement {batches} of records it does not hold succeeded")
             self.acked_ok_total += len(acks)
             for o, t in acks:
