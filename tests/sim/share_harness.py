@@ -47,8 +47,9 @@ Properties (checked after every step, at every delivery and at the end; a violat
 3. Nothing is lost: at the end every open transaction is ended, faults stop, and all members
    accept everything until nothing is left; then every deliverable offset at or above the log
    start offset (and at or above the start ``share.auto.offset.reset`` chose) is finished in the
-   share coordinator's state and justified: an ACCEPT or REJECT was sent for it (ACKNOWLEDGED
-   ones: an ACCEPT), or it was delivered ``delivery_count_limit`` times; a reload then delivers
+   share coordinator's state and justified: an ACCEPT or REJECT of it by its holder reached the
+   state machine (whatever the answer; ACKNOWLEDGED ones: an ACCEPT), or it was delivered
+   ``delivery_count_limit`` times; a reload then delivers
    nothing. During the run too, every offset the in-memory state or the share coordinator holds
    as finished, or has passed, is justified the same way or is not deliverable (a control
    record, an aborted record under read_committed, below the log start offset).
@@ -743,9 +744,7 @@ class ShareSim:
             (q for q in range(self.params.partitions) if (h := self.holder(q)) is not None and h.sp is sp),
             None,
         )
-        if p is None and any(h.sp is sp for h in self.mgr._holders.values()):
-            self.ack_validity[id(batches)] = None
-            return
+        stale = next((q for (_g, _t, q), h in self.mgr._holders.items() if h.sp is sp), None)
         valid: bool | None = p is not None
         offsets = [o for first, last, _t in batches for o in range(first, last + 1)]
         if p is not None:
@@ -756,6 +755,16 @@ class ShareSim:
             if valid:
                 for o in offsets:
                     del self.holds[(p, o)]
+        elif stale is not None:
+            p, valid = stale, None
+        if p is not None and valid is not False:  # it may take effect: the offsets may finish
+            for first, last, types in batches:
+                for i, o in enumerate(range(first, last + 1)):
+                    t = types[i] if len(types) > 1 else types[0]
+                    if t == AcknowledgeType.ACCEPT:
+                        self.accept_sent.add((p, o))
+                    elif t == AcknowledgeType.REJECT:
+                        self.reject_sent.add((p, o))
         self.ack_validity[id(batches)] = valid
 
     async def acknowledge(self, member: str, p: int, acks: list[tuple[int, int]]) -> None:
@@ -772,11 +781,6 @@ class ShareSim:
                 types = types[:1]
             batches.append((run[0][0], run[-1][0], types))
             i = j + 1
-        for o, t in acks:
-            if t == AcknowledgeType.ACCEPT:
-                self.accept_sent.add((p, o))
-            elif t == AcknowledgeType.REJECT:
-                self.reject_sent.add((p, o))
         res = (await self.mgr.acknowledge(GROUP, member, {(self.topic_id, p): batches}))[(self.topic_id, p)]
         valid = self.ack_validity.pop(id(batches), False)  # False: it never reached the state
         kind = "stale" if valid is None else "held" if valid else "not_held"
