@@ -305,6 +305,16 @@ class SharePartition:
             if rec.state is RecordState.ACQUIRED and (member_id is None or rec.owner == member_id)
         )
 
+    def delivery_complete_count(self) -> int:
+        """How many offsets of the window (``start_offset..end_offset``) are finished
+        (acknowledged, archived, or gaps): what WriteShareGroupState v1 carries as
+        ``DeliveryCompleteCount`` so that the lag (high watermark - start offset - this) counts only
+        records still to deliver."""
+        if not self._records:
+            return 0
+        unfinished = sum(1 for rec in self._records.values() if rec.state not in _FINISHED)
+        return self._end - self._start + 1 - unfinished
+
     def next_release_due(self) -> int | None:
         """The earliest time (epoch ms) a record released with a redelivery delay becomes
         deliverable again, for the caller's timer (None: none is waiting)."""

@@ -364,6 +364,7 @@ class SharePartitionManager:
                 "state_epoch": h.state_epoch,
                 "leader_epoch": h.leader_epoch,
                 "start_offset": start,
+                "delivery_complete_count": h.sp.delivery_complete_count(),
                 "state_batches": [
                     {
                         "first_offset": b.first_offset,
