@@ -582,10 +582,15 @@ class SharePartition:
 
 def _runs(acquired: list[tuple[int, int]]) -> list[AcquiredRecords]:
     out: list[AcquiredRecords] = []
-    for offset, count in acquired:
-        if out and out[-1].last_offset + 1 == offset and out[-1].delivery_count == count:
-            prev = out[-1]
-            out[-1] = AcquiredRecords(prev.first_offset, offset, count)
-        else:
-            out.append(AcquiredRecords(offset, offset, count))
+    if not acquired:
+        return out
+    first, count = acquired[0]
+    last = first
+    for offset, c in acquired[1:]:
+        if offset == last + 1 and c == count:
+            last = offset
+            continue
+        out.append(AcquiredRecords(first, last, count))
+        first, last, count = offset, offset, c
+    out.append(AcquiredRecords(first, last, count))
     return out

@@ -574,14 +574,19 @@ class SharePartitionManager:
 
     def _count(self, group_id: str, batches: Sequence[Any]) -> None:
         """Count accepted and released records (rejections are counted as failures)."""
+        accepted = released = 0
         for first, last, types in batches:
-            n = last - first + 1
-            kinds = types if len(types) > 1 else [types[0]] * n
-            for t in kinds:
-                if t == AcknowledgeType.ACCEPT:
-                    self.counts[(group_id, "accepted")] += 1
-                elif t == AcknowledgeType.RELEASE:
-                    self.counts[(group_id, "released")] += 1
+            if len(types) == 1:  # one type for the whole range (what clients send)
+                n = last - first + 1
+                accepted += n if types[0] == AcknowledgeType.ACCEPT else 0
+                released += n if types[0] == AcknowledgeType.RELEASE else 0
+            else:
+                accepted += types.count(AcknowledgeType.ACCEPT)
+                released += types.count(AcknowledgeType.RELEASE)
+        if accepted:
+            self.counts[(group_id, "accepted")] += accepted
+        if released:
+            self.counts[(group_id, "released")] += released
 
     async def release_member(
         self, group_id: str, member_id: str, tps: Iterable[tuple[uuid.UUID, int]]
