@@ -76,10 +76,12 @@ def fill_tansu(bootstrap: str) -> None:
 def test_every_page_works_against_tansu(browser: WebDriver, tansu: TansuProcess, screenshots: Path) -> None:
     fill_tansu(tansu.bootstrap_servers)
     with EmbeddedConsole(tansu.bootstrap_servers, lag_sample_interval=0.3) as console:
-        # The console read Tansu's ApiVersions: no DescribeLogDirs, so no disk use; the rest is served.
+        # The console read Tansu's ApiVersions: no DescribeLogDirs, so no disk use, and no share
+        # groups (KIP-932); the rest is served.
         unsupported = httpx.get(console.url + "/api/info", timeout=30).json()["unsupported"]
-        assert set(unsupported) == {"disk_use"}, unsupported
+        assert set(unsupported) == {"disk_use", "share_groups", "reset_share_offsets"}, unsupported
         assert "DescribeLogDirs" in unsupported["disk_use"]
+        assert "AlterShareGroupOffsets" in unsupported["reset_share_offsets"]
 
         console_errors(browser)
         pages = [
