@@ -228,13 +228,13 @@ def _share_fetch_v1_response_body() -> bytes:
     moved = struct_(
         i32(1), i16(6), cstr("leader moved"), i16(0), cstr(None),
         struct_(i32(2), i32(8)),
-        cbytes(None),
+        cbytes(b""),
         carray([]),
     )  # fmt: skip
     ack_failed = struct_(
         i32(2), i16(0), cstr(None), i16(124), cstr("record state"),  # INVALID_RECORD_STATE
         struct_(i32(1), i32(7)),
-        cbytes(None),
+        cbytes(b""),
         carray([]),
     )  # fmt: skip
     return (
@@ -277,7 +277,7 @@ SHARE_FETCH_V1_RESPONSE = {
                     "acknowledge_error_code": 0,
                     "acknowledge_error_message": None,
                     "current_leader": {"leader_id": 2, "leader_epoch": 8},
-                    "records": None,
+                    "records": b"",
                     "acquired_records": [],
                 },
                 {
@@ -287,7 +287,7 @@ SHARE_FETCH_V1_RESPONSE = {
                     "acknowledge_error_code": 124,
                     "acknowledge_error_message": "record state",
                     "current_leader": {"leader_id": 1, "leader_epoch": 7},
-                    "records": None,
+                    "records": b"",
                     "acquired_records": [],
                 },
             ],
@@ -302,6 +302,21 @@ def test_share_fetch_response(version: int) -> None:
     """The response did not change in v2: the same bytes serve both versions."""
     frame = response_frame(77, _share_fetch_v1_response_body())
     _roundtrip_response(ApiKey.SHARE_FETCH, version, frame, SHARE_FETCH_V1_RESPONSE)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_share_fetch_response_records_are_never_null(version: int) -> None:
+    """Kafka 4.1+ made Records non-nullable from v1 (an ack-only or error partition carries
+    empty records); librdkafka fails the whole response on a null (MessageSetSize -1)."""
+    body = dict(SHARE_FETCH_V1_RESPONSE)
+    body["responses"] = [
+        {
+            "topic_id": TOPIC_A,
+            "partitions": [{**SHARE_FETCH_V1_RESPONSE["responses"][0]["partitions"][1], "records": None}],
+        }
+    ]
+    with pytest.raises(ValueError, match="not nullable"):
+        encode_response(ApiKey.SHARE_FETCH, version, 77, body)
 
 
 # --------------------------------------------------------------------------- ShareAcknowledge

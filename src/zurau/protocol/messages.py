@@ -2731,7 +2731,7 @@ class ShareFetchResponseResponsesPartitions(TypedDict, total=False):
     acknowledge_error_code: int
     acknowledge_error_message: str | None  # nullable v0+
     current_leader: ShareFetchResponseResponsesPartitionsCurrentLeader
-    records: Records | None  # nullable v0+
+    records: Records | None  # nullable v0
     acquired_records: list[ShareFetchResponseResponsesPartitionsAcquiredRecords]
 
 

@@ -18,7 +18,8 @@ Served only with ``group.share.enable=true`` (:data:`ENABLED_BY`). Steps, as Kaf
 5. On epoch -1 the member's acquired records on the session's partitions are released and the
    session is removed.
 
-A partition appears in the answer if it has records, an error, or an acknowledgement result.
+A partition appears in the answer if it has records, an error, or an acknowledgement result; its
+records are empty, never null, when it has none (Kafka 4.1+: non-nullable from v1).
 Per-partition errors: UNKNOWN_TOPIC_ID, TOPIC_AUTHORIZATION_FAILED, NOT_LEADER_OR_FOLLOWER (with
 the current leader and its endpoint), the share coordinator's errors. v2 (KIP-1222 renew
 acknowledgements and record-limit acquire mode) is answered as v1: ``is_renew_ack`` requests are
@@ -179,7 +180,7 @@ def _response(
                 "acknowledge_error_code": a.error_code if a is not None else 0,
                 "acknowledge_error_message": a.error_message if a is not None else None,
                 "current_leader": leader,
-                "records": f.records if f is not None else None,
+                "records": f.records if f is not None and f.records is not None else b"",
                 "acquired_records": [
                     {
                         "first_offset": r.first_offset,

@@ -80,7 +80,9 @@ PARTITION_DATA = Struct(
     F("acknowledge_error_code", INT16),
     F("acknowledge_error_message", STRING, nullable="0+"),  # Kafka's default: null
     F("current_leader", LEADER_ID_AND_EPOCH),
-    F("records", RECORDS, nullable="0+"),
+    # Kafka 4.1+: nullable only in v0 (early access); v1+ partitions always carry records, empty
+    # when none (an ack-only or error partition), and librdkafka rejects a null here.
+    F("records", RECORDS, nullable="0"),
     F("acquired_records", Array(ACQUIRED_RECORDS)),
 )
 
