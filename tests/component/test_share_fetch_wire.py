@@ -1,4 +1,4 @@
-"""ShareFetch's answer on the wire (KIP-932) through a real socket, as librdkafka parses it.
+"""ShareFetch's answer on the wire (KIP-932) through a real socket, as librdkafka expects it.
 
 An in-process broker with ``group.share.enable=true``: a member joins with raw
 ShareGroupHeartbeat requests until its partition is assigned, acquires records with a ShareFetch
@@ -6,7 +6,8 @@ that opens a share session, then acknowledges them in the next ShareFetch of the
 partition that is in the answer only for its acknowledgement result carries empty records, never
 null: Kafka 4.1+ made ``Records`` non-nullable from v1 (``MemoryRecords.EMPTY``), and librdkafka
 drops the whole response on a null (``invalid MessageSetSize -1``), failing the acknowledgement
-with INVALID_MSG (its test 0170's ``do_test_subscription_change_acks_pending``).
+with INVALID_MSG (its test 0170's ``do_test_subscription_change_acks_pending``). A fetch with
+``max_bytes`` 0 acquires nothing (librdkafka's test 0180 ``fetch.max.bytes=0``).
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ def _share_fetch(
     topic_id: uuid.UUID,
     acks: list[dict[str, Any]] | None = None,
     max_wait_ms: int = 500,
+    max_bytes: int = 1 << 20,
 ) -> dict[str, Any]:
     return {
         "group_id": GROUP,
@@ -98,7 +100,7 @@ def _share_fetch(
         "share_session_epoch": epoch,
         "max_wait_ms": max_wait_ms,
         "min_bytes": 1,
-        "max_bytes": 1 << 20,
+        "max_bytes": max_bytes,
         "max_records": 100,
         "batch_size": 100,
         "topics": [
@@ -111,32 +113,44 @@ def _share_fetch(
     }
 
 
-async def test_an_acknowledgement_only_partition_carries_empty_records(
-    broker: EmbeddedBroker, conn: BrokerConnection
-) -> None:
-    topic = "wire-acks"
-    broker.create_topic(topic)
+async def _produce(broker: EmbeddedBroker, topic: str, n: int) -> None:
     async with Producer(ClientConfig.from_props({"bootstrap.servers": broker.bootstrap_servers})) as p:
-        for i in range(3):
+        for i in range(n):
             await p.send(topic, b"v%d" % i, partition=0)
         await p.flush()
+
+
+async def _session_with_records(
+    broker: EmbeddedBroker, conn: BrokerConnection, topic: str
+) -> tuple[str, uuid.UUID]:
+    """A member assigned ``topic``'s one partition, with a share session open on it (epoch 0
+    sent, so the next epoch is 1) and three records available to acquire. share.auto.offset.reset
+    is latest: records written before the state is first read are not delivered, so they are
+    written after the opening fetch has loaded the share-partition."""
+    broker.create_topic(topic)
     member = await _assigned_member(conn, topic)
     t = broker.broker.group_coordinator.core.topics.get(topic)
     assert t is not None
-    # share.auto.offset.reset is latest: records written before the state is first read are not
-    # delivered, so write three more once the share-partition has been loaded (the first fetch).
     r = await conn.request(ApiKey.SHARE_FETCH, _share_fetch(member, 0, t.topic_id, max_wait_ms=0), version=1)
     assert r["error_code"] == 0, r
-    async with Producer(ClientConfig.from_props({"bootstrap.servers": broker.bootstrap_servers})) as p:
-        for i in range(3):
-            await p.send(topic, b"w%d" % i, partition=0)
-        await p.flush()
+    await _produce(broker, topic, 3)
+    return member, t.topic_id
+
+
+def _acquired(r: dict[str, Any]) -> list[dict[str, Any]]:
+    return [a for tr in r["responses"] for pr in tr["partitions"] for a in pr["acquired_records"]]
+
+
+async def test_an_acknowledgement_only_partition_carries_empty_records(
+    broker: EmbeddedBroker, conn: BrokerConnection
+) -> None:
+    member, topic_id = await _session_with_records(broker, conn, "wire-acks")
     epoch, acquired = 1, list[dict[str, Any]]()
     for _ in range(40):
-        r = await conn.request(ApiKey.SHARE_FETCH, _share_fetch(member, epoch, t.topic_id), version=1)
+        r = await conn.request(ApiKey.SHARE_FETCH, _share_fetch(member, epoch, topic_id), version=1)
         assert r["error_code"] == 0, r
         epoch += 1
-        acquired = [a for tr in r["responses"] for pr in tr["partitions"] for a in pr["acquired_records"]]
+        acquired = _acquired(r)
         if acquired:
             break
     assert acquired, "no records were acquired"
@@ -149,10 +163,30 @@ async def test_an_acknowledgement_only_partition_carries_empty_records(
         for a in acquired
     ]
     r = await conn.request(
-        ApiKey.SHARE_FETCH, _share_fetch(member, epoch, t.topic_id, acks, max_wait_ms=0), version=1
+        ApiKey.SHARE_FETCH, _share_fetch(member, epoch, topic_id, acks, max_wait_ms=0), version=1
     )
     assert r["error_code"] == 0, r
     parts = [pr for tr in r["responses"] for pr in tr["partitions"]]
     assert [(pr["partition_index"], pr["acknowledge_error_code"]) for pr in parts] == [(0, 0)]
     assert parts[0]["acquired_records"] == []
     assert parts[0]["records"] is not None and len(parts[0]["records"]) == 0
+
+
+async def test_a_zero_byte_budget_acquires_nothing(broker: EmbeddedBroker, conn: BrokerConnection) -> None:
+    """``max_bytes`` 0 (librdkafka's ``fetch.max.bytes=0``) answers at once with no records, as
+    Kafka does; the records stay available to the next fetch with a budget."""
+    member, topic_id = await _session_with_records(broker, conn, "wire-zero-bytes")
+    for epoch in (1, 2):
+        r = await conn.request(
+            ApiKey.SHARE_FETCH,
+            _share_fetch(member, epoch, topic_id, max_wait_ms=60_000, max_bytes=0),
+            version=1,
+        )
+        assert r["error_code"] == 0, r
+        assert _acquired(r) == []
+    epoch, acquired = 3, list[dict[str, Any]]()
+    while not acquired and epoch < 40:
+        r = await conn.request(ApiKey.SHARE_FETCH, _share_fetch(member, epoch, topic_id), version=1)
+        epoch += 1
+        acquired = _acquired(r)
+    assert [(a["first_offset"], a["last_offset"], a["delivery_count"]) for a in acquired] == [(0, 2, 1)]

@@ -11,10 +11,12 @@ Served only with ``group.share.enable=true`` (:data:`ENABLED_BY`). Steps, as Kaf
    partitions are added to the session and its forgotten partitions removed.
 3. Acknowledgements of the request's partitions are applied and written durably; each such
    partition's ``acknowledge_error_code`` says how it went.
-4. Unless closing (epoch -1) or ``max_records`` is 0: records are acquired for the member from
-   every partition of its session, up to ``max_records`` and about ``max_bytes`` in all. When
-   nothing was acquired the request waits up to ``max_wait_ms`` for new data on those partitions
-   (or for locks that expire there), then tries again.
+4. Unless closing (epoch -1): records are acquired for the member from every partition of its
+   session, up to ``max_records`` and about ``max_bytes`` (capped at ``fetch.max.bytes``) in all.
+   When nothing was acquired the request waits up to ``max_wait_ms`` for new data on those
+   partitions (or for locks that expire there), then tries again. ``max_records`` or
+   ``max_bytes`` 0 (or less) acquires nothing and answers at once (Kafka: no records either, its
+   share fetch failing on a zero byte budget; librdkafka's ``fetch.max.bytes=0`` relies on it).
 5. On epoch -1 the member's acquired records on the session's partitions are released and the
    session is removed.
 
@@ -118,7 +120,7 @@ async def handle(ctx: RequestContext, req: ShareFetchRequest) -> ShareFetchRespo
     if epoch == FINAL_EPOCH:
         await m.release_member(group_id, member_id, list(session.partitions))
         m.sessions.remove(group_id, member_id)
-    elif req["max_records"] > 0:
+    elif req["max_records"] > 0 and req["max_bytes"] > 0:
         fetchable = [tp for tp in session.partitions if tp not in errors]
         fetched = await _fetch(ctx, group_id, member_id, fetchable, req)
     for tp in session.partitions:
@@ -131,7 +133,7 @@ async def _fetch(
     ctx: RequestContext, group_id: str, member_id: str, tps: list[TopicIdPartition], req: ShareFetchRequest
 ) -> dict[TopicIdPartition, FetchedSharePartition]:
     m = manager(ctx)
-    max_bytes = req["max_bytes"] if req["max_bytes"] > 0 else 2**31 - 1
+    max_bytes = min(req["max_bytes"], int(ctx.config.get("fetch.max.bytes")))
     if not tps:
         return {}
     image = ctx.image
