@@ -158,6 +158,21 @@ def test_skip_absent_without_fetch_offset_only_extends_the_window() -> None:
     assert (sp2.start_offset, sp2.end_offset) == (13, 12)
 
 
+def test_next_release_due_forgets_a_redelivery_delay_that_passed() -> None:
+    # Regression (found by the share-partition simulation): a released record whose redelivery
+    # delay had passed but that nobody had fetched yet kept reporting its past due time, so the
+    # manager re-armed its timer at once, forever (a busy loop; with a ManualClock a hang).
+    clock, sp = make(release_delay_ms=300)
+    sp.acquire("m1", [(0, 1)], 100)
+    assert sp.acknowledge("m1", [(0, 1, [R])]).ok
+    assert sp.next_release_due() == clock.now_ms() + 300
+    assert sp.next_fetch_offset() == 2  # held back
+    clock.advance(300)
+    assert sp.next_release_due() is None
+    assert sp.next_fetch_offset() == 0
+    assert sp.acquire("m2", [(0, 1)], 100) == [AcquiredRecords(0, 1, 2)]
+
+
 def test_acquire_rejects_malformed_input() -> None:
     _, sp = make()
     with pytest.raises(ValueError):

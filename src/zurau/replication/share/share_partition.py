@@ -317,11 +317,13 @@ class SharePartition:
 
     def next_release_due(self) -> int | None:
         """The earliest time (epoch ms) a record released with a redelivery delay becomes
-        deliverable again, for the caller's timer (None: none is waiting)."""
+        deliverable again, for the caller's timer (None: none is waiting; a delay that has
+        passed is not waited for, even before the record is acquired again)."""
+        now = self._clock.now_ms()
         dues = [
             rec.not_before
             for rec in self._records.values()
-            if rec.not_before is not None and rec.state is RecordState.AVAILABLE
+            if rec.not_before is not None and rec.not_before > now and rec.state is RecordState.AVAILABLE
         ]
         return min(dues) if dues else None
 
