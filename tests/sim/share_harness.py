@@ -58,6 +58,12 @@ Properties (checked after every step, at every delivery and at the end; a violat
    or released since); and the in-memory ACQUIRED records are exactly the holds the simulation
    expects, none past its lock deadline.
 
+5. Dead letters (when the group has a dead-letter topic): a record the state machine finished
+   unsuccessfully (REJECT, or released or expired at the delivery limit) is dead-lettered before
+   a write makes its archival durable -- except the archival a write carries for a record still
+   ACQUIRED at the limit (locks are written as they would be released), which can precede its
+   expiry and so its dead letter; a leader that fails then archives it with no dead letter.
+
 Also: an acknowledgement of offsets the member holds is never INVALID_RECORD_STATE (it fails
 only with a persistence error), one of offsets it does not hold never succeeds, and the returned
 record batches hold every acquired offset and no control batch.
@@ -90,12 +96,14 @@ from zurau.protocol.records.builder import NewRecord, build_batch
 from zurau.protocol.records.control import build_control_batch
 from zurau.protocol.share_states import AcknowledgeType, RecordState, StateBatch
 from zurau.replication.share import share_partition_manager as spm
+from zurau.replication.share.dead_letters import DeadLetter
 from zurau.replication.share.share_partition import AcknowledgeResult, SharePartition
 from zurau.replication.share.share_partition_manager import ShareConfig, SharePartitionManager
 from zurau.storage.partition_log import LogReadSlice
 from zurau.storage.txn_index import AbortedTxn
 
 GROUP = "g"
+DLQ_TOPIC = "dlq.g"
 TOPIC = "t"
 _FINISHED = (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED)
 _ACK_ERRORS_FOR_HELD = (E.InvalidRecordStateError.code, E.InvalidRequestError.code)
@@ -373,6 +381,15 @@ class SimPersister:
         sim = self.sim
         out: dict[Any, Any] = {}
         for (tid, p), item in items.items():
+            # records the writer holds ACQUIRED now: written as they would be released (ARCHIVED
+            # at the delivery limit), with no failure and no dead letter yet
+            held = {
+                o
+                for h in sim.mgr._holders.values()
+                if h.key[2] == p and h.leader_epoch == item["leader_epoch"]
+                for o in range(h.sp.start_offset, h.sp.end_offset + 1)
+                if h.sp.record_state(o)[0] is RecordState.ACQUIRED
+            }
             mode = "ok"
             if sim.faults:
                 x = sim.rng.random() / sim.params.write_failure if sim.params.write_failure else 1.0
@@ -402,7 +419,7 @@ class SimPersister:
                     )
                 )
                 if r.error_code == 0:
-                    sim.check_durable_step(p, before, self.state(p))
+                    sim.check_durable_step(p, before, self.state(p), held)
                 code = r.error_code if mode == "ok" else E.RequestTimedOutError.code
             if after:
                 await self._maybe_delay(f"write p{p} response ({mode})")
@@ -443,6 +460,11 @@ class ShareSim:
         self.read_committed = self.rng.random() < 0.4
         self.ever_read_committed = self.read_committed  # aborted records may have been archived
         self.lock_ms = p.lock_ms  # share.record.lock.duration.ms of the group (changes now and then)
+        self.redelivery_delay_ms = self.rng.choice([0, 0, p.lock_ms // 3])  # share.redelivery.delay.ms
+        self.dlq = self.rng.random() < 0.7  # errors.deadletterqueue.topic.name set
+        self.dlq_copy = self.rng.random() < 0.5  # errors.deadletterqueue.copy.record.enable
+        self.must_dead_letter: set[tuple[int, int]] = set()  # failed in memory, letter owed
+        self.dead_lettered: set[tuple[int, int]] = set()  # letters the sink acknowledged
         self.reset = self.rng.choice(["earliest", "latest"])
         self.members = [f"m{i}" for i in range(p.members)]
         self.logs = [SimLog() for _ in range(p.partitions)]
@@ -466,6 +488,7 @@ class ShareSim:
                 max_record_locks=p.max_record_locks,
             ),
             group_config=self._group_config,
+            dead_letters=SimDeadLetters(self),
         )
         # the model
         self.last_read: dict[int, dict[str, Any]] = {}
@@ -514,6 +537,12 @@ class ShareSim:
             return str(self.lock_ms)
         if name == "share.isolation.level":
             return "read_committed" if self.read_committed else "read_uncommitted"
+        if name == "share.redelivery.delay.ms":
+            return str(self.redelivery_delay_ms)
+        if name == "errors.deadletterqueue.topic.name":
+            return DLQ_TOPIC if self.dlq else None
+        if name == "errors.deadletterqueue.copy.record.enable":
+            return self.dlq_copy
         return None
 
     def upto(self, p: int) -> int:
@@ -585,7 +614,11 @@ class ShareSim:
     # ------------------------------------------------------------------ checks
 
     def check_durable_step(
-        self, p: int, before: SharePartitionState | None, after: SharePartitionState | None
+        self,
+        p: int,
+        before: SharePartitionState | None,
+        after: SharePartitionState | None,
+        held: set[int] = frozenset(),  # type: ignore[assignment]
     ) -> None:
         """A write took effect: no offset's persisted count went down, nothing finished came back,
         the start offset did not move back, and everything finished is justified."""
@@ -612,9 +645,22 @@ class ShareSim:
                     self.fail(f"p{p}: persisted offset {o} went from {sb}/{cb} back to {sa}/{ca}")
                 if o >= after.start_offset and sa not in _FINISHED and ca < cb:
                     self.fail(f"p{p}: persisted delivery count of {o} went down {cb} -> {ca}")
+        log = self.logs[p]
         for o, (s, _c) in a.items():
             if s in _FINISHED and not self.justified(p, o):
                 self.fail(f"p{p}: offset {o} persisted as finished ({s}) without reason")
+            if (
+                self.dlq
+                and s in _FINISHED
+                and (b is None or b.get(o, (0, 0))[0] not in _FINISHED)
+                and (p, o) in self.must_dead_letter
+                and (p, o) not in self.dead_lettered
+                and o >= log.log_start_offset
+                and o not in held
+            ):
+                self.fail(
+                    f"p{p}: offset {o} durably finished unsuccessfully before its dead letter was written"
+                )
         for bt in after.state_batches:
             if bt.delivery_count > self.params.delivery_count_limit:
                 self.fail(f"p{p}: persisted count {bt} above the limit")
@@ -725,6 +771,7 @@ class ShareSim:
                     inc.deliveries[o] = inc.deliveries.get(o, 0) + 1
                     self.holds[key] = _Hold(member, h, now + self.lock_ms)
                     self.max_count[key] = max(self.max_count.get(key, 0), a.delivery_count)
+                    self.must_dead_letter.discard(key)  # that failure never became durable
         if total > max_records:
             self.fail(f"{total} records acquired, more than max_records {max_records}")
         self.delivered_total += total
@@ -1044,8 +1091,38 @@ class ShareSim:
             log.close()
 
 
+class SimDeadLetters:
+    """The dead-letter sink: letters may be held (a slow produce) but are never refused (the
+    manager retries a refused send on real-time sleeps, which a simulation cannot drive)."""
+
+    def __init__(self, sim: ShareSim) -> None:
+        self.sim = sim
+
+    async def send(self, topic: str, letters: Sequence[DeadLetter]) -> None:
+        sim = self.sim
+        await sim.persister._maybe_delay(f"dead letters {[(x.partition, x.offset) for x in letters]}")
+        for x in letters:
+            if topic != DLQ_TOPIC or x.group_id != GROUP or x.topic != TOPIC:
+                sim.fail(f"dead letter {x} to {topic}")
+            if x.delivery_count > sim.params.delivery_count_limit or x.delivery_count < 1:
+                sim.fail(f"dead letter {x} with a bad delivery count")
+            if sim.dlq_copy and x.value is not None and x.value != b"v%d" % x.offset:
+                sim.fail(f"dead letter {x} copies the wrong record")
+            sim.dead_lettered.add((x.partition, x.offset))
+
+
 class _SimSharePartition(SharePartition):
-    """The real state machine, telling the running simulation when an acknowledgement is applied."""
+    """The real state machine, telling the running simulation when an acknowledgement is applied
+    and which records it finished unsuccessfully (those the manager must dead-letter)."""
+
+    def drain_failed(self) -> list[tuple[int, int, str]]:
+        out = super().drain_failed()
+        sim = _running
+        if sim is not None and out:
+            p = next((q for (_g, _t, q), h in sim.mgr._holders.items() if h.sp is self), None)
+            if p is not None:
+                sim.must_dead_letter.update((p, o) for o, _c, _r in out)
+        return out
 
     def acknowledge(
         self, member_id: str, batches: Sequence[tuple[int, int, Sequence[int]]]

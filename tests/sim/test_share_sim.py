@@ -13,7 +13,9 @@ failure names its seed (in either test); replay one with::
 
 from __future__ import annotations
 
+import asyncio
 import os
+from typing import Any
 
 from tests.sim.share_harness import ShareSim, ShareSimParams, run_share_seed
 from zurau.protocol.share_states import AcknowledgeType
@@ -74,5 +76,65 @@ def test_aborted_record_released_before_a_switch_to_read_committed_does_not_bloc
         assert set(sim.holds) == {(0, 2)}
         await sim.acknowledge("m1", 0, [(2, int(AcknowledgeType.ACCEPT))])
         assert sim.holder(0).sp.start_offset == 3
+
+    run_share_seed(0, ShareSimParams(partitions=1), scenario)
+
+
+def _one_partition_sim(sim: ShareSim, n_batches: int) -> list[tuple[Any, int]]:
+    sim.read_committed = sim.ever_read_committed = False
+    sim.reset = "earliest"
+    sim.dlq = True
+    log = sim.logs[0]
+    for _ in range(n_batches):
+        log.append(1, sim.clock.now_ms())
+    log.high_watermark = log.log_end_offset
+    sim.persister.initialize(0)
+    sim.initialized[0] = True
+    return [(sim.topic_id, 0)]
+
+
+def test_a_state_write_waits_for_the_dead_letters_of_archivals_it_carries() -> None:
+    # Regression (found by the simulation, seed 1): m0 rejects offset 0 (its dead letter is slow)
+    # and accepts offset 1 in another request; the second request's state write carried offset 0
+    # ARCHIVED before the dead letter was written, so a leader failing then lost the dead letter.
+    async def scenario(sim: ShareSim) -> None:
+        tps = _one_partition_sim(sim, 2)
+        gate: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        sent: list[int] = []
+
+        class SlowSink:
+            async def send(self, topic: str, letters: Any) -> None:
+                await gate
+                sent.extend(x.offset for x in letters)
+                sim.dead_lettered.update((x.partition, x.offset) for x in letters)
+
+        sim.mgr.dead_letters = SlowSink()
+        await sim.fetch("m0", tps, 10, 1 << 20)
+        assert set(sim.holds) == {(0, 0), (0, 1)}
+        sim.spawn(sim.acknowledge("m0", 0, [(0, int(AcknowledgeType.REJECT))]))
+        sim.spawn(sim.acknowledge("m0", 0, [(1, int(AcknowledgeType.ACCEPT))]))
+        await sim.settle()
+        state = sim.persister.state(0)
+        assert state is not None and state.start_offset == 0 and not state.state_batches  # nothing written
+        gate.set_result(None)
+        await sim.settle()
+        assert sent == [0]
+        assert sim.persister.state(0).start_offset == 2  # both written after the dead letter
+        assert sim.ok_done == {(0, 0), (0, 1)}
+
+    run_share_seed(0, ShareSimParams(partitions=1), scenario)
+
+
+def test_dead_letters_copying_records_read_past_the_records_they_copy() -> None:
+    # Regression (found by the simulation): with errors.deadletterqueue.copy.record.enable, the
+    # read for the rejected record's key and value failed (min() of an empty set) when the read
+    # returned a batch after the last record wanted, and the acknowledgement raised.
+    async def scenario(sim: ShareSim) -> None:
+        tps = _one_partition_sim(sim, 3)
+        sim.dlq_copy = True
+        await sim.fetch("m0", tps, 10, 1 << 20)
+        await sim.acknowledge("m0", 0, [(0, int(AcknowledgeType.REJECT)), (1, int(AcknowledgeType.ACCEPT))])
+        assert sim.dead_lettered == {(0, 0)}
+        assert sim.ok_done == {(0, 0), (0, 1)}
 
     run_share_seed(0, ShareSimParams(partitions=1), scenario)

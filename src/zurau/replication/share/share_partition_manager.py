@@ -147,6 +147,10 @@ class _Holder:
     timer: TimerHandle | None = None
     timer_at: int | None = None
     dropped: bool = False
+    # Offsets finished unsuccessfully whose dead letters are not written (or given up on) yet: a
+    # state write waits for them, so that it never makes such an archival durable first.
+    unlettered: set[int] = field(default_factory=set)
+    letter_waiters: list[asyncio.Future[None]] = field(default_factory=list)
 
 
 class NotReady(Exception):
@@ -352,6 +356,12 @@ class SharePartitionManager:
         async with h.write_lock:
             if h.persisted >= wanted:
                 return
+            # The state carries every archival made so far: their dead letters come first, also
+            # those another request is still sending (this write would otherwise overtake them).
+            while h.unlettered:
+                waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                h.letter_waiters.append(waiter)
+                await waiter
             if h.dropped:
                 raise CoordinatorNotAvailableError(
                     "the share-partition was unloaded before its state was written"
@@ -428,7 +438,10 @@ class SharePartitionManager:
             self.wake(h.topic, h.key[2])  # released records, or a redelivery delay that passed
 
     def _failures(self, h: _Holder) -> list[tuple[int, int, str]]:
+        """The records ``h`` finished unsuccessfully since the last call; the caller passes them
+        to :meth:`_dead_letter` (state writes wait until it did)."""
         failed = h.sp.drain_failed()
+        h.unlettered.update(offset for offset, _count, _reason in failed)
         for _offset, _count, reason in failed:
             self.counts[(h.key[0], "rejected" if reason == "REJECTED" else "archived")] += 1
         return failed
@@ -439,6 +452,19 @@ class SharePartitionManager:
         await self._persist_quietly(h)
 
     async def _dead_letter(self, h: _Holder, failed: list[tuple[int, int, str]]) -> None:
+        """Dead-letter ``failed`` (:meth:`_send_dead_letters`), then let the state writes that
+        wait for them go on."""
+        try:
+            await self._send_dead_letters(h, failed)
+        finally:
+            h.unlettered.difference_update(offset for offset, _count, _reason in failed)
+            if not h.unlettered:
+                for waiter in h.letter_waiters:
+                    if not waiter.done():
+                        waiter.set_result(None)
+                h.letter_waiters.clear()
+
+    async def _send_dead_letters(self, h: _Holder, failed: list[tuple[int, int, str]]) -> None:
         """Write the dead letters of ``failed`` records of ``h`` (see
         :mod:`zurau.replication.share.dead_letters`); failures are logged and counted, never
         raised (the records stay archived: a dead-letter topic is best effort after retries)."""
@@ -499,11 +525,12 @@ class SharePartitionManager:
     def _records_at(self, h: _Holder, offsets: list[int]) -> dict[int, Any]:
         """The records of the log at ``offsets`` (those still there), decoded."""
         want = set(offsets)
+        lo, hi = min(want), max(want)  # (want empties as records are found)
         out: dict[int, Any] = {}
         try:
             plog = self.leader(h.topic, h.key[2]).log
-            pos_offset = min(want)
-            while want and pos_offset <= max(want):
+            pos_offset = lo
+            while want and pos_offset <= hi:
                 data = plog.read_slice(
                     pos_offset, 1 << 20, max_offset=plog.high_watermark, min_one_batch=True
                 )
@@ -513,7 +540,7 @@ class SharePartitionManager:
                 last = pos_offset
                 for pos, hdr in iter_batches(buf):
                     last = hdr.base_offset + hdr.last_offset_delta
-                    if hdr.is_control or last < min(want) or hdr.base_offset > max(want):
+                    if hdr.is_control or last < lo or hdr.base_offset > hi:
                         continue
                     for r in decode_batch_records(buf[pos : pos + hdr.size]):
                         if r.offset in want:
