@@ -309,8 +309,24 @@ def test_delivery_count_limit_on_member_leave() -> None:
 def test_restored_count_above_a_lowered_limit_is_archived_not_delivered() -> None:
     clock = ManualClock()
     sp = SharePartition.from_state(clock, 0, [StateBatch(0, 0, AV, 4)], delivery_count_limit=3)
+    assert sp.drain_failed() == [(0, 4, "DELIVERY_LIMIT")]  # archived on load: a failure to dead-letter
     assert sp.acquire("m1", [(0, 1)], 10) == [AcquiredRecords(1, 1, 1)]
     assert sp.start_offset == 1
+
+
+def test_an_acquisition_at_the_limit_is_persisted_available_and_archived_by_the_next_leader() -> None:
+    clock = ManualClock()
+    sp = SharePartition(clock, 0, delivery_count_limit=2)
+    for _ in range(2):
+        assert sp.acquire("m1", [(0, 0)], 1) != []
+        if sp.record_state(0)[1] < 2:
+            assert sp.acknowledge("m1", [(0, 0, [R])]).ok
+    start, batches = sp.to_state()
+    assert batches == [StateBatch(0, 0, AV, 2)]  # not ARCHIVED: the holder may still accept it
+    assert sp.acknowledge("m1", [(0, 0, [A])]).ok
+    restored = SharePartition.from_state(clock, start, batches, delivery_count_limit=2)
+    assert restored.drain_failed() == [(0, 2, "DELIVERY_LIMIT")]  # the leader failed first
+    assert restored.start_offset == 1
 
 
 # ---------------------------------------------------------------- start offset, log start
@@ -358,7 +374,7 @@ def test_to_state_merges_and_releases_acquisitions() -> None:
         [
             StateBatch(100, 100, AV, 1),  # acquired by m1: persisted released
             StateBatch(101, 101, AK, 1),
-            StateBatch(102, 102, AR, 2),  # acquired at the limit: persisted archived
+            StateBatch(102, 102, AV, 2),  # acquired at the limit: persisted available (archived on load)
             StateBatch(103, 103, AR, 1),
             StateBatch(104, 104, AV, 1),
             StateBatch(105, 106, AR, 0),  # gap

@@ -59,7 +59,7 @@ Persistence
 -----------
 :meth:`SharePartition.to_state` gives ``(start_offset, batches)`` for WriteShareGroupState:
 maximal runs of equal (state, count), leaving out AVAILABLE records with count 0 (the default).
-ACQUIRED records are written as they would be released (locks are not persisted), gaps as
+ACQUIRED records are written AVAILABLE with their count (locks are not persisted), gaps as
 ARCHIVED count 0. :meth:`SharePartition.from_state` rebuilds; ``from_state(*x.to_state())`` is
 equivalent to ``x`` after :meth:`SharePartition.release_all`.
 
@@ -214,8 +214,13 @@ class SharePartition:
             for offset in range(next_offset, batch.first_offset):
                 sp._records[offset] = _Record(RecordState.AVAILABLE, 0)
             if not (state is RecordState.ARCHIVED and batch.delivery_count == 0):  # else a gap
-                if state is RecordState.ACQUIRED:
+                if state in (RecordState.ACQUIRED, RecordState.AVAILABLE):
                     state = sp._released_state(batch.delivery_count)
+                    if state is RecordState.ARCHIVED:  # delivered up to the limit: a failure now
+                        sp._failed.extend(
+                            (o, batch.delivery_count, "DELIVERY_LIMIT")
+                            for o in range(batch.first_offset, batch.last_offset + 1)
+                        )
                 for offset in range(batch.first_offset, batch.last_offset + 1):
                     sp._records[offset] = _Record(state, batch.delivery_count)
             next_offset = batch.last_offset + 1
@@ -247,7 +252,10 @@ class SharePartition:
         for offset, rec in self._records.items():
             if offset > expected:
                 add(expected, offset - 1, RecordState.ARCHIVED, 0)
-            state = self._released_state(rec.count) if rec.state is RecordState.ACQUIRED else rec.state
+            # An acquisition is written as AVAILABLE with its count, even at the delivery limit: a
+            # leader that takes over archives it when it meets it (and dead-letters it then), where
+            # writing it ARCHIVED would finish it without a dead letter.
+            state = RecordState.AVAILABLE if rec.state is RecordState.ACQUIRED else rec.state
             add(offset, offset, state, rec.count)
             expected = offset + 1
         if self._records and expected <= self._end:

@@ -317,7 +317,10 @@ class SharePartitionManager:
             raise NotLeaderOrFollowerError(f"the leader epoch of {topic}-{index} changed while loading")
         self._holders[key] = h
         self._by_partition.setdefault((topic, index), set()).add(key)
-        if initialized_now:
+        failed = self._failures(h)  # records delivered up to the limit before a failover
+        if failed:
+            await self._dead_letter(h, failed)
+        if initialized_now or failed:
             h.version += 1
             await self._persist(h)
         return h
