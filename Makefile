@@ -56,7 +56,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: $(STAMP) kcat java chromium postgres lint
-	$(BIN)/pytest -q -p no:cacheprovider tests
+	$(BIN)/pytest -q -p no:cacheprovider --durations=30 tests
 
 clean:
 	rm -rf $(VENV) build *.egg-info
