@@ -133,7 +133,9 @@ class SparkStandaloneCluster:
                 time.sleep(0.3)
                 try:
                     alive = self.alive_workers()
-                except OSError:  # the web UI listens before its pages are mounted (404)
+                except (OSError, ValueError):
+                    # The web UI listens before its pages are mounted: a 404, or the HTML page
+                    # in place of /json/ (not JSON yet). Either way, ask again.
                     alive = 0
         except BaseException:
             self.stop()
