@@ -30,15 +30,33 @@ def manager(ctx: RequestContext) -> SharePartitionManager:
     return m
 
 
-def request_error(ctx: RequestContext, group_id: str | None, member_id: str | None) -> KafkaError | None:
+def top_level(err: KafkaError) -> Any:
+    """A ShareFetch or ShareAcknowledge answer with only a request-level error (the two
+    responses have the same top-level fields)."""
+    return {
+        "throttle_time_ms": 0,
+        "error_code": err.code,
+        "error_message": str(err) or None,
+        "acquisition_lock_timeout_ms": 0,
+        "responses": [],
+        "node_endpoints": [],
+    }
+
+
+def request_error(
+    ctx: RequestContext, group_id: str | None, member_id: str | None, renew_ack: bool = False
+) -> KafkaError | None:
     """The request-level error before any session work: READ on the group (Kafka checks it
-    first), then a group id and a member id that are present."""
+    first), then a group id and a member id that are present, and no renew acknowledgement (v2,
+    not served)."""
     if not group_id:
         return InvalidRequestError("The group id must not be empty.")
     if not allowed(ctx, Op.READ, GROUP, group_id):
         return GroupAuthorizationFailedError("Group authorization failed.")
     if not member_id:
         return InvalidRequestError("The member id must not be empty.")
+    if renew_ack:
+        return InvalidRequestError("Renew acknowledgements are not supported.")
     return None
 
 

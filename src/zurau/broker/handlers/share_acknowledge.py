@@ -24,10 +24,11 @@ from zurau.broker.handlers._share import (
     node_endpoints,
     partition_errors,
     request_error,
+    top_level,
 )
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.errors import InvalidRequestError, InvalidShareSessionEpochError, KafkaError
+from zurau.protocol.errors import InvalidShareSessionEpochError, KafkaError
 from zurau.protocol.messages import ShareAcknowledgeRequest, ShareAcknowledgeResponse
 from zurau.replication.share.share_partition import AcknowledgeResult
 from zurau.replication.share.share_session import FINAL_EPOCH, INITIAL_EPOCH
@@ -38,33 +39,20 @@ MAX_VERSION = 1
 ENABLED_BY = "group.share.enable"
 
 
-def _top(err: KafkaError) -> ShareAcknowledgeResponse:
-    return {
-        "throttle_time_ms": 0,
-        "error_code": err.code,
-        "error_message": str(err) or None,
-        "acquisition_lock_timeout_ms": 0,
-        "responses": [],
-        "node_endpoints": [],
-    }
-
-
 async def handle(ctx: RequestContext, req: ShareAcknowledgeRequest) -> ShareAcknowledgeResponse:
     group_id = req.get("group_id") or ""
     member_id = req.get("member_id") or ""
     epoch = req["share_session_epoch"]
-    err = request_error(ctx, group_id, member_id)
+    err = request_error(ctx, group_id, member_id, bool(req.get("is_renew_ack")))
     if err is not None:
-        return _top(err)
-    if req.get("is_renew_ack"):
-        return _top(InvalidRequestError("Renew acknowledgements are not supported."))
+        return top_level(err)
     try:
         m = manager(ctx)
         if epoch == INITIAL_EPOCH:
             raise InvalidShareSessionEpochError("ShareAcknowledge cannot open a share session (epoch 0).")
         session = m.sessions.continue_session(group_id, member_id, epoch, ctx.clock.now_ms())
     except KafkaError as e:
-        return _top(e)
+        return top_level(e)
 
     acks: dict[TopicIdPartition, list[tuple[int, int, list[int]]]] = {}
     for t in req.get("topics") or []:

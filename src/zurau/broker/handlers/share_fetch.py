@@ -41,6 +41,7 @@ from zurau.broker.handlers._share import (
     node_endpoints,
     partition_errors,
     request_error,
+    top_level,
 )
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
@@ -56,30 +57,17 @@ MAX_VERSION = 1
 ENABLED_BY = "group.share.enable"
 
 
-def _top(err: KafkaError) -> ShareFetchResponse:
-    return {
-        "throttle_time_ms": 0,
-        "error_code": err.code,
-        "error_message": str(err) or None,
-        "acquisition_lock_timeout_ms": 0,
-        "responses": [],
-        "node_endpoints": [],
-    }
-
-
 async def handle(ctx: RequestContext, req: ShareFetchRequest) -> ShareFetchResponse:
     group_id = req.get("group_id") or ""
     member_id = req.get("member_id") or ""
     epoch = req["share_session_epoch"]
-    err = request_error(ctx, group_id, member_id)
+    err = request_error(ctx, group_id, member_id, bool(req.get("is_renew_ack")))
     if err is not None:
-        return _top(err)
-    if req.get("is_renew_ack"):
-        return _top(InvalidRequestError("Renew acknowledgements are not supported."))
+        return top_level(err)
     try:
         m = manager(ctx)
     except KafkaError as e:
-        return _top(e)
+        return top_level(e)
 
     requested: list[TopicIdPartition] = []
     acks: dict[TopicIdPartition, list[tuple[int, int, list[int]]]] = {}
@@ -105,7 +93,7 @@ async def handle(ctx: RequestContext, req: ShareFetchRequest) -> ShareFetchRespo
         else:
             session = m.sessions.continue_session(group_id, member_id, epoch, now)
     except KafkaError as e:
-        return _top(e)
+        return top_level(e)
     session.update(requested, forgotten)
 
     errors = partition_errors(ctx, set(requested) | set(session.partitions))
