@@ -443,6 +443,30 @@ def parse_datetime_ms(text: str) -> int:
     return (dt - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
 
 
+def check_reset_options(
+    modes: dict[str, bool],
+    topic: list[str],
+    all_topics: bool,
+    dry_run: bool,
+    execute: bool,
+    to_offset: int | None,
+) -> None:
+    """The option checks ``reset-offsets`` of consumer and share groups share: exactly one of
+    ``modes`` (option name -> given), ``--topic`` or ``--all-topics``, not both ``--dry-run`` and
+    ``--execute``, a non-negative ``--to-offset``; typer.BadParameter otherwise."""
+    given = [m for m, on in modes.items() if on]
+    if len(given) != 1:
+        raise typer.BadParameter(
+            f"give exactly one of {', '.join(modes)}" + (f" (got {', '.join(given)})" if given else "")
+        )
+    if bool(topic) == all_topics:
+        raise typer.BadParameter("give --topic (repeatable) or --all-topics")
+    if dry_run and execute:
+        raise typer.BadParameter("--dry-run and --execute are exclusive")
+    if to_offset is not None and to_offset < 0:
+        raise typer.BadParameter(f"--to-offset must not be negative, got {to_offset}")
+
+
 def parse_topic_spec(spec: str) -> tuple[str, list[int] | None]:
     """``orders`` -> (orders, None: every partition); ``orders:0,2`` -> (orders, [0, 2])."""
     name, sep, parts = spec.partition(":")
@@ -520,30 +544,16 @@ def reset_offsets(
         UnknownTopicOrPartitionError,
     )
 
-    modes = [
-        m
-        for m, given in (
-            ("--to-earliest", to_earliest),
-            ("--to-latest", to_latest),
-            ("--to-datetime", to_datetime is not None),
-            ("--to-offset", to_offset is not None),
-            ("--shift-by", shift_by is not None),
-        )
-        if given
-    ]
-    if len(modes) != 1:
-        raise typer.BadParameter(
-            "give exactly one of --to-earliest, --to-latest, --to-datetime, --to-offset, --shift-by"
-            + (f" (got {', '.join(modes)})" if modes else "")
-        )
-    if bool(topic) == all_topics:
-        raise typer.BadParameter("give --topic (repeatable) or --all-topics")
-    if dry_run and execute:
-        raise typer.BadParameter("--dry-run and --execute are exclusive")
+    modes = {
+        "--to-earliest": to_earliest,
+        "--to-latest": to_latest,
+        "--to-datetime": to_datetime is not None,
+        "--to-offset": to_offset is not None,
+        "--shift-by": shift_by is not None,
+    }
+    check_reset_options(modes, topic, all_topics, dry_run, execute, to_offset)
     specs = [parse_topic_spec(t) for t in topic]
     timestamp = parse_datetime_ms(to_datetime) if to_datetime is not None else None
-    if to_offset is not None and to_offset < 0:
-        raise typer.BadParameter(f"--to-offset must not be negative, got {to_offset}")
     cfg = client_config(bootstrap_server, command_config)
     warnings: list[str] = []
 

@@ -42,6 +42,7 @@ from zurau.cli.groups import (
     _assignment_text,
     _requested_groups,
     _tps_json,
+    check_reset_options,
     parse_datetime_ms,
     parse_topic_spec,
 )
@@ -313,29 +314,15 @@ def reset_offsets(
     from zurau.client.types import TopicPartition
     from zurau.protocol.errors import GroupIdNotFoundError, KafkaError, UnknownTopicOrPartitionError
 
-    modes = [
-        m
-        for m, given in (
-            ("--to-earliest", to_earliest),
-            ("--to-latest", to_latest),
-            ("--to-datetime", to_datetime is not None),
-            ("--to-offset", to_offset is not None),
-        )
-        if given
-    ]
-    if len(modes) != 1:
-        raise typer.BadParameter(
-            "give exactly one of --to-earliest, --to-latest, --to-datetime, --to-offset"
-            + (f" (got {', '.join(modes)})" if modes else "")
-        )
-    if bool(topic) == all_topics:
-        raise typer.BadParameter("give --topic (repeatable) or --all-topics")
-    if dry_run and execute:
-        raise typer.BadParameter("--dry-run and --execute are exclusive")
+    modes = {
+        "--to-earliest": to_earliest,
+        "--to-latest": to_latest,
+        "--to-datetime": to_datetime is not None,
+        "--to-offset": to_offset is not None,
+    }
+    check_reset_options(modes, topic, all_topics, dry_run, execute, to_offset)
     specs = [parse_topic_spec(t) for t in topic]
     timestamp = parse_datetime_ms(to_datetime) if to_datetime is not None else None
-    if to_offset is not None and to_offset < 0:
-        raise typer.BadParameter(f"--to-offset must not be negative, got {to_offset}")
     cfg = client_config(bootstrap_server, command_config)
     warnings: list[str] = []
 
