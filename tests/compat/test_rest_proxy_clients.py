@@ -40,7 +40,9 @@ def _topic(http: httpx.Client, cid: str) -> str:
 
 
 def _expected() -> list[tuple[bytes, bytes, list[tuple[str, bytes]], int]]:
-    base = 1_700_000_000_000
+    # Recent, explicit timestamps: records dated years back are deleted by time retention (the
+    # embedded broker checks every second), as Kafka would delete them.
+    base = (int(time.time()) - 60) * 1000 + 123
     return [(b"key-%d" % i, b"value-%d-" % i + bytes(range(32, 127)), [("h", b"x%d" % i), ("trace", b"t")], base + i)
             for i in range(5)]
 

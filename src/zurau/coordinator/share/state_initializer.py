@@ -16,7 +16,11 @@ it).
 Invariants: every requested partition gets exactly one answer with an error code;
 a broker that cannot be reached, or answers without a partition, gives it
 COORDINATOR_NOT_AVAILABLE; nothing raises for a coordinator problem. Requests run concurrently,
-one per owning broker.
+one per owning broker. A partition answered with a coordinator error that passes (NOT_COORDINATOR,
+COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE: a coordinator moving or loading after a
+failover) is asked again, re-routed by the current metadata, after a backoff that doubles from
+``retry_backoff_ms`` for at most ``RETRY_ATTEMPTS`` attempts in all, as Kafka's persister does;
+the last answer stands.
 """
 
 from __future__ import annotations
@@ -43,13 +47,23 @@ from zurau.coordinator.share.share_coordinator_shard import UNINITIALIZED_START_
 from zurau.coordinator.share.share_state_records import coordinator_key
 from zurau.coordinator.txn.inter_broker import inter_broker_connection
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.errors import CoordinatorNotAvailableError, KafkaError
+from zurau.protocol.errors import (
+    CoordinatorLoadInProgressError,
+    CoordinatorNotAvailableError,
+    KafkaError,
+    NotCoordinatorError,
+)
 
 log = logging.getLogger("zurau.coordinator.share")
 
 Codes = dict[uuid.UUID, dict[int, int]]
 Key = tuple[uuid.UUID, int]  # (topic id, partition)
 Item = dict[str, Any]  # a request or response partition entry of a share-group-state API
+
+RETRY_ATTEMPTS = 5
+TRANSIENT = frozenset(
+    {NotCoordinatorError.code, CoordinatorLoadInProgressError.code, CoordinatorNotAvailableError.code}
+)
 
 _LOCAL = {
     ApiKey.INITIALIZE_SHARE_GROUP_STATE: "initialize_state",
@@ -83,6 +97,7 @@ class ShareStateChannel:
         endpoint: Callable[[int], tuple[str, int] | None],
         request_timeout_ms: int = 30_000,
         security: Callable[[], ClientSecurity | None] = lambda: None,
+        retry_backoff_ms: int = 100,
     ) -> None:
         """``security`` gives the inter-broker client security when a remote call is first made
         (a single node never makes one, and may have no inter-broker SASL mechanism set)."""
@@ -92,6 +107,7 @@ class ShareStateChannel:
         self.endpoint = endpoint
         self.request_timeout_ms = request_timeout_ms
         self.security = security
+        self.retry_backoff_ms = retry_backoff_ms
         self._closed = False
         self._conns: ConnectionCache[int] = ConnectionCache(self._new_connection, request_timeout_ms / 1000)
 
@@ -157,7 +173,20 @@ class ShareStateChannel:
         """One share-group-state API for ``items`` (``(topic id, partition)`` -> the request's
         partition entry): split by owning share coordinator, one request per broker, run
         concurrently. Every key gets a response partition; one whose broker could not be asked
-        or did not answer it has COORDINATOR_NOT_AVAILABLE."""
+        or did not answer it has COORDINATOR_NOT_AVAILABLE. Keys answered with a passing
+        coordinator error are asked again (see the module docstring)."""
+        out = await self._call_once(api, group_id, items)
+        backoff = self.retry_backoff_ms / 1000
+        for _ in range(RETRY_ATTEMPTS - 1):
+            again = {k: items[k] for k, r in out.items() if r.get("error_code") in TRANSIENT}
+            if not again or self._closed:
+                break
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, 1.0)
+            out.update(await self._call_once(api, group_id, again))
+        return out
+
+    async def _call_once(self, api: ApiKey, group_id: str, items: Mapping[Key, Item]) -> dict[Key, Item]:
         by_broker: dict[int, dict[Key, Item]] = defaultdict(dict)
         for key, item in items.items():
             tid, p = key

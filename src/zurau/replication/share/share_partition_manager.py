@@ -51,12 +51,14 @@ from typing import Any, Protocol
 from zurau.clock import Clock, TimerHandle
 from zurau.config.group_configs import parse_share_auto_offset_reset
 from zurau.protocol.errors import (
+    CoordinatorLoadInProgressError,
     CoordinatorNotAvailableError,
     FencedLeaderEpochError,
     FencedStateEpochError,
     InvalidRecordStateError,
     InvalidRequestError,
     KafkaError,
+    NotCoordinatorError,
     NotLeaderOrFollowerError,
     OffsetOutOfRangeError,
     UnknownServerError,
@@ -153,8 +155,26 @@ class _Holder:
     letter_waiters: list[asyncio.Future[None]] = field(default_factory=list)
 
 
+# Share-coordinator errors that pass: the coordinator is moving or loading after a failover.
+TRANSIENT = frozenset(
+    {NotCoordinatorError.code, CoordinatorLoadInProgressError.code, CoordinatorNotAvailableError.code}
+)
+
+
 class NotReady(Exception):
     """The share coordinator has no state for the share-partition yet."""
+
+
+class StateUnavailable(NotReady):
+    """The share coordinator of the share-partition is moving or loading (after a failover) and
+    did not answer within the persister's retries. A ShareFetch answers the partition with no
+    records and no error, as for a share-partition not ready yet, so that consumers keep polling
+    (librdkafka raises any other partition error to the application); an acknowledgement gets
+    ``code``."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class SharePartitionManager:
@@ -288,6 +308,8 @@ class SharePartitionManager:
             raise NotReady(r.get("error_message") or "share state not initialized")
         if code == FencedLeaderEpochError.code:
             raise NotLeaderOrFollowerError(f"a newer leader epoch than {leader_epoch} holds {topic}-{index}")
+        if code in TRANSIENT:
+            raise StateUnavailable(code, r.get("error_message") or "the share coordinator is not available")
         if code:
             raise for_code(code)(r.get("error_message") or "cannot read the share-partition state")
         cfg = self.config
@@ -580,6 +602,9 @@ class SharePartitionManager:
         async def one(tp: tuple[uuid.UUID, int], batches: Sequence[Any]) -> None:
             try:
                 h = await self._holder((group_id, tp[0], tp[1]))
+            except StateUnavailable as e:
+                out[tp] = AcknowledgeResult(e.code, str(e))
+                return
             except NotReady:
                 out[tp] = AcknowledgeResult(
                     InvalidRecordStateError.code, "the share-partition holds no acquired records yet"
