@@ -56,6 +56,7 @@ from zurau.gc_tuning import tune_for_server
 from zurau.loop_watchdog import LoopWatchdog
 from zurau.metadata.broker_lifecycle_manager import BrokerLifecycleManager
 from zurau.metadata.controller.quorum_controller import QuorumController
+from zurau.metadata.dynamic_broker_config import EffectiveBrokerConfig
 from zurau.metadata.image import MetadataImage, TopicImage
 from zurau.metadata.kraft_manager import KRaftManager
 from zurau.metadata.local_controller import LocalControllerChannel
@@ -200,7 +201,10 @@ class Broker:
         self.metrics_exporter: MetricsExporter | None = None
         self.loop_watchdog: LoopWatchdog | None = None
         self.publishing: ChunkedPublishing | None = None  # a cluster node's metadata publisher
-        self._log_configs: dict[str, tuple[Mapping[str, str], LogConfig]] = {}  # log_config_for's
+        # log_config_for's cache: topic -> (its overrides, the effective broker config, LogConfig).
+        self._log_configs: dict[str, tuple[Mapping[str, str], BrokerConfig, LogConfig]] = {}
+        # This node's effective config: ``config`` with the dynamic broker configs of the image.
+        self.dynamic_config = EffectiveBrokerConfig(config)
         # Broker-side schema ID validation (confluent.schema.registry.url; topics opt in).
         registry_url = config.get("confluent.schema.registry.url")
         self.schema_validator = SchemaValidator(
@@ -263,19 +267,27 @@ class Broker:
         host, port = self.advertised
         return f"{host}:{port}"
 
+    def effective_config(self) -> BrokerConfig:
+        """This node's broker config as of the current metadata image: the static config with
+        the dynamic broker configs (this node's own over the cluster default) stored there."""
+        return self.dynamic_config.of(self.controller.image)
+
     def log_config_for(self, topic: str) -> LogConfig:
         """The effective config of ``topic``'s logs: its overrides in the current metadata image
-        over the broker's configs. Always derived from the image (never remembered from an
-        earlier one); resolved once per distinct set of overrides, since an image shares an
-        unchanged topic's config mapping with its parent."""
-        t = self.controller.image.get(topic)
+        over the broker's effective configs (static, with the image's dynamic broker configs).
+        Always derived from the image (never remembered from an earlier one); resolved once per
+        distinct set of overrides and broker config, since an image shares an unchanged topic's
+        config mapping with its parent (and an unchanged broker config is the same object)."""
+        image = self.controller.image
+        t = image.get(topic)
         overrides: Mapping[str, str] = t.configs if t is not None else _NO_OVERRIDES
+        broker = self.dynamic_config.of(image)
         cached = self._log_configs.get(topic)
-        if cached is not None and cached[0] is overrides:
-            return cached[1]
-        typed = resolve_topic_config(self.config, overrides)
+        if cached is not None and cached[0] is overrides and cached[1] is broker:
+            return cached[2]
+        typed = resolve_topic_config(broker, overrides)
         config = LogConfig(**{k: typed[k] for k in _LOG_CONFIG_FIELDS if k in typed})
-        self._log_configs[topic] = (overrides, config)
+        self._log_configs[topic] = (overrides, broker, config)
         return config
 
     # ------------------------------------------------------------------ lifecycle
@@ -462,6 +474,7 @@ class Broker:
         return BrokerServices(
             node_id=self.node_id,
             config=self.config,
+            effective_config=self.effective_config,
             clock=self.clock,
             replica_manager=self.replica_manager,
             metadata=self.controller,

@@ -82,9 +82,10 @@ def test_broker_configs(zurau_broker: EmbeddedBroker) -> None:
     assert ok(cli(zurau_broker, "configs", "describe", "--entity-type", "brokers", "--entity-default")) == (
         "Dynamic configs for the default broker are:\n"
     )
-    # Zurau keeps no dynamic broker configs yet: the broker refuses, the CLI reports it in one line.
+    # A read-only broker config is refused; the CLI reports it in one line.
     failed(
-        cli(zurau_broker, "configs", "alter", "--broker", node, "--add-config", "log.retention.ms=1000"),
+        cli(zurau_broker, "configs", "alter", "--broker", node, "--add-config", "num.partitions=3"),
+        "Cannot update these configs dynamically: Set(num.partitions)",
         "[INVALID_REQUEST]",
     )
     failed(

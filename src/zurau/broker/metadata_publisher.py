@@ -11,6 +11,9 @@ the new one:
 * a deleted topic: stop hosting its partitions and delete their logs; the group coordinator drops
   the committed offsets of the topic, the share coordinator the share-partition state of it;
 * changed topic configs: the live logs take the new config;
+* changed dynamic broker configs of this node (its own or the cluster default, Kafka's
+  ``DynamicConfigPublisher``): every live log takes its config again (a topic without an
+  override of its own follows the broker's dynamic topic defaults);
 * a partition of a coordinator's internal topic (``__consumer_offsets``,
   ``__transaction_state``, ``__share_group_state``) that this node comes to lead: the coordinator loads it (groups before
   transactions, whose recovery may write markers to ``__consumer_offsets``); one it stops leading
@@ -30,7 +33,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Protocol
 
-from zurau.metadata.image import MetadataImage, PartitionRegistration, TopicImage
+from zurau.metadata.image import DEFAULT_BROKER_RESOURCE, MetadataImage, PartitionRegistration, TopicImage
 
 log = logging.getLogger("zurau.metadata")
 
@@ -80,6 +83,8 @@ class HostsPartitions(Protocol):
     def stop_hosting(self, topic: str, index: int, delete: bool) -> None: ...
 
     def update_config(self, topic: str) -> None: ...
+
+    def update_all_configs(self) -> None: ...
 
 
 class Coordinator(Protocol):
@@ -141,6 +146,8 @@ class MetadataPublisher:
         unloads come after every partition, as in :meth:`publish`."""
         loads: dict[str, list[int]] = {}
         unloads: dict[str, list[int]] = {}
+        if new.broker_configs is not old.broker_configs and self._broker_configs_changed(old, new):
+            self.replicas.update_all_configs()
         if new.topics_by_id is old.topics_by_id:
             return  # no topic changed (broker registrations, producer ids, broker configs)
         # Built from ``old`` directly: only the topics it touched (no walk over every topic).
@@ -196,6 +203,13 @@ class MetadataPublisher:
                 coordinator.unload(i)
             for i in loads.get(topic, ()):
                 coordinator.load(i, blocking=blocking)
+
+    def _broker_configs_changed(self, old: MetadataImage, new: MetadataImage) -> bool:
+        """Did the dynamic broker configs that apply to this node change?"""
+        return any(
+            dict(old.broker_config(r)) != dict(new.broker_config(r))
+            for r in (self.node_id, DEFAULT_BROKER_RESOURCE)
+        )
 
     def _partitions(
         self,

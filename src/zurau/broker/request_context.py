@@ -52,7 +52,7 @@ class BrokerServices:
     """The narrow set of collaborators that handlers use (wired in :mod:`zurau.app`)."""
 
     node_id: int
-    config: BrokerConfig
+    config: BrokerConfig  # the static config (server.properties); handlers read ctx.config
     clock: Clock
     replica_manager: ReplicaManagerService
     metadata: MetadataView
@@ -86,6 +86,9 @@ class BrokerServices:
     shares: ShareCoordinatorService | None = None
     # Share-partitions of the partitions this broker leads (ShareFetch/ShareAcknowledge).
     share_partitions: SharePartitionManager | None = None
+    # The broker's effective config: ``config`` with the dynamic broker configs of the current
+    # metadata image (None: ``config`` itself, as in tests with partial services).
+    effective_config: Callable[[], BrokerConfig] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +119,9 @@ class RequestContext:
 
     @property
     def config(self) -> BrokerConfig:
-        return self.services.config
+        """The broker's effective config as of now (static, with the dynamic broker configs)."""
+        effective = self.services.effective_config
+        return effective() if effective is not None else self.services.config
 
     @property
     def clock(self) -> Clock:

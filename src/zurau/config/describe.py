@@ -8,7 +8,7 @@ source is the first synonym's (DEFAULT_CONFIG when there is none).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -152,14 +152,17 @@ def describe_topic_config(
 
 
 def describe_broker_config(
-    cfg: BrokerConfig, names: Iterable[str] | None = None, per_broker: bool = True
+    cfg: BrokerConfig,
+    names: Iterable[str] | None = None,
+    per_broker: bool = True,
+    dynamic: Callable[[str], bool] | None = None,
 ) -> list[ConfigEntry]:
     """DescribeConfigs entries for a broker, sorted by name.
 
     ``per_broker=False`` describes the cluster-wide default resource (empty resource name): as
     in Kafka only DYNAMIC_DEFAULT_BROKER_CONFIG synonyms are reported then. Passwords have
     ``value_str=None`` and ``sensitive=True``; ``read_only`` is true for configs that cannot be
-    changed dynamically.
+    changed dynamically (``dynamic(name)`` False; default: the definition's ``dynamic`` flag).
     """
     wanted = None if names is None else set(names)
     out: list[ConfigEntry] = []
@@ -170,7 +173,8 @@ def describe_broker_config(
         synonyms = layered_synonyms(cfg, (name,), d.sensitive)
         if not per_broker:
             synonyms = [s for s in synonyms if s.source == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
-        out.append(_entry(d, cfg.get(name), synonyms, read_only=not d.dynamic))
+        can_change = d.dynamic if dynamic is None else dynamic(name)
+        out.append(_entry(d, cfg.get(name), synonyms, read_only=not can_change))
     return out
 
 

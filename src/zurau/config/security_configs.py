@@ -8,7 +8,7 @@ see :mod:`zurau.config.broker_checks`).
 from __future__ import annotations
 
 from zurau.config.config_def import ConfigKey
-from zurau.config.shorthand import LI, LO, B, C, H, I, L, M, P, S, at_least
+from zurau.config.shorthand import LI, LO, B, C, D, H, I, L, M, P, S, at_least
 from zurau.config.validators import ValidString
 
 #: The security protocols a listener may use.
@@ -39,6 +39,17 @@ SECURITY_CONFIGS: tuple[ConfigKey, ...] = (
               "SASL mechanism brokers use with each other (read at start-up)."),
     ConfigKey("sasl.mechanism.controller.protocol", S, "GSSAPI", None, H,
               "SASL mechanism used towards controllers."),
+    # Kerberos (GSSAPI): Kafka can change these per broker at runtime; Zurau has no GSSAPI.
+    ConfigKey("sasl.kerberos.service.name", S, None, None, M,
+              "Kerberos principal name Kafka runs as.", dynamic=True),
+    ConfigKey("sasl.kerberos.kinit.cmd", S, "/usr/bin/kinit", None, LO,
+              "Kerberos kinit command path.", dynamic=True),
+    ConfigKey("sasl.kerberos.ticket.renew.window.factor", D, 0.8, None, LO,
+              "Share of a ticket's lifetime after which the login thread renews it.", dynamic=True),
+    ConfigKey("sasl.kerberos.ticket.renew.jitter", D, 0.05, None, LO,
+              "Random jitter added to the renewal time.", dynamic=True),
+    ConfigKey("sasl.kerberos.min.time.before.relogin", L, 60_000, None, LO,
+              "Login thread sleep time between refresh attempts.", dynamic=True),
     ConfigKey("ssl.keystore.type", S, "JKS", None, M,
               "Format of the key store.", dynamic=True),
     ConfigKey("ssl.keystore.location", S, None, None, H,

@@ -82,6 +82,16 @@ INERT: dict[str, str] = {
     ),
     **dict.fromkeys(
         (
+            "sasl.kerberos.service.name",
+            "sasl.kerberos.kinit.cmd",
+            "sasl.kerberos.ticket.renew.window.factor",
+            "sasl.kerberos.ticket.renew.jitter",
+            "sasl.kerberos.min.time.before.relogin",
+        ),
+        "Zurau has no Kerberos (GSSAPI) SASL mechanism",
+    ),
+    **dict.fromkeys(
+        (
             "group.streams.session.timeout.ms",
             "group.streams.min.session.timeout.ms",
             "group.streams.max.session.timeout.ms",

@@ -12,7 +12,11 @@ Invariants:
   resource, type 32), strings as the client sent them; a group with no override left has no entry.
   A persistent (HAMT) map, so a batch costs O(groups changed). Read one group's with
   :meth:`MetadataImage.group_config`; :mod:`zurau.config.group_configs` types and resolves them.
-  Other non-topic ConfigRecords (BROKER) are kept in ``broker_configs`` by resource name.
+* ``broker_configs`` maps a BROKER config resource name to its dynamic broker config overrides:
+  a broker id as a decimal string for that broker's own, :data:`DEFAULT_BROKER_RESOURCE` (``""``,
+  Kafka's ``<default>``) for the cluster-wide defaults; strings as the client sent them, typed on
+  use (:mod:`zurau.config.dynamic_broker_configs`). Read with :meth:`MetadataImage.broker_config`.
+  The mapping object is replaced whenever a broker config changes and shared otherwise.
 * ``next_producer_id`` is the first producer id not yet handed out in a block.
 * ``offset`` is the metadata-log offset of the last record applied (-1 for the empty image).
 * ``brokers`` holds one :class:`BrokerRegistration` per registered broker id (KRaft). A
@@ -82,6 +86,8 @@ from zurau.protocol.sasl import ScramCredential, ScramMechanism
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__cluster_metadata"})
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
+#: The BROKER config resource name of the cluster-wide dynamic defaults (Kafka's ``<default>``).
+DEFAULT_BROKER_RESOURCE = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +258,13 @@ class MetadataImage:
         """The group config overrides stored for ``group_id`` (only those set; empty when none),
         as strings; :func:`zurau.config.group_configs.effective_group_config` resolves a value."""
         return self.group_configs.get(group_id, _EMPTY)
+
+    def broker_config(self, broker: int | str) -> Mapping[str, str]:
+        """The dynamic broker config overrides stored for ``broker`` (a broker id, or
+        :data:`DEFAULT_BROKER_RESOURCE` for the cluster-wide defaults); empty when none. Only
+        overrides: :class:`zurau.config.dynamic_broker_configs.DynamicBrokerConfigView` resolves
+        them over a broker's static config."""
+        return self.broker_configs.get(str(broker), _EMPTY)
 
     def live_brokers(self) -> list[BrokerRegistration]:
         """Registered brokers that are neither fenced nor in controlled shutdown, by id."""

@@ -394,6 +394,11 @@ class ReplicaManager:
             if t == topic:
                 p.log.update_config(cfg)
 
+    def update_all_configs(self) -> None:
+        """Every hosted log takes its topic's config again (the broker's dynamic configs changed)."""
+        for (t, _i), p in self._partitions.items():
+            p.log.update_config(self.log_config_for(t))
+
     # ------------------------------------------------------------------ committed data (coordinators)
     def add_high_watermark_listener(self, listener: HighWatermarkListener) -> None:
         """Call ``listener(topic, partition, new_high_watermark)`` whenever the high watermark of

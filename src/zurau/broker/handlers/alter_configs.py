@@ -1,4 +1,5 @@
-"""AlterConfigs (legacy): replace the whole set of a topic's or a group's config overrides.
+"""AlterConfigs (legacy): replace the whole set of a topic's, a group's or a broker's dynamic
+config overrides.
 
 Configs left out of a request go back to their defaults (which is why clients prefer
 IncrementalAlterConfigs). The request goes to the controller, which checks per resource, as
@@ -6,9 +7,9 @@ Kafka's ``ConfigurationControlManager`` does: unknown resource types (UNSUPPORTE
 it cannot alter (INVALID_REQUEST), duplicate resources ("Duplicate resource."), the topic
 (default resource, illegal name, unknown topic) or the group (non-empty name), the new set
 validated as a whole (INVALID_CONFIG with Kafka's message; :mod:`zurau.config.group_configs` for
-groups); dynamic BROKER configs are refused with INVALID_REQUEST (configs go in
-``server.properties``) and BROKER_LOGGER with INVALID_REQUEST, as in Kafka (use
-IncrementalAlterConfigs). Accepted changes become ConfigRecords; live logs take them when they
+groups); a BROKER resource (a registered broker id, or "" for the cluster default) gets the
+dynamic broker config checks of :mod:`zurau.metadata.controller.config_control`; BROKER_LOGGER
+is INVALID_REQUEST, as in Kafka (use IncrementalAlterConfigs). Accepted changes become ConfigRecords; live logs take them when they
 are applied. ``validate_only`` runs every check and changes nothing.
 """
 

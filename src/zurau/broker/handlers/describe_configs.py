@@ -6,8 +6,15 @@ Per resource, following Kafka's ``ConfigHelper.describeConfigs``:
   (UNKNOWN_TOPIC_OR_PARTITION). Every topic config is listed with its effective value and source
   (DYNAMIC_TOPIC_CONFIG for an override, else the broker synonym's layer, else DEFAULT_CONFIG).
 * BROKER (4): the name is this node's id, or "" for the cluster-wide dynamic defaults (as in Kafka
-  only the configs set at that level are listed; Zurau has none yet, so the list is empty). Any
-  other id is INVALID_REQUEST ("Unexpected broker id, ..."). Sensitive values are null.
+  only the configs set at that level are listed). This node's configs show their effective values
+  as of the current metadata image with their source: DYNAMIC_BROKER_CONFIG (this broker's
+  dynamic override), DYNAMIC_DEFAULT_BROKER_CONFIG (the cluster default),
+  STATIC_BROKER_CONFIG (server.properties) or DEFAULT_CONFIG, and the lower layers as synonyms;
+  ``read_only`` is false for the configs a BROKER resource may change here
+  (:func:`zurau.config.dynamic_broker_configs.applied_dynamically`). Any other broker id is
+  INVALID_REQUEST ("Unexpected broker id, ..."), as in Kafka: only that broker knows its static
+  configs, and the clients (Kafka's Admin, librdkafka, kafka-python) send a BROKER resource to
+  the broker it names. Sensitive values are null.
 * BROKER_LOGGER (8): the name is this node's id (INVALID_REQUEST otherwise); lists the ``root``
   logger and the ``zurau`` loggers with their effective levels in log4j names (FATAL, ERROR,
   WARN, INFO, DEBUG, TRACE), source DYNAMIC_BROKER_LOGGER_CONFIG. Levels are changed with
@@ -37,6 +44,7 @@ from zurau.config import (
     describe_group_config,
     describe_topic_config,
 )
+from zurau.config.dynamic_broker_configs import applied_dynamically
 from zurau.metadata.controller.config_control import (
     RESOURCE_BROKER,
     RESOURCE_BROKER_LOGGER,
@@ -150,9 +158,9 @@ def _describe_broker(
     if not name:
         defaults = set(cfg.dynamic_default_configs)
         wanted = defaults if keys is None else defaults & set(keys)
-        entries = describe_broker_config(cfg, wanted, per_broker=False)
+        entries = describe_broker_config(cfg, wanted, per_broker=False, dynamic=applied_dynamically)
     elif parse_broker_id(ctx, name) == ctx.node_id:
-        entries = describe_broker_config(cfg, keys, per_broker=True)
+        entries = describe_broker_config(cfg, keys, per_broker=True, dynamic=applied_dynamically)
     else:
         raise InvalidRequestError(
             f"Unexpected broker id, expected {ctx.node_id} or empty string, but received {name}"

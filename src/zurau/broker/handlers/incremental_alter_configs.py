@@ -9,8 +9,9 @@ override, and add missing / remove present comma-separated items). Per resource,
   a null value for anything but DELETE: INVALID_REQUEST "Null value not supported for : ...";
   an unknown operation: INVALID_REQUEST;
 * resource type, duplicate resources, TOPIC, GROUP and BROKER resources: decided by the controller as in
-  :mod:`zurau.broker.handlers.alter_configs` (dynamic broker configs are refused with
-  INVALID_REQUEST); APPEND/SUBTRACT on a non-LIST config: INVALID_CONFIG "Can't APPEND to key ...";
+  :mod:`zurau.broker.handlers.alter_configs` (a BROKER resource names any registered broker or
+  ``""`` for the cluster default; see :mod:`zurau.metadata.controller.config_control`);
+  APPEND/SUBTRACT on a non-LIST config: INVALID_CONFIG "Can't APPEND to key ...";
   the resulting set is validated as a whole (INVALID_CONFIG with Kafka's message) and written as
   ConfigRecords, which the live logs take when they are applied;
 * BROKER_LOGGER (name = this node's id): SET a logger's level (FATAL, ERROR, WARN, INFO, DEBUG,

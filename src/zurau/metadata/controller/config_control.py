@@ -1,11 +1,20 @@
 """The controller's part of configs (Kafka's ``ConfigurationControlManager``): AlterConfigs and
 IncrementalAlterConfigs as ``ConfigRecord``\\ s, and the checks every topic config passes.
 
-TOPIC and GROUP (Kafka's group configs, :mod:`zurau.config.group_configs`) resources are altered
-here; a BROKER resource is refused (dynamic broker configs are not
-supported: INVALID_REQUEST with the broker ids expected); BROKER_LOGGER is the receiving broker's
-own business (its handler answers it, this module only refuses it). A resource named twice in one
-request gets one INVALID_REQUEST "Duplicate resource." result and is not altered.
+TOPIC, GROUP (Kafka's group configs, :mod:`zurau.config.group_configs`) and BROKER (dynamic
+broker configs, :mod:`zurau.config.dynamic_broker_configs`) resources are altered here;
+BROKER_LOGGER is the receiving broker's own business (its handler answers it, this module only
+refuses it). A resource named twice in one request gets one INVALID_REQUEST "Duplicate
+resource." result and is not altered.
+
+A BROKER resource is named by a registered broker id (that broker's own overrides; any
+registered broker, whichever broker forwarded the request) or ``""`` (the cluster-wide default,
+Kafka's ``<default>``); another name is INVALID_REQUEST naming the ids expected. Its resulting
+set of overrides is checked as the brokers will apply it (names that may change dynamically,
+per-broker-only names at the default level, each value, then the whole effective config of this
+controller's node with both levels) and written as ConfigRecords under the name (a broker id in
+its canonical decimal form). APPEND/SUBTRACT work on LIST configs, starting from the effective
+value when there is no override at that level.
 
 A GROUP resource is named by its group id (any non-empty name; the group need not exist, as in
 Kafka). Its resulting set of overrides is validated as a whole against the broker's group
@@ -32,9 +41,12 @@ from zurau.config import (
     format_value,
     resolve_topic_config,
 )
+from zurau.config.definitions import BROKER_CONFIGS
+from zurau.config.dynamic_broker_configs import DynamicConfigError, check_dynamic_update, effective_config
 from zurau.config.group_configs import validate_group_configs
 from zurau.metadata.controller.result import ControllerResult, PendingRecords, duplicated, error_of
-from zurau.metadata.image import MetadataImage, TopicImage
+from zurau.metadata.dynamic_broker_config import EffectiveBrokerConfig
+from zurau.metadata.image import DEFAULT_BROKER_RESOURCE, MetadataImage, TopicImage
 from zurau.metadata.records import (
     BROKER_RESOURCE,
     GROUP_RESOURCE,
@@ -113,8 +125,11 @@ def check_resource_type(rtype: int) -> None:
 
 class ConfigurationControlManager:
     def __init__(self, config: BrokerConfig, brokers: Callable[[], Sequence[int]]) -> None:
+        """``config``: this controller node's static config; ``brokers()``: the broker ids when the
+        image has no registrations (a single node)."""
         self.config = config
         self.brokers = brokers
+        self.effective = EffectiveBrokerConfig(config)
 
     def alter_configs(
         self, image: MetadataImage, resources: list[AlterConfigsRequestResources], validate_only: bool
@@ -128,9 +143,10 @@ class ConfigurationControlManager:
                 raise InvalidRequestError(
                     "AlterConfigs does not support the resource type BROKER_LOGGER; use IncrementalAlterConfigs."
                 )
-            if rtype == RESOURCE_BROKER:
-                self._refuse_broker_resource(name)
             new = {c["name"]: c["value"] for c in r["configs"]}
+            if rtype == RESOURCE_BROKER:
+                self._set_broker_configs(pending, self._broker_resource(pending.image, name), new, validate_only)
+                return
             if rtype == RESOURCE_GROUP:
                 self._set_group_configs(pending, _group_name(name), new, validate_only)
                 return
@@ -154,14 +170,19 @@ class ConfigurationControlManager:
             if rtype == RESOURCE_BROKER_LOGGER:
                 raise InvalidRequestError("BROKER_LOGGER resources are altered by the broker that owns them.")
             if rtype == RESOURCE_BROKER:
-                self._refuse_broker_resource(name)
+                resource = self._broker_resource(pending.image, name)
+                current = dict(pending.image.broker_config(resource))
+                new_broker = self._incremental_broker(pending.image, resource, current, configs)
+                self._set_broker_configs(pending, resource, new_broker, validate_only)
+                return
             if rtype == RESOURCE_GROUP:
                 group_id = _group_name(name)
                 new = _incremental_group(dict(pending.image.group_config(group_id)), configs)
                 self._set_group_configs(pending, group_id, new, validate_only)
                 return
             t = self._topic_for_alter(pending.image, name)
-            self._set_topic_configs(pending, t, self._incremental(dict(t.configs), configs), validate_only)
+            new_topic = self._incremental(pending.image, dict(t.configs), configs)
+            self._set_topic_configs(pending, t, new_topic, validate_only)
 
         return _per_resource(image, resources, alter)
 
@@ -175,23 +196,99 @@ class ConfigurationControlManager:
             raise UnknownTopicOrPartitionError(f"The topic '{name}' does not exist.")
         return t
 
-    def _refuse_broker_resource(self, name: str) -> None:
-        """Dynamic broker configs are not supported yet: always raises INVALID_REQUEST."""
-        brokers = set(self.brokers())
-        if name and not (name.lstrip("-").isdigit() and int(name) in brokers):
-            expected = ", ".join(str(b) for b in sorted(brokers))
+    def _broker_resource(self, image: MetadataImage, name: str) -> str:
+        """The resource name a BROKER resource is stored under: ``""`` for the cluster default,
+        else a registered broker id (INVALID_REQUEST naming the ids expected otherwise)."""
+        if not name:
+            return DEFAULT_BROKER_RESOURCE
+        registered = sorted(image.brokers) if image.brokers else sorted(self.brokers())
+        try:
+            broker_id = int(name)
+        except ValueError:
+            broker_id = None
+        if broker_id is None or broker_id not in registered:
+            expected = ", ".join(str(b) for b in registered)
             raise InvalidRequestError(
-                f"Unexpected broker id, expected {expected} or empty string, but received {name}"
+                f"Unexpected broker id, expected one of the registered brokers ({expected}) or empty "
+                f"string, but received {name}"
             )
-        raise InvalidRequestError(
-            "Dynamic broker configs are not supported by Zurau yet; set broker configs in server.properties "
-            "and restart the broker."
-        )
+        return str(broker_id)
+
+    def _set_broker_configs(
+        self, pending: PendingRecords, resource: str, new: dict[str, str | None], validate_only: bool
+    ) -> None:
+        """Check a broker resource's whole new set of overrides and write what changes."""
+        wanted = {k: v for k, v in new.items() if v is not None}
+        per_broker = resource != DEFAULT_BROKER_RESOURCE
+        try:
+            check_dynamic_update(self.config, wanted, per_broker)
+        except DynamicConfigError as e:
+            if e.invalid_request:
+                raise InvalidRequestError(str(e)) from None
+            raise InvalidConfigError(str(e)) from None
+        image = pending.image
+        if per_broker:
+            broker_layer, default_layer = wanted, dict(image.broker_config(DEFAULT_BROKER_RESOURCE))
+        else:
+            broker_layer, default_layer = {}, wanted
+        try:  # the effective config this node would have (cross-field rules, topic defaults)
+            check_topic_configs(effective_config(self.config, broker_layer, default_layer), {})
+        except ConfigError as e:
+            raise InvalidRequestError(str(e)) from None
+        if validate_only:
+            return
+        old = dict(image.broker_config(resource))
+        records: list[MetadataRecord] = [
+            ConfigRecord(BROKER_RESOURCE, resource, k, None) for k in sorted(old) if k not in wanted
+        ]
+        records += [
+            ConfigRecord(BROKER_RESOURCE, resource, k, v) for k, v in sorted(wanted.items()) if old.get(k) != v
+        ]
+        pending.add(records)
+
+    def _incremental_broker(
+        self,
+        image: MetadataImage,
+        resource: str,
+        current: dict[str, str],
+        configs: list[IncrementalAlterConfigsRequestResourcesConfigs],
+    ) -> dict[str, str | None]:
+        """A broker resource's overrides after SET, DELETE, APPEND and SUBTRACT (the last two
+        for LIST configs, from the override or else the value in effect)."""
+        new: dict[str, str | None] = dict(current)
+        effective = self.effective.of(image)
+        for c in configs:
+            name, op, value = c["name"], c["config_operation"], c["value"]
+            if op == SET:
+                new[name] = value
+            elif op == DELETE:
+                new.pop(name, None)
+            else:
+                d = BROKER_CONFIGS.get(name)
+                if d is None:
+                    raise InvalidConfigError(f"Unknown broker config: {name}")
+                if d.type is not ConfigType.LIST:
+                    raise InvalidConfigError(
+                        f"Can't {OP_NAMES[op]} to key {name} because its type is not LIST."
+                    )
+                base = new.get(name)
+                if base is None and resource != DEFAULT_BROKER_RESOURCE:
+                    base = format_value(d, effective.get(name))
+                elif base is None:
+                    base = format_value(d, self.config.get(name))
+                items = _list_items(base)
+                if op == APPEND:
+                    items += [v for v in _list_items(value) if v not in items]
+                else:
+                    drop = set(_list_items(value))
+                    items = [v for v in items if v not in drop]
+                new[name] = ",".join(items)
+        return new
 
     def _set_topic_configs(
         self, pending: PendingRecords, t: TopicImage, new: dict[str, Any], validate_only: bool
     ) -> None:
-        check_topic_configs(self.config, new)
+        check_topic_configs(self.effective.of(pending.image), new)
         if validate_only:
             return
         old = dict(t.configs)
@@ -225,10 +322,13 @@ class ConfigurationControlManager:
         pending.add(records)
 
     def _incremental(
-        self, current: dict[str, str], configs: list[IncrementalAlterConfigsRequestResourcesConfigs]
+        self,
+        image: MetadataImage,
+        current: dict[str, str],
+        configs: list[IncrementalAlterConfigsRequestResourcesConfigs],
     ) -> dict[str, str | None]:
         new: dict[str, str | None] = dict(current)
-        defaults = self.config.topic_defaults()
+        defaults = self.effective.of(image).topic_defaults()
         for c in configs:
             name, op, value = c["name"], c["config_operation"], c["value"]
             if op == SET:

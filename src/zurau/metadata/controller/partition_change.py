@@ -18,6 +18,7 @@ import logging
 from collections.abc import Callable, Sequence
 
 from zurau.config import BrokerConfig, resolve_topic_config
+from zurau.metadata.dynamic_broker_config import EffectiveBrokerConfig
 from zurau.metadata.image import MetadataImage, PartitionRegistration, TopicImage
 from zurau.metadata.records import NO_LEADER, NO_LEADER_CHANGE, MetadataRecord, PartitionChangeRecord
 
@@ -28,6 +29,7 @@ class PartitionChanges:
     def __init__(self, config: BrokerConfig, brokers: Callable[[], Sequence[int]]) -> None:
         self.config = config
         self.brokers = brokers
+        self.effective = EffectiveBrokerConfig(config)
 
     def is_live(self, image: MetadataImage, broker_id: int) -> bool:
         """May ``broker_id`` lead (registered, unfenced, not in controlled shutdown)? Without
@@ -37,8 +39,11 @@ class PartitionChanges:
             return reg is not None and reg.live
         return broker_id in self.brokers()
 
-    def unclean_allowed(self, t: TopicImage) -> bool:
-        return bool(resolve_topic_config(self.config, t.configs)["unclean_leader_election_enable"])
+    def unclean_allowed(self, image: MetadataImage, t: TopicImage) -> bool:
+        """The topic's ``unclean.leader.election.enable``: its override, else this controller
+        node's broker config with the dynamic overrides of ``image`` (per-node, cluster default)."""
+        broker = self.effective.of(image)
+        return bool(resolve_topic_config(broker, t.configs)["unclean_leader_election_enable"])
 
     def leave_partitions(self, image: MetadataImage, broker_id: int) -> list[MetadataRecord]:
         """Records that take ``broker_id`` (no longer live) out of every ISR and move each
@@ -65,7 +70,7 @@ class PartitionChanges:
                         leader = candidates[0]
                     else:
                         outside = [r for r in p.replicas if live(r)]
-                        if outside and self.unclean_allowed(t):
+                        if outside and self.unclean_allowed(image, t):
                             leader, isr = outside[0], (outside[0],)
                             log.warning("%s-%d: unclean election of broker %d", t.name, index, leader)
                         else:
@@ -90,7 +95,7 @@ class PartitionChanges:
                     continue
                 if broker_id in p.isr:
                     records.append(PartitionChangeRecord(index, t.topic_id, leader=broker_id))
-                elif self.unclean_allowed(t):
+                elif self.unclean_allowed(image, t):
                     records.append(PartitionChangeRecord(index, t.topic_id, isr=(broker_id,), leader=broker_id))
         return records
 

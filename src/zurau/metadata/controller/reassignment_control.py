@@ -132,7 +132,7 @@ class ReassignmentControlManager:
         isr = tuple(r for r in p.isr if r not in p.adding_replicas)
         leader = p.leader
         if not isr:
-            if not self.changes.unclean_allowed(t):
+            if not self.changes.unclean_allowed(image, t):
                 raise InvalidReplicaAssignmentError(
                     f"Unable to revert partition assignment for {t.name}:{index} because it would require an "
                     "unclean leader election."
