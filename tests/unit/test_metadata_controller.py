@@ -189,7 +189,7 @@ def test_incremental_alter_configs_set_delete_append_subtract() -> None:
 def test_broker_resources_are_refused_with_kafkas_message() -> None:
     res = _controller().alter_configs(EMPTY, [{"resource_type": 4, "resource_name": "7", "configs": []}], False)
     assert res.response[0]["error_code"] == E.InvalidRequestError.code
-    assert "expected 1 or empty string" in res.response[0]["error_message"]
+    assert "expected one of the registered brokers (1) or empty string" in res.response[0]["error_message"]
 
 
 def test_producer_id_blocks_never_repeat() -> None:
