@@ -97,6 +97,13 @@ from zurau.replication.replica_fetcher import FetcherConfig
 from zurau.replication.replica_fetcher_manager import ReplicaFetcherManager
 from zurau.replication.replica_manager import ReplicaManager
 from zurau.replication.replica_selector import selector_for
+from zurau.replication.replication_quota import (
+    FOLLOWER_RATE,
+    FOLLOWER_REPLICAS,
+    LEADER_RATE,
+    LEADER_REPLICAS,
+    ReplicationQuota,
+)
 from zurau.replication.share.dead_letters import DEFAULT_TOPIC_PREFIX
 from zurau.replication.share.share_partition_manager import ShareConfig, SharePartitionManager
 from zurau.storage.cleaner import CleanerStats
@@ -710,6 +717,24 @@ class Broker:
             reg = image().brokers.get(broker_id)
             return reg is not None and reg.live
 
+        def topic_configs(name: str) -> Mapping[str, str] | None:
+            t = image().get(name)
+            return None if t is None else t.configs
+
+        def quota(config_name: str, rate_name: str) -> ReplicationQuota:
+            return ReplicationQuota(
+                self.clock,
+                broker_id=self.node_id,
+                config_name=config_name,
+                configs=topic_configs,
+                rate=self.broker_config_source(rate_name),
+                window_num=cfg.get("replication.quota.window.num"),
+                window_ms=cfg.get("replication.quota.window.size.seconds") * 1000,
+            )
+
+        # Replication throttles (reassignments): the rates are read at every use.
+        rm.leader_quota = quota(LEADER_REPLICAS, LEADER_RATE)
+        rm.follower_quota = quota(FOLLOWER_REPLICAS, FOLLOWER_RATE)
         self.fetchers = ReplicaFetcherManager(
             node_id=self.node_id,
             logs=rm,
@@ -726,6 +751,7 @@ class Broker:
             ),
             num_fetchers=cfg.get("num.replica.fetchers"),
             security=security,
+            quota=rm.follower_quota,
         )
         self.alter_partitions = AlterPartitionManager(
             node_id=self.node_id,
@@ -780,6 +806,13 @@ class Broker:
         """The metadata log cannot be written: this node must stop (``failed`` is set)."""
         self.fatal_error = error
         self.failed.set()
+
+    def broker_config_source(self, name: str) -> Callable[[], Any]:
+        """An accessor of broker config ``name`` that reads its value at each call (for configs
+        that may change while the broker runs, such as the replication throttle rates): what
+        this broker's config says now."""
+        cfg = self.config
+        return lambda: cfg.get(name)
 
     def _broker_epoch(self) -> int:
         return self.lifecycle.broker_epoch if self.lifecycle is not None else -1

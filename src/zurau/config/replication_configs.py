@@ -1,11 +1,15 @@
 """Replication configuration definitions (Kafka's ``ReplicationConfigs``): follower
-fetching, ISR lag, purgatories.
+fetching, ISR lag, purgatories, replication throttles (Kafka's ``QuotaConfig`` replication
+quotas; see :mod:`zurau.replication.replication_quota`).
 """
 
 from __future__ import annotations
 
 from zurau.config.config_def import ConfigKey
-from zurau.config.shorthand import H, I, L, M, at_least
+from zurau.config.shorthand import LO, H, I, L, M, at_least
+
+#: Kafka's ``Long.MAX_VALUE``: no throttle.
+_UNTHROTTLED = 2**63 - 1
 
 # fmt: off
 REPLICATION_CONFIGS: tuple[ConfigKey, ...] = (
@@ -35,5 +39,15 @@ REPLICATION_CONFIGS: tuple[ConfigKey, ...] = (
               "Purge interval (in requests) of the produce purgatory."),
     ConfigKey("delete.records.purgatory.purge.interval.requests", I, 1, None, M,
               "Purge interval (in requests) of the DeleteRecords purgatory."),
+    ConfigKey("leader.replication.throttled.rate", L, _UNTHROTTLED, at_least(0), M,
+              "Bytes/s this broker sends, as a leader, to lagging followers of the replicas in "
+              "leader.replication.throttled.replicas (reassignments).", dynamic=True),
+    ConfigKey("follower.replication.throttled.rate", L, _UNTHROTTLED, at_least(0), M,
+              "Bytes/s this broker fetches, as a follower, for lagging replicas in "
+              "follower.replication.throttled.replicas (reassignments).", dynamic=True),
+    ConfigKey("replication.quota.window.num", I, 11, at_least(1), LO,
+              "Samples kept for the replication throttles (their rate spans this many windows)."),
+    ConfigKey("replication.quota.window.size.seconds", I, 1, at_least(1), LO,
+              "Length of each replication throttle sample window, in seconds."),
 )
 # fmt: on

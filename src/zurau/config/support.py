@@ -74,12 +74,6 @@ INERT: dict[str, str] = {
     "local.retention.bytes": _TIERED,
     "remote.log.copy.disable": _TIERED,
     "remote.log.delete.on.disable": _TIERED,
-    "leader.replication.throttled.replicas": (
-        "throttling also needs leader.replication.throttled.rate, which Zurau does not have"
-    ),
-    "follower.replication.throttled.replicas": (
-        "throttling also needs follower.replication.throttled.rate, which Zurau does not have"
-    ),
     **dict.fromkeys(
         (
             "sasl.kerberos.service.name",

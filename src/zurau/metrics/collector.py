@@ -239,6 +239,19 @@ class BrokerCollector(Collector):
         yield CounterMetricFamily(
             "kafka_server_replicamanager_isrexpands", "ISR expansions this leader made.", value=rm.isr_expands
         )
+        # Replication throttles (Kafka's LeaderReplication / FollowerReplication byte-rate).
+        for side, quota in (("leader", rm.leader_quota), ("follower", rm.follower_quota)):
+            if quota is not None:
+                yield GaugeMetricFamily(
+                    f"kafka_server_{side}replication_byte_rate",
+                    f"Bytes/s of throttled replication traffic on the {side} side, over the quota window.",
+                    value=quota.byte_rate(),
+                )
+                yield CounterMetricFamily(
+                    f"zurau_{side}_replication_throttled_bytes",
+                    f"Bytes of throttled-replica traffic on the {side} side.",
+                    value=quota.throttled_bytes,
+                )
 
     def _controller(self, image: MetadataImage) -> Iterator[Metric]:
         src = self.source

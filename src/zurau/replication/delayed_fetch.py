@@ -13,6 +13,11 @@ sessions and the response's envelope.
   partition with data is always sent whole (KIP-74). A KIP-392 consumer may be sent to a
   preferred read replica instead (nothing read, answered at once); an error or a diverging epoch
   also answers at once.
+* **Replication throttle** (:mod:`zurau.replication.replication_quota`): for a follower that is
+  not in the ISR, a partition in ``leader.replication.throttled.replicas`` is read with no bytes
+  (its offsets and the follower's fetch state still are) while the leader's quota is exceeded,
+  and its bytes do not count toward ``min_bytes``; the records sent of throttled partitions are
+  recorded in the quota when the answer is final.
 * **Idle fast path**: for a sessionless consumer fetch and no replica selector, a partition led
   here and fetched exactly where reading stops is answered with precomputed bytes
   (:mod:`zurau.replication.idle_fetch`) instead of a read and a dict.
@@ -39,6 +44,7 @@ from zurau.protocol.errors import KafkaError, UnknownServerError, UnknownTopicOr
 from zurau.protocol.messages import FetchResponseResponsesPartitions
 from zurau.replication.fetch_params import FetchParams, FetchTopic
 from zurau.replication.idle_fetch import idle_encoder
+from zurau.replication.replication_quota import ReplicationQuota
 from zurau.storage.file_region import transferable
 from zurau.storage.partition_log import LogReadSlice
 
@@ -101,7 +107,7 @@ def fetch(
         mark = rm.purgatory.mark()
     responses, total, settled = read_partitions(rm, params, topics, bytes_bound)
     if total >= params.min_bytes or settled or params.max_wait_ms <= 0 or not running():
-        return _complete(topics, responses, total)
+        return _complete(rm, params, topics, responses, total)
     keys = wait_keys() if wait_keys is not None else partitions_of(topics)
     return _delayed(rm, params, topics, keys, replan, bytes_bound, running, mark)
 
@@ -134,7 +140,7 @@ async def _delayed(
             # Read after every wait: slices read before an await may be stale (a segment deleted).
             responses, total, settled = read_partitions(rm, params, topics, bytes_bound)
             if total >= params.min_bytes or settled or not keys or not running() or deadline.expired:
-                return _complete(topics, responses, total)
+                return _complete(rm, params, topics, responses, total)
     finally:
         deadline.cancel()
 
@@ -149,8 +155,13 @@ def partitions_of(topics: list[FetchTopic]) -> dict[str, set[int]]:
     return keys
 
 
-def _complete(topics: list[FetchTopic], responses: list[FetchedTopic], total: int) -> FetchResult:
-    """The result of the last read, its slices made transferable (no await since the read)."""
+def _complete(
+    rm: ReplicaManager, params: FetchParams, topics: list[FetchTopic], responses: list[FetchedTopic], total: int
+) -> FetchResult:
+    """The result of the last read, its slices made transferable (no await since the read); a
+    follower's throttled bytes are recorded in the leader's replication quota."""
+    if total and params.replica_id >= 0 and rm.leader_quota is not None:
+        _record_throttled(rm.leader_quota, topics, responses)
     if total:  # some slice was read (every slice holds at least one batch)
         for t in responses:
             for entry in t["partitions"]:
@@ -160,6 +171,21 @@ def _complete(topics: list[FetchTopic], responses: list[FetchedTopic], total: in
                 if type(data) is LogReadSlice:
                     entry["records"] = transferable(data)
     return FetchResult(topics, responses, total)
+
+
+def _record_throttled(quota: ReplicationQuota, topics: list[FetchTopic], responses: list[FetchedTopic]) -> None:
+    """Record the records bytes of the throttled partitions of a follower's answer (Kafka
+    counts every throttled partition's bytes, in sync or not)."""
+    for planned, t in zip(topics, responses, strict=True):
+        if planned.topic is None:
+            continue
+        name = planned.topic.name
+        for entry in t["partitions"]:
+            if isinstance(entry, bytes):
+                continue
+            data = entry["records"]
+            if type(data) is LogReadSlice and quota.is_throttled(name, entry["partition_index"]):
+                quota.record(data.size)
 
 
 def _error_code(e: Exception) -> int:
@@ -256,14 +282,15 @@ def read_partitions(
                         settled = True
                         parts_out.append(entry)
                         continue
+                throttled = follower and rm.should_leader_throttle(topic.name, index, replica_id)
                 r = rm.read(
                     topic.name,
                     index,
                     fp["fetch_offset"],
-                    limit,
+                    0 if throttled else limit,
                     replica_id=replica_id,
                     isolation_level=isolation_level,
-                    min_one_batch=first_data,
+                    min_one_batch=first_data and not throttled,
                     current_leader_epoch=fp.get("current_leader_epoch", -1),
                     last_fetched_epoch=fp.get("last_fetched_epoch", -1) if follower else -1,
                     replica_epoch=replica_epoch,

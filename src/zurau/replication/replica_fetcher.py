@@ -32,6 +32,15 @@ Fetches run in a fetch session (KIP-227, Fetch v7+): after the first, each names
 partitions whose fetch offset, epochs or limits changed, and the leader answers only those with
 news; a failed request or connection starts over with a full fetch.
 
+Replication throttle (:mod:`zurau.replication.replication_quota`, Kafka's
+``shouldFollowerThrottle``): a partition in this broker's ``follower.replication.throttled.replicas``
+is left out of the fetch while it lags the leader (its log end is below the high watermark the
+leader last gave, or no answer came yet) and the follower quota is exceeded; when every ready
+partition is held so, the fetcher sleeps until the quota allows more (at most
+``replica.fetch.backoff.ms``). The bytes appended to throttled partitions are recorded in the
+quota, lagging or not. A caught-up partition is never held, so the throttle cannot take it out of
+the ISR.
+
 Invariants: only this task writes to the logs of its partitions (one loop, so no other write
 interleaves with the handling of an answer); a partition removed or re-added (new epoch) while a
 request was in flight ignores that request's answer.
@@ -59,6 +68,7 @@ from zurau.protocol.messages import (
     FetchResponseResponsesPartitions,
     OffsetForLeaderEpochRequestTopicsPartitions,
 )
+from zurau.replication.replication_quota import ReplicationQuota
 
 log = logging.getLogger("zurau.replication")
 R = TypeVar("R")
@@ -130,6 +140,9 @@ class PartitionFetchState:
     truncating: bool = False
     delayed_until: float = 0.0
     generation: int = field(default=0)  # bumped whenever the partition is (re-)added
+    #: The local log end had reached the leader's high watermark at the last answer (Kafka's
+    #: ``isReplicaInSync``: lag 0); unknown (False) until an answer comes.
+    in_sync: bool = False
 
     @property
     def key(self) -> TopicPartitionKey:
@@ -176,8 +189,10 @@ class ReplicaFetcher:
         connect: Connect,
         broker_epoch: Callable[[], int],
         config: FetcherConfig,
+        quota: ReplicationQuota | None = None,
     ) -> None:
         self.node_id = node_id
+        self.quota = quota  # the follower-side replication throttle (None: never throttled)
         self.source_id = source_id
         self.fetcher_id = fetcher_id
         self.logs = logs
@@ -278,6 +293,15 @@ class ReplicaFetcher:
                 delays = [s.delayed_until for s in self.partitions.values()]
                 await self._sleep(max(min(delays) - now, 0.001) if delays else None)
                 continue
+            if self.quota is not None:
+                held = self._throttled(ready)
+                if held:
+                    held_keys = {s.key for s in held}
+                    ready = [s for s in ready if s.key not in held_keys]
+                    if not ready:
+                        delay_ms = min(max(self.quota.delay_ms(), 10), max(self.config.backoff_ms, 10))
+                        await self._sleep(delay_ms / 1000)
+                        continue
             try:
                 await self.run_once(ready)
                 self._auth_failures = 0
@@ -304,6 +328,19 @@ class ReplicaFetcher:
                 )
                 await self._drop_connection()
                 self._backoff(ready)
+
+    def _throttled(self, ready: list[PartitionFetchState]) -> list[PartitionFetchState]:
+        """The partitions of ``ready`` the follower quota holds back now (see the module
+        docstring)."""
+        quota = self.quota
+        if quota is None:
+            return []
+        lagging = [
+            s for s in ready if not s.in_sync and not s.truncating and quota.is_throttled(s.topic, s.partition)
+        ]
+        if not lagging or not quota.is_quota_exceeded():
+            return []
+        return lagging
 
     async def run_once(self, ready: list[PartitionFetchState]) -> None:
         """One round for ``ready``: an OffsetForLeaderEpoch round for those that need one, then
@@ -455,7 +492,11 @@ class ReplicaFetcher:
             records = pd.get("records")
             if records is not None and len(records):
                 logs.append_as_follower(s.topic, s.partition, records)
+                if self.quota is not None and self.quota.is_throttled(s.topic, s.partition):
+                    self.quota.record(len(records))
             logs.update_follower_high_watermark(s.topic, s.partition, pd["high_watermark"])
+            leo, _epoch, _hw = logs.follower_log_state(s.topic, s.partition)
+            s.in_sync = leo >= pd["high_watermark"]
             if pd.get("log_start_offset", -1) >= 0:
                 logs.update_follower_log_start(s.topic, s.partition, pd["log_start_offset"])
             return

@@ -30,6 +30,7 @@ from zurau.replication.replica_fetcher import (
     LeaderConnection,
     ReplicaFetcher,
 )
+from zurau.replication.replication_quota import ReplicationQuota
 
 log = logging.getLogger("zurau.replication")
 
@@ -53,6 +54,7 @@ class ReplicaFetcherManager:
         config: FetcherConfig,
         num_fetchers: int = 1,
         security: ClientSecurity | None = None,
+        quota: ReplicationQuota | None = None,
     ) -> None:
         self.node_id = node_id
         self.logs = logs
@@ -62,6 +64,7 @@ class ReplicaFetcherManager:
         self.config = config
         self.num_fetchers = num_fetchers
         self.security = security
+        self.quota = quota  # follower.replication.throttled.* (shared by every fetcher)
         self.fetchers: dict[tuple[int, int], ReplicaFetcher] = {}
         self._assigned: dict[tuple[str, int], tuple[int, int]] = {}
         self._closing: set[asyncio.Task[None]] = set()
@@ -102,6 +105,7 @@ class ReplicaFetcherManager:
                 connect=self._connect,
                 broker_epoch=self._broker_epoch,
                 config=self.config,
+                quota=self.quota,
             )
             self.fetchers[target] = fetcher
             fetcher.start()

@@ -77,6 +77,7 @@ from zurau.replication.fetch_params import (
 from zurau.replication.partition import FollowerState, Partition
 from zurau.replication.purgatory import DelayedProduce, FetchPurgatory, ProducePurgatory, TopicPartitionKey
 from zurau.replication.replica_selector import ReplicaSelector, ReplicaView
+from zurau.replication.replication_quota import ReplicationQuota
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_manager import LogManager
 from zurau.storage.log_validator import convert_compression, needs_conversion, target_codec
@@ -205,6 +206,10 @@ class ReplicaManager:
         # and IsrExpandsPerSec, as totals).
         self.isr_shrinks = 0
         self.isr_expands = 0
+        # Replication throttle of the leader side (leader.replication.throttled.*); None: none.
+        self.leader_quota: ReplicationQuota | None = None
+        # The fetchers' follower-side throttle, kept here for the metrics only.
+        self.follower_quota: ReplicationQuota | None = None
 
     # ------------------------------------------------------------------ hosting
     def _open(self, topic: str, index: int) -> tuple[Partition, bool]:
@@ -741,6 +746,19 @@ class ReplicaManager:
             self, params, topics, wait_keys=wait_keys, replan=replan, bytes_bound=bytes_bound, running=running,
             mark=mark,
         )
+
+    def should_leader_throttle(self, topic: str, partition: int, replica_id: int) -> bool:
+        """Whether this leader leaves ``topic-partition``'s records out of follower
+        ``replica_id``'s fetch now (Kafka's ``shouldLeaderThrottle``): the follower is not in the
+        ISR, the partition is in this broker's ``leader.replication.throttled.replicas`` and the
+        leader quota is exceeded. An in-sync follower is never throttled."""
+        quota = self.leader_quota
+        if quota is None:
+            return False
+        p = self._partitions.get((topic, partition))
+        if p is None or replica_id in p.isr:
+            return False
+        return quota.is_throttled(topic, partition) and quota.is_quota_exceeded()
 
     def fetch_mark(self) -> int:
         """The fetch purgatory's notification count now (see :meth:`FetchPurgatory.mark`)."""

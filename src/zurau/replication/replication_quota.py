@@ -1,0 +1,178 @@
+"""Replication throttles (Kafka's ``ReplicationQuotaManager``): a byte-rate quota on the
+replication traffic of chosen partitions, one for the leader side and one for the follower side.
+
+* **Which partitions** (:meth:`ReplicationQuota.is_throttled`): a topic's
+  ``leader.replication.throttled.replicas`` (leader side) or
+  ``follower.replication.throttled.replicas`` (follower side) lists ``partition:broker`` pairs,
+  or is ``*`` (every partition). A broker throttles partition ``p`` on a side when the list names
+  ``p:<its own id>`` (:func:`throttled_partitions`): the leader-side list names the brokers that
+  send (the current replicas of a moving partition), the follower-side list the brokers that
+  receive (the new replicas).
+* **The rate** (bytes/s) is read at every use through a :data:`RateSource`, so a change of the
+  broker's ``leader.replication.throttled.rate`` / ``follower.replication.throttled.rate``
+  applies to the next fetch. ``Long.MAX_VALUE`` (the default) means unthrottled.
+* **Measuring**: every replication byte of a throttled partition is recorded
+  (:meth:`ReplicationQuota.record`), whether or not the replica was throttled; the rate is the
+  bytes recorded in the last ``window_num`` windows of ``window_ms`` over the time since the
+  oldest of them began, taken as at least one window (as Kafka's ``SimpleRate``: a new
+  reassignment may send one window's worth at once, then is held to the rate).
+  :meth:`ReplicationQuota.is_quota_exceeded` is true while that rate is above the bound.
+* **Who is throttled** (the callers decide, with Kafka's rules): only a replica that is not in
+  sync. The leader leaves a throttled partition's records out of a follower's fetch answer when
+  the follower is not in the ISR and the quota is exceeded
+  (:meth:`~zurau.replication.replica_manager.ReplicaManager.should_leader_throttle`); the
+  follower leaves a throttled partition out of its fetch while it lags the leader's high
+  watermark and the quota is exceeded (:mod:`zurau.replication.replica_fetcher`). Normal
+  replication (no throttled-replicas config) and in-sync replicas are never throttled, so a
+  throttle never takes a replica out of the ISR nor slows acks=all produces.
+
+Times come from the injected :class:`~zurau.clock.Clock` (milliseconds), so the quota is unit
+tested on a :class:`~zurau.clock.ManualClock`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Mapping
+
+from zurau.clock import Clock
+
+#: Kafka's ``Long.MAX_VALUE``: the default rate, meaning no throttle.
+UNLIMITED_RATE = 2**63 - 1
+LEADER_RATE = "leader.replication.throttled.rate"
+FOLLOWER_RATE = "follower.replication.throttled.rate"
+LEADER_REPLICAS = "leader.replication.throttled.replicas"
+FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
+
+#: The current rate bound in bytes/s, read at each use (a broker config, static or dynamic).
+RateSource = Callable[[], int]
+#: A topic's config overrides (as the metadata image holds them), or None for an unknown topic.
+TopicConfigs = Callable[[str], Mapping[str, str] | None]
+
+
+class AllPartitions:
+    """``*``: every partition of the topic."""
+
+    def __contains__(self, _partition: object) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return "*"
+
+
+ALL_PARTITIONS = AllPartitions()
+
+
+def throttled_partitions(value: str | None, broker_id: int) -> frozenset[int] | AllPartitions:
+    """The partitions a throttled-replicas config value (``*`` or ``partition:broker,...``)
+    throttles on broker ``broker_id``: ``*`` all, else those listed with this broker's id.
+    Entries that do not parse are ignored (the config was validated when it was set)."""
+    text = (value or "").strip()
+    if text == "*":
+        return ALL_PARTITIONS
+    out: set[int] = set()
+    for item in text.split(","):
+        part, sep, broker = item.strip().partition(":")
+        if sep and part.strip().isdigit() and broker.strip().isdigit() and int(broker) == broker_id:
+            out.add(int(part))
+    return frozenset(out)
+
+
+class ReplicationQuota:
+    """One side's throttle (see the module docstring).
+
+    ``configs`` gives a topic's config overrides; ``config_name`` is the throttled-replicas config
+    of this side; ``rate`` the bound in bytes/s. The parsed list of each topic is kept as long as
+    the topic's config mapping is the same object (an image shares an unchanged topic's configs)."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        *,
+        broker_id: int,
+        config_name: str,
+        configs: TopicConfigs,
+        rate: RateSource,
+        window_num: int = 11,
+        window_ms: int = 1000,
+    ) -> None:
+        self.clock = clock
+        self.broker_id = broker_id
+        self.config_name = config_name
+        self._configs = configs
+        self._rate = rate
+        self.window_num = max(window_num, 1)
+        self.window_ms = max(window_ms, 1)
+        # (start ms, bytes) of each window kept, oldest first.
+        self._windows: deque[list[int]] = deque()
+        self._parsed: dict[str, tuple[Mapping[str, str] | None, frozenset[int] | AllPartitions]] = {}
+        self.throttled_bytes = 0  # bytes recorded since start (a counter for metrics)
+
+    # ------------------------------------------------------------------ which partitions
+    def is_throttled(self, topic: str, partition: int) -> bool:
+        """Whether ``topic-partition`` is throttled on this broker's side."""
+        configs = self._configs(topic)
+        cached = self._parsed.get(topic)
+        if cached is None or cached[0] is not configs:
+            value = configs.get(self.config_name) if configs is not None else None
+            cached = (configs, throttled_partitions(value, self.broker_id))
+            self._parsed[topic] = cached
+        return partition in cached[1]
+
+    # ------------------------------------------------------------------ the rate
+    @property
+    def bound(self) -> int:
+        """The rate bound now, bytes/s."""
+        return int(self._rate())
+
+    def _purge(self, now: int) -> None:
+        windows = self._windows
+        while windows and now - windows[0][0] >= self.window_num * self.window_ms:
+            windows.popleft()
+
+    def record(self, nbytes: int) -> None:
+        """Count ``nbytes`` of throttled replication traffic (sent by the leader, appended by
+        the follower)."""
+        if nbytes <= 0:
+            return
+        now = self.clock.now_ms()
+        self._purge(now)
+        windows = self._windows
+        if not windows or now - windows[-1][0] >= self.window_ms:
+            windows.append([now, 0])
+        windows[-1][1] += nbytes
+        self.throttled_bytes += nbytes
+
+    def _measured(self, now: int) -> tuple[int, int]:
+        """(bytes in the windows kept, ms since the oldest of them began)."""
+        self._purge(now)
+        windows = self._windows
+        if not windows:
+            return 0, 0
+        return sum(w[1] for w in windows), now - windows[0][0]
+
+    def byte_rate(self) -> float:
+        """The measured rate of throttled traffic, bytes/s."""
+        total, elapsed = self._measured(self.clock.now_ms())
+        return total * 1000.0 / max(elapsed, self.window_ms)
+
+    def is_quota_exceeded(self) -> bool:
+        """Whether the measured rate is above the bound (never with the unlimited default)."""
+        bound = self.bound
+        if bound >= UNLIMITED_RATE:
+            return False
+        total, elapsed = self._measured(self.clock.now_ms())
+        return total * 1000 > bound * max(elapsed, self.window_ms)
+
+    def delay_ms(self) -> int:
+        """How long until the measured rate is back at the bound if nothing more is recorded
+        (0 when it is): a throttled fetcher waits that long (capped by its backoff)."""
+        bound = self.bound
+        if bound >= UNLIMITED_RATE:
+            return 0
+        total, elapsed = self._measured(self.clock.now_ms())
+        if total == 0:
+            return 0
+        if bound <= 0:
+            return self.window_ms
+        return max(-(-total * 1000 // bound) - max(elapsed, 0), 0)
