@@ -125,7 +125,10 @@ def test_reassign_generate_execute_verify(cluster: EmbeddedCluster, tmp_path: Pa
     assert out.splitlines()[-1] == f"Successfully started partition reassignment for {t}-0"
     wait(cluster, t, lambda p: p.replicas == tuple(target) and not p.reassigning)
     out = ok(cli(cluster, "reassign-partitions", "--verify", "--reassignment-json-file", plan))
-    assert out == f"Status of partition reassignment:\nReassignment of partition {t}-0 is completed.\n"
+    assert out.startswith(
+        f"Status of partition reassignment:\nReassignment of partition {t}-0 is completed.\n"
+        f"Clearing broker-level throttles on brokers 1,2,3\nClearing topic-level throttles on topic {t}\n"
+    )
     text = ok(cli(cluster, "topics", "describe", t))
     assert re.search(rf"Partition: 0\tLeader: {first}\tReplicas: {','.join(map(str, target))}\tIsr: [123],[123],[123]\t", text)
     assert ok(cli(cluster, "topics", "describe", t, "--under-replicated-partitions")) == ""
@@ -170,3 +173,90 @@ def test_list_describe_and_cancel_a_stuck_reassignment(cluster: EmbeddedCluster,
         assert f"There is no active reassignment of partition {t}-0, but replica set is {first} rather than {first},{down}." in out
     finally:
         cluster.call(cluster.start_node, down)
+
+
+LEADER_THROTTLED = "leader.replication.throttled.replicas"
+FOLLOWER_THROTTLED = "follower.replication.throttled.replicas"
+
+
+def throttles(c: EmbeddedCluster, topic: str) -> tuple[str | None, str | None]:
+    t = c.node(1).image.get(topic)
+    assert t is not None
+    return t.configs.get(LEADER_THROTTLED), t.configs.get(FOLLOWER_THROTTLED)
+
+
+def test_a_throttled_reassignment_sets_the_throttled_replicas_and_verify_clears_them(
+    cluster: EmbeddedCluster, tmp_path: Path
+) -> None:
+    t = new_topic(cluster, 1)
+    (first,) = part(cluster, t).replicas
+    other = next(n for n in (1, 2, 3) if n != first)
+    plan = write(tmp_path, {"version": 1, "partitions": [{"topic": t, "partition": 0, "replicas": [other, first]}]})
+    out = ok(cli(cluster, "reassign-partitions", "--execute", "--throttle", "50000000", "--reassignment-json-file", plan))
+    lines = out.splitlines()
+    assert lines[0].startswith("Warning: You must run --verify periodically")
+    assert "The inter-broker throttle limit was set to 50000000 B/s" in lines
+    assert lines[-1] == f"Successfully started partition reassignment for {t}-0"
+    # Leaders: the replicas before the move; followers: the replicas it gains.
+    assert throttles(cluster, t) == (f"0:{first}", f"0:{other}")
+    wait(cluster, t, lambda p: p.replicas == (other, first) and not p.reassigning)
+    out = ok(cli(cluster, "reassign-partitions", "--verify", "--preserve-throttles", "--reassignment-json-file", plan))
+    assert "Clearing" not in out and throttles(cluster, t) == (f"0:{first}", f"0:{other}")
+    out = ok(cli(cluster, "reassign-partitions", "--verify", "--reassignment-json-file", plan))
+    assert f"Reassignment of partition {t}-0 is completed." in out
+    assert f"Clearing topic-level throttles on topic {t}" in out
+    wait(cluster, t, lambda _p: throttles(cluster, t) == (None, None))
+    assert cli(cluster, "reassign-partitions", "--verify", "--throttle", "5", "--reassignment-json-file", plan).exit_code == 2
+
+
+def test_additional_starts_a_reassignment_while_another_is_in_progress(cluster: EmbeddedCluster, tmp_path: Path) -> None:
+    name = f"lead-{uuid.uuid4().hex[:8]}"
+    ok(cli(cluster, "topics", "create", name, "--partitions", "2", "--replication-factor", "1"))
+    wait(cluster, name, lambda p: len(p.isr) == 1)
+    t = cluster.node(1).image.get(name)
+    assert t is not None
+    first0 = t.partitions[0].replicas[0]
+    first1 = t.partitions[1].replicas[0]
+    down = next(n for n in (1, 2, 3) if n not in (first0, first1))
+    cluster.call(cluster.stop_node, down)
+    try:
+        stuck = write(tmp_path, {"version": 1, "partitions": [{"topic": name, "partition": 0, "replicas": [first0, down]}]})
+        ok(cli(cluster, "reassign-partitions", "--execute", "--throttle", "1000000", "--reassignment-json-file", stuck))
+        wait(cluster, name, lambda p: p.reassigning)
+        target1 = next(n for n in (1, 2, 3) if n not in (first1, down))
+        more = write(tmp_path, {"version": 1, "partitions": [{"topic": name, "partition": 1, "replicas": [target1]}]})
+        failed(cli(cluster, "reassign-partitions", "--execute", "--reassignment-json-file", more),
+               "Cannot execute because there is an existing partition assignment. Use --additional")
+        out = ok(cli(cluster, "reassign-partitions", "--execute", "--additional", "--throttle", "1000000",
+                     "--reassignment-json-file", more))
+        assert out.splitlines()[-1] == f"Successfully started partition reassignment for {name}-1"
+        # The throttle of the reassignment in progress is kept next to the new one's.
+        assert throttles(cluster, name) == (f"0:{first0},1:{first1}", f"0:{down},1:{target1}")
+        deadline = time.monotonic() + 30
+        while cluster.node(first0).image.get(name).partitions[1].replicas != (target1,):  # type: ignore[union-attr]
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        out = ok(cli(cluster, "reassign-partitions", "--verify", "--reassignment-json-file", stuck))
+        assert "still in progress" in out and "Clearing" not in out
+        ok(cli(cluster, "reassign-partitions", "--cancel", "--reassignment-json-file", stuck))
+    finally:
+        cluster.call(cluster.start_node, down)
+
+
+def test_cluster_unregister(cluster: EmbeddedCluster) -> None:
+    failed(cli(cluster, "cluster", "unregister", "--id", "42"), "BROKER_ID_NOT_REGISTERED")
+    down = 3
+    cluster.call(cluster.stop_node, down)
+    try:
+        assert ok(cli(cluster, "cluster", "unregister", "--id", str(down))) == f"Broker {down} is no longer registered.\n"
+        deadline = time.monotonic() + 10
+        while down in cluster.node(1).image.brokers:
+            assert time.monotonic() < deadline, "the registration is still in the metadata"
+            time.sleep(0.05)
+        failed(cli(cluster, "cluster", "unregister", "--id", str(down)), "BROKER_ID_NOT_REGISTERED")
+    finally:
+        cluster.call(cluster.start_node, down)
+    deadline = time.monotonic() + 30
+    while down not in cluster.node(1).image.brokers:  # the restarted broker registers again
+        assert time.monotonic() < deadline
+        time.sleep(0.05)

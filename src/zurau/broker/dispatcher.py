@@ -86,6 +86,7 @@ HANDLER_MODULES = (
     "broker_registration",
     "broker_heartbeat",
     "allocate_producer_ids",
+    "unregister_broker",
     # group coordinator
     "find_coordinator",
     "join_group",

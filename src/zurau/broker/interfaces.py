@@ -52,6 +52,7 @@ from zurau.protocol.messages import (
     ListPartitionReassignmentsResponse,
     RemoveRaftVoterRequest,
     RemoveRaftVoterResponse,
+    UnregisterBrokerResponse,
     UpdateRaftVoterRequest,
     UpdateRaftVoterResponse,
 )
@@ -130,6 +131,10 @@ class ControllerChannel(Protocol):
         self, topics: list[ListPartitionReassignmentsRequestTopics] | None
     ) -> ListPartitionReassignmentsResponse:
         """``error_code``, ``error_message`` and ``topics`` of the response."""
+        ...
+
+    async def unregister_broker(self, broker_id: int) -> UnregisterBrokerResponse:
+        """UnregisterBroker: ``error_code`` and ``error_message`` of the response."""
         ...
 
     def create_topic_now(

@@ -8,6 +8,9 @@ that port is free at start (else on ``zurau broker start``'s default, if that is
 start formats every node with one new cluster
 id; later starts reuse the directories (same ids, same data). Ctrl-C (or SIGTERM) stops every node
 with a controlled shutdown; a node that dies is reported and the others keep running.
+
+``zurau cluster unregister --id N`` is kafka-cluster.sh's ``unregister``: it removes broker N's
+registration from the cluster metadata (UnregisterBroker), for a broker that is gone for good.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ from pathlib import Path
 
 import typer
 
+from zurau.cli.common import BootstrapOption, CommandConfigOption, client_config, run
 from zurau.cli.output import notice, print_error
 
-app = typer.Typer(help="Run a local multi-node Zurau cluster.", no_args_is_help=True)
+app = typer.Typer(help="Run a local multi-node Zurau cluster; unregister brokers.", no_args_is_help=True)
 
 
 def node_properties(node: int, nodes: int, data_dir: Path, base_port: int, host: str = "127.0.0.1") -> dict[str, str]:
@@ -81,6 +85,30 @@ def prepare(nodes: int, data_dir: Path, base_port: int) -> list[Path]:
         format_dirs([d], MetaProperties(cluster_id, i), ignore_formatted=True)
         configs.append(cfg_path)
     return configs
+
+
+@app.command("unregister")
+def unregister(
+    broker_id: int = typer.Option(..., "--id", help="the id of the broker to unregister"),
+    bootstrap_server: str | None = BootstrapOption,
+    command_config: Path | None = CommandConfigOption,
+) -> None:
+    """Remove a broker's registration from the cluster metadata (kafka-cluster.sh unregister)."""
+    from zurau.client.admin import AdminClient
+    from zurau.client.errors import UnsupportedApiError
+    from zurau.protocol.errors import UnsupportedVersionError
+
+    cfg = client_config(bootstrap_server, command_config)
+
+    async def main() -> str:
+        async with AdminClient(cfg) as admin:
+            try:
+                await admin.unregister_broker(broker_id)
+            except (UnsupportedVersionError, UnsupportedApiError):
+                return "The target cluster does not support the broker unregistration API."
+        return f"Broker {broker_id} is no longer registered."
+
+    typer.echo(run(main))
 
 
 @app.command("start")

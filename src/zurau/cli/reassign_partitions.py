@@ -6,13 +6,17 @@
 * ``--execute --reassignment-json-file F`` starts the reassignments in ``F`` (``{"version": 1,
   "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 2, 3]}]}``, Kafka's format;
   ``log_dirs`` is accepted and ignored) and prints the current assignment to keep for a rollback;
+  while another reassignment is in progress it refuses unless ``--additional`` is given; with
+  ``--throttle B`` (bytes/s) the moving replicas are throttled first
+  (:mod:`zurau.cli.reassignment_throttle`);
 * ``--verify --reassignment-json-file F`` says for each partition whether its reassignment is
-  complete, still in progress, or absent with other replicas;
+  complete, still in progress, or absent with other replicas; once none of them is in progress it
+  removes the replication throttles (unless ``--preserve-throttles``);
 * ``--list`` lists the ongoing reassignments; ``--cancel --reassignment-json-file F`` cancels
   those of the partitions in ``F`` (their replicas go back to what they were).
 
 Output lines are Kafka's. The command talks to brokers only through :mod:`zurau.client`
-(AlterPartitionReassignments, ListPartitionReassignments, Metadata).
+(AlterPartitionReassignments, ListPartitionReassignments, Metadata, IncrementalAlterConfigs).
 """
 
 from __future__ import annotations
@@ -110,6 +114,15 @@ def reassign_partitions(
     reassignment_json_file: Path | None = typer.Option(None, "--reassignment-json-file", show_default=False),
     topics_to_move_json_file: Path | None = typer.Option(None, "--topics-to-move-json-file", show_default=False),
     broker_list: str | None = typer.Option(None, "--broker-list", help="Brokers for --generate: 1,2,3", show_default=False),
+    throttle: int = typer.Option(
+        -1, "--throttle", help="With --execute: throttle the moving replicas' replication to this many bytes/s"
+    ),
+    additional: bool = typer.Option(
+        False, "--additional", help="With --execute: start it even though other reassignments are in progress"
+    ),
+    preserve_throttles: bool = typer.Option(
+        False, "--preserve-throttles", help="With --verify: do not remove the throttles once the reassignment is done"
+    ),
     bootstrap_server: str | None = BootstrapOption,
     command_config: Path | None = CommandConfigOption,
 ) -> None:
@@ -123,6 +136,10 @@ def reassign_partitions(
     action = actions[0]
     if action in ("execute", "verify", "cancel") and reassignment_json_file is None:
         raise typer.BadParameter(f"--{action} needs --reassignment-json-file")
+    if action != "execute" and (throttle >= 0 or additional):
+        raise typer.BadParameter("--throttle and --additional go with --execute")
+    if action != "verify" and preserve_throttles:
+        raise typer.BadParameter("--preserve-throttles goes with --verify")
     brokers: list[int] = []
     if action == "generate":
         if topics_to_move_json_file is None or not broker_list:
@@ -179,13 +196,29 @@ def reassign_partitions(
             wanted = parse_reassignment(reassignment_json_file)
             tps = {TopicPartition(t, p): replicas for t, p, replicas in wanted}
             if action == "execute":
+                from zurau.cli import reassignment_throttle as throttles
+
                 topics = list(dict.fromkeys(t for t, _p, _r in wanted))
                 current = await current_assignment(admin, topics)
                 known = {(t, p) for t, p, _r in current}
                 for t, p, _r in wanted:
                     if (t, p) not in known:
                         raise CommandError(f"Topic {t} has no partition {p}")
+                in_progress = await admin.list_partition_reassignments()
+                if in_progress and not additional:
+                    raise CommandError(
+                        "Cannot execute because there is an existing partition assignment.  Use --additional to "
+                        "override this and create a new partition assignment in addition to the existing one. The "
+                        "--additional flag can also be used to change the throttle by resubmitting the current "
+                        "reassignment."
+                    )
                 mine = [(t, p, r) for t, p, r in current if TopicPartition(t, p) in tps]
+                throttle_lines: list[str] = []
+                if throttle >= 0:
+                    typer.echo(throttles.YOU_MUST_VERIFY)
+                    replicas_now = {TopicPartition(t, p): r for t, p, r in current}
+                    moves = throttles.move_map(in_progress, tps, replicas_now)
+                    throttle_lines = await throttles.set_throttles(admin, moves, throttle)
                 results = await admin.alter_partition_reassignments(tps)
                 errors = [(tp, e) for tp, e in results.items() if e is not None]
                 lines = [
@@ -201,6 +234,7 @@ def reassign_partitions(
                     detail = "; ".join(f"{tp.topic}-{tp.partition}: {describe_error(e)}" for tp, e in errors)
                     raise CommandError(f"Error reassigning partition(s): {detail}")
                 names = ",".join(f"{tp.topic}-{tp.partition}" for tp in sorted(tps, key=lambda tp: (tp.topic, tp.partition)))
+                lines += throttle_lines
                 lines.append(f"Successfully started partition reassignment{'s' if len(tps) != 1 else ''} for {names}")
                 return lines
             ongoing = await admin.list_partition_reassignments(list(tps))
@@ -233,6 +267,10 @@ def reassign_partitions(
                         f"There is no active reassignment of partition {name}, but replica set is "
                         f"{_ids(now or [])} rather than {_ids(tps[tp])}."
                     )
+            if not preserve_throttles and not any(tp in ongoing for tp in tps):
+                from zurau.cli.reassignment_throttle import clear_throttles
+
+                lines += await clear_throttles(admin, topics)
             return lines
 
     for line in run(main):

@@ -18,6 +18,7 @@ delete_records                 DeleteRecords per partition leader
 elect_leaders                  ElectLeaders (PREFERRED or UNCLEAN)
 alter_partition_reassignments  AlterPartitionReassignments (start or cancel)
 list_partition_reassignments   ListPartitionReassignments
+unregister_broker              UnregisterBroker
 describe_log_dirs              DescribeLogDirs to each named broker
 =============================  ===========================================================
 
@@ -749,6 +750,14 @@ class AdminClient:
             for t in resp["topics"]
             for p in t["partitions"]
         }
+
+    # ------------------------------------------------------------------ cluster membership
+    async def unregister_broker(self, broker_id: int) -> None:
+        """Remove broker ``broker_id``'s registration (UnregisterBroker, decided by the active
+        controller); raises the broker's error (BROKER_ID_NOT_REGISTERED for an unknown id)."""
+        resp = await self.cluster.call(None, typed_api.UNREGISTER_BROKER({"broker_id": broker_id}))
+        if resp["error_code"]:
+            raise _error(resp["error_code"], resp.get("error_message"), f"cannot unregister broker {broker_id}")
 
 
 def _source(c: DescribeConfigsResponseResultsConfigs) -> ConfigSource:

@@ -155,6 +155,8 @@ from zurau.protocol.messages import (
     SyncGroupResponse,
     TxnOffsetCommitRequest,
     TxnOffsetCommitResponse,
+    UnregisterBrokerRequest,
+    UnregisterBrokerResponse,
     UpdateRaftVoterRequest,
     UpdateRaftVoterResponse,
     VoteRequest,
@@ -313,6 +315,7 @@ ALLOCATE_PRODUCER_IDS: Api[AllocateProducerIdsRequest, AllocateProducerIdsRespon
 ADD_RAFT_VOTER: Api[AddRaftVoterRequest, AddRaftVoterResponse] = Api(ApiKey.ADD_RAFT_VOTER)
 REMOVE_RAFT_VOTER: Api[RemoveRaftVoterRequest, RemoveRaftVoterResponse] = Api(ApiKey.REMOVE_RAFT_VOTER)
 UPDATE_RAFT_VOTER: Api[UpdateRaftVoterRequest, UpdateRaftVoterResponse] = Api(ApiKey.UPDATE_RAFT_VOTER)
+UNREGISTER_BROKER: Api[UnregisterBrokerRequest, UnregisterBrokerResponse] = Api(ApiKey.UNREGISTER_BROKER)
 # The Raft messages of the KRaft quorum (the Raft client sends them by api key, through
 # zurau.raft.wire; these name their types for the handlers that answer them).
 VOTE: Api[VoteRequest, VoteResponse] = Api(ApiKey.VOTE)
@@ -383,6 +386,7 @@ __all__ = [
     "SHARE_GROUP_HEARTBEAT",
     "SYNC_GROUP",
     "TXN_OFFSET_COMMIT",
+    "UNREGISTER_BROKER",
     "UPDATE_RAFT_VOTER",
     "VOTE",
     "WRITE_TXN_MARKERS",

@@ -56,6 +56,7 @@ from zurau.protocol.messages import (
     IncrementalAlterConfigsRequestResources,
     ListPartitionReassignmentsRequestTopics,
     ListPartitionReassignmentsResponse,
+    UnregisterBrokerResponse,
 )
 
 log = logging.getLogger("zurau.controller")
@@ -183,6 +184,9 @@ class LocalControllerChannel:
     ) -> AlterPartitionReassignmentsResponse:
         result = self.controller.alter_partition_reassignments(self._image, topics, allow_replication_factor_change)
         return {"error_code": 0, "error_message": None, "responses": await self._durable(result)}
+
+    async def unregister_broker(self, broker_id: int) -> UnregisterBrokerResponse:
+        return await self._durable(self.controller.unregister_broker(self._image, broker_id))
 
     async def list_partition_reassignments(
         self, topics: list[ListPartitionReassignmentsRequestTopics] | None

@@ -62,6 +62,7 @@ from zurau.client.typed_api import (
     ELECT_LEADERS,
     INCREMENTAL_ALTER_CONFIGS,
     LIST_PARTITION_REASSIGNMENTS,
+    UNREGISTER_BROKER,
 )
 from zurau.clock import Clock
 from zurau.metadata.controller.broker_heartbeat_manager import BrokerHeartbeatManager
@@ -121,6 +122,7 @@ from zurau.protocol.messages import (
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsRequestTopics,
     ListPartitionReassignmentsResponse,
+    UnregisterBrokerResponse,
 )
 from zurau.protocol.primitives import DecodeError
 from zurau.raft import Entry, OffsetAndEpoch, Role, RoleChange
@@ -643,6 +645,25 @@ class RaftControllerChannel:
         self.heartbeats.remove(broker_id)
         await self._run(lambda image: self.controller.fence_brokers(image, [broker_id]))
         return True
+
+    async def unregister_broker(self, broker_id: int) -> UnregisterBrokerResponse:
+        """UnregisterBroker, decided by the active controller, which also ends the broker's
+        session: ``error_code`` and ``error_message`` of the response."""
+
+        async def forward(conn: BrokerConnection) -> UnregisterBrokerResponse | None:
+            resp = await conn.call(UNREGISTER_BROKER({"broker_id": broker_id}))
+            return None if resp.get("error_code") == NotControllerError.code else resp
+
+        def local(image: MetadataImage) -> ControllerResult[UnregisterBrokerResponse]:
+            result = self.controller.unregister_broker(image, broker_id)
+            if result.records:
+                self.heartbeats.remove(broker_id)
+            return result
+
+        def refuse(code: int, msg: str) -> UnregisterBrokerResponse:
+            return {"throttle_time_ms": 0, "error_code": code, "error_message": msg}
+
+        return await self._decide(local, forward, refuse)
 
     async def allocate_producer_ids(self, broker_id: int, broker_epoch: int) -> tuple[int, int]:
         async def forward(conn: BrokerConnection) -> tuple[int, int] | None:

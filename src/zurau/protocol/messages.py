@@ -2390,6 +2390,20 @@ class BrokerHeartbeatResponse(TypedDict, total=False):
     should_shut_down: bool
 
 
+class UnregisterBrokerRequest(TypedDict, total=False):
+    """UnregisterBroker request (api key 64), v0-0; flexible v0+."""
+
+    broker_id: int
+
+
+class UnregisterBrokerResponse(TypedDict, total=False):
+    """UnregisterBroker response (api key 64), v0-0; flexible v0+."""
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+
+
 class DescribeTransactionsRequest(TypedDict, total=False):
     """DescribeTransactions request (api key 65), v0-0; flexible v0+."""
 

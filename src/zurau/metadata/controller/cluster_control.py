@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from zurau.metadata.controller.feature_control import FeatureControlManager
 from zurau.metadata.controller.partition_change import PartitionChanges
@@ -52,6 +51,7 @@ from zurau.protocol.messages import (
     BrokerHeartbeatResponse,
     BrokerRegistrationRequest,
     BrokerRegistrationResponse,
+    UnregisterBrokerResponse,
 )
 
 log = logging.getLogger("zurau.controller")
@@ -275,9 +275,13 @@ class ClusterControlManager:
                 pending.add(self.changes.leave_partitions(pending.image, b))
         return ControllerResult(pending.records, None)
 
-    def unregister_broker(self, image: MetadataImage, broker_id: int) -> ControllerResult[dict[str, Any]]:
-        """UnregisterBroker: an UnregisterBrokerRecord for the current registration of the id;
-        BROKER_ID_NOT_REGISTERED if there is none. Response: the UnregisterBroker response body."""
+    def unregister_broker(self, image: MetadataImage, broker_id: int) -> ControllerResult[UnregisterBrokerResponse]:
+        """UnregisterBroker: an UnregisterBrokerRecord for the current registration of the id,
+        then the records that take it out of its partitions' ISRs and leaderships (as for a
+        fenced broker); BROKER_ID_NOT_REGISTERED if there is none. As Kafka's controller, a
+        broker that is alive and unfenced may be unregistered too (kafka-cluster.sh unregister is
+        meant for brokers that are gone for good; a live one loses its session and must register
+        again). Response: the UnregisterBroker response body."""
         reg = image.brokers.get(broker_id)
         if reg is None:
             return ControllerResult(

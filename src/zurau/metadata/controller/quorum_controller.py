@@ -33,7 +33,6 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
 
 from zurau.config import BrokerConfig
 from zurau.metadata.controller import acl_control, quota_control, scram_control
@@ -80,6 +79,7 @@ from zurau.protocol.messages import (
     IncrementalAlterConfigsRequestResources,
     ListPartitionReassignmentsRequestTopics,
     ListPartitionReassignmentsResponseTopics,
+    UnregisterBrokerResponse,
 )
 
 
@@ -183,8 +183,7 @@ class QuorumController:
     def fence_brokers(self, image: MetadataImage, broker_ids: Iterable[int]) -> ControllerResult[None]:
         return self.cluster.fence_brokers(image, broker_ids)
 
-    def unregister_broker(self, image: MetadataImage, broker_id: int) -> ControllerResult[dict[str, Any]]:
-        """(No UnregisterBroker schema yet: its response stays a plain dict.)"""
+    def unregister_broker(self, image: MetadataImage, broker_id: int) -> ControllerResult[UnregisterBrokerResponse]:
         return self.cluster.unregister_broker(image, broker_id)
 
     def allocate_producer_ids(

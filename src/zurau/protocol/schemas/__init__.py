@@ -86,6 +86,7 @@ _MODULES = (
     "broker_registration",
     "broker_heartbeat",
     "allocate_producer_ids",
+    "unregister_broker",
     "add_raft_voter",
     "remove_raft_voter",
     "update_raft_voter",
