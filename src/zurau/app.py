@@ -810,9 +810,9 @@ class Broker:
     def broker_config_source(self, name: str) -> Callable[[], Any]:
         """An accessor of broker config ``name`` that reads its value at each call (for configs
         that may change while the broker runs, such as the replication throttle rates): what
-        this broker's config says now."""
-        cfg = self.config
-        return lambda: cfg.get(name)
+        this broker's config says now: its dynamic value in the current metadata image (this
+        broker's own override over the cluster default) over the static config."""
+        return lambda: self.effective_config().get(name)
 
     def _broker_epoch(self) -> int:
         return self.lifecycle.broker_epoch if self.lifecycle is not None else -1

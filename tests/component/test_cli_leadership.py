@@ -180,7 +180,8 @@ FOLLOWER_THROTTLED = "follower.replication.throttled.replicas"
 
 
 def throttles(c: EmbeddedCluster, topic: str) -> tuple[str | None, str | None]:
-    t = c.node(1).image.get(topic)
+    running = next(b for b in c.brokers if b is not None)  # a test may have stopped node 1
+    t = running.image.get(topic)
     assert t is not None
     return t.configs.get(LEADER_THROTTLED), t.configs.get(FOLLOWER_THROTTLED)
 

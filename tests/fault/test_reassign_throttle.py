@@ -1,12 +1,12 @@
 """A throttled reassignment on three node processes, and ``zurau cluster unregister``.
 
 * A partition with some MB on broker 1 is reassigned onto brokers 1 and 2 with
-  ``zurau reassign-partitions --execute --throttle RATE``. The rates are the brokers' static
-  ``leader/follower.replication.throttled.rate`` (RATE) here, the throttled replicas the topic
-  configs the command sets. The new replica's log grows at RATE (within 20 %, measured from its
+  ``zurau reassign-partitions --execute --throttle RATE``, which sets everything: the rates as
+  dynamic broker configs (``leader/follower.replication.throttled.rate``) on the brokers involved,
+  and the throttled replicas as topic configs. The new replica's log grows at RATE (within 20 %, measured from its
   segment files' sizes over the middle of the catch-up), while acks=all produces keep being
   acknowledged (the new replica is not in the ISR, so nothing waits for it). ``--verify`` then
-  reports the reassignment complete and removes the topic throttles.
+  reports the reassignment complete and removes the topic throttles and the broker rates.
 * ``zurau cluster unregister``: an unknown id is BROKER_ID_NOT_REGISTERED; a killed broker's
   registration is removed and it leaves the cluster's metadata.
 """
@@ -33,8 +33,6 @@ RATE = 2_000_000  # bytes/s
 DATA = 16_000_000  # bytes on the partition before the move (~8 s at RATE)
 TOPIC = "throttled-move"
 OVERRIDES = {
-    "leader.replication.throttled.rate": str(RATE),
-    "follower.replication.throttled.rate": str(RATE),
     "replica.fetch.max.bytes": "262144",  # finer steps than 1 MiB per fetch
     "replica.fetch.wait.max.ms": "200",
     "offsets.topic.num.partitions": "1",
@@ -83,6 +81,10 @@ def test_a_throttled_reassignment_catches_up_at_the_throttle_rate(cluster: Clust
     res = cli(cluster, "reassign-partitions", "--execute", "--throttle", str(RATE), "--reassignment-json-file", str(plan))
     assert res.exit_code == 0, res.stdout + res.stderr
     assert f"The inter-broker throttle limit was set to {RATE} B/s" in res.stdout
+    assert "cannot set" not in res.stdout + res.stderr, res.stdout + res.stderr
+    rates = admin.describe_configs([ConfigResource("BROKER", "1")])
+    broker1 = next(iter(rates.values())).result(10)
+    assert broker1["leader.replication.throttled.rate"].value == str(RATE)
 
     samples: list[tuple[float, int]] = []
     acked: list[object] = []
@@ -119,6 +121,10 @@ def test_a_throttled_reassignment_catches_up_at_the_throttle_rate(cluster: Clust
     entries = next(iter(configs.values())).result(10)
     assert entries["leader.replication.throttled.replicas"].value == ""
     assert entries["follower.replication.throttled.replicas"].value == ""
+    for node in (1, 2):
+        rates = admin.describe_configs([ConfigResource("BROKER", str(node))])
+        cfg = next(iter(rates.values())).result(10)
+        assert cfg["follower.replication.throttled.rate"].value == str(2**63 - 1), f"broker {node}"
 
 
 def test_cluster_unregister(cluster: ClusterProcesses) -> None:

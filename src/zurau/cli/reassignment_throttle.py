@@ -99,7 +99,7 @@ def _errors(results: Mapping[ConfigResource, Exception | None]) -> list[str]:
 
 async def set_throttles(admin: AdminClient, moves: MoveMap, throttle: int) -> list[str]:
     """Set the topic and broker throttles of ``moves`` at ``throttle`` bytes/s. Returns the
-    output lines; the topic configs failing raises, a broker refusing its rate is reported."""
+    output lines; the topic configs or a broker's rate failing raises (as Kafka's tool fails)."""
     from zurau.cli.common import CommandError
 
     topic_ops: dict[ConfigResource, list[AlterConfigOp]] = {}
@@ -119,11 +119,10 @@ async def set_throttles(admin: AdminClient, moves: MoveMap, throttle: int) -> li
         ]
         for b in sorted(moves.brokers())
     }
-    lines = [f"The inter-broker throttle limit was set to {throttle} B/s"]
     failed = _errors(await admin.incremental_alter_configs(broker_ops))
     if failed:
-        lines.append(f"Warning: cannot set the throttle rate on broker(s) {'; '.join(failed)}")
-    return lines
+        raise CommandError(f"cannot set the throttle rate on broker(s) {'; '.join(failed)}")
+    return [f"The inter-broker throttle limit was set to {throttle} B/s"]
 
 
 async def clear_throttles(admin: AdminClient, topics: Iterable[str]) -> list[str]:
