@@ -1,14 +1,15 @@
 """The broker's and the topics' definition tables, assembled from the areas.
 
 :data:`BROKER_CONFIGS` is every broker config, keyed by Kafka name, in the areas' order (KRaft,
-server, log, replication, coordinators, security); :data:`TOPIC_CONFIGS` every topic config.
-Both carry what Zurau does with each config (:mod:`zurau.config.support`). Invariants, checked
+server, log, replication, coordinators, security, self-balancing); :data:`TOPIC_CONFIGS` every
+topic config. Both carry what Zurau does with each config (:mod:`zurau.config.support`). Invariants, checked
 at import: names are unique, defaults satisfy their own rules, and every config marked inert or
 unsupported is defined.
 """
 
 from __future__ import annotations
 
+from zurau.config.balancer_configs import BALANCER_CONFIGS
 from zurau.config.config_def import ConfigKey, key_table
 from zurau.config.coordinator_configs import COORDINATOR_CONFIGS
 from zurau.config.kraft_configs import KRAFT_CONFIGS
@@ -32,6 +33,7 @@ BROKER_CONFIGS: dict[str, ConfigKey] = key_table(
             *REPLICATION_CONFIGS,
             *COORDINATOR_CONFIGS,
             *SECURITY_CONFIGS,
+            *BALANCER_CONFIGS,
         )
     )
 )
