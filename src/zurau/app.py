@@ -54,6 +54,8 @@ from zurau.coordinator.txn.txn_verification_channel import TxnVerificationChanne
 from zurau.edge_service import new_event_loop  # one uvloop event loop per broker process
 from zurau.gc_tuning import tune_for_server
 from zurau.loop_watchdog import LoopWatchdog
+from zurau.metadata.balancer_load import LoadMonitor
+from zurau.metadata.balancer_service import BalancerService
 from zurau.metadata.broker_lifecycle_manager import BrokerLifecycleManager
 from zurau.metadata.controller.quorum_controller import QuorumController
 from zurau.metadata.dynamic_broker_config import EffectiveBrokerConfig
@@ -62,7 +64,7 @@ from zurau.metadata.kraft_manager import KRaftManager
 from zurau.metadata.local_controller import LocalControllerChannel
 from zurau.metadata.metadata_log import MetadataLog, formatted_cluster_id, open_metadata
 from zurau.metadata.producer_id_manager import ProducerIdManager
-from zurau.metadata.raft_controller_channel import ClusterProducerIdManager
+from zurau.metadata.raft_controller_channel import ClusterProducerIdManager, RaftControllerChannel
 from zurau.metrics.exporter import MetricsExporter
 from zurau.metrics.recorder import BrokerMetrics
 from zurau.protocol.errors import (
@@ -199,6 +201,7 @@ class Broker:
         self.share_partitions: SharePartitionManager | None = None
         self.dead_letter_producer: DeadLetterProducer | None = None
         self.partition_metadata: LeaderEndOffsets | None = None
+        self.balancer: BalancerService | None = None  # a cluster controller's self-balancing loop
         self.log_cleaner: LogCleaner | None = None
         # Prometheus metrics (metrics.http.listener; empty: off).
         configured = config.get("metrics.http.listener")
@@ -602,6 +605,9 @@ class Broker:
         await self.server.listen(cfg.listeners, serving=controller_names)
         self._start_metrics()
         self.kraft.start()
+        if cfg.is_controller:
+            self.balancer = self._balancer(cfg, channel)
+            self.balancer.start()
         if not cfg.is_broker:  # a controller hosts no partitions: nothing to catch up for
             await self._catch_up()
             self._tasks.append(asyncio.create_task(self._load_authorizer_when_caught_up()))
@@ -807,6 +813,18 @@ class Broker:
         self.fatal_error = error
         self.failed.set()
 
+    def _balancer(self, cfg: BrokerConfig, channel: RaftControllerChannel) -> BalancerService:
+        """The self-balancing loop of this controller (it acts while it is the active one), reading
+        the balancer configs as they are now (dynamic over static) at every tick."""
+        listener = cfg.inter_broker_listener_name
+        monitor = LoadMonitor(
+            self.node_id,
+            self.clock,
+            endpoint=lambda b: channel.image.endpoint(b, listener),
+            security=lambda: inter_broker_client_security(cfg),
+        )
+        return BalancerService(channel, monitor, self.clock, lambda name: self.dynamic_config.value(channel.image, name))
+
     def broker_config_source(self, name: str) -> Callable[[], Any]:
         """An accessor of broker config ``name`` that reads its value at each call (for configs
         that may change while the broker runs, such as the replication throttle rates): what
@@ -861,6 +879,9 @@ class Broker:
         for t in self._tasks:
             await self._stop_step(f"task {t.get_name()}", t)
         self._tasks.clear()
+        if self.balancer is not None:
+            await self._stop_step("the balancer", self.balancer.close())
+            self.balancer = None
         if self.fetchers is not None:  # they write to the logs: stopped before the logs close
             await self._stop_step("the replica fetchers", self.fetchers.close())
             self.fetchers = None

@@ -18,9 +18,9 @@ BALANCER_TRIGGERS = ("EMPTY_BROKER", "ANY_UNEVEN_LOAD")
 
 # fmt: off
 BALANCER_CONFIGS: tuple[ConfigKey, ...] = (
-    ConfigKey("confluent.balancer.enable", B, False, None, H,
-              "Balance the cluster by itself: drain removed and dead brokers, keep racks, replica and "
-              "disk bounds, even out replicas, leaders, disk and network.",
+    ConfigKey("confluent.balancer.enable", B, True, None, H,
+              "Balance a cluster by itself: drain removed and dead brokers, keep racks and bounds, "
+              "even out replicas, leaders, disk, network.",
               dynamic=True),
     ConfigKey("confluent.balancer.heal.uneven.load.trigger", S, "EMPTY_BROKER",
               ValidString(BALANCER_TRIGGERS, case_insensitive=True), H,
@@ -51,5 +51,16 @@ BALANCER_CONFIGS: tuple[ConfigKey, ...] = (
     ConfigKey("confluent.balancer.max.concurrent.moves", I, 0, at_least(0), M,
               "Zurau's own: most partitions one rebalance plan reassigns at once; 0: no bound.",
               dynamic=True),
+    # Zurau's own state of the balancer, kept as dynamic broker configs in the metadata log (so
+    # that it outlives a controller failover) and set by `zurau balancer`.
+    ConfigKey("zurau.balancer.removing", B, False, None, M,
+              "Zurau's own, per broker (zurau balancer remove-broker): drain every replica off it.",
+              dynamic=True),
+    ConfigKey("zurau.balancer.rebalance.requested", B, False, None, M,
+              "Zurau's own, cluster default: a rebalance is under way until a plan proposes nothing.",
+              dynamic=True),
 )
+
+#: Read by the active controller's balancer at every tick: a dynamic change needs no restart.
+BALANCER_CONFIG_NAMES = frozenset(k.name for k in BALANCER_CONFIGS)
 # fmt: on

@@ -33,6 +33,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 
+from zurau.config.balancer_configs import BALANCER_CONFIG_NAMES
 from zurau.config.broker_config import BrokerConfig
 from zurau.config.definitions import BROKER_CONFIGS, TOPIC_CONFIGS
 from zurau.config.types import ConfigError
@@ -84,13 +85,15 @@ def applied_dynamically(name: str) -> bool:
     if not kafka_dynamic(name):
         return False
     d = BROKER_CONFIGS[name]
-    return name in _TOPIC_DEFAULTS or name in THROTTLE_RATE_CONFIGS or bool(d.inert)
+    return (
+        name in _TOPIC_DEFAULTS or name in THROTTLE_RATE_CONFIGS or name in BALANCER_CONFIG_NAMES or bool(d.inert)
+    )
 
 
 def per_broker_only(name: str) -> bool:
     """Kafka's per-broker configs (``DynamicBrokerConfig.PerBrokerConfigs``): listeners and their
     TLS/SASL settings, which the cluster-wide default may not set."""
-    return name in _PER_BROKER_LISTENER_CONFIGS or name.startswith(("ssl.", "sasl."))
+    return name in _PER_BROKER_LISTENER_CONFIGS or name == "zurau.balancer.removing" or name.startswith(("ssl.", "sasl."))
 
 
 def scala_set(names: Iterable[str]) -> str:

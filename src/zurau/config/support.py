@@ -37,10 +37,6 @@ _NO_SHARE_FETCH = (
     "share groups' records are not delivered yet (ShareFetch and ShareAcknowledge are not served)"
 )
 
-_NO_BALANCER = (
-    "the active controller does not run the self-balancing planner yet "
-    "(zurau.metadata.controller.balancer plans, nothing carries the plans out)"
-)
 
 INERT: dict[str, str] = {
     "num.network.threads": "network I/O runs on one event loop per process, with no network threads",
@@ -103,20 +99,6 @@ INERT: dict[str, str] = {
             "group.streams.initial.rebalance.delay.ms",
         ),
         _NO_STREAMS,
-    ),
-    **dict.fromkeys(
-        (
-            "confluent.balancer.enable",
-            "confluent.balancer.heal.uneven.load.trigger",
-            "confluent.balancer.heal.broker.failure.threshold.ms",
-            "confluent.balancer.throttle.bytes.per.second",
-            "confluent.balancer.disk.max.load",
-            "confluent.balancer.max.replicas",
-            "confluent.balancer.exclude.topic.names",
-            "confluent.balancer.exclude.topic.prefixes",
-            "confluent.balancer.max.concurrent.moves",
-        ),
-        _NO_BALANCER,
     ),
 }
 

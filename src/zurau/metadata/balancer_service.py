@@ -1,0 +1,308 @@
+"""The self-balancing loop of the active controller: when to plan, and carrying a plan out.
+
+Every node runs :class:`BalancerService`; only the active controller acts (a node that loses the
+lead forgets its soft state, the next active controller starts from the metadata log). Each
+``tick``, when ``confluent.balancer.enable`` is true on a cluster (more than one registered
+broker):
+
+1. **Load**: every ``SAMPLE_INTERVAL_MS`` the :class:`~zurau.metadata.balancer_load.LoadMonitor`
+   samples the live brokers' log dirs (sizes, disk capacity, bytes in).
+2. **Model**: :func:`~zurau.metadata.controller.balancer.model.cluster_model` of the current image
+   with that load; brokers being removed are those whose broker config ``zurau.balancer.removing``
+   is true (set by ``zurau balancer remove-broker``, kept in the metadata log, so a removal goes on
+   after a controller failover); ``fenced since`` is when this controller first saw a broker fenced
+   (a new active controller starts that clock again: a dead broker is drained at the threshold
+   after the last failover at the latest, never earlier).
+3. **Trigger**: a broker to drain (removing, or fenced past
+   ``confluent.balancer.heal.broker.failure.threshold.ms``), an empty live broker, uneven load when
+   the trigger is ``ANY_UNEVEN_LOAD``, or an operator's ``zurau balancer rebalance``. A rebalance,
+   once started, goes on until a plan proposes nothing (an empty broker that got its first
+   replicas is no longer empty, yet not balanced): it is marked by the cluster default broker
+   config ``zurau.balancer.rebalance.requested`` (set by the command or here when a trigger fires,
+   cleared here at the end), so that it survives a controller failover.
+4. **Execute**: at most ``confluent.balancer.max.concurrent.moves`` reassignments in flight in the
+   whole cluster; the first moves of the plan are submitted as AlterPartitionReassignments, which
+   adds the new replicas before removing old ones (so the ISR never shrinks below what it was) and
+   completes once they are in sync. The throttle (``confluent.balancer.throttle.bytes.per.second``)
+   is set, as ``kafka-reassign-partitions --throttle`` sets it, on the moving replicas (topic
+   configs ``leader/follower.replication.throttled.replicas``) and their brokers (broker configs
+   ``leader/follower.replication.throttled.rate``), and removed when no move is left. Leadership
+   moves come last, when no replica move is in flight: the replica order is changed (a
+   reassignment that copies nothing) and the preferred leader elected.
+
+Invariants: the service only proposes changes through the controller's own APIs (the same checks
+as an operator's request); a partition already being reassigned is left alone; an error in one
+tick is logged and the next tick starts afresh (everything it needs is in the image).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from zurau.clock import Clock
+from zurau.metadata.balancer_load import LoadMonitor, LoadSample
+from zurau.metadata.controller.balancer.model import LoadModel, PartitionLoad, cluster_model
+from zurau.metadata.controller.balancer.options import ENABLE, BalancerOptions, options_from_config
+from zurau.metadata.controller.balancer.planner import Plan, brokers_to_drain, plan, should_rebalance
+from zurau.metadata.image import MetadataImage
+from zurau.metadata.records import BROKER_RESOURCE
+from zurau.protocol.messages import (
+    AlterPartitionReassignmentsRequestTopics,
+    AlterPartitionReassignmentsResponse,
+    IncrementalAlterConfigsRequestResources,
+    IncrementalAlterConfigsRequestResourcesConfigs,
+)
+
+log = logging.getLogger("zurau.balancer")
+
+REMOVING = "zurau.balancer.removing"
+REBALANCE_REQUESTED = "zurau.balancer.rebalance.requested"
+SAMPLE_INTERVAL_MS = 10_000
+TICK_INTERVAL_S = 2.0
+THROTTLED_REPLICAS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
+THROTTLED_RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+SET, DELETE = 0, 1
+PREFERRED = 0  # ElectLeaders election type
+
+
+class BalancerChannel(Protocol):
+    """What the service needs of the controller channel."""
+
+    @property
+    def active(self) -> bool: ...
+
+    @property
+    def image(self) -> MetadataImage: ...
+
+    async def alter_partition_reassignments(
+        self, topics: list[AlterPartitionReassignmentsRequestTopics], allow_replication_factor_change: bool
+    ) -> AlterPartitionReassignmentsResponse: ...
+
+    async def incremental_alter_configs(
+        self, resources: list[IncrementalAlterConfigsRequestResources], validate_only: bool
+    ) -> Sequence[Any]: ...
+
+    async def elect_leaders(self, election_type: int, topic_partitions: list[Any] | None) -> Any: ...
+
+
+def removing_brokers(image: MetadataImage) -> set[int]:
+    """Brokers whose ``zurau.balancer.removing`` broker config is true."""
+    return {
+        b for b in image.brokers
+        if str(image.broker_config(str(b)).get(REMOVING, "false")).lower() == "true"
+    }
+
+
+def load_model(sample: LoadSample | None) -> LoadModel:
+    """The planner's view of a load sample (out rate: the leader's followers fetch what comes in)."""
+    if sample is None:
+        return LoadModel()
+    partitions: dict[tuple[str, int], PartitionLoad] = {}
+    for (topic, partition, _), _size in sample.sizes.items():
+        key = (topic, partition)
+        if key not in partitions:
+            rate = int(sample.bytes_in.get(key, 0.0))
+            partitions[key] = PartitionLoad(sample.size(topic, partition), rate, rate)
+    return LoadModel(dict(sample.capacity), partitions)
+
+
+class BalancerService:
+    """See the module docstring. ``config_get(name)``: the effective typed value of a broker config
+    (dynamic over static); ``min_isr()``: the cluster's default ``min.insync.replicas``."""
+
+    def __init__(
+        self,
+        channel: BalancerChannel,
+        monitor: LoadMonitor,
+        clock: Clock,
+        config_get: Callable[[str], Any],
+    ) -> None:
+        self.channel = channel
+        self.monitor = monitor
+        self.clock = clock
+        self.config_get = config_get
+        self.fenced_since: dict[int, int] = {}
+        self.next_sample_ms = 0
+        self.throttled: set[str] = set()  # topics this controller set throttled replicas on
+        self.last_plan: Plan | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self, interval_s: float = TICK_INTERVAL_S) -> None:
+        """Tick every ``interval_s`` until :meth:`close` (an error is logged, the loop goes on)."""
+
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(interval_s)
+                try:
+                    await self.tick()
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("balancer tick failed")
+
+        self._task = asyncio.get_running_loop().create_task(loop())
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        await self.monitor.close()
+
+    def reset(self) -> None:
+        """Forget the soft state (this node is no longer the active controller)."""
+        self.fenced_since.clear()
+        self.next_sample_ms = 0
+        self.throttled.clear()
+        self.monitor.last = None
+        self.last_plan = None
+
+    def options(self) -> BalancerOptions:
+        return options_from_config(self.config_get)
+
+    async def tick(self) -> None:
+        if not self.channel.active:
+            if self.fenced_since or self.monitor.last is not None:
+                self.reset()
+            return
+        image = self.channel.image
+        if not bool(self.config_get(ENABLE)) or len(image.brokers) < 2:
+            return
+        now = self.clock.now_ms()
+        for b, reg in image.brokers.items():
+            if reg.live:
+                self.fenced_since.pop(b, None)
+            else:
+                self.fenced_since.setdefault(b, now)
+        leaders = {(t.name, i): p.leader for t in image.all() for i, p in t.partitions.items() if p.leader >= 0}
+        if now >= self.next_sample_ms:
+            self.next_sample_ms = now + SAMPLE_INTERVAL_MS
+            await self.monitor.sample([b.id for b in image.live_brokers()], leaders)
+        options = self.options()
+        model = cluster_model(
+            image,
+            load_model(self.monitor.last),
+            removing=removing_brokers(image),
+            fenced_since_ms=dict(self.fenced_since),
+            now_ms=now,
+            min_insync_replicas=int(self.config_get("min.insync.replicas")),
+        )
+        in_flight = [p for p in model.partitions if p.reassigning]
+        requested = str(image.broker_config("").get(REBALANCE_REQUESTED, "false")).lower() == "true"
+        draining = bool(brokers_to_drain(model, options))
+        if not requested and not draining:
+            if await asyncio.to_thread(should_rebalance, model, options.trigger, options):
+                log.info("balancer: load is uneven (%s): rebalancing", options.trigger.value)
+                await self._set_requested(True)
+                return  # planned on the next tick, from the image that holds the mark
+            if not in_flight:
+                await self._unthrottle(image)
+            return
+        budget = (options.max_moves or len(model.partitions) or 1) - len(in_flight)
+        if budget <= 0:
+            return
+        # A plan is pure CPU work on immutable inputs: off the event loop.
+        proposal = await asyncio.to_thread(plan, model, dataclasses.replace(options, max_moves=budget))
+        self.last_plan = proposal
+        moves = list(proposal.reassignments)[:budget]
+        if moves:
+            await self._throttle(image, moves, options)
+            topics: dict[str, list[Any]] = {}
+            for m in moves:
+                topics.setdefault(m.topic, []).append({"partition_index": m.partition, "replicas": list(m.replicas)})
+            log.info("balancer: moving %d partition(s): %s", len(moves),
+                     ", ".join(f"{m.topic}-{m.partition}->{list(m.replicas)}" for m in moves))
+            await self.channel.alter_partition_reassignments(
+                [{"name": t, "partitions": ps} for t, ps in topics.items()], False
+            )
+            return
+        if in_flight:
+            return
+        await self._unthrottle(image)
+        if proposal.leadership_moves:
+            topics = {}
+            for lm in proposal.leadership_moves:
+                topics.setdefault(lm.topic, []).append({"partition_index": lm.partition, "replicas": list(lm.replicas)})
+            await self.channel.alter_partition_reassignments(
+                [{"name": t, "partitions": ps} for t, ps in topics.items()], False
+            )
+            by_topic: dict[str, list[int]] = {}
+            for lm in proposal.leadership_moves:
+                by_topic.setdefault(lm.topic, []).append(lm.partition)
+            await self.channel.elect_leaders(
+                PREFERRED, [{"topic": t, "partitions": ps} for t, ps in sorted(by_topic.items())]
+            )
+            return
+        if requested:
+            log.info("balancer: the rebalance is done")
+            await self._set_requested(False)
+
+    async def _set_requested(self, on: bool) -> None:
+        op: IncrementalAlterConfigsRequestResourcesConfigs = (
+            {"name": REBALANCE_REQUESTED, "config_operation": SET, "value": "true"}
+            if on
+            else {"name": REBALANCE_REQUESTED, "config_operation": DELETE, "value": None}
+        )
+        await self.channel.incremental_alter_configs(
+            [{"resource_type": BROKER_RESOURCE, "resource_name": "", "configs": [op]}], False
+        )
+
+    async def _throttle(self, image: MetadataImage, moves: Sequence[Any], options: BalancerOptions) -> None:
+        rate = options.throttle_bytes_per_second
+        if rate < 0:
+            return
+        by_topic: dict[str, tuple[set[str], set[str]]] = {}
+        brokers: set[int] = set()
+        for m in moves:
+            t = image.get(m.topic)
+            if t is None:
+                continue
+            current = t.partitions[m.partition].replicas
+            leaders, followers = by_topic.setdefault(m.topic, (set(), set()))
+            leaders.update(f"{m.partition}:{b}" for b in current)
+            followers.update(f"{m.partition}:{b}" for b in m.replicas if b not in current)
+            brokers.update(current)
+            brokers.update(m.replicas)
+        resources: list[IncrementalAlterConfigsRequestResources] = []
+        for topic, (leaders, followers) in sorted(by_topic.items()):
+            resources.append({"resource_type": 2, "resource_name": topic, "configs": [
+                {"name": THROTTLED_REPLICAS[0], "config_operation": SET, "value": ",".join(sorted(leaders))},
+                {"name": THROTTLED_REPLICAS[1], "config_operation": SET, "value": ",".join(sorted(followers))},
+            ]})
+            self.throttled.add(topic)
+        for b in sorted(brokers):
+            if b in image.brokers:
+                resources.append({"resource_type": BROKER_RESOURCE, "resource_name": str(b), "configs": [
+                    {"name": n, "config_operation": SET, "value": str(rate)} for n in THROTTLED_RATES
+                ]})
+        if resources:
+            await self.channel.incremental_alter_configs(resources, False)
+
+    async def _unthrottle(self, image: MetadataImage) -> None:
+        if not self.throttled:
+            return
+        resources: list[IncrementalAlterConfigsRequestResources] = [
+            {"resource_type": 2, "resource_name": topic, "configs": [
+                {"name": n, "config_operation": DELETE, "value": None} for n in THROTTLED_REPLICAS
+            ]}
+            for topic in sorted(self.throttled) if image.get(topic) is not None
+        ]
+        resources += [
+            {"resource_type": BROKER_RESOURCE, "resource_name": str(b), "configs": [
+                {"name": n, "config_operation": DELETE, "value": None} for n in THROTTLED_RATES
+            ]}
+            for b in sorted(image.brokers)
+            if any(n in image.broker_config(str(b)) for n in THROTTLED_RATES)
+        ]
+        self.throttled.clear()
+        if resources:
+            await self.channel.incremental_alter_configs(resources, False)
+
+
+__all__ = ["REBALANCE_REQUESTED", "REMOVING", "BalancerService", "load_model", "removing_brokers"]
