@@ -4,24 +4,26 @@
   rebalance by itself (``confluent.balancer.enable`` is true by default on a cluster): node 3 ends
   with its share of replicas, every partition keeps its replication factor, and the rebalance mark
   (``zurau.balancer.rebalance.requested``) is cleared once a plan proposes nothing.
-* ``zurau.balancer.removing=true`` on a broker (what ``zurau balancer remove-broker`` sets) drains
-  every replica off it.
+* ``zurau balancer remove-broker --wait`` drains every replica off a broker (the command returns
+  once it hosts none); ``status`` shows it removing; ``plan`` then proposes nothing; ``cancel``
+  ends the removal, and a ``rebalance`` brings the broker back into use.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 
 from confluent_kafka.admin import (
     AdminClient,
-    AlterConfigOpType,
-    ConfigEntry,
     ConfigResource,
     NewTopic,
     ResourceType,
 )
+from typer.testing import CliRunner
 
+from zurau.cli.main import app
 from zurau.embedded import EmbeddedCluster
 
 TOPIC = "balanced"
@@ -65,9 +67,23 @@ def test_an_empty_broker_gets_its_share_and_a_removed_broker_is_drained() -> Non
 
         _wait("the rebalance mark cleared", mark_cleared, 30)
 
-        res = ConfigResource(ResourceType.BROKER, "2", incremental_configs=[
-            ConfigEntry("zurau.balancer.removing", "true", incremental_operation=AlterConfigOpType.SET)])
-        admin.incremental_alter_configs([res])[res].result(30)
-        _wait("node 2 drained", lambda: _count(_replicas(admin), 2) == 0, 60)
+        bs = cluster.bootstrap_servers
+
+        def cli(*args: str) -> str:
+            out = CliRunner().invoke(app, ["balancer", *args, "--bootstrap-server", bs])
+            assert out.exit_code == 0, out.stdout + out.stderr
+            return out.stdout
+
+        assert "hosts no replica" in cli("remove-broker", "--broker-id", "2", "--wait", "--timeout", "60")
         drained = _replicas(admin)
         assert all(sorted(rs) == [1, 3] for rs in drained.values()), drained
+        status = json.loads(cli("status", "--json"))
+        by_id = {b["id"]: b for b in status["brokers"]}
+        assert by_id[2]["removing"] and by_id[2]["replicas"] == 0 and by_id[1]["replicas"] == PARTITIONS
+        assert json.loads(cli("plan", "--json"))["reassignments"] == []
+
+        assert "removal of broker(s) 2 ended" in cli("cancel")
+        res = ConfigResource(ResourceType.BROKER, "2")
+        assert admin.describe_configs([res])[res].result(10)["zurau.balancer.removing"].value == "false"
+        assert "Rebalance requested" in cli("rebalance")
+        _wait("node 2 back in use", lambda: _count(_replicas(admin), 2) >= 3, 60)

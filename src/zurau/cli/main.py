@@ -33,6 +33,7 @@ from typing import NoReturn
 import typer
 
 from zurau.cli import (
+    balancer,
     cluster,
     configs,
     groups,
@@ -69,6 +70,7 @@ app.add_typer(topics.app, name="topics")
 app.add_typer(configs.app, name="configs")
 app.add_typer(groups.app, name="groups")
 app.add_typer(share_groups.app, name="share-groups")
+app.add_typer(balancer.app, name="balancer")
 app.add_typer(transactions.app, name="transactions")
 app.add_typer(pipeline_app, name="pipeline")
 app.add_typer(storage.app, name="storage")
