@@ -665,6 +665,8 @@ class Broker:
             published = target
         # Installed with nothing between it and the last apply: every later change is heard.
         channel.add_listener(self.publishing.publish)
+        if self.server is not None:  # clients that forgot a broker while it was down see it again
+            channel.add_listener(self.server.on_image)
         if self.lifecycle is not None and self.services.authorizer is not None:
             self.services.authorizer.complete_initial_load()  # the controller said we caught up
         log.info(

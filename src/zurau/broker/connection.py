@@ -162,6 +162,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._quotas = getattr(host.services, "quotas", None)  # None: quotas are never enforced
         self._muted = False  # throttled by a quota: nothing is read until _muted_until
         self._muted_until = 0.0
+        self.metadata_requests = 0  # Metadata requests received (zurau.broker.broker_rejoin)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     # ------------------------------------------------------------------ asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -227,9 +232,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self._on_frame(frame)
 
     # ------------------------------------------------------------------ requests
-    def close(self, reason: str) -> None:
+    def close(self, reason: str, level: int = logging.WARNING) -> None:
         if not self._closed:
-            log.warning("closing connection from %s: %s", self.peer, reason)
+            log.log(level, "closing connection from %s: %s", self.peer, reason)
             self._closed = True
             if self.transport is not None:
                 self.transport.close()
@@ -252,6 +257,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
             if refused is not None:
                 self.close(refused)
                 return
+        if api_key == ApiKey.METADATA:
+            self.metadata_requests += 1
         handler = self.host.handlers.get(api_key)
         if handler is None:
             self.close(f"unknown api key {api_key}")

@@ -18,6 +18,9 @@ Kafka's connection settings, as this server applies them:
   connection over its IP's rate is closed as soon as it is accepted.
 * ``connections.max.idle.ms``: a connection with no request in progress, nothing left to send
   and no bytes received for that long is closed (checked a few times per period; <= 0 never).
+* When a broker joins the live brokers (:meth:`BrokerServer.on_image`, e.g. unfenced after a
+  restart), the client connections of that moment are closed once idle, so that clients which
+  forgot the broker while it was down read Metadata again (:mod:`zurau.broker.broker_rejoin`).
 
 Security (:mod:`zurau.broker.auth`): each listener's protocol decides whether it speaks TLS (SSL,
 SASL_SSL; its context is checked every ``TLS_RELOAD_CHECK_S`` for changed PEM files) and SASL
@@ -40,10 +43,12 @@ from typing import Any
 from zurau.broker.auth.listener_security import ListenerSecurity, listener_security
 from zurau.broker.auth.session import SecuritySession
 from zurau.broker.auth.ssl_context import ListenerSslContext
+from zurau.broker.broker_rejoin import BrokerRejoinRefresh
 from zurau.broker.connection import KafkaConnection
 from zurau.broker.dispatcher import Handler
 from zurau.broker.request_context import BrokerServices
 from zurau.config import parse_connection_overrides
+from zurau.metadata.image import MetadataImage
 
 log = logging.getLogger("zurau.connection")
 
@@ -81,6 +86,11 @@ class BrokerServer:
         self.security: dict[str, ListenerSecurity] = {}
         self.tls: dict[str, ListenerSslContext] = {}
         self._tls_reloader: asyncio.Task[None] | None = None
+        self.rejoin = BrokerRejoinRefresh(lambda: self.connections, self._controller_listeners)
+
+    def on_image(self, old: MetadataImage, new: MetadataImage) -> None:
+        """A metadata image listener: see :mod:`zurau.broker.broker_rejoin`."""
+        self.rejoin.on_image(old, new)
 
     # ------------------------------------------------------------------ security
     def new_session(self, conn: KafkaConnection) -> SecuritySession:
@@ -202,6 +212,7 @@ class BrokerServer:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         self._reaper = self._tls_reloader = None
+        await self.rejoin.close()
         for s in self._servers:
             s.close()
         handler_tasks: list[asyncio.Task[Any]] = []
