@@ -138,7 +138,7 @@ def test_dynamic_broker_configs_hold_over_sigterm_and_kill9(tmp_path_factory: py
         node1.launch()
         node1.wait_ready(60)
         cluster.restart(2)  # kill -9, then start over the same data
-        admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})  # fresh connections
+        # The same admin client as before the restarts (zurau.broker.broker_rejoin).
 
         for node in (1, 2, 3):
             configs = _describe(admin, node)
