@@ -5,6 +5,7 @@ the next start, and all stop on SIGTERM."""
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -21,13 +22,14 @@ pytestmark = pytest.mark.timeout(120)
 
 
 def _free_block(count: int) -> int:
-    """A base port with ``count`` consecutive ports free a moment ago."""
+    """A base port with ``count`` consecutive ports free a moment ago, above the kernel's
+    ephemeral range: the block must stay free between the two starts of a cluster, and a port in
+    that range may be handed to any outgoing connection of the suite meanwhile (a CI run failed
+    with a node unable to listen on its port)."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[1]) + 1
+    rng = random.Random()
     for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            base = s.getsockname()[1]
-        if base + count >= 65000:
-            continue
+        base = rng.randrange(max(low, 1024), 65000 - count)
         try:
             socks = []
             for p in range(base, base + count):
@@ -54,6 +56,20 @@ def test_node_properties_follow_the_documented_layout(tmp_path: Path) -> None:
     assert props["controller.quorum.voters"] == "1@127.0.0.1:9093,2@127.0.0.1:9095,3@127.0.0.1:9097"
 
 
+def _wait_nodes(proc: subprocess.Popen[bytes], data: Path, base: int) -> None:
+    """Every node's client port listens; if not, the failure carries each node's log tail."""
+    try:
+        for i in range(3):
+            wait_for_port(base + 2 * i, timeout=60, proc=proc)
+    except (TimeoutError, RuntimeError) as e:
+        tails = []
+        for i in (1, 2, 3):
+            log = data / f"node-{i}" / "broker.log"
+            text = log.read_text("utf-8", "replace") if log.exists() else "(no log)"
+            tails.append(f"--- node-{i}/broker.log ---\n" + "\n".join(text.splitlines()[-25:]))
+        raise AssertionError(f"{e}\n" + "\n".join(tails)) from None
+
+
 def test_cluster_start_runs_three_nodes_and_stops_them(tmp_path: Path) -> None:
     base = _free_block(6)
     data = tmp_path / "data"
@@ -64,8 +80,7 @@ def test_cluster_start_runs_three_nodes_and_stops_them(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
     )
     try:
-        for i in range(3):
-            wait_for_port(base + 2 * i, timeout=60)
+        _wait_nodes(proc, data, base)
         out = _cli("metadata-quorum", "describe", "--status", "--bootstrap-server", f"127.0.0.1:{base + 2}")
         assert out.returncode == 0, out.stderr
         lines = dict(line.split(":", 1) for line in out.stdout.splitlines())
@@ -91,8 +106,7 @@ def test_cluster_start_runs_three_nodes_and_stops_them(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
     )
     try:
-        for i in range(3):
-            wait_for_port(base + 2 * i, timeout=60)
+        _wait_nodes(proc, data, base)
         deadline = time.monotonic() + 30
         while True:
             out = _cli("topics", "list", "--bootstrap-server", f"127.0.0.1:{base}")

@@ -41,7 +41,7 @@ class LocalShares:
 
 def _channel(local: LocalShares, owner: dict[str, int]) -> ShareStateChannel:
     return ShareStateChannel(1, local, lambda key: owner.get(key, 1), lambda b: None,  # type: ignore[arg-type]
-                             retry_backoff_ms=1)
+                             retry_backoff_ms=1, retry_timeout_ms=0)
 
 
 async def test_local_partitions_are_initialized_in_process_with_start_offset_minus_one() -> None:

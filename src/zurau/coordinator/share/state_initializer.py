@@ -19,8 +19,11 @@ COORDINATOR_NOT_AVAILABLE; nothing raises for a coordinator problem. Requests ru
 one per owning broker. A partition answered with a coordinator error that passes (NOT_COORDINATOR,
 COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE: a coordinator moving or loading after a
 failover) is asked again, re-routed by the current metadata, after a backoff that doubles from
-``retry_backoff_ms`` for at most ``RETRY_ATTEMPTS`` attempts in all, as Kafka's persister does;
-the last answer stands.
+``retry_backoff_ms`` (at most 1 s), until ``retry_timeout_ms`` has passed since the first
+attempt, with at least ``RETRY_ATTEMPTS`` attempts in all (Kafka's persister retries a bounded
+number of times; a coordinator elected after a ``kill -9`` takes a few seconds to load its
+partition, and an acknowledgement answered COORDINATOR_NOT_AVAILABLE meanwhile is lost to the
+consumer, so Zurau waits longer); the last answer stands.
 """
 
 from __future__ import annotations
@@ -98,6 +101,7 @@ class ShareStateChannel:
         request_timeout_ms: int = 30_000,
         security: Callable[[], ClientSecurity | None] = lambda: None,
         retry_backoff_ms: int = 100,
+        retry_timeout_ms: int = 15_000,
     ) -> None:
         """``security`` gives the inter-broker client security when a remote call is first made
         (a single node never makes one, and may have no inter-broker SASL mechanism set)."""
@@ -108,6 +112,7 @@ class ShareStateChannel:
         self.request_timeout_ms = request_timeout_ms
         self.security = security
         self.retry_backoff_ms = retry_backoff_ms
+        self.retry_timeout_ms = retry_timeout_ms
         self._closed = False
         self._conns: ConnectionCache[int] = ConnectionCache(self._new_connection, request_timeout_ms / 1000)
 
@@ -175,12 +180,16 @@ class ShareStateChannel:
         concurrently. Every key gets a response partition; one whose broker could not be asked
         or did not answer it has COORDINATOR_NOT_AVAILABLE. Keys answered with a passing
         coordinator error are asked again (see the module docstring)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.retry_timeout_ms / 1000
         out = await self._call_once(api, group_id, items)
         backoff = self.retry_backoff_ms / 1000
-        for _ in range(RETRY_ATTEMPTS - 1):
+        attempts = 1
+        while attempts < RETRY_ATTEMPTS or loop.time() + backoff < deadline:
             again = {k: items[k] for k, r in out.items() if r.get("error_code") in TRANSIENT}
             if not again or self._closed:
                 break
+            attempts += 1
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, 1.0)
             out.update(await self._call_once(api, group_id, again))
