@@ -23,7 +23,6 @@ so it is kept in the metadata log and carried on by whichever controller is acti
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,90 +38,14 @@ from zurau.cli.output import (
     print_table,
     resolve_format,
 )
+from zurau.client.balancer_view import ClusterView, read_cluster, status_of
 
 if TYPE_CHECKING:
-    from zurau.client.admin import AdminClient
     from zurau.metadata.controller.balancer.model import ClusterModel
     from zurau.metadata.controller.balancer.options import BalancerOptions
 
 app = typer.Typer(help="The self-balancing cluster: status, plans, rebalances and broker removal.",
                   no_args_is_help=True)
-
-REMOVING = "zurau.balancer.removing"
-REBALANCE_REQUESTED = "zurau.balancer.rebalance.requested"
-
-
-@dataclass
-class BrokerLoad:
-    id: int
-    rack: str | None = None
-    replicas: int = 0
-    leaders: int = 0
-    disk_bytes: int = 0
-    capacity_bytes: int = -1
-    removing: bool = False
-    reachable: bool = True
-
-
-@dataclass
-class ClusterView:
-    """What the commands read of the cluster: brokers, partitions and their sizes, moves in flight,
-    and the effective configs of one broker (the balancer's settings)."""
-
-    brokers: dict[int, BrokerLoad]
-    partitions: dict[tuple[str, int], tuple[tuple[int, ...], tuple[int, ...], int]]  # replicas, isr, leader
-    sizes: dict[tuple[str, int, int], int]
-    moves: dict[tuple[str, int], Any]
-    configs: dict[str, str | None] = field(default_factory=dict)
-    topic_min_isr: dict[str, int] = field(default_factory=dict)
-
-
-async def read_cluster(admin: AdminClient) -> ClusterView:
-    from zurau.client.admin import ConfigResource, ResourceType
-
-    md = await admin.cluster.refresh_metadata(None)
-    brokers = {b: BrokerLoad(b, n.rack) for b, n in md.brokers.items()}
-    partitions: dict[tuple[str, int], tuple[tuple[int, ...], tuple[int, ...], int]] = {}
-    for name, t in md.topics.items():
-        for p in t.partitions:
-            partitions[(name, p.partition)] = (tuple(p.replicas), tuple(p.isr), p.leader)
-            for r in p.replicas:
-                brokers.setdefault(r, BrokerLoad(r, reachable=False)).replicas += 1
-            if p.leader in brokers:
-                brokers[p.leader].leaders += 1
-    dirs = await admin.describe_log_dirs(sorted(md.brokers))
-    sizes: dict[tuple[str, int, int], int] = {}
-    for b, result in dirs.items():
-        if isinstance(result, Exception):
-            brokers[b].reachable = False
-            continue
-        capacity = 0
-        for d in result:
-            capacity += max(0, d.total_bytes)
-            for tp, n in d.replica_sizes.items():
-                sizes[(tp.topic, tp.partition, b)] = n
-                brokers[b].disk_bytes += n
-        brokers[b].capacity_bytes = capacity or -1
-    resources = [ConfigResource(ResourceType.BROKER, str(b)) for b in sorted(md.brokers)]
-    described = await admin.describe_configs(resources)
-    configs: dict[str, str | None] = {}
-    for res, entries in described.items():
-        if isinstance(entries, Exception):
-            continue
-        values = {e.name: e.value for e in entries}
-        brokers[int(res.name)].removing = str(values.get(REMOVING, "false")).lower() == "true"
-        if not configs:
-            configs = values
-    topics = [ConfigResource(ResourceType.TOPIC, t) for t in md.topics]
-    topic_min_isr: dict[str, int] = {}
-    for res, entries in (await admin.describe_configs(topics, ["min.insync.replicas"])).items():
-        if not isinstance(entries, Exception):
-            for e in entries:
-                if e.value is not None:
-                    topic_min_isr[res.name] = int(e.value)
-    moves = await admin.list_partition_reassignments()
-    return ClusterView(brokers, partitions, sizes, {(tp.topic, tp.partition): m for tp, m in moves.items()},
-                       configs, topic_min_isr)
 
 
 def model_of(view: ClusterView) -> tuple[ClusterModel, BalancerOptions]:
@@ -155,8 +78,47 @@ def model_of(view: ClusterView) -> tuple[ClusterModel, BalancerOptions]:
     return ClusterModel.of(brokers, parts), options_from_config(get)
 
 
+def plan_of(view: ClusterView) -> dict[str, Any]:
+    """The dry-run plan of a view as a JSON-able document: the controller's planner on
+    :func:`model_of`'s model. ``reassignments`` (``topic``, ``partition``, ``from``, ``to``,
+    ``bytes``, ``reasons``), ``leadership_moves`` (``topic``, ``partition``, ``from``, ``to``,
+    ``reasons``), ``unresolved`` (what no move can fix), ``bytes_to_move`` and
+    ``estimated_seconds`` (at the replication throttle; None without one). This is the
+    :data:`~zurau.client.balancer_view.Planner` the console is given: it may not import the
+    planner itself."""
+    from zurau.metadata.controller.balancer.planner import plan
+
+    model, options = model_of(view)
+    proposal = plan(model, options)
+    return {
+        "reassignments": [
+            {"topic": r.topic, "partition": r.partition, "from": list(r.original), "to": list(r.replicas),
+             "bytes": r.size_bytes, "reasons": list(r.reasons)}
+            for r in proposal.reassignments
+        ],
+        "leadership_moves": [
+            {"topic": m.topic, "partition": m.partition, "from": m.from_leader, "to": m.to_leader,
+             "reasons": list(m.reasons)}
+            for m in proposal.leadership_moves
+        ],
+        "unresolved": list(proposal.unresolved),
+        "bytes_to_move": proposal.bytes_to_move,
+        "estimated_seconds": proposal.estimated_seconds(options.throttle_bytes_per_second) or None,
+    }
+
+
 def _gib(n: int) -> str:
     return "-" if n < 0 else f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
+
+
+def _read(cfg: Any) -> ClusterView:
+    async def main() -> ClusterView:
+        from zurau.client.admin import AdminClient
+
+        async with AdminClient(cfg) as admin:
+            return await read_cluster(admin)
+
+    return run(main)
 
 
 # ---------------------------------------------------------------------------- status
@@ -169,30 +131,13 @@ def status(
 ) -> None:
     """Per broker: replicas, leaders, disk, removal; the moves in flight and their progress."""
     fmt = resolve_format(fmt, as_json)
-    cfg = client_config(bootstrap_server, command_config)
-
-    async def main() -> ClusterView:
-        from zurau.client.admin import AdminClient
-
-        async with AdminClient(cfg) as admin:
-            return await read_cluster(admin)
-
-    view = run(main)
-    moves: list[dict[str, Any]] = []
-    for (topic, index), m in sorted(view.moves.items()):
-        leader = view.partitions.get((topic, index), ((), (), -1))[2]
-        total = view.sizes.get((topic, index, leader), 0)
-        copied = min((view.sizes.get((topic, index, b), 0) for b in m.adding_replicas), default=total)
-        moves.append({"topic": topic, "partition": index, "adding": list(m.adding_replicas),
-                      "removing": list(m.removing_replicas), "copied_bytes": copied, "total_bytes": total})
-    brokers = [vars(b) for b in sorted(view.brokers.values(), key=lambda b: b.id)]
-    rebalancing = str(view.configs.get(REBALANCE_REQUESTED, "false")).lower() == "true"
+    doc = status_of(_read(client_config(bootstrap_server, command_config)))
     if fmt is not OutputFormat.table:
-        print_json({"enabled": view.configs.get("confluent.balancer.enable"), "rebalancing": rebalancing,
-                    "brokers": brokers, "moves": moves})
+        print_json(doc)
         return
-    notice(f"balancer enabled: {view.configs.get('confluent.balancer.enable')}; "
-           f"rebalance under way: {str(rebalancing).lower()}; moves in flight: {len(moves)}")
+    brokers, moves = doc["brokers"], doc["moves"]
+    notice(f"balancer enabled: {doc['enabled']}; "
+           f"rebalance under way: {str(doc['rebalancing']).lower()}; moves in flight: {len(moves)}")
     print_table(
         ["BROKER", "RACK", "REPLICAS", "LEADERS", "DISK", "CAPACITY", "STATE"],
         [[b["id"], b["rack"] or "-", b["replicas"], b["leaders"], _gib(b["disk_bytes"]), _gib(b["capacity_bytes"]),
@@ -216,27 +161,12 @@ def plan_command(
 ) -> None:
     """Dry run: the moves a rebalance would make now (nothing is changed)."""
     fmt = resolve_format(fmt, as_json)
-    cfg = client_config(bootstrap_server, command_config)
-
-    async def main() -> ClusterView:
-        from zurau.client.admin import AdminClient
-
-        async with AdminClient(cfg) as admin:
-            return await read_cluster(admin)
-
-    from zurau.metadata.controller.balancer.planner import plan
-
-    model, options = model_of(run(main))
-    proposal = plan(model, options)
-    moves: list[dict[str, Any]] = [{"topic": r.topic, "partition": r.partition, "from": list(r.original), "to": list(r.replicas),
-              "bytes": r.size_bytes, "reasons": list(r.reasons)} for r in proposal.reassignments]
-    leaders: list[dict[str, Any]] = [{"topic": m.topic, "partition": m.partition, "from": m.from_leader, "to": m.to_leader,
-                "reasons": list(m.reasons)} for m in proposal.leadership_moves]
+    doc = plan_of(_read(client_config(bootstrap_server, command_config)))
     if fmt is not OutputFormat.table:
-        print_json({"reassignments": moves, "leadership_moves": leaders, "unresolved": list(proposal.unresolved),
-                    "bytes_to_move": proposal.bytes_to_move})
+        print_json(doc)
         return
-    if proposal.empty:
+    moves, leaders = doc["reassignments"], doc["leadership_moves"]
+    if not moves and not leaders:
         notice("The cluster is balanced: the plan proposes no move.")
     if moves:
         print_table(["TOPIC", "PARTITION", "FROM", "TO", "SIZE", "WHY"],
@@ -245,17 +175,11 @@ def plan_command(
     if leaders:
         print_table(["TOPIC", "PARTITION", "LEADER FROM", "LEADER TO", "WHY"],
                     [[m["topic"], m["partition"], m["from"], m["to"], "; ".join(m["reasons"])] for m in leaders])
-    for problem in proposal.unresolved:
+    for problem in doc["unresolved"]:
         notice(f"unresolved: {problem}")
-    seconds = proposal.estimated_seconds(options.throttle_bytes_per_second)
+    seconds = doc["estimated_seconds"]
     if moves:
-        notice(f"{_gib(proposal.bytes_to_move)} to copy" + (f", about {seconds:.0f} s at the throttle" if seconds else ""))
-
-
-async def _alter(admin: AdminClient, changes: dict[Any, list[Any]]) -> None:
-    failed = {r.name or "<default>": e for r, e in (await admin.incremental_alter_configs(changes)).items() if e}
-    if failed:
-        raise CommandError("; ".join(f"broker {n}: {e}" for n, e in failed.items()))
+        notice(f"{_gib(doc['bytes_to_move'])} to copy" + (f", about {seconds:.0f} s at the throttle" if seconds else ""))
 
 
 # ---------------------------------------------------------------------------- rebalance
@@ -268,11 +192,11 @@ def rebalance(
     cfg = client_config(bootstrap_server, command_config)
 
     async def main() -> None:
-        from zurau.client.admin import AdminClient, AlterConfigOp, AlterOp, ConfigResource, ResourceType
+        from zurau.client.admin import AdminClient
+        from zurau.client.balancer_view import request_rebalance
 
         async with AdminClient(cfg) as admin:
-            await _alter(admin, {ConfigResource(ResourceType.BROKER, ""): [
-                AlterConfigOp(REBALANCE_REQUESTED, AlterOp.SET, "true")]})
+            await request_rebalance(admin)
 
     run(main)
     print("Rebalance requested: the active controller moves replicas until its plan proposes nothing.")
@@ -293,17 +217,17 @@ def remove_broker(
     async def main() -> int:
         import asyncio
 
-        from zurau.client.admin import AdminClient, AlterConfigOp, AlterOp, ConfigResource, ResourceType
+        from zurau.client.admin import AdminClient
+        from zurau.client.balancer_view import hosted_replicas
+        from zurau.client.balancer_view import remove_broker as mark_removing
 
         async with AdminClient(cfg) as admin:
-            await _alter(admin, {ConfigResource(ResourceType.BROKER, str(broker_id)): [
-                AlterConfigOp(REMOVING, AlterOp.SET, "true")]})
+            await mark_removing(admin, broker_id)
             if not wait:
                 return -1
             deadline = time.monotonic() + timeout
             while True:
-                md = await admin.cluster.refresh_metadata(None)
-                left = sum(broker_id in p.replicas for t in md.topics.values() for p in t.partitions)
+                left = await hosted_replicas(admin, broker_id)
                 if left == 0:
                     return 0
                 if time.monotonic() > deadline:
@@ -329,24 +253,11 @@ def cancel(
     cfg = client_config(bootstrap_server, command_config)
 
     async def main() -> tuple[list[int], int]:
-        from zurau.client.admin import AdminClient, AlterConfigOp, AlterOp, ConfigResource, ResourceType
+        from zurau.client.admin import AdminClient
+        from zurau.client.balancer_view import cancel as cancel_all
 
         async with AdminClient(cfg) as admin:
-            view = await read_cluster(admin)
-            removing = sorted(b.id for b in view.brokers.values() if b.removing)
-            changes: dict[Any, list[Any]] = {
-                ConfigResource(ResourceType.BROKER, ""): [AlterConfigOp(REBALANCE_REQUESTED, AlterOp.DELETE)]}
-            for b in removing:
-                changes[ConfigResource(ResourceType.BROKER, str(b))] = [AlterConfigOp(REMOVING, AlterOp.DELETE)]
-            await _alter(admin, changes)
-            if view.moves:
-                from zurau.client.types import TopicPartition
-
-                failed = {tp: e for tp, e in (await admin.alter_partition_reassignments(
-                    {TopicPartition(t, p): None for t, p in view.moves})).items() if e}
-                if failed:
-                    raise CommandError("; ".join(f"{tp.topic}-{tp.partition}: {e}" for tp, e in failed.items()))
-            return removing, len(view.moves)
+            return await cancel_all(admin)
 
     removing, cancelled = run(main)
     print(f"Balancer cancelled: {cancelled} reassignment(s) cancelled"
