@@ -184,6 +184,7 @@ def test_every_page_loads_without_console_errors(
         ("schemas", "#/schemas", f"tr[data-subject='{subject}']"),
         ("schema-diff", f"#/schemas/{subject}?from=1&to=2", "[data-testid=schema-diff] .add"),
         ("connect", "#/connect", "tr[data-connector='pg-source']"),
+        ("balancer", "#/balancer", "[data-testid=balancer-brokers] tbody tr"),
         (
             "metrics",
             "#/metrics",

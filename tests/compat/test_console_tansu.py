@@ -76,10 +76,12 @@ def fill_tansu(bootstrap: str) -> None:
 def test_every_page_works_against_tansu(browser: WebDriver, tansu: TansuProcess, screenshots: Path) -> None:
     fill_tansu(tansu.bootstrap_servers)
     with EmbeddedConsole(tansu.bootstrap_servers, lag_sample_interval=0.3) as console:
-        # The console read Tansu's ApiVersions: no DescribeLogDirs, so no disk use, and no share
-        # groups (KIP-932); the rest is served.
+        # The console read Tansu's ApiVersions: no DescribeLogDirs, so no disk use and no balancer,
+        # no AlterPartitionReassignments, and no share groups (KIP-932); the rest is served.
         unsupported = httpx.get(console.url + "/api/info", timeout=30).json()["unsupported"]
-        assert set(unsupported) == {"disk_use", "share_groups", "reset_share_offsets"}, unsupported
+        assert set(unsupported) == {
+            "disk_use", "share_groups", "reset_share_offsets", "balancer", "balancer_actions"
+        }, unsupported
         assert "DescribeLogDirs" in unsupported["disk_use"]
         assert "AlterShareGroupOffsets" in unsupported["reset_share_offsets"]
 
@@ -91,6 +93,7 @@ def test_every_page_works_against_tansu(browser: WebDriver, tansu: TansuProcess,
             ("messages", f"#/topics/{TOPIC}/messages?start=beginning", "[data-testid=message-table] tbody tr"),
             ("groups", "#/groups", f"tr[data-group='{GROUP}']"),
             ("group", f"#/groups/{GROUP}", "[data-testid=lag-table] tbody tr"),
+            ("balancer", "#/balancer", "[data-testid=unsupported][data-feature=balancer]"),
         ]
         for name, fragment, ready in pages:
             open_page(browser, console.url + "/" + fragment, ready)
@@ -178,6 +181,7 @@ def test_pages_say_what_a_broker_does_not_serve(
             ("messages", f"#/topics/{topic}/messages?start=beginning", "[data-testid=message-table] tbody tr"),
             ("groups", "#/groups", "[data-feature=groups]"),
             ("group", f"#/groups/{group}", "[data-feature=group]"),
+            ("balancer", "#/balancer", "[data-feature=balancer]"),
         ]
         for name, fragment, ready in pages:
             open_page(browser, console.url + "/" + fragment, ready)

@@ -97,6 +97,8 @@ def test_each_feature_degrades_on_its_own(monkeypatch: pytest.MonkeyPatch) -> No
             "groups",
             "group",
             "reset_offsets",
+            "balancer",
+            "balancer_actions",
         }
         assert all("is not supported by this broker" in m for m in unsupported.values())
         assert "DescribeLogDirs (API key 35)" in unsupported["disk_use"]
@@ -126,6 +128,11 @@ def test_each_feature_degrades_on_its_own(monkeypatch: pytest.MonkeyPatch) -> No
                 json={"mode": "earliest", "dry_run": True},
                 headers=origin,
             ),
+            http.get("/api/balancer"),
+            http.get("/api/balancer/plan"),
+            http.post("/api/balancer/rebalance", headers=origin),
+            http.post("/api/balancer/remove-broker", json={"broker_id": 1}, headers=origin),
+            http.post("/api/balancer/cancel", headers=origin),
         ):
             body = status(r, 501)
             assert body["kind"] == "unsupported" and "is not supported by this broker" in body["error"], body

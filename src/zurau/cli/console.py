@@ -87,10 +87,12 @@ def console(
             print_error(str(e))
             raise typer.Exit(1) from None
 
+        from zurau.cli.balancer import plan_of
         from zurau.console.server import ConsoleServer
 
         try:
-            run_until_signalled(lambda: ConsoleServer(cfg).serve_forever())
+            # the console may not import the controller's planner: it is handed over from here
+            run_until_signalled(lambda: ConsoleServer(cfg, plan_of).serve_forever())
         except OSError as e:
             print_error(f"cannot start the console on {host}:{port}: {e}")
             raise typer.Exit(1) from None

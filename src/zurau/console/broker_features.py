@@ -49,6 +49,16 @@ FEATURES: dict[str, tuple[str, tuple[tuple[ApiKey, int], ...]]] = {
         ((K.SHARE_GROUP_DESCRIBE, 0), (K.DESCRIBE_SHARE_GROUP_OFFSETS, 0)),
     ),
     "reset_share_offsets": ("Resetting share-group offsets", ((K.ALTER_SHARE_GROUP_OFFSETS, 0),)),
+    # The Balancer page reads log dirs, broker configs and the moves in flight, and acts through
+    # broker configs and reassignments (see zurau.client.balancer_view).
+    "balancer": (
+        "The balancer",
+        ((K.DESCRIBE_LOG_DIRS, 0), (K.DESCRIBE_CONFIGS, 0), (K.LIST_PARTITION_REASSIGNMENTS, 0)),
+    ),
+    "balancer_actions": (
+        "Acting on the balancer",
+        ((K.INCREMENTAL_ALTER_CONFIGS, 0), (K.ALTER_PARTITION_REASSIGNMENTS, 0)),
+    ),
 }
 
 

@@ -5,6 +5,8 @@ to the cluster (an unreachable cluster is logged, not fatal: pages show the erro
 it is back), then serves. :meth:`ConsoleServer.stop` stops serving, the lag sampler and every
 client, leaving no task behind. A console without login listening on an address other than a
 loopback one logs a warning: anyone who reaches it acts on the cluster as the console's principal.
+``planner`` is the balancer's dry-run planner (see :mod:`~zurau.console.balancer_views`); without
+it the Balancer page shows no plan.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import ipaddress
 import logging
 from typing import Any
 
+from zurau.client.balancer_view import Planner
 from zurau.console.console_config import ConsoleConfig
 from zurau.console.web_api import ConsoleApi
 from zurau.edge_service import HttpService
@@ -21,13 +24,14 @@ log = logging.getLogger("zurau.console")
 
 
 class ConsoleServer(HttpService):
-    def __init__(self, config: ConsoleConfig) -> None:
+    def __init__(self, config: ConsoleConfig, planner: Planner | None = None) -> None:
         super().__init__(config.host, config.port, "zurau-console-http")
         self.config = config
+        self.planner = planner
         self.api: ConsoleApi | None = None
 
     async def open(self) -> Any:
-        self.api = ConsoleApi(self.config)
+        self.api = ConsoleApi(self.config, self.planner)
         await self.api.start()
         log.info(
             "console listening on %s (cluster %s, %s)",

@@ -19,6 +19,11 @@ GET  /api/groups/{g}/lag-history                       sampled lag (starts sampl
 POST /api/groups/{g}/reset-offsets                     ``{topics, mode, value, dry_run}``
 GET  /api/share-groups/{g}                             a share group: members, start offset and lag per partition
 POST /api/share-groups/{g}/reset-offsets               ``{topics, mode, value, dry_run}`` (start offsets)
+GET  /api/balancer                                     per broker load and state, moves in flight, rebalance/enabled
+GET  /api/balancer/plan?remove=N[,N]                   the dry-run plan (as if N were being removed)
+POST /api/balancer/rebalance                           start a rebalance
+POST /api/balancer/remove-broker                       ``{broker_id}``: drain that broker
+POST /api/balancer/cancel                              end the rebalance and removals, cancel the moves
 GET  /api/schemas/subjects[/{s}[/versions/{v}]]        registry subjects, versions, one version
 GET  /api/schemas/subjects/{s}/diff?from=&to=          line diff of two versions
 GET  /api/connect/connectors[/{c}]                     connectors with status, one connector
@@ -40,9 +45,12 @@ login one without the session's ``X-CSRF-Token`` header is too.
 Errors are ``{"error": message, "kind": name}`` with a status that says whose fault it is: 400
 bad input (a malformed filter, an offset beyond the log, a bad config value), 403 an operation
 the broker's ACLs deny the principal (the message is the broker's), 404 an unknown
-topic, group, subject or connector, 409 a conflict (topic exists, group not empty), 502 a broker
+topic, group, subject, connector or broker, 409 a conflict (topic exists, group not empty, a
+removal that would leave too few brokers), 502 a broker
 or service that answered with an error, 501 a feature the cluster does not serve (kind
-``unsupported``: its ApiVersions lacks the API; see :mod:`~zurau.console.broker_features`), 503 a
+``unsupported``: its ApiVersions lacks the API, see :mod:`~zurau.console.broker_features`; or
+the balancer's plan in a console started without the planner, see
+:mod:`~zurau.console.balancer_views`), 503 a
 cluster that cannot be reached (the message names the bootstrap servers). No error stops the server; unexpected ones are logged and answered 500.
 Input is checked at the edge (:mod:`zurau.edge_requests`) before it reaches a client: a body over
 10 MiB is 413 (checked while streaming), a body that is not UTF-8 JSON or nests deeper than
@@ -71,6 +79,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from zurau.client.balancer_view import InsufficientBrokersError, Planner, UnknownBrokerError
 from zurau.client.errors import (
     AuthenticationError,
     ClientError,
@@ -78,7 +87,14 @@ from zurau.client.errors import (
     describe_error,
     kafka_error_name,
 )
-from zurau.console import broker_features, cluster_views, groups_view, service_views, share_groups_view
+from zurau.console import (
+    balancer_views,
+    broker_features,
+    cluster_views,
+    groups_view,
+    service_views,
+    share_groups_view,
+)
 from zurau.console.auth import (
     CSRF_HEADER,
     SAFE_METHODS,
@@ -101,7 +117,7 @@ from zurau.console.service_clients import (
     RestProxyClient,
     ServiceError,
 )
-from zurau.edge_requests import BadInput, allowed_methods, parse_json, parse_kafka_int, read_body
+from zurau.edge_requests import BadInput, allowed_methods, kafka_int, parse_json, parse_kafka_int, read_body
 from zurau.protocol.errors import KafkaError
 from zurau.schema_formats.record_decoding import RecordDecoder
 
@@ -147,10 +163,11 @@ Handler = Callable[[Request], Awaitable[Any]]
 
 class ConsoleApi:
     """The console's state (the cluster clients: one shared set, or one per logged-in user;
-    service clients) and its Starlette application."""
+    service clients; the balancer's planner when it was given one) and its Starlette application."""
 
-    def __init__(self, config: ConsoleConfig) -> None:
+    def __init__(self, config: ConsoleConfig, planner: Planner | None = None) -> None:
         self.config = config
+        self.planner = planner
         tls = config.service_tls()
         self.registry = RegistryClient(config.registry_url, tls) if config.registry_url else None
         self.connect = ConnectClient(config.connect_url, tls) if config.connect_url else None
@@ -224,8 +241,12 @@ class ConsoleApi:
                 return _error(e.status, str(e), "bad_request")
             except ServiceError as e:
                 return _error(e.status, e.message, "service")
-            except broker_features.NotSupported as e:
+            except (broker_features.NotSupported, balancer_views.PlannerMissing) as e:
                 return _error(501, str(e), "unsupported")
+            except UnknownBrokerError as e:
+                return _error(404, str(e), "unknown_broker")
+            except InsufficientBrokersError as e:
+                return _error(409, str(e), "insufficient_brokers")
             except UnsupportedApiError as e:
                 return _error(501, f"not supported by this broker: {e}", "unsupported")
             except KafkaError as e:
@@ -559,6 +580,39 @@ class ConsoleApi:
             clients.share_groups, request.path_params["group"], topics, mode, value, dry_run
         )
 
+    # ------------------------------------------------------------------ balancer
+    async def balancer(self, request: Request) -> Any:
+        clients = await self._require(request, "balancer")
+        return await balancer_views.status(clients.admin, self.planner)
+
+    @staticmethod
+    def _broker_id(raw: Any, name: str) -> int:
+        """A broker id from JSON or a query string: a whole number from 0 to int32's maximum."""
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            raise BadRequest(f"{name} is missing: name the broker by its id")
+        if isinstance(raw, str):
+            return parse_kafka_int(raw, "int32", name, minimum=0)
+        return kafka_int(raw, "int32", name, minimum=0)
+
+    async def balancer_plan(self, request: Request) -> Any:
+        raw = request.query_params.get("remove", "")
+        remove = [self._broker_id(x, "remove") for x in raw.split(",") if x.strip()]
+        clients = await self._require(request, "balancer")
+        return await balancer_views.plan(clients.admin, self.planner, remove)
+
+    async def balancer_rebalance(self, request: Request) -> Any:
+        clients = await self._require(request, "balancer_actions")
+        return await balancer_views.rebalance(clients.admin)
+
+    async def balancer_remove_broker(self, request: Request) -> Any:
+        broker_id = self._broker_id((await self._body(request)).get("broker_id"), "broker_id")
+        clients = await self._require(request, "balancer", "balancer_actions")
+        return await balancer_views.remove_broker(clients.admin, broker_id)
+
+    async def balancer_cancel(self, request: Request) -> Any:
+        clients = await self._require(request, "balancer", "balancer_actions")
+        return await balancer_views.cancel(clients.admin)
+
     # ------------------------------------------------------------------ registry and connect
     async def subjects(self, request: Request) -> Any:
         return await service_views.subjects(self._registry())
@@ -640,6 +694,11 @@ class ConsoleApi:
             Route("/api/groups/{group}/reset-offsets", w(self.reset_offsets), methods=["POST"]),
             Route("/api/share-groups/{group}", w(self.share_group)),
             Route("/api/share-groups/{group}/reset-offsets", w(self.reset_share_offsets), methods=["POST"]),
+            Route("/api/balancer", w(self.balancer)),
+            Route("/api/balancer/plan", w(self.balancer_plan)),
+            Route("/api/balancer/rebalance", w(self.balancer_rebalance), methods=["POST"]),
+            Route("/api/balancer/remove-broker", w(self.balancer_remove_broker), methods=["POST"]),
+            Route("/api/balancer/cancel", w(self.balancer_cancel), methods=["POST"]),
             Route("/api/schemas/subjects", w(self.subjects)),
             Route("/api/schemas/subjects/{subject}", w(self.subject)),
             Route("/api/schemas/subjects/{subject}/diff", w(self.subject_diff)),

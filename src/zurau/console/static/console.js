@@ -532,6 +532,130 @@ async function shareGroupPage(group) {
     ...resetForm(`/api/share-groups/${enc(group)}/reset-offsets`, topics, "reset_share_offsets", "all with a start offset"));
 }
 
+// The self-balancing cluster (GET /api/balancer, what `zurau balancer status` shows): per broker
+// load and state, the moves in flight with their progress, whether a rebalance is under way; the
+// dry-run plan (GET /api/balancer/plan, `zurau balancer plan`) on demand; and the actions, each
+// a POST: start a rebalance, remove a broker (its first click previews the plan of the removal,
+// the second removes), cancel (two clicks). The status refreshes every 3 s.
+async function balancerPage() {
+  main.replaceChildren(h("h1", {}, "Balancer"));
+  if (unsupported("balancer")) { main.append(notSupported("balancer")); return; }
+  const canAct = !unsupported("balancer_actions");
+  const statusBox = h("div", { "data-testid": "balancer-status" });
+  const planBox = h("div", { "data-testid": "balancer-plan" });
+  let armed = null;  // the button that asks for confirmation: a broker id (its Remove) or "cancel"
+
+  const act = async (path, body, done) => {
+    try {
+      const r = await api("POST", path, body);
+      clearError();
+      armed = null;
+      planBox.replaceChildren();  // a plan shown before the action is out of date
+      await refresh();
+      showNotice(done(r));
+    } catch (e) { showError(e.message); }
+  };
+  const showPlan = async (remove) => {
+    planBox.replaceChildren(h("p", { class: "muted" }, "Planning…"));
+    let p;
+    try {
+      p = await get("/api/balancer/plan" + (remove === undefined ? "" : "?remove=" + enc(remove)));
+    } catch (e) {
+      planBox.replaceChildren(e.kind === "unsupported" ? notSupported("balancer_plan", e.message) : "");
+      if (e.kind !== "unsupported") showError(e.message);
+      return;
+    }
+    const title = remove === undefined ? "Plan (dry run: nothing is changed)" : `Plan if broker ${remove} is removed (dry run)`;
+    const empty = !p.reassignments.length && !p.leadership_moves.length;
+    planBox.replaceChildren(h("h2", {}, title),
+      h("p", { "data-testid": "plan-summary", "data-moves": p.reassignments.length, "data-bytes": p.bytes_to_move },
+        empty ? "The cluster is balanced: the plan proposes no move." :
+          `${p.reassignments.length} replica move(s), ${p.leadership_moves.length} leadership move(s); ${fmtBytes(p.bytes_to_move)} to copy` +
+          (p.estimated_seconds ? `, about ${Math.round(p.estimated_seconds)} s at the replication throttle` : "") + "."),
+      p.reassignments.length ? table(["topic", "partition", "from", "to", "size", "why"], p.reassignments.map((m) =>
+        h("tr", { "data-topic": m.topic, "data-partition": m.partition },
+          h("td", {}, m.topic), h("td", { class: "num" }, m.partition), h("td", {}, m.from.join(", ")), h("td", {}, m.to.join(", ")),
+          h("td", { class: "num" }, fmtBytes(m.bytes)), h("td", {}, m.reasons.join("; ")))),
+      { testid: "plan-moves", num: ["partition", "size"] }) : "",
+      p.leadership_moves.length ? table(["topic", "partition", "leader from", "leader to", "why"], p.leadership_moves.map((m) =>
+        h("tr", {}, h("td", {}, m.topic), h("td", { class: "num" }, m.partition), h("td", { class: "num" }, m.from),
+          h("td", { class: "num" }, m.to), h("td", {}, m.reasons.join("; ")))), { testid: "plan-leaders" }) : "",
+      p.unresolved.map((u) => h("p", { class: "bad", "data-testid": "plan-unresolved" }, "Unresolved: ", u)));
+  };
+  const removeButton = (b) => {
+    if (!canAct || b.removing) return "";
+    const really = armed === b.id;
+    return h("button", { type: "button", class: really ? "danger" : "secondary", "data-remove": b.id, onclick: async () => {
+      if (!really) {
+        armed = b.id;
+        render(last);
+        await showPlan(b.id);
+        return;
+      }
+      await act("/api/balancer/remove-broker", { broker_id: b.id }, () =>
+        `Broker ${b.id} is being removed: the controller moves its replicas and leaderships to the other brokers.`);
+    } }, really ? `Really remove broker ${b.id}?` : "Remove");
+  };
+  let last = null;
+  const render = (s) => {
+    last = s;
+    const removing = s.brokers.filter((b) => b.removing).map((b) => b.id);
+    const underWay = s.rebalancing || removing.length > 0 || s.moves.length > 0;
+    const cancel = h("button", { type: "button", class: "danger", "data-testid": "balancer-cancel", disabled: !underWay },
+      armed === "cancel" ? "Really cancel the rebalance, every removal and the moves in flight?" : "Cancel");
+    cancel.addEventListener("click", async () => {
+      if (armed !== "cancel") {
+        armed = "cancel";
+        render(last);
+        return;
+      }
+      await act("/api/balancer/cancel", {}, (r) => `Cancelled: ${r.reassignments_cancelled} move(s)` +
+        (r.removals_ended.length ? `; removal of broker(s) ${r.removals_ended.join(", ")} ended.` : "."));
+    });
+    const rebalance = h("button", { type: "button", "data-testid": "balancer-rebalance", onclick: () =>
+      act("/api/balancer/rebalance", {}, () => "Rebalance requested: the active controller moves replicas until its plan proposes nothing.") },
+    "Start a rebalance");
+    statusBox.replaceChildren(
+      h("div", { class: "cards" },
+        card("balancer enabled", s.enabled === null ? "not reported" : s.enabled, s.enabled === "true" ? "good" : "", "balancer-enabled"),
+        card("rebalance under way", s.rebalancing ? "yes" : "no", "", "balancer-rebalancing"),
+        card("moves in flight", s.moves.length, "", "balancer-move-count"),
+        card("brokers being removed", removing.length ? removing.join(", ") : "none", removing.length ? "bad" : "", "balancer-removing")),
+      s.enabled === null ? h("p", { class: "muted" }, "The brokers report no confluent.balancer.enable: this cluster may have no self-balancing.") : "",
+      s.enabled === "false" && (s.rebalancing || removing.length) ? h("p", { class: "bad", "data-testid": "balancer-disabled" },
+        "The balancer is disabled (confluent.balancer.enable=false): the controller starts the rebalance and removals asked for once it is enabled.") : "",
+      canAct ? h("div", { class: "row" }, rebalance, cancel) : notSupported("balancer_actions"),
+      h("h2", {}, "Brokers"),
+      table(["broker", "rack", "replicas", "leaders", "disk used", "capacity", "used", "state", ""], s.brokers.map((b) =>
+        h("tr", { "data-broker": b.id, class: b.removing ? "warn" : !b.reachable ? "bad" : null },
+          h("td", { class: "num" }, b.id), h("td", {}, b.rack || "–"), h("td", { class: "num" }, b.replicas),
+          h("td", { class: "num" }, b.leaders), h("td", { class: "num" }, fmtBytes(b.disk_bytes)), h("td", { class: "num" }, fmtBytes(b.capacity_bytes)),
+          h("td", { class: "num" }, b.capacity_bytes > 0 ? (100 * b.disk_bytes / b.capacity_bytes).toFixed(1) + "%" : "–"),
+          h("td", { "data-state": b.removing ? "removing" : b.reachable ? "serving" : "unreachable" },
+            b.removing ? h("span", { class: "tag bad" }, "removing") : b.reachable ? h("span", { class: "tag ok" }, "serving") : h("span", { class: "tag bad" }, "unreachable")),
+          h("td", {}, removeButton(b)))),
+      { testid: "balancer-brokers", num: ["broker", "replicas", "leaders", "disk used", "capacity", "used"] }),
+      h("h2", {}, "Moves in flight"),
+      s.moves.length ? table(["topic", "partition", "adding", "removing", "copied", "progress"], s.moves.map((m) => {
+        const pct = m.total_bytes > 0 ? Math.min(100, Math.floor(100 * m.copied_bytes / m.total_bytes)) : 100;
+        return h("tr", { "data-topic": m.topic, "data-partition": m.partition },
+          h("td", {}, m.topic), h("td", { class: "num" }, m.partition), h("td", {}, m.adding.join(", ")), h("td", {}, m.removing.join(", ")),
+          h("td", { class: "num" }, `${fmtBytes(m.copied_bytes)} of ${fmtBytes(m.total_bytes)}`),
+          h("td", {}, h("progress", { max: 100, value: pct }), ` ${pct}%`));
+      }), { testid: "balancer-moves", num: ["partition", "copied"] }) : h("p", { class: "muted", "data-testid": "no-moves" }, "No replica is moving."));
+  };
+  const refresh = async () => render(await get("/api/balancer"));
+  await refresh();
+  const planButton = h("button", { type: "button", class: "secondary", "data-testid": "balancer-plan-button", onclick: () => showPlan() }, "Show the plan (dry run)");
+  main.append(statusBox, h("h2", {}, "Dry-run plan"),
+    last.plan_available ? h("div", { class: "row" }, planButton) :
+      h("p", { class: "unsupported", "data-feature": "balancer_plan" }, "This console was started without the balancer's planner: run it with zurau console to see plans."),
+    planBox);
+  every(3000, async () => {
+    try { await refresh(); } catch (e) { showError(e.message); }
+  });
+}
+
 async function schemasPage() {
   const data = await get("/api/schemas/subjects");
   main.replaceChildren(h("h1", {}, "Schema registry subjects"),
@@ -731,6 +855,7 @@ async function route() {
     else if (section === "connect") await connectPage();
     else if (section === "rest-proxy") await restProxyPage();
     else if (section === "metrics") await metricsPage();
+    else if (section === "balancer") await balancerPage();
     else main.replaceChildren(h("h1", {}, "No such page"), h("p", {}, h("a", { href: "#/" }, "Back to the overview")));
   } catch (e) {
     if (e.status === 401 && session.login) { loginPage("Your session has ended: log in again."); return; }
