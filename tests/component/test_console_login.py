@@ -3,7 +3,8 @@ through the HTTP API: a visitor without a session gets 401; a wrong password or 
 refused with the broker's reason and the console keeps serving; two users each see the topics
 their ACLs let them describe and get the broker's authorization error for the others; the
 session cookie is signed, HttpOnly and SameSite=Strict; state-changing requests need the
-session's CSRF token and the console's own origin; logout and expiry end the session.
+session's CSRF token and the console's own origin; logout and expiry end the session. The
+balancer's state and actions need a session, its token and the cluster's ACLs (403 otherwise).
 
 The broker is :func:`tests.support.sasl_broker.sasl_broker`: users alice and bob, each allowed
 the topics named ``<user>-...``.
@@ -18,9 +19,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from confluent_kafka.admin import ConfigResource, ResourceType
 from typer.testing import CliRunner
 
-from tests.support.sasl_broker import SASL, USERS, create_topics, sasl_broker
+from tests.support.sasl_broker import SASL, USERS, create_topics, sasl_broker, superuser
 from zurau import EmbeddedBroker
 from zurau.cli.main import app as cli_app
 from zurau.console.auth import CSRF_HEADER, SESSION_COOKIE
@@ -215,3 +217,29 @@ def test_the_cli_refuses_a_login_it_cannot_check(tmp_path: Path) -> None:
     assert r.exit_code == 1 and "sasl.mechanism" in r.output, r.output
     r = runner.invoke(cli_app, ["console", "--command-config", str(tmp_path / "missing"), "--port", "0"])
     assert r.exit_code == 1 and "cannot read" in r.output, r.output
+
+
+def test_the_balancer_needs_a_session_its_csrf_token_and_the_cluster_acls(
+    console: EmbeddedConsole, broker: EmbeddedBroker
+) -> None:
+    """alice has no ACL on the cluster: she may neither read the balancer's state nor act on it
+    (the broker's error, as 403), and nothing changes."""
+    with client(console) as http:
+        error_of(http.get("/api/balancer"), 401, "unauthenticated")
+        error_of(http.post("/api/balancer/rebalance", headers={"Origin": console.url}), 401, "unauthenticated")
+        token = login(http, "alice")
+        assert "CLUSTER_AUTHORIZATION_FAILED" in error_of(http.get("/api/balancer"), 403)
+        assert "X-CSRF-Token" in error_of(http.post("/api/balancer/rebalance", headers={"Origin": console.url}), 403, "csrf")
+        evil = {CSRF_HEADER: token, "Origin": "http://evil.example"}
+        assert "another site" in error_of(http.post("/api/balancer/cancel", headers=evil), 403, "csrf")
+        own = {CSRF_HEADER: token, "Origin": console.url}
+        for path, body in (("rebalance", {}), ("remove-broker", {"broker_id": 1}), ("cancel", {})):
+            denied = error_of(http.post(f"/api/balancer/{path}", json=body, headers=own), 403)
+            assert "CLUSTER_AUTHORIZATION_FAILED" in denied, (path, denied)
+        assert http.get("/api/session").json()["user"] == "alice"  # still logged in, still serving
+    admin = superuser(broker)
+    node = str(next(iter(admin.list_topics(timeout=10).brokers)))
+    res = ConfigResource(ResourceType.BROKER, node)
+    configs = admin.describe_configs([res])[res].result(10)
+    assert configs["zurau.balancer.rebalance.requested"].value == "false"
+    assert configs["zurau.balancer.removing"].value == "false"
