@@ -8,7 +8,8 @@ Metadata has them, its disk and capacity, and the balancer disabled; the dry-run
 planner handed to the console, as ``zurau console`` does) moves replicas onto broker 3, and its
 removal preview moves them off broker 2, changing nothing. Rebalance, remove-broker and cancel set
 and clear the broker configs the controller reads. A reassignment held back by a 1 B/s throttle
-shows as a move in flight with its progress, and cancel ends it. Hostile input (unknown, negative,
+shows as a move in flight with its progress, and cancel ends it. A stopped broker that holds
+replicas shows offline and may be drained; cancel clears its mark. Hostile input (unknown, negative,
 huge or non-numeric broker ids, bodies that are not objects, other origins, wrong methods) gets a
 4xx with a clear message and changes nothing, and the console keeps serving; a removal that would
 leave too few brokers is refused (409); a console without the planner answers the plan with 501.
@@ -17,6 +18,7 @@ leave too few brokers is refused (409); a console without the planner answers th
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -102,7 +104,7 @@ def test_status_shows_each_brokers_load_and_the_balancer_settings(http: httpx.Cl
     assert {b: by_id[b]["leaders"] for b in by_id} == leaders
     assert by_id[3]["replicas"] == replicas[3] and replicas[1] >= 6 and replicas[2] >= 6
     for b in by_id.values():
-        assert b["reachable"] and not b["removing"]
+        assert b["live"] and b["reachable"] and b["removing"] is False
         assert b["disk_bytes"] >= 0 and b["capacity_bytes"] > 0
 
 
@@ -242,3 +244,35 @@ def test_a_console_without_the_planner_shows_the_status_and_answers_the_plan_501
         body = status(http.get("/api/balancer/plan"), 501)
         assert body["kind"] == "unsupported" and "planner" in body["error"]
         assert "balancer" not in status(http.get("/api/info"), 200)["unsupported"]
+
+
+def test_an_offline_broker_shows_offline_may_be_removed_and_cancel_clears_its_mark(
+    http: httpx.Client, admin: AdminClient, cluster: EmbeddedCluster
+) -> None:
+    """Node 2 stopped: it still holds replicas, so it is listed, neither live nor reachable, and
+    whether it is being removed is unknown (only a broker describes its own configs). Draining
+    it is allowed; removing broker 3 as well would leave broker 1 alone (409). Cancel deletes the
+    offline broker's mark, as its own configs show once it is back."""
+    cluster.call(cluster.stop_node, 2)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            by_id = {b["id"]: b for b in status(http.get("/api/balancer"), 200)["brokers"]}
+            if not by_id[2]["live"] or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert by_id[2]["live"] is False and by_id[2]["reachable"] is False and by_id[2]["removing"] is None
+        assert by_id[2]["replicas"] >= 6 and by_id[2]["leaders"] == 0
+        assert by_id[1]["live"] and by_id[3]["live"]
+
+        refused = status(http.post("/api/balancer/remove-broker", json={"broker_id": 3}), 409)
+        assert "1 broker(s) would be left" in refused["error"], refused
+        assert status(http.post("/api/balancer/remove-broker", json={"broker_id": 2}), 200)["removing"] is True
+        assert status(http.post("/api/balancer/cancel"), 200)["removals_ended"] == []  # its mark was unreadable
+    finally:
+        cluster.call(cluster.start_node, 2)
+    deadline = time.monotonic() + 30
+    while 2 not in admin.list_topics(timeout=10).brokers and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert broker_config(admin, "2", "zurau.balancer.removing") == "false"
+    assert status(http.get("/api/balancer"), 200)["brokers"][1]["live"] is True

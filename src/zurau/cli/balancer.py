@@ -2,7 +2,8 @@
 ``kafka-remove-brokers`` offer it.
 
 * ``status``: per broker its replicas, leaderships, bytes on disk and disk capacity (Metadata and
-  DescribeLogDirs) and whether it is being removed; the reassignments in flight with the bytes
+  DescribeLogDirs) and its state (removing; offline: not in Metadata yet holding replicas;
+  unreachable: its log dirs did not answer; serving); the reassignments in flight with the bytes
   their new replicas hold against their leader's; whether a rebalance is under way.
 * ``plan``: a dry run, the moves the balancer would make now (the same pure planner the active
   controller runs, on the same inputs: metadata, log-dir sizes and the ``confluent.balancer.*``
@@ -65,7 +66,8 @@ def model_of(view: ClusterView) -> tuple[ClusterModel, BalancerOptions]:
         return d.parse(raw) if raw is not None else d.default
 
     brokers = [
-        BrokerModel(b.id, b.rack, b.reachable, None, b.removing, b.capacity_bytes if b.capacity_bytes > 0 else None)
+        BrokerModel(b.id, b.rack, b.reachable, None, bool(b.removing),
+                    b.capacity_bytes if b.capacity_bytes > 0 else None)
         for b in view.brokers.values()
     ]
     parts = []
@@ -141,7 +143,8 @@ def status(
     print_table(
         ["BROKER", "RACK", "REPLICAS", "LEADERS", "DISK", "CAPACITY", "STATE"],
         [[b["id"], b["rack"] or "-", b["replicas"], b["leaders"], _gib(b["disk_bytes"]), _gib(b["capacity_bytes"]),
-          "removing" if b["removing"] else "unreachable" if not b["reachable"] else "serving"] for b in brokers],
+          "removing" if b["removing"] else "offline" if not b["live"] else "unreachable" if not b["reachable"]
+          else "serving"] for b in brokers],
     )
     if moves:
         print_table(

@@ -7,8 +7,9 @@ Reading (:func:`read_cluster`): Metadata (brokers, replicas, leaders), DescribeL
 every live broker (bytes per replica, disk capacity: the sum of its log dirs' ``total_bytes``, -1
 when unknown), DescribeConfigs of every broker (``zurau.balancer.removing``) and of every topic
 (``min.insync.replicas``), and ListPartitionReassignments. A broker that still holds replicas but
-is not in the Metadata answer (fenced, or shut down) and one whose log dirs cannot be read are
-*unreachable*. ``configs`` are the effective configs of the first broker that answered: the
+is not in the Metadata answer (fenced, or shut down) is neither *live* nor *reachable*, and whether
+it is being removed is unknown (``removing`` None: as in Kafka, a broker's own configs are
+described only by that broker); a live one whose log dirs cannot be read is not *reachable*. ``configs`` are the effective configs of the first broker that answered: the
 ``confluent.balancer.*`` settings and the cluster-wide rebalance mark.
 
 :func:`status_of` turns a view into the status document (JSON-able)::
@@ -16,7 +17,7 @@ is not in the Metadata answer (fenced, or shut down) and one whose log dirs cann
     {"enabled": "true" | "false" | None,   # confluent.balancer.enable; None: not reported
      "rebalancing": bool,                  # zurau.balancer.rebalance.requested is true
      "brokers": [{"id", "rack", "replicas", "leaders", "disk_bytes", "capacity_bytes",
-                  "removing", "reachable"}, ...],          # by id
+                  "removing", "reachable", "live"}, ...],  # by id
      "moves": [{"topic", "partition", "adding", "removing", "copied_bytes", "total_bytes"}, ...]}
 
 A move's ``total_bytes`` is its leader's replica size, ``copied_bytes`` the smallest size among
@@ -28,7 +29,9 @@ cluster-wide default (the active controller clears it once its plan proposes not
 :func:`remove_broker` sets ``zurau.balancer.removing=true`` on one broker, after checking that
 the broker is part of the cluster (:class:`UnknownBrokerError`) and that the brokers left can
 still hold every partition's replicas (:class:`InsufficientBrokersError`); :func:`cancel` deletes
-the rebalance mark and every removal mark and cancels the reassignments in flight. A change the
+the rebalance mark and the removal mark of every broker known to be removing and of every broker
+that is not live (whose mark cannot be read; deleting an absent config changes nothing), and
+cancels the reassignments in flight. A change the
 cluster refuses raises the broker's :class:`~zurau.protocol.errors.KafkaError` (the first, when
 several resources fail).
 
@@ -76,8 +79,9 @@ class BrokerLoad:
     leaders: int = 0
     disk_bytes: int = 0
     capacity_bytes: int = -1
-    removing: bool = False
+    removing: bool | None = False
     reachable: bool = True
+    live: bool = True
 
 
 @dataclass
@@ -111,7 +115,7 @@ async def read_cluster(admin: AdminClient) -> ClusterView:
         for p in t.partitions:
             partitions[(name, p.partition)] = (tuple(p.replicas), tuple(p.isr), p.leader)
             for r in p.replicas:
-                brokers.setdefault(r, BrokerLoad(r, reachable=False)).replicas += 1
+                brokers.setdefault(r, BrokerLoad(r, removing=None, reachable=False, live=False)).replicas += 1
             if p.leader in brokers:
                 brokers[p.leader].leaders += 1
     dirs = await admin.describe_log_dirs(sorted(md.brokers))
@@ -193,11 +197,12 @@ async def request_rebalance(admin: AdminClient) -> None:
 def check_removal(view: ClusterView, broker_id: int) -> None:
     """Raise when ``broker_id`` may not be removed: :class:`UnknownBrokerError` when it is no
     broker of the view, :class:`InsufficientBrokersError` when the brokers neither removed nor
-    being removed are fewer than the largest replication factor (the drain could never end)."""
+    being removed are fewer than the largest replication factor (the drain could never end); live
+brokers count, even one whose log dirs did not answer this time."""
     if broker_id not in view.brokers:
         known = ", ".join(map(str, sorted(view.brokers))) or "none"
         raise UnknownBrokerError(f"broker {broker_id} is not part of the cluster (its brokers: {known})")
-    staying = [b for b in view.brokers.values() if b.id != broker_id and not b.removing and b.reachable]
+    staying = [b for b in view.brokers.values() if b.id != broker_id and not b.removing and b.live]
     widest = max((len(replicas) for replicas, _, _ in view.partitions.values()), default=0)
     if len(staying) < widest:
         raise InsufficientBrokersError(
@@ -222,14 +227,16 @@ async def hosted_replicas(admin: AdminClient, broker_id: int) -> int:
 
 async def cancel(admin: AdminClient) -> tuple[list[int], int]:
     """End the rebalance and every removal, and cancel the reassignments in flight; returns the
-    brokers whose removal ended and how many reassignments were cancelled (one that completed
-    meanwhile is not counted)."""
+    brokers known to be removing whose removal ended (offline brokers' marks are deleted too, not
+    listed) and how many reassignments were cancelled (one that completed meanwhile is not
+    counted)."""
     view = await read_cluster(admin)
     removing = sorted(b.id for b in view.brokers.values() if b.removing)
+    unknown = sorted(b.id for b in view.brokers.values() if b.removing is None)
     changes: dict[ConfigResource, list[AlterConfigOp]] = {
         ConfigResource(ResourceType.BROKER, ""): [AlterConfigOp(REBALANCE_REQUESTED, AlterOp.DELETE)]
     }
-    for b in removing:
+    for b in removing + unknown:
         changes[ConfigResource(ResourceType.BROKER, str(b))] = [AlterConfigOp(REMOVING, AlterOp.DELETE)]
     await _alter(admin, changes)
     cancelled = 0

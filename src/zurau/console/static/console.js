@@ -537,6 +537,17 @@ async function shareGroupPage(group) {
 // dry-run plan (GET /api/balancer/plan, `zurau balancer plan`) on demand; and the actions, each
 // a POST: start a rebalance, remove a broker (its first click previews the plan of the removal,
 // the second removes), cancel (two clicks). The status refreshes every 3 s.
+const BROKER_STATES = {
+  removing: "being removed: the controller moves its replicas and leaderships away",
+  offline: "not in the cluster's metadata (fenced or shut down) yet holding replicas",
+  unreachable: "in the cluster, but its log directories did not answer",
+  serving: "serving",
+};
+
+function brokerState(b) {
+  return b.removing ? "removing" : !b.live ? "offline" : !b.reachable ? "unreachable" : "serving";
+}
+
 async function balancerPage() {
   main.replaceChildren(h("h1", {}, "Balancer"));
   if (unsupported("balancer")) { main.append(notSupported("balancer")); return; }
@@ -631,8 +642,8 @@ async function balancerPage() {
           h("td", { class: "num" }, b.id), h("td", {}, b.rack || "–"), h("td", { class: "num" }, b.replicas),
           h("td", { class: "num" }, b.leaders), h("td", { class: "num" }, fmtBytes(b.disk_bytes)), h("td", { class: "num" }, fmtBytes(b.capacity_bytes)),
           h("td", { class: "num" }, b.capacity_bytes > 0 ? (100 * b.disk_bytes / b.capacity_bytes).toFixed(1) + "%" : "–"),
-          h("td", { "data-state": b.removing ? "removing" : b.reachable ? "serving" : "unreachable" },
-            b.removing ? h("span", { class: "tag bad" }, "removing") : b.reachable ? h("span", { class: "tag ok" }, "serving") : h("span", { class: "tag bad" }, "unreachable")),
+          h("td", { "data-state": brokerState(b), title: BROKER_STATES[brokerState(b)] },
+            h("span", { class: "tag " + (brokerState(b) === "serving" ? "ok" : "bad") }, brokerState(b))),
           h("td", {}, removeButton(b)))),
       { testid: "balancer-brokers", num: ["broker", "replicas", "leaders", "disk used", "capacity", "used"] }),
       h("h2", {}, "Moves in flight"),
