@@ -1,165 +1,169 @@
-"""BalancerService (socket-free): when the active controller's loop plans, what it submits, and
-the durable rebalance mark; LoadMonitor's rates from two samples.
+"""The active controller's self-balancing loop (zurau.metadata.balancer_service) on a fake channel:
+a metadata image built from records, a load sample given by hand, a manual clock.
 
-The channel is a fake that records the requests and applies nothing, unless a test applies
-records itself (an image is the metadata log's state, the only state the service relies on).
+* ``ANY_UNEVEN_LOAD`` on load no move can even out (three brokers, four leaders, bytes out on the
+  leaders only: one broker is always 50% above the mean) starts no rebalance: the trigger is
+  pulled only when a plan would move something, so the rebalance mark is not set and cleared
+  over and over (each a metadata record).
+* A real imbalance (an empty broker) starts a rebalance, moves replicas with the throttle set,
+  and once nothing is left the throttles are removed and the mark cleared.
+* What the controller refuses is reported (logged), not silently dropped.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from zurau.clock import ManualClock
-from zurau.config import BrokerConfig
-from zurau.metadata.balancer_load import LoadMonitor, LoadSample, with_rates
-from zurau.metadata.balancer_service import REBALANCE_REQUESTED, REMOVING, BalancerService, load_model
+from zurau.config import BROKER_CONFIGS
+from zurau.metadata.balancer_load import LoadSample
+from zurau.metadata.balancer_service import (
+    REBALANCE_REQUESTED,
+    BalancerService,
+    refused_configs,
+    refused_moves,
+)
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.records import (
     BROKER_RESOURCE,
     BrokerEndpoint,
     ConfigRecord,
-    MetadataRecord,
     PartitionRecord,
     RegisterBrokerRecord,
     TopicRecord,
     UnfenceBrokerRecord,
 )
 
-TOPIC_ID = uuid.UUID(int=7)
+TOPIC_ID = uuid.uuid4()
 
 
-def _image(assignment: Sequence[Sequence[int]], brokers: Sequence[int] = (1, 2, 3),
-           extra: Sequence[MetadataRecord] = ()) -> MetadataImage:
-    records: list[MetadataRecord] = [
-        RegisterBrokerRecord(broker_id=b, incarnation_id=uuid.UUID(int=b), broker_epoch=b,
-                             endpoints=(BrokerEndpoint("PLAINTEXT", "127.0.0.1", 9000 + b, 0),))
+def image_of(assignment: Mapping[int, tuple[int, ...]], brokers: Sequence[int] = (1, 2, 3)) -> MetadataImage:
+    records: list[Any] = [
+        RegisterBrokerRecord(
+            broker_id=b, incarnation_id=uuid.uuid4(), broker_epoch=b,
+            endpoints=(BrokerEndpoint("PLAINTEXT", "127.0.0.1", 9000 + b, 0),),
+        )
         for b in brokers
     ]
     records += [UnfenceBrokerRecord(broker_id=b, epoch=b) for b in brokers]
     records.append(TopicRecord(name="t", topic_id=TOPIC_ID))
     records += [
-        PartitionRecord(partition_id=i, topic_id=TOPIC_ID, replicas=tuple(rs), isr=tuple(rs), leader=rs[0])
-        for i, rs in enumerate(assignment)
+        PartitionRecord(partition_id=p, topic_id=TOPIC_ID, replicas=rs, isr=rs, leader=rs[0])
+        for p, rs in assignment.items()
     ]
-    records += list(extra)
     return MetadataImage("c").apply(records, last_offset=len(records) - 1)
 
 
 class FakeChannel:
-    def __init__(self, image: MetadataImage, active: bool = True) -> None:
-        self._image = image
-        self._active = active
-        self.reassignments: list[list[Any]] = []
-        self.configs: list[list[Any]] = []
+    """The active controller's channel: config changes are applied to the image; reassignments
+    and elections are recorded (and, for reassignments, the target replicas applied at once)."""
+
+    def __init__(self, image: MetadataImage) -> None:
+        self.image = image
+        self.active = True
+        self.config_changes: list[tuple[str, str, str | None]] = []
+        self.reassignments: list[Any] = []
         self.elections: list[Any] = []
 
-    @property
-    def active(self) -> bool:
-        return self._active
+    def _apply(self, records: list[Any]) -> None:
+        self.image = self.image.apply(records, last_offset=self.image.offset + len(records))
 
-    @property
-    def image(self) -> MetadataImage:
-        return self._image
+    async def incremental_alter_configs(self, resources: list[Any], validate_only: bool) -> Sequence[Any]:
+        records = []
+        for r in resources:
+            for c in r["configs"]:
+                value = c["value"] if c["config_operation"] == 0 else None
+                self.config_changes.append((r["resource_name"], c["name"], value))
+                records.append(ConfigRecord(resource_type=r["resource_type"], resource_name=r["resource_name"],
+                                            name=c["name"], value=value))
+        self._apply(records)
+        return []
 
     async def alter_partition_reassignments(self, topics: list[Any], allow_replication_factor_change: bool) -> Any:
         self.reassignments.append(topics)
-        return {"error_code": 0, "error_message": None, "responses": []}
-
-    async def incremental_alter_configs(self, resources: list[Any], validate_only: bool) -> Sequence[Any]:
-        self.configs.append(resources)
-        return []
+        records = [
+            PartitionRecord(partition_id=p["partition_index"], topic_id=TOPIC_ID, replicas=tuple(p["replicas"]),
+                            isr=tuple(p["replicas"]), leader=p["replicas"][0])
+            for t in topics for p in t["partitions"]
+        ]
+        self._apply(records)
+        return {}
 
     async def elect_leaders(self, election_type: int, topic_partitions: list[Any] | None) -> Any:
         self.elections.append(topic_partitions)
         return {}
 
 
-class FakeMonitor(LoadMonitor):
-    """No sockets: every broker answers with nothing measured."""
+class FakeMonitor:
+    """Gives ``last`` as the sample, whatever is asked."""
 
-    async def sample(self, brokers: Sequence[int], leaders: dict[tuple[str, int], int]) -> LoadSample:
-        self.last = LoadSample(self.clock.now_ms())
+    def __init__(self, sample: LoadSample | None) -> None:
+        self.last = sample
+
+    async def sample(self, brokers: Sequence[int], leaders: dict[tuple[str, int], int]) -> LoadSample | None:
         return self.last
 
-
-def _service(channel: FakeChannel, **overrides: Any) -> BalancerService:
-    clock = ManualClock(1_000)
-    cfg = BrokerConfig({"node.id": "1", **{k: str(v) for k, v in overrides.items()}})
-    return BalancerService(channel, FakeMonitor(1, clock, lambda b: None), clock, cfg.get)  # type: ignore[arg-type]
+    async def close(self) -> None:
+        pass
 
 
-def _moved(channel: FakeChannel) -> dict[int, list[int]]:
-    return {p["partition_index"]: p["replicas"] for call in channel.reassignments for t in call for p in t["partitions"]}
+def service(channel: FakeChannel, sample: LoadSample | None, **configs: Any) -> tuple[BalancerService, ManualClock]:
+    clock = ManualClock()
+
+    def get(name: str) -> Any:
+        return configs.get(name, BROKER_CONFIGS[name].default)
+
+    return BalancerService(channel, FakeMonitor(sample), clock, get), clock  # type: ignore[arg-type]
 
 
-async def test_a_passive_controller_does_nothing() -> None:
-    channel = FakeChannel(_image([[1, 2]] * 6), active=False)
-    await _service(channel).tick()
-    assert channel.reassignments == [] and channel.configs == []
+def ticks(svc: BalancerService, clock: ManualClock, n: int) -> None:
+    async def run() -> None:
+        for _ in range(n):
+            await svc.tick()
+            clock.advance(2_000)
+
+    asyncio.run(run())
 
 
-async def test_an_empty_broker_sets_the_durable_mark_first_then_moves_on_the_next_tick() -> None:
-    channel = FakeChannel(_image([[1, 2], [2, 1]] * 3))
-    service = _service(channel, **{"confluent.balancer.throttle.bytes.per.second": 1_000_000})
-    await service.tick()
-    ((mark,),) = channel.configs
-    assert (mark["resource_type"], mark["resource_name"]) == (BROKER_RESOURCE, "")
-    assert mark["configs"] == [{"name": REBALANCE_REQUESTED, "config_operation": 0, "value": "true"}]
-    assert channel.reassignments == []
-
-    channel._image = channel.image.apply([ConfigRecord(BROKER_RESOURCE, "", REBALANCE_REQUESTED, "true")])
-    channel.configs.clear()
-    await service.tick()
-    moved = _moved(channel)
-    assert moved and all(3 in rs and len(set(rs)) == 2 for rs in moved.values())
-    # throttled as kafka-reassign-partitions --throttle: topic replicas and broker rates
-    (throttle,) = channel.configs
-    topic = next(r for r in throttle if r["resource_type"] == 2)
-    names = {c["name"]: c["value"] for c in topic["configs"]}
-    assert set(names["follower.replication.throttled.replicas"].split(",")) == {f"{p}:3" for p in moved}
-    rates = [r for r in throttle if r["resource_type"] == BROKER_RESOURCE]
-    assert {r["resource_name"] for r in rates} == {"1", "2", "3"}
-    assert all(c["value"] == "1000000" for r in rates for c in r["configs"])
+def test_uneven_load_no_move_can_even_out_starts_no_rebalance() -> None:
+    # Every broker hosts every partition; leaders 1, 1, 2, 3: broker 1 sends twice the bytes out
+    # of the others, and no leadership move changes that (one broker always leads two).
+    assignment = {0: (1, 2, 3), 1: (1, 3, 2), 2: (2, 3, 1), 3: (3, 1, 2)}
+    sizes = {("t", p, b): 1000 for p in assignment for b in (1, 2, 3)}
+    rates = {("t", p): 500.0 for p in assignment}
+    sample = LoadSample(0, {1: 10**9, 2: 10**9, 3: 10**9}, {1: 4000, 2: 4000, 3: 4000}, sizes, rates)
+    channel = FakeChannel(image_of(assignment))
+    svc, clock = service(channel, sample, **{"confluent.balancer.heal.uneven.load.trigger": "ANY_UNEVEN_LOAD"})
+    ticks(svc, clock, 10)
+    assert channel.config_changes == []
+    assert channel.reassignments == [] and channel.elections == []
 
 
-async def test_moves_in_flight_count_against_max_concurrent_moves() -> None:
-    image = _image([[1, 2], [2, 1]] * 3, extra=[ConfigRecord(BROKER_RESOURCE, "", REBALANCE_REQUESTED, "true")])
-    channel = FakeChannel(image)
-    await _service(channel, **{"confluent.balancer.max.concurrent.moves": 2}).tick()
-    assert len(_moved(channel)) == 2
+def test_an_empty_broker_is_filled_throttled_then_the_throttle_and_the_mark_are_removed() -> None:
+    assignment = {p: (1, 2) if p % 2 else (2, 1) for p in range(6)}
+    channel = FakeChannel(image_of(assignment))
+    svc, clock = service(channel, None, **{"confluent.balancer.throttle.bytes.per.second": 1234})
+    ticks(svc, clock, 10)
+    assert channel.reassignments, "no move"
+    moved = {p["partition_index"] for t in channel.reassignments for p in t[0]["partitions"]}
+    assert moved and all(3 in channel.image.get("t").partitions[p].replicas for p in moved)  # type: ignore[union-attr]
+    assert ("3", "follower.replication.throttled.rate", "1234") in channel.config_changes
+    for b in ("1", "2", "3"):
+        assert "follower.replication.throttled.rate" not in channel.image.broker_config(b)
+    topic = channel.image.get("t")
+    assert topic is not None and "leader.replication.throttled.replicas" not in topic.configs
+    assert REBALANCE_REQUESTED not in channel.image.broker_config("")
+    sets = [c for c in channel.config_changes if c[1] == REBALANCE_REQUESTED]
+    assert sets == [("", REBALANCE_REQUESTED, "true"), ("", REBALANCE_REQUESTED, None)]
+    assert BROKER_RESOURCE == 4
 
 
-async def test_a_removed_broker_is_drained_and_a_finished_rebalance_clears_its_mark() -> None:
-    image = _image([[1, 2], [2, 3], [3, 1]], extra=[ConfigRecord(BROKER_RESOURCE, "2", REMOVING, "true")])
-    channel = FakeChannel(image)
-    await _service(channel).tick()
-    moved = _moved(channel)
-    assert set(moved) == {0, 1} and all(2 not in rs for rs in moved.values())
-
-    balanced = _image([[1, 2], [2, 3], [3, 1]], extra=[ConfigRecord(BROKER_RESOURCE, "", REBALANCE_REQUESTED, "true")])
-    channel = FakeChannel(balanced)
-    await _service(channel).tick()
-    assert channel.reassignments == []
-    ((clear,),) = channel.configs
-    assert clear["configs"] == [{"name": REBALANCE_REQUESTED, "config_operation": 1, "value": None}]
-
-
-async def test_disabled_or_single_node_does_nothing() -> None:
-    channel = FakeChannel(_image([[1, 2]] * 6))
-    await _service(channel, **{"confluent.balancer.enable": "false"}).tick()
-    single = FakeChannel(_image([[1]] * 3, brokers=(1,)))
-    await _service(single).tick()
-    assert channel.reassignments == channel.configs == single.reassignments == single.configs == []
-
-
-def test_rates_come_from_the_growth_of_each_leader_replica() -> None:
-    before = LoadSample(1_000, {1: 10_000}, {1: 100}, {("t", 0, 1): 100, ("t", 0, 2): 90, ("t", 1, 1): 500})
-    now = LoadSample(3_000, {1: 10_000}, {1: 400}, {("t", 0, 1): 700, ("t", 0, 2): 650, ("t", 1, 1): 100})
-    rated = with_rates(now, before, {("t", 0): 1, ("t", 1): 1})
-    assert rated.bytes_in == {("t", 0): 300.0, ("t", 1): 0.0}  # a log that shrank (retention) is 0
-    model = load_model(rated)
-    assert model.disk_capacity_bytes == {1: 10_000}
-    assert model.partitions[("t", 0)].size_bytes == 700 and model.partitions[("t", 0)].bytes_in_per_sec == 300
-    assert with_rates(now, None, {("t", 0): 1}).bytes_in == {}
+def test_refusals_are_reported() -> None:
+    assert refused_configs([{"resource_name": "2", "error_code": 0}, {"resource_name": "", "error_code": 40,
+                                                                     "error_message": "bad"}]) == ["<default>: bad"]
+    response = {"error_code": 0, "responses": [{"name": "t", "partitions": [
+        {"partition_index": 0, "error_code": 0}, {"partition_index": 1, "error_code": 85, "error_message": None}]}]}
+    assert refused_moves(response) == ["t-1: 85"]

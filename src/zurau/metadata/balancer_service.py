@@ -15,7 +15,10 @@ broker):
    after the last failover at the latest, never earlier).
 3. **Trigger**: a broker to drain (removing, or fenced past
    ``confluent.balancer.heal.broker.failure.threshold.ms``), an empty live broker, uneven load when
-   the trigger is ``ANY_UNEVEN_LOAD``, or an operator's ``zurau balancer rebalance``. A rebalance,
+   the trigger is ``ANY_UNEVEN_LOAD``, or an operator's ``zurau balancer rebalance``. An empty
+   broker or uneven load starts a rebalance only when a plan would move something (load that no
+   move can even out is left as it is, and not looked at again until the metadata or the load
+   sample changes). A rebalance,
    once started, goes on until a plan proposes nothing (an empty broker that got its first
    replicas is no longer empty, yet not balanced): it is marked by the cluster default broker
    config ``zurau.balancer.rebalance.requested`` (set by the command or here when a trigger fires,
@@ -31,8 +34,9 @@ broker):
    reassignment that copies nothing) and the preferred leader elected.
 
 Invariants: the service only proposes changes through the controller's own APIs (the same checks
-as an operator's request); a partition already being reassigned is left alone; an error in one
-tick is logged and the next tick starts afresh (everything it needs is in the image).
+as an operator's request; what they refuse is logged as a warning); a partition already being
+reassigned is left alone; an error in one tick is logged and the next tick starts afresh
+(everything it needs is in the image).
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from typing import Any, Protocol
 
 from zurau.clock import Clock
 from zurau.metadata.balancer_load import LoadMonitor, LoadSample
-from zurau.metadata.controller.balancer.model import LoadModel, PartitionLoad, cluster_model
+from zurau.metadata.controller.balancer.model import ClusterModel, LoadModel, PartitionLoad, cluster_model
 from zurau.metadata.controller.balancer.options import ENABLE, BalancerOptions, options_from_config
 from zurau.metadata.controller.balancer.planner import Plan, brokers_to_drain, plan, should_rebalance
 from zurau.metadata.image import MetadataImage
@@ -111,6 +115,33 @@ def load_model(sample: LoadSample | None) -> LoadModel:
     return LoadModel(dict(sample.capacity), partitions)
 
 
+def refused_configs(results: Sequence[Any]) -> list[str]:
+    """The resources an IncrementalAlterConfigs refused (logged as warnings: the next tick
+    works from the image, so a refusal is not retried here)."""
+    refused = [
+        f"{r.get('resource_name') or '<default>'}: {r.get('error_message') or r.get('error_code')}"
+        for r in results if r.get("error_code")
+    ]
+    if refused:
+        log.warning("balancer: config changes refused: %s", "; ".join(refused))
+    return refused
+
+
+def refused_moves(response: AlterPartitionReassignmentsResponse | Any) -> list[str]:
+    """The partitions an AlterPartitionReassignments refused (logged as warnings)."""
+    refused = []
+    if response.get("error_code"):
+        refused.append(str(response.get("error_message") or response.get("error_code")))
+    for t in response.get("responses") or ():
+        refused += [
+            f"{t.get('name')}-{p.get('partition_index')}: {p.get('error_message') or p.get('error_code')}"
+            for p in t.get("partitions") or () if p.get("error_code")
+        ]
+    if refused:
+        log.warning("balancer: reassignments refused: %s", "; ".join(refused))
+    return refused
+
+
 class BalancerService:
     """See the module docstring. ``config_get(name)``: the effective typed value of a broker config
     (dynamic over static); ``min_isr()``: the cluster's default ``min.insync.replicas``."""
@@ -130,6 +161,7 @@ class BalancerService:
         self.next_sample_ms = 0
         self.throttled: set[str] = set()  # topics this controller set throttled replicas on
         self.last_plan: Plan | None = None
+        self.idle_key: tuple[int, int | None, BalancerOptions] | None = None  # see _triggered
         self._task: asyncio.Task[None] | None = None
 
     def start(self, interval_s: float = TICK_INTERVAL_S) -> None:
@@ -162,6 +194,7 @@ class BalancerService:
         self.throttled.clear()
         self.monitor.last = None
         self.last_plan = None
+        self.idle_key = None
 
     def options(self) -> BalancerOptions:
         return options_from_config(self.config_get)
@@ -197,7 +230,7 @@ class BalancerService:
         requested = str(image.broker_config("").get(REBALANCE_REQUESTED, "false")).lower() == "true"
         draining = bool(brokers_to_drain(model, options))
         if not requested and not draining:
-            if await asyncio.to_thread(should_rebalance, model, options.trigger, options):
+            if await self._triggered(model, options, image.offset):
                 log.info("balancer: load is uneven (%s): rebalancing", options.trigger.value)
                 await self._set_requested(True)
                 return  # planned on the next tick, from the image that holds the mark
@@ -218,9 +251,9 @@ class BalancerService:
                 topics.setdefault(m.topic, []).append({"partition_index": m.partition, "replicas": list(m.replicas)})
             log.info("balancer: moving %d partition(s): %s", len(moves),
                      ", ".join(f"{m.topic}-{m.partition}->{list(m.replicas)}" for m in moves))
-            await self.channel.alter_partition_reassignments(
+            refused_moves(await self.channel.alter_partition_reassignments(
                 [{"name": t, "partitions": ps} for t, ps in topics.items()], False
-            )
+            ))
             return
         if in_flight:
             return
@@ -229,9 +262,9 @@ class BalancerService:
             topics = {}
             for lm in proposal.leadership_moves:
                 topics.setdefault(lm.topic, []).append({"partition_index": lm.partition, "replicas": list(lm.replicas)})
-            await self.channel.alter_partition_reassignments(
+            refused_moves(await self.channel.alter_partition_reassignments(
                 [{"name": t, "partitions": ps} for t, ps in topics.items()], False
-            )
+            ))
             by_topic: dict[str, list[int]] = {}
             for lm in proposal.leadership_moves:
                 by_topic.setdefault(lm.topic, []).append(lm.partition)
@@ -243,15 +276,32 @@ class BalancerService:
             log.info("balancer: the rebalance is done")
             await self._set_requested(False)
 
+    async def _triggered(self, model: ClusterModel, options: BalancerOptions, offset: int) -> bool:
+        """Whether uneven load starts a rebalance: the trigger says so and a plan would move
+        something. Load no move can even out (say three brokers leading four partitions) would
+        otherwise set and clear the rebalance mark at every other tick, a metadata record each
+        time; such a verdict is kept until the image (``offset``), the load sample or the
+        options change."""
+        sample = self.monitor.last
+        key = (offset, sample.at_ms if sample is not None else None, options)
+        if key == self.idle_key:
+            return False
+        if await asyncio.to_thread(should_rebalance, model, options.trigger, options):
+            if not (await asyncio.to_thread(plan, model, options)).empty:
+                return True
+            log.debug("balancer: load is uneven (%s), yet no move would even it out", options.trigger.value)
+        self.idle_key = key
+        return False
+
     async def _set_requested(self, on: bool) -> None:
         op: IncrementalAlterConfigsRequestResourcesConfigs = (
             {"name": REBALANCE_REQUESTED, "config_operation": SET, "value": "true"}
             if on
             else {"name": REBALANCE_REQUESTED, "config_operation": DELETE, "value": None}
         )
-        await self.channel.incremental_alter_configs(
+        refused_configs(await self.channel.incremental_alter_configs(
             [{"resource_type": BROKER_RESOURCE, "resource_name": "", "configs": [op]}], False
-        )
+        ))
 
     async def _throttle(self, image: MetadataImage, moves: Sequence[Any], options: BalancerOptions) -> None:
         rate = options.throttle_bytes_per_second
@@ -282,7 +332,7 @@ class BalancerService:
                     {"name": n, "config_operation": SET, "value": str(rate)} for n in THROTTLED_RATES
                 ]})
         if resources:
-            await self.channel.incremental_alter_configs(resources, False)
+            refused_configs(await self.channel.incremental_alter_configs(resources, False))
 
     async def _unthrottle(self, image: MetadataImage) -> None:
         if not self.throttled:
@@ -302,7 +352,15 @@ class BalancerService:
         ]
         self.throttled.clear()
         if resources:
-            await self.channel.incremental_alter_configs(resources, False)
+            refused_configs(await self.channel.incremental_alter_configs(resources, False))
 
 
-__all__ = ["REBALANCE_REQUESTED", "REMOVING", "BalancerService", "load_model", "removing_brokers"]
+__all__ = [
+    "REBALANCE_REQUESTED",
+    "REMOVING",
+    "BalancerService",
+    "load_model",
+    "refused_configs",
+    "refused_moves",
+    "removing_brokers",
+]
