@@ -267,5 +267,18 @@ def test_cluster_processes_put_every_link_behind_a_proxy(tmp_path: Path) -> None
     assert "inter.broker.listener.name" not in p1 and "REPLICATION" not in p1["listeners"]
 
 
+def test_cluster_processes_combined_nodes_and_a_deferred_broker(tmp_path: Path) -> None:
+    """``combined=True`` with ``brokers=1``: nodes 1..3 are broker+controller, node 4 a broker
+    only; ``deferred=(4,)`` configures node 4 but leaves it to the test to launch; a deferred
+    controller is refused (nodes are formatted, not started)."""
+    c = ClusterProcesses(tmp_path / "combined", controllers=3, brokers=1, combined=True, deferred=(4,))
+    assert c.broker_ids == [1, 2, 3, 4] and c.controller_ids == [1, 2, 3]
+    roles = {i: _props(c.nodes[i].config_path)["process.roles"] for i in (1, 2, 3, 4)}
+    assert roles == {1: "broker,controller", 2: "broker,controller", 3: "broker,controller", 4: "broker"}
+    assert c.deferred == {4} and not c.nodes[4].running
+    with pytest.raises(ValueError, match="deferred"):
+        ClusterProcesses(tmp_path / "bad", controllers=3, brokers=1, combined=True, deferred=(2,))
+
+
 def _props(path: Path) -> dict[str, str]:
     return dict(line.split("=", 1) for line in path.read_text().splitlines() if line)

@@ -1,12 +1,20 @@
 """A KRaft cluster of real processes on 127.0.0.1, for fault tests and benchmarks: nodes that can
 be killed with SIGKILL and restarted over their data.
 
-Two shapes: ``ClusterProcesses(root, controllers=3)`` runs three combined (broker + controller)
+Three shapes: ``ClusterProcesses(root, controllers=3)`` runs three combined (broker + controller)
 nodes; ``ClusterProcesses(root, controllers=3, brokers=3)`` runs three dedicated controllers
-(ids 1..3) and three brokers (ids 4..6). Each node has ``root/node-<id>`` with its
-``server.properties`` and data, formatted through the CLI (``zurau storage format``) with one
-cluster id, and logs to ``root/node-<id>.log``. :meth:`ClusterProcesses.start` returns once every
-broker serves clients (it has been registered and unfenced) and every controller listens.
+(ids 1..3) and three brokers (ids 4..6); ``ClusterProcesses(root, controllers=3, brokers=1,
+combined=True)`` runs three combined nodes (ids 1..3) and one broker-only node (id 4). Each node
+has ``root/node-<id>`` with its ``server.properties`` and data, formatted through the CLI
+(``zurau storage format``) with one cluster id, and logs to ``root/node-<id>.log``.
+:meth:`ClusterProcesses.start` returns once every broker serves clients (it has been registered
+and unfenced) and every controller listens.
+
+Nodes that join later: ``deferred=(4,)`` names nodes that are configured and formatted but not
+launched by :meth:`~ClusterProcesses.start` (nor by ``with``); the test launches one when it wants
+it to join, ``cluster.nodes[4].launch(); cluster.nodes[4].wait_ready(60)`` (a deferred node must
+be a broker only: the controller quorum is whole from the start). Until then it is not running,
+so :attr:`~ClusterProcesses.bootstrap_servers` leaves it out.
 
 Faults: :meth:`ClusterProcesses.kill` (``kill -9``), :meth:`~ClusterProcesses.pause` /
 :meth:`~ClusterProcesses.resume` (SIGSTOP / SIGCONT: a process that stops answering but keeps its
@@ -128,11 +136,16 @@ class ClusterProcesses:
         security: str = "PLAINTEXT",
         users: dict[str, str] | None = None,
         format_args: Sequence[str] = (),
+        combined: bool | None = None,
+        deferred: Sequence[int] = (),
         **overrides: str,
     ) -> None:
         """``format_args``: extra arguments of every node's ``zurau storage format`` (e.g.
-        ``["--add-scram", "SCRAM-SHA-512=[name=broker,password=broker-secret]"]``)."""
+        ``["--add-scram", "SCRAM-SHA-512=[name=broker,password=broker-secret]"]``).
+        ``combined``: the controllers are brokers too (default: only when ``brokers`` is 0);
+        ``deferred``: ids of broker-only nodes :meth:`start` does not launch (module docstring)."""
         self.root = root
+        self.deferred = frozenset(deferred)
         self.format_args = list(format_args)
         self.security = security.upper()
         self.users = dict(users or {})
@@ -147,7 +160,7 @@ class ClusterProcesses:
         # that neither another choice nor a proxy's own ephemeral port can land on one of them.
         self._held: list[socket.socket] = []
         try:
-            self._configure(controllers, brokers, proxy_inter_broker, proxy_controller, overrides)
+            self._configure(controllers, brokers, combined, proxy_inter_broker, proxy_controller, overrides)
         except BaseException:
             if self.network is not None:
                 self.network.close()
@@ -165,14 +178,23 @@ class ClusterProcesses:
         return int(s.getsockname()[1])
 
     def _configure(
-        self, controllers: int, brokers: int, proxy_inter_broker: bool, proxy_controller: bool, overrides: dict[str, str]
+        self,
+        controllers: int,
+        brokers: int,
+        combined: bool | None,
+        proxy_inter_broker: bool,
+        proxy_controller: bool,
+        overrides: dict[str, str],
     ) -> None:
         """Write and format every node's config (and create the proxies they name)."""
         root = self.root
-        self.combined = brokers == 0
+        self.combined = brokers == 0 if combined is None else combined
         ids = list(range(1, controllers + brokers + 1))
         self.controller_ids = ids[:controllers]
-        self.broker_ids = self.controller_ids if self.combined else ids[controllers:]
+        self.broker_ids = (self.controller_ids if self.combined else []) + ids[controllers:]
+        misplaced = sorted(i for i in self.deferred if i not in ids or i in self.controller_ids)
+        if misplaced:
+            raise ValueError(f"deferred nodes {misplaced} are not broker-only nodes of this cluster")
         controller_ports = {i: self._reserve_port() for i in self.controller_ids}
         client_ports = {i: self._reserve_port() for i in self.broker_ids}
         # Replication listeners, when proxied: broker j listens on repl_ports[i][j] for broker i.
@@ -295,10 +317,12 @@ class ClusterProcesses:
         return ",".join(self.nodes[i].bootstrap_servers for i in self.broker_ids if self.nodes[i].running)
 
     def start(self, timeout: float = 60.0) -> Self:
-        for node in self.nodes.values():
+        """Launch every node but the deferred ones, and wait until each is ready."""
+        starting = [node for node_id, node in self.nodes.items() if node_id not in self.deferred]
+        for node in starting:
             node.launch()
         try:
-            for node in self.nodes.values():
+            for node in starting:
                 node.wait_ready(timeout)
         except BaseException:
             self.kill_all()
