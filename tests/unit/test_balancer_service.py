@@ -167,3 +167,23 @@ def test_refusals_are_reported() -> None:
     response = {"error_code": 0, "responses": [{"name": "t", "partitions": [
         {"partition_index": 0, "error_code": 0}, {"partition_index": 1, "error_code": 85, "error_message": None}]}]}
     assert refused_moves(response) == ["t-1: 85"]
+
+
+def test_a_new_active_controller_removes_the_throttles_its_predecessor_set() -> None:
+    # The first controller starts the moves (throttled), then loses the lead before they end; the
+    # next one finds nothing left to move and must still remove the throttles.
+    assignment = {p: (1, 2) if p % 2 else (2, 1) for p in range(6)}
+    channel = FakeChannel(image_of(assignment))
+    first, clock = service(channel, None)
+    ticks(first, clock, 2)  # the trigger, then the moves
+    assert channel.reassignments
+    topic = channel.image.get("t")
+    assert topic is not None and "follower.replication.throttled.replicas" in topic.configs
+    second, clock = service(channel, None)
+    ticks(second, clock, 3)
+    topic = channel.image.get("t")
+    assert topic is not None and "follower.replication.throttled.replicas" not in topic.configs
+    assert "leader.replication.throttled.replicas" not in topic.configs
+    for b in ("1", "2", "3"):
+        assert "follower.replication.throttled.rate" not in channel.image.broker_config(b), b
+    assert channel.image.broker_config("") == {}

@@ -59,6 +59,10 @@ BALANCER_CONFIGS: tuple[ConfigKey, ...] = (
     ConfigKey("zurau.balancer.rebalance.requested", B, False, None, M,
               "Zurau's own, cluster default: a rebalance is under way until a plan proposes nothing.",
               dynamic=True),
+    ConfigKey("zurau.balancer.throttled.topics", LI, (), None, M,
+              "Zurau's own, cluster default: topics whose throttled replicas the balancer set (it "
+              "removes them, and the brokers' throttled rates, once no move is left).",
+              dynamic=True),
 )
 
 #: Read by the active controller's balancer at every tick: a dynamic change needs no restart.

@@ -29,7 +29,9 @@ broker):
    completes once they are in sync. The throttle (``confluent.balancer.throttle.bytes.per.second``)
    is set, as ``kafka-reassign-partitions --throttle`` sets it, on the moving replicas (topic
    configs ``leader/follower.replication.throttled.replicas``) and their brokers (broker configs
-   ``leader/follower.replication.throttled.rate``), and removed when no move is left. Leadership
+   ``leader/follower.replication.throttled.rate``), and removed when no move is left. The topics
+   it throttled are named in the cluster default broker config ``zurau.balancer.throttled.topics``
+   (written with the throttles), so that the next active controller removes them too. Leadership
    moves come last, when no replica move is in flight: the replica order is changed (a
    reassignment that copies nothing) and the preferred leader elected.
 
@@ -66,6 +68,7 @@ log = logging.getLogger("zurau.balancer")
 
 REMOVING = "zurau.balancer.removing"
 REBALANCE_REQUESTED = "zurau.balancer.rebalance.requested"
+THROTTLED_TOPICS = "zurau.balancer.throttled.topics"
 SAMPLE_INTERVAL_MS = 10_000
 TICK_INTERVAL_S = 2.0
 THROTTLED_REPLICAS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
@@ -100,6 +103,11 @@ def removing_brokers(image: MetadataImage) -> set[int]:
         b for b in image.brokers
         if str(image.broker_config(str(b)).get(REMOVING, "false")).lower() == "true"
     }
+
+
+def throttled_topics(image: MetadataImage) -> set[str]:
+    """The topics named by the cluster default ``zurau.balancer.throttled.topics``."""
+    return {t for t in str(image.broker_config("").get(THROTTLED_TOPICS, "")).split(",") if t}
 
 
 def load_model(sample: LoadSample | None) -> LoadModel:
@@ -159,7 +167,6 @@ class BalancerService:
         self.config_get = config_get
         self.fenced_since: dict[int, int] = {}
         self.next_sample_ms = 0
-        self.throttled: set[str] = set()  # topics this controller set throttled replicas on
         self.last_plan: Plan | None = None
         self.idle_key: tuple[int, int | None, BalancerOptions] | None = None  # see _triggered
         self._task: asyncio.Task[None] | None = None
@@ -191,7 +198,6 @@ class BalancerService:
         """Forget the soft state (this node is no longer the active controller)."""
         self.fenced_since.clear()
         self.next_sample_ms = 0
-        self.throttled.clear()
         self.monitor.last = None
         self.last_plan = None
         self.idle_key = None
@@ -325,7 +331,11 @@ class BalancerService:
                 {"name": THROTTLED_REPLICAS[0], "config_operation": SET, "value": ",".join(sorted(leaders))},
                 {"name": THROTTLED_REPLICAS[1], "config_operation": SET, "value": ",".join(sorted(followers))},
             ]})
-            self.throttled.add(topic)
+        owned = throttled_topics(image)
+        if by_topic and not set(by_topic) <= owned:
+            resources.append({"resource_type": BROKER_RESOURCE, "resource_name": "", "configs": [
+                {"name": THROTTLED_TOPICS, "config_operation": SET, "value": ",".join(sorted(owned | set(by_topic)))},
+            ]})
         for b in sorted(brokers):
             if b in image.brokers:
                 resources.append({"resource_type": BROKER_RESOURCE, "resource_name": str(b), "configs": [
@@ -335,13 +345,16 @@ class BalancerService:
             refused_configs(await self.channel.incremental_alter_configs(resources, False))
 
     async def _unthrottle(self, image: MetadataImage) -> None:
-        if not self.throttled:
+        """Remove the throttles of the topics ``zurau.balancer.throttled.topics`` names, every
+        broker's throttled rates, and that mark (nothing when the balancer throttled nothing)."""
+        owned = throttled_topics(image)
+        if not owned:
             return
         resources: list[IncrementalAlterConfigsRequestResources] = [
             {"resource_type": 2, "resource_name": topic, "configs": [
                 {"name": n, "config_operation": DELETE, "value": None} for n in THROTTLED_REPLICAS
             ]}
-            for topic in sorted(self.throttled) if image.get(topic) is not None
+            for topic in sorted(owned) if image.get(topic) is not None
         ]
         resources += [
             {"resource_type": BROKER_RESOURCE, "resource_name": str(b), "configs": [
@@ -350,7 +363,8 @@ class BalancerService:
             for b in sorted(image.brokers)
             if any(n in image.broker_config(str(b)) for n in THROTTLED_RATES)
         ]
-        self.throttled.clear()
+        resources.append({"resource_type": BROKER_RESOURCE, "resource_name": "", "configs": [
+            {"name": THROTTLED_TOPICS, "config_operation": DELETE, "value": None}]})
         if resources:
             refused_configs(await self.channel.incremental_alter_configs(resources, False))
 
@@ -358,9 +372,11 @@ class BalancerService:
 __all__ = [
     "REBALANCE_REQUESTED",
     "REMOVING",
+    "THROTTLED_TOPICS",
     "BalancerService",
     "load_model",
     "refused_configs",
     "refused_moves",
     "removing_brokers",
+    "throttled_topics",
 ]
