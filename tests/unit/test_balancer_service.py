@@ -8,6 +8,9 @@ a metadata image built from records, a load sample given by hand, a manual clock
 * A real imbalance (an empty broker) starts a rebalance, moves replicas with the throttle set,
   and once nothing is left the throttles are removed and the mark cleared.
 * What the controller refuses is reported (logged), not silently dropped.
+* A new active controller removes the throttles its predecessor set.
+* Leadership moves reorder the replicas and elect the preferred leaders, copying nothing.
+* A dead (or removed) broker that hosts nothing any more is no reason to plan: the trigger decides.
 """
 
 from __future__ import annotations
@@ -40,7 +43,9 @@ from zurau.metadata.records import (
 TOPIC_ID = uuid.uuid4()
 
 
-def image_of(assignment: Mapping[int, tuple[int, ...]], brokers: Sequence[int] = (1, 2, 3)) -> MetadataImage:
+def image_of(
+    assignment: Mapping[int, tuple[int, ...]], brokers: Sequence[int] = (1, 2, 3), fenced: Sequence[int] = ()
+) -> MetadataImage:
     records: list[Any] = [
         RegisterBrokerRecord(
             broker_id=b, incarnation_id=uuid.uuid4(), broker_epoch=b,
@@ -48,7 +53,7 @@ def image_of(assignment: Mapping[int, tuple[int, ...]], brokers: Sequence[int] =
         )
         for b in brokers
     ]
-    records += [UnfenceBrokerRecord(broker_id=b, epoch=b) for b in brokers]
+    records += [UnfenceBrokerRecord(broker_id=b, epoch=b) for b in brokers if b not in fenced]
     records.append(TopicRecord(name="t", topic_id=TOPIC_ID))
     records += [
         PartitionRecord(partition_id=p, topic_id=TOPIC_ID, replicas=rs, isr=rs, leader=rs[0])
@@ -187,3 +192,30 @@ def test_a_new_active_controller_removes_the_throttles_its_predecessor_set() -> 
     for b in ("1", "2", "3"):
         assert "follower.replication.throttled.rate" not in channel.image.broker_config(b), b
     assert channel.image.broker_config("") == {}
+
+
+def test_leadership_moves_reorder_the_replicas_then_elect_the_preferred_leaders() -> None:
+    # Replica counts are even (every broker hosts every partition); broker 1 leads all six. The
+    # leader-count band is [floor(0.9 * 2), ceil(1.1 * 2)] = [1, 3].
+    assignment = {p: (1, 2, 3) for p in range(6)}
+    channel = FakeChannel(image_of(assignment))
+    svc, clock = service(channel, None, **{"confluent.balancer.heal.uneven.load.trigger": "ANY_UNEVEN_LOAD"})
+    ticks(svc, clock, 6)
+    topic = channel.image.get("t")
+    assert topic is not None
+    leaders = [topic.partitions[p].replicas[0] for p in range(6)]
+    assert all(1 <= leaders.count(b) <= 3 for b in (1, 2, 3)), leaders
+    assert all(sorted(topic.partitions[p].replicas) == [1, 2, 3] for p in range(6))
+    assert channel.elections and channel.elections[0][0]["topic"] == "t"
+    assert not any(c[1].endswith("throttled.rate") for c in channel.config_changes)  # nothing was copied
+    assert REBALANCE_REQUESTED not in channel.image.broker_config("")
+
+
+def test_a_dead_broker_already_drained_starts_no_rebalance() -> None:
+    # Broker 4 is registered, fenced past the threshold and hosts nothing: nothing to drain. Broker
+    # 1 leads all six partitions, which only ANY_UNEVEN_LOAD (not the default trigger) would fix.
+    assignment = {p: (1, 2, 3) for p in range(6)}
+    channel = FakeChannel(image_of(assignment, brokers=(1, 2, 3, 4), fenced=(4,)))
+    svc, clock = service(channel, None, **{"confluent.balancer.heal.broker.failure.threshold.ms": 0})
+    ticks(svc, clock, 5)
+    assert channel.reassignments == [] and channel.elections == [] and channel.config_changes == []

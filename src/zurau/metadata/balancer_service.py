@@ -234,7 +234,9 @@ class BalancerService:
         )
         in_flight = [p for p in model.partitions if p.reassigning]
         requested = str(image.broker_config("").get(REBALANCE_REQUESTED, "false")).lower() == "true"
-        draining = bool(brokers_to_drain(model, options))
+        # A removed or dead broker that hosts nothing is drained: no reason to plan (else a dead
+        # broker left registered would keep the balancer planning, whatever the trigger says).
+        draining = any(model.replicas_on(b) for b in brokers_to_drain(model, options))
         if not requested and not draining:
             if await self._triggered(model, options, image.offset):
                 log.info("balancer: load is uneven (%s): rebalancing", options.trigger.value)
@@ -265,6 +267,9 @@ class BalancerService:
             return
         await self._unthrottle(image)
         if proposal.leadership_moves:
+            log.info("balancer: moving %d leadership(s): %s", len(proposal.leadership_moves),
+                     ", ".join(f"{m.topic}-{m.partition}:{m.from_leader}->{m.to_leader}"
+                               for m in proposal.leadership_moves))
             topics = {}
             for lm in proposal.leadership_moves:
                 topics.setdefault(lm.topic, []).append({"partition_index": lm.partition, "replicas": list(lm.replicas)})
