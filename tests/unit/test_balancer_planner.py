@@ -378,3 +378,24 @@ def test_cluster_model_from_the_metadata_image() -> None:
         PartitionLoad(5, 6, 7),
     )
     assert (p1.replicas, p1.isr, p1.leader, p1.load) == ((2, 3), (2,), 2, PartitionLoad())
+
+
+def test_noise_in_measured_load_moves_nothing() -> None:
+    """Three brokers leading eight partitions cannot even out bytes out (3, 3, 2 leaderships); rates
+    a few percent apart, as two samples give them, must not pass leaderships around."""
+    brokers = [BrokerModel(b) for b in (1, 2, 3)]
+    leaders = [1, 2, 3, 1, 2, 3, 1, 2]
+    rates = [1000, 1030, 990, 1010, 970, 1020, 1000, 985]
+
+    def model(rate_of: list[int]) -> ClusterModel:
+        parts = [
+            PartitionModel("t", p, (lead, *(b for b in (1, 2, 3) if b != lead)), (1, 2, 3), lead,
+                           load=PartitionLoad(10_000, r, r))
+            for p, (lead, r) in enumerate(zip(leaders, rate_of, strict=True))
+        ]
+        return ClusterModel.of(brokers, parts)
+
+    assert plan(model(rates)).empty
+    # A real imbalance still moves: broker 1's partitions carry ten times the bytes.
+    heavy = [r * 10 if lead == 1 else r for lead, r in zip(leaders, rates, strict=True)]
+    assert plan(model(heavy)).leadership_moves

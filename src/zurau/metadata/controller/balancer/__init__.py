@@ -33,6 +33,10 @@ Goals, in priority order (hard first):
 Fewest moves: a move is taken only when it improves a goal without making any higher goal worse
 (the goals' measures, as a vector in this order, go down lexicographically), so a cluster that
 meets every goal gets an empty plan, and the plan stops when no single move improves anything.
+A change of a resource goal (disk, network in, network out) by less than ``balance_threshold``
+of the mean counts as none: measured rates and sizes move a little from sample to sample, and
+where whole partitions cannot even a resource out (say three brokers leading eight partitions)
+such small gains would only pass a leadership from one broker to another at every sample.
 
 Which partitions move:
 

@@ -265,6 +265,8 @@ class _State:
         )
         self.max_load = options.disk_max_load
         self.cap = options.max_replicas_per_broker
+        # A resource goal's change smaller than the band's half-width is noise (see plan()).
+        self.min_gain = round(t * _SCALE)
 
     # -- measures ---------------------------------------------------------------------------
 
@@ -345,6 +347,9 @@ class _State:
                 v[LEADERS] += self.leader_band.excess(lc + sign) - self.leader_band.excess(lc)
                 no, no2 = self.nw_out[b], self.nw_out[b] + sign * load.bytes_out_per_sec
                 v[NW_OUT] += self.nw_out_band.excess(b, no2) - self.nw_out_band.excess(b, no)
+        for g in (DISK, NW_IN, NW_OUT):
+            if abs(v[g]) < self.min_gain:
+                v[g] = 0
         return tuple(v)
 
     # -- candidates ---------------------------------------------------------------------------
