@@ -26,9 +26,13 @@ second and the brokers' throttle rates every second.
    rebuilt elsewhere: every partition has 3 replicas, all on live brokers, a full ISR and a
    leader, within :data:`HEAL_BOUND_S`.
 
-Then: the throttles the balancer set were seen (a broker's ``leader.replication.throttled.rate``
-at 2 MB/s) and are all removed (topic throttled-replica lists empty, broker rates back to the
-default); a final read of every partition, each final replica's log files, and
+Then done means settled and quiet: the throttles the balancer set were seen (a broker's
+``leader.replication.throttled.rate`` at 2 MB/s) and are all removed (topic throttled-replica
+lists empty, ``zurau.balancer.throttled.topics`` empty, broker rates back to the default), the
+rebalance mark is cleared, and for :data:`QUIET_S` (more than two load samples) no replica or
+leadership moves and no rebalance starts, though the trigger is ``ANY_UNEVEN_LOAD``.
+
+Last: a final read of every partition, each final replica's log files, and
 :meth:`History.check`: no acknowledged record lost or duplicated, offsets dense, replicas
 identical. The producer saw no delivery error and no fatal error. The sampler never saw a
 partition's ISR below ``min.insync.replicas`` (a killed broker's partitions go down to 2 of 3,
@@ -400,19 +404,21 @@ def test_join_remove_and_heal_keep_every_acknowledged_record(cluster: ClusterPro
             if any(entries[n].value for n in ("leader.replication.throttled.replicas",
                                               "follower.replication.throttled.replicas")):
                 return False
-            return all(broker_config(admin, b, n) == UNTHROTTLED for b in live
-                       for n in ("leader.replication.throttled.rate", "follower.replication.throttled.rate"))
+            return broker_config(admin, live[0], "zurau.balancer.throttled.topics") == "" and all(
+                broker_config(admin, b, n) == UNTHROTTLED for b in live
+                for n in ("leader.replication.throttled.rate", "follower.replication.throttled.rate"))
 
         wait("the balancer's throttles removed", unthrottled, 30)
         wait("the rebalance mark cleared", lambda: broker_config(admin, live[0], REBALANCE_REQUESTED) == "false", 30)
 
         # Done means quiet: no further move (the trigger is ANY_UNEVEN_LOAD, and the load monitor
-        # measures bytes in and out meanwhile), the same replica sets, the mark never set again.
+        # measures bytes in and out meanwhile), the same replica sets and leaders, the mark never
+        # set again.
         settled_at = time.monotonic()
-        before = {p: sorted(rs) for p, (rs, _isr, _l) in partitions(admin).items()}
+        before = {p: (sorted(rs), leader) for p, (rs, _isr, leader) in partitions(admin).items()}
         time.sleep(QUIET_S)
-        after = {p: sorted(rs) for p, (rs, _isr, _l) in partitions(admin).items()}
-        assert after == before, f"replicas moved after the cluster settled: {before} -> {after}"
+        after = {p: (sorted(rs), leader) for p, (rs, _isr, leader) in partitions(admin).items()}
+        assert after == before, f"replicas or leaders moved after the cluster settled: {before} -> {after}"
         assert sampler.moving_at < settled_at, "a reassignment was seen after the cluster settled"
         assert not [t for t in sampler.rebalancing_at if t > settled_at], "a rebalance started after it settled"
     finally:
