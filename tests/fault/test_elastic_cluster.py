@@ -17,8 +17,9 @@ second and the brokers' throttle rates every second.
    planner's replica-count band [floor(0.9 * 6), ceil(1.1 * 6)] = [5, 7]; 8 leaders over 4
    brokers is a mean of 2, band [1, 3]: every broker leads 1 to 3 partitions (node 4 at least
    one), every partition has 3 replicas (no move left in flight).
-2. **Removing a broker**: ``zurau balancer remove-broker --broker-id R --wait`` on a combined node
-   (it stays a controller) returns once R hosts no replica; the metadata agrees (no replica, no
+2. **Removing a broker**: ``zurau balancer remove-broker --broker-id R --wait`` on the active
+   controller's node (a combined node: only its broker side is emptied, it stays the controller
+   and drains itself) returns once R hosts no replica; the metadata agrees (no replica, no
    leadership on R). ``zurau balancer cancel`` ends the removal; the balancer gives R replicas
    again (it is an empty live broker).
 3. **A broker dies**: a combined node that is not the active controller is killed with
@@ -393,8 +394,7 @@ def test_join_remove_and_heal_keep_every_acknowledged_record(cluster: ClusterPro
                 for rs, isr, leader in parts.values()
             )
 
-        timings["heal"] = wait(f"node {victim}'s replicas rebuilt on {live}", healed, HEAL_BOUND_S,
-                               lambda: partitions(admin))
+        wait(f"node {victim}'s replicas rebuilt on {live}", healed, HEAL_BOUND_S, lambda: partitions(admin))
         timings["heal"] = time.monotonic() - killed_at
 
         # The throttles are gone once no move is left.
