@@ -119,8 +119,10 @@ async def test_an_empty_broker_sets_the_durable_mark_first_then_moves_on_the_nex
     topic = next(r for r in throttle if r["resource_type"] == 2)
     names = {c["name"]: c["value"] for c in topic["configs"]}
     assert set(names["follower.replication.throttled.replicas"].split(",")) == {f"{p}:3" for p in moved}
-    rates = [r for r in throttle if r["resource_type"] == BROKER_RESOURCE]
+    rates = [r for r in throttle if r["resource_type"] == BROKER_RESOURCE and r["resource_name"]]
     assert {r["resource_name"] for r in rates} == {"1", "2", "3"}
+    (mark,) = [r for r in throttle if r["resource_type"] == BROKER_RESOURCE and not r["resource_name"]]
+    assert mark["configs"] == [{"name": "zurau.balancer.throttled.topics", "config_operation": 0, "value": "t"}]
     assert all(c["value"] == "1000000" for r in rates for c in r["configs"])
 
 
