@@ -1,0 +1,291 @@
+"""The planner's goal searches: for one goal, find a move aimed at it, or find that there is none.
+
+:func:`find_move` looks, for goal ``g``, among the moves *aimed at* ``g`` - those that lower
+``g``'s measure - for an *acceptable* one (:class:`~zurau.metadata.controller.balancer.state.SearchState`:
+its first non-zero change is a decrease, and it spreads its partition over no fewer racks). The
+moves aimed at each goal:
+
+* drain: a replica on a broker to drain (of a partition that may move: FULL or DRAIN_ONLY) to a
+  destination broker;
+* rack: a replica of a FULL partition with a rack deficit to a destination broker on a rack the
+  partition lacks;
+* replica-capacity, disk-capacity: a replica of a FULL partition off a destination broker above
+  the bound;
+* replica-count, disk, network-in: a replica of a FULL partition from one destination broker to
+  another that lowers the goal's measure (so the source is above its band or the target below);
+* leader-count, network-out: the leadership of a FULL partition to an in-sync replica on a
+  destination broker, lowering the goal's measure.
+
+Whether there is such a move is decided over all of them (the search is complete: None means
+none exists), which the planner's convergence rests on: the search ends when no goal has a move,
+and planning again from there finds the same. *Which* move is taken when there are several is a
+heuristic, chosen to be cheap: brokers are paired from the most loaded source and the least
+loaded target on, and within the first pair that has acceptable moves the best of the first
+:data:`SAMPLE` (by vector, then partition index and brokers) is taken, scanning the source's
+partitions from the size (or rate) that would even the pair out. Hard goals take, for the first
+partition (by index) that has an acceptable move, its best one.
+
+Resource goals only look at partitions whose amount can help at all
+(:meth:`~zurau.metadata.controller.balancer.state.ResourceBand.reach`), count goals only at pairs
+whose counts can, so a broker pair that cannot help costs nothing.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Iterator
+
+from zurau.metadata.controller.balancer.state import (
+    CAP,
+    COUNT,
+    DISK,
+    DISK_LIMIT,
+    DRAIN,
+    FULL,
+    LEADERS,
+    NONE,
+    NW_IN,
+    NW_OUT,
+    RACK,
+    CountBand,
+    PartitionState,
+    ResourceBand,
+    SearchState,
+    Vector,
+)
+
+__all__ = ["SAMPLE", "Move", "find_move"]
+
+#: How many acceptable moves of a broker pair are compared before the best is taken.
+SAMPLE = 8
+
+#: A move found: (vector, partition index, source, target, leadership).
+Move = tuple[Vector, int, int, int, bool]
+
+
+def find_move(st: SearchState, g: int) -> Move | None:
+    """An acceptable move aimed at goal ``g`` (module docstring), or None when there is none."""
+    if g == DRAIN:
+        return _drain(st)
+    if g == RACK:
+        return _rack(st)
+    if g == CAP:
+        return _over_bound(st, CAP, [b for b in st.dest if st.excess[CAP][b]])
+    if g == DISK_LIMIT:
+        return _over_bound(st, DISK_LIMIT, [b for b in st.dest if st.excess[DISK_LIMIT][b]])
+    if g == COUNT:
+        return _count(st, COUNT, st.count, st.count_band)
+    if g == LEADERS:
+        return _count(st, LEADERS, st.leaders, st.leader_band)
+    if g == DISK:
+        return _resource(st, DISK, st.disk, st.disk_band, st.by_size)
+    if g == NW_IN:
+        return _resource(st, NW_IN, st.nw_in, st.nw_in_band, st.by_in)
+    return _resource(st, NW_OUT, st.nw_out, st.nw_out_band, st.led)
+
+
+def _better(best: Move | None, cand: Move) -> Move:
+    return cand if best is None or cand < best else best
+
+
+def _best_target(st: SearchState, p: PartitionState, s: int, targets: Iterable[int], g: int) -> Move | None:
+    best: Move | None = None
+    for d in targets:
+        if d == s or d in p.replicas:
+            continue
+        v = st.replica_vector(p, s, d)
+        if v is not None and v[g] < 0:
+            best = _better(best, (v, p.i, s, d, False))
+    return best
+
+
+# -- hard goals -----------------------------------------------------------------------------------
+
+
+def _drain(st: SearchState) -> Move | None:
+    for s in sorted(st.drain):
+        if not st.count[s]:
+            continue
+        for i in sorted(i for _, i in st.by_size[s]):
+            p = st.parts[i]
+            if p.mode == NONE:
+                continue
+            found = _best_target(st, p, s, st.dest, DRAIN)
+            if found is not None:
+                return found
+    return None
+
+
+def _rack(st: SearchState) -> Move | None:
+    rk = st.rack
+    for i in sorted(st.rack_bad):
+        p = st.parts[i]
+        have = {rk[r] for r in p.replicas}
+        targets = [d for d in st.dest if rk[d] not in have]
+        best: Move | None = None
+        for s in p.replicas:
+            found = _best_target(st, p, s, targets, RACK)
+            if found is not None:
+                best = _better(best, found)
+        if best is not None:
+            return best
+    return None
+
+
+def _over_bound(st: SearchState, g: int, sources: list[int]) -> Move | None:
+    """Replica-capacity and disk-capacity: off the broker furthest above the bound first, its
+    partitions by index, each to its best target."""
+    sources.sort(key=lambda b: (-st.excess[g][b], b))
+    for s in sources:
+        for size, i in sorted(st.by_size[s], key=lambda e: e[1]):
+            if g == DISK_LIMIT and not size:
+                continue
+            p = st.parts[i]
+            if p.mode != FULL:
+                continue
+            found = _best_target(st, p, s, st.dest, g)
+            if found is not None:
+                return found
+    return None
+
+
+# -- soft goals -----------------------------------------------------------------------------------
+
+
+def _count(st: SearchState, g: int, value: dict[int, int], band: CountBand) -> Move | None:
+    """Replica count (replica moves) and leader count (leadership moves): pairs from the most
+    to the fewest; a pair qualifies when the move lowers the sum of the two excesses."""
+    dest = st.dest
+    sources = sorted(dest, key=lambda b: (-value[b], b))
+    targets = sorted(dest, key=lambda b: (value[b], b))
+
+    def change(b: int, delta: int) -> int:
+        return band.excess(value[b] + delta) - band.excess(value[b])
+
+    first_gain = change(targets[0], 1) if targets else 0
+    for s in sources:
+        lose = change(s, -1)
+        if lose + first_gain >= 0:
+            break  # sources further on have fewer: no pair qualifies
+        for d in targets:
+            if lose + change(d, 1) >= 0:
+                break  # targets further on have more
+            if d == s:
+                continue
+            if g == LEADERS:
+                found = _pair_leadership(st, g, s, d, _need(st.nw_out_band, st.nw_out, s, d))
+            else:
+                found = _pair_replicas(st, g, s, d, _count_pivot(st, s, d))
+            if found is not None:
+                return found
+    return None
+
+
+def _count_pivot(st: SearchState, s: int, d: int) -> int:
+    """The size of replica that keeps disk balance while counts are evened: the source's mean
+    replica size, or what the pair's disks need when that is less."""
+    mean = st.disk[s] // max(1, st.count[s])
+    return min(mean, _need(st.disk_band, st.disk, s, d))
+
+
+def _need(band: ResourceBand, value: dict[int, int], s: int, d: int) -> int:
+    """How much moving from ``s`` to ``d`` would take both toward their share (0: none)."""
+    unit = band.unit
+    return int(max(0.0, min(value[s] - unit.get(s, 0.0), unit.get(d, 0.0) - value[d])))
+
+
+def _pair_replicas(
+    st: SearchState, g: int, s: int, d: int, pivot: int, reach: float | None = None
+) -> Move | None:
+    """The best of the first SAMPLE acceptable replica moves s -> d aimed at ``g``, scanning the
+    partitions on ``s`` by size (``g`` network-in: bytes in) from ``pivot`` outwards, only those
+    up to ``reach`` (None: all)."""
+    entries = st.by_in[s] if g == NW_IN else st.by_size[s]
+    best: Move | None = None
+    n = 0
+    parts = st.parts
+    for _, i in _outwards(entries, pivot, reach):
+        p = parts[i]
+        if p.mode != FULL or d in p.replicas:
+            continue
+        v = st.replica_vector(p, s, d)
+        if v is None or v[g] >= 0:
+            continue
+        best = _better(best, (v, i, s, d, False))
+        n += 1
+        if n >= SAMPLE:
+            break
+    return best
+
+
+def _pair_leadership(
+    st: SearchState, g: int, s: int, d: int, pivot: int = 0, reach: float | None = None
+) -> Move | None:
+    """The best of the first SAMPLE acceptable leadership moves s -> d aimed at ``g``, scanning
+    the partitions ``s`` leads by bytes out from ``pivot`` outwards, up to ``reach``."""
+    best: Move | None = None
+    n = 0
+    parts = st.parts
+    for _, i in _outwards(st.led[s], pivot, reach):
+        p = parts[i]
+        if p.mode != FULL or d not in p.replicas or not p.in_isr(d):
+            continue
+        v = st.leader_vector(p, d)
+        if v is None or v[g] >= 0:
+            continue
+        best = _better(best, (v, i, s, d, True))
+        n += 1
+        if n >= SAMPLE:
+            break
+    return best
+
+
+def _resource(
+    st: SearchState,
+    g: int,
+    value: dict[int, int],
+    band: ResourceBand,
+    lists: dict[int, list[tuple[int, int]]],
+) -> Move | None:
+    """Disk and network-in (replica moves), network-out (leadership moves): pairs from the
+    highest utilisation to the lowest; a pair qualifies when the source is above its band or
+    the target below, and only amounts up to the pair's reach are looked at."""
+    dest = st.dest
+    ratio: dict[int, float] = {b: band.ratio(b, value[b]) for b in dest}
+    sources = sorted(dest, key=lambda b: (-ratio[b], b))
+    targets = sorted(dest, key=lambda b: (ratio[b], b))
+    pair: Callable[..., Move | None] = _pair_leadership if g == NW_OUT else _pair_replicas
+    for s in sources:
+        over = ratio[s] > band.hi
+        for d in targets:
+            if not over and ratio[d] >= band.lo:
+                break  # neither above nor below: the targets further on are not below either
+            if d == s:
+                continue
+            reach = band.reach(s, value[s], d, value[d])
+            if reach <= 0:
+                continue
+            found = pair(st, g, s, d, _need(band, value, s, d), reach)
+            if found is not None:
+                return found
+        if not over and not any(ratio[d] < band.lo for d in dest):
+            break
+    return None
+
+
+def _outwards(entries: list[tuple[int, int]], pivot: int, reach: float | None) -> Iterator[tuple[int, int]]:
+    """``entries`` (sorted by amount), nearest ``pivot`` first (ties: the smaller first): all of
+    them when ``reach`` is None, else those with an amount in (0, reach]."""
+    lo_end = 0 if reach is None else bisect_right(entries, (0, 1 << 62))
+    hi_end = len(entries) if reach is None else bisect_right(entries, (int(reach), 1 << 62))
+    if lo_end >= hi_end:
+        return
+    k = min(max(bisect_left(entries, (pivot, -1)), lo_end), hi_end)
+    down, up = k - 1, k
+    while down >= lo_end or up < hi_end:
+        if up >= hi_end or (down >= lo_end and pivot - entries[down][0] <= entries[up][0] - pivot):
+            yield entries[down]
+            down -= 1
+        else:
+            yield entries[up]
+            up += 1
