@@ -27,7 +27,9 @@ partition (by index) that has an acceptable move, its best one.
 
 Resource goals only look at partitions whose amount can help at all
 (:meth:`~zurau.metadata.controller.balancer.state.ResourceBand.reach`), count goals only at pairs
-whose counts can, so a broker pair that cannot help costs nothing.
+whose counts can; a replica pair on two racks is skipped when the source has no loose partition
+(none could change racks), and a pair found to have no acceptable move is remembered as such
+until either broker's version changes. None of this changes the answer, only its cost.
 """
 
 from __future__ import annotations
@@ -117,13 +119,22 @@ def _drain(st: SearchState) -> Move | None:
 
 
 def _rack(st: SearchState) -> Move | None:
+    """The first partition (by index) with a rack deficit: a replica on a rack it holds twice to
+    one of the SAMPLE least-loaded (by replica count) destination brokers of each rack it lacks.
+    Such a move always lowers the rack measure, so a partition with a deficit always has one."""
     rk = st.rack
-    for i in sorted(st.rack_bad):
+    for i in st.rack_work():
         p = st.parts[i]
-        have = {rk[r] for r in p.replicas}
-        targets = [d for d in st.dest if rk[d] not in have]
+        racks = [rk[r] for r in p.replicas]
+        sources = [r for r, k in zip(p.replicas, racks, strict=True) if racks.count(k) > 1]
+        have = set(racks)
+        by_rack: dict[int, list[int]] = {}
+        for d in st.dest:
+            if rk[d] not in have:
+                by_rack.setdefault(rk[d], []).append(d)
+        targets = [d for ds in by_rack.values() for d in sorted(ds, key=lambda b: (st.count[b], b))[:SAMPLE]]
         best: Move | None = None
-        for s in p.replicas:
+        for s in sources:
             found = _best_target(st, p, s, targets, RACK)
             if found is not None:
                 best = _better(best, found)
@@ -172,13 +183,55 @@ def _count(st: SearchState, g: int, value: dict[int, int], band: CountBand) -> M
                 break  # targets further on have more
             if d == s:
                 continue
+            if _known_dead_end(st, g, s, d):
+                continue
             if g == LEADERS:
                 found = _pair_leadership(st, g, s, d, _need(st.nw_out_band, st.nw_out, s, d))
             else:
                 found = _pair_replicas(st, g, s, d, _count_pivot(st, s, d))
             if found is not None:
                 return found
+            _dead_end(st, g, s, d)
     return None
+
+
+def _known_dead_end(st: SearchState, g: int, s: int, d: int) -> bool:
+    """Whether the pair s -> d is known to have no acceptable move aimed at ``g``: remembered
+    at the brokers' current versions, or (replica moves) ``s`` and ``d`` on two racks while no
+    partition on ``s`` is loose."""
+    if g not in (LEADERS, NW_OUT) and st.rack[s] != st.rack[d] and not st.loose[s]:
+        return True
+    return st.dead_ends.get((g, s, d)) == (st.version[s], st.version[d])
+
+
+def _counts_forbid(st: SearchState, s: int, d: int) -> bool:
+    """Whether no replica move s -> d can be acceptable because of the replica counts (for the
+    goals after replica-count): every change before replica-count is then at least 0 - no
+    partition may move has a rack deficit (rack measure 0), ``s`` is not above its disk limit,
+    ``s`` and ``d`` are destinations - so the move's capacity change, or with none its count
+    change, decides: above 0 rejects it."""
+    if st.measure[RACK] or st.excess[DISK_LIMIT][s]:
+        return False
+    cap = (
+        st.cap_excess(st.count[s] - 1)
+        - st.excess[CAP][s]
+        + st.cap_excess(st.count[d] + 1)
+        - st.excess[CAP][d]
+    )
+    if cap:
+        return cap > 0
+    band = st.count_band
+    count = (
+        band.excess(st.count[s] - 1)
+        - st.excess[COUNT][s]
+        + band.excess(st.count[d] + 1)
+        - st.excess[COUNT][d]
+    )
+    return count > 0
+
+
+def _dead_end(st: SearchState, g: int, s: int, d: int) -> None:
+    st.dead_ends[(g, s, d)] = (st.version[s], st.version[d])
 
 
 def _count_pivot(st: SearchState, s: int, d: int) -> int:
@@ -204,9 +257,17 @@ def _pair_replicas(
     best: Move | None = None
     n = 0
     parts = st.parts
-    for _, i in _outwards(entries, pivot, reach):
+    # For a resource goal, the goal's own change first (cheap): a move must lower it.
+    band = st.disk_band if g == DISK else st.nw_in_band if g == NW_IN else None
+    if band is not None:
+        value = st.disk if g == DISK else st.nw_in
+        vs, vd = value[s], value[d]
+        base = st.excess[g][s] + st.excess[g][d]
+    for amount, i in _outwards(entries, pivot, reach):
         p = parts[i]
         if p.mode != FULL or d in p.replicas:
+            continue
+        if band is not None and band.excess(s, vs - amount) + band.excess(d, vd + amount) >= base:
             continue
         v = st.replica_vector(p, s, d)
         if v is None or v[g] >= 0:
@@ -263,11 +324,14 @@ def _resource(
             if d == s:
                 continue
             reach = band.reach(s, value[s], d, value[d])
-            if reach <= 0:
+            if reach <= 0 or _known_dead_end(st, g, s, d):
+                continue
+            if g != NW_OUT and _counts_forbid(st, s, d):
                 continue
             found = pair(st, g, s, d, _need(band, value, s, d), reach)
             if found is not None:
                 return found
+            _dead_end(st, g, s, d)
         if not over and not any(ratio[d] < band.lo for d in dest):
             break
     return None

@@ -11,8 +11,13 @@ Kept per broker (by id): replica count, leader count, disk bytes, bytes in, byte
 excess (0: within its bound or band), and the partitions it hosts as lists sorted by
 ``(size, index)`` and ``(bytes in, index)``, the partitions it leads sorted by ``(bytes out,
 index)`` - the goal searches scan them (:mod:`~zurau.metadata.controller.balancer.goals`).
-Kept per partition: its replica list (leader first), leader, rack deficit and *mode* (what may
-move; a partition's mode only changes when it moves). Kept per goal: its measure, the sum of the
+Also per broker: a *version*, bumped whenever the broker's aggregates change or a partition it
+hosts moves (so a search result that depends only on two brokers and their partitions can be
+kept until either version changes), and how many of its partitions are *loose*: could move to
+a broker on another rack without spanning fewer racks (their rack is not unique among their
+replicas, or they do not span every destination rack). Kept per partition: its replica list
+(leader first), leader, rack deficit and *mode* (what may move; a partition's mode only changes
+when it moves). Kept per goal: its measure, the sum of the
 excesses (:attr:`SearchState.measure`, index by goal).
 
 A move's effect is its *vector*: the change of every goal's measure, in goal order. Vectors are
@@ -24,8 +29,9 @@ iteration is over sorted ids and sorted lists, never over a set's order.
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from fractions import Fraction
+from heapq import heappop, heappush
 from math import ceil, floor
 
 from zurau.metadata.controller.balancer.model import ClusterModel, PartitionModel
@@ -177,15 +183,7 @@ class ResourceBand:
         return v / u if u > 0 else 1.0
 
     def excess(self, b: int, v: int) -> int:
-        u = self.unit.get(b, 0.0)
-        if u <= 0:
-            return 0
-        x = v / u
-        if x > self.hi:
-            return round((x - self.hi) * SCALE)
-        if x < self.lo:
-            return round((self.lo - x) * SCALE)
-        return 0
+        return _band_excess(v, self.unit.get(b, 0.0), self.lo, self.hi)
 
     def reach(self, s: int, vs: int, d: int, vd: int) -> float:
         """An upper bound of the amounts z > 0 whose move from ``s`` (holding ``vs``) to ``d``
@@ -218,7 +216,8 @@ class SearchState:
         # Racks as small integers (None is a rack of its own, as in placement).
         rack_ids: dict[str | None, int] = {}
         self.rack = {b.id: rack_ids.setdefault(b.rack, len(rack_ids)) for b in model.brokers.values()}
-        self.dest_racks = len({self.rack[b] for b in self.dest})
+        self.dest_rack_set = frozenset(self.rack[b] for b in self.dest)
+        self.dest_racks = len(self.dest_rack_set)
         self.parts = [PartitionState(i, p, options.excluded(p.topic)) for i, p in enumerate(model.partitions)]
         ids = sorted(model.brokers)
         self.ids = ids
@@ -230,6 +229,8 @@ class SearchState:
         self.by_size: dict[int, list[tuple[int, int]]] = {b: [] for b in ids}
         self.by_in: dict[int, list[tuple[int, int]]] = {b: [] for b in ids}
         self.led: dict[int, list[tuple[int, int]]] = {b: [] for b in ids}
+        self.version = dict.fromkeys(ids, 0)
+        self.loose = dict.fromkeys(ids, 0)
         for p in self.parts:
             for r in p.replicas:
                 self.count[r] += 1
@@ -268,10 +269,15 @@ class SearchState:
         self.capacity = {b: model.brokers[b].disk_capacity_bytes or 0 for b in ids}
         # Measures and the partitions with a rack deficit (movable ones: the rack goal's work).
         self.rack_bad: set[int] = set()
+        self._rack_heap: list[int] = []
         self.measure = [0] * len(GOALS)
         self.changed_count = 0
+        #: The goal searches' memory of broker pairs without an acceptable move:
+        #: (goal, source, target) -> the two brokers' versions then.
+        self.dead_ends: dict[tuple[int, int, int], tuple[int, int]] = {}
         for p in self.parts:
             self._refresh(p, 1)
+            self._count_loose(p, 1)
         self.measure[DRAIN] = sum(self.count[b] for b in self.drain)
         self.excess: list[dict[int, int]] = [{} for _ in GOALS]
         for b in self.dest:
@@ -307,6 +313,40 @@ class SearchState:
         if p.mode == FULL and p.deficit:
             self.measure[RACK] += p.deficit
             self.rack_bad.add(p.i)
+            heappush(self._rack_heap, p.i)
+
+    def is_loose(self, p: PartitionState, b: int) -> bool:
+        """Whether ``p``'s replica on ``b`` could move to a destination broker on another rack
+        without its rack deficit growing: ``b``'s rack is not unique among ``p``'s replicas, or
+        ``p`` lacks a destination rack, or it spans more racks than it needs."""
+        rk = self.rack
+        racks = [rk[r] for r in p.replicas]
+        have = set(racks)
+        if racks.count(rk[b]) > 1 or not self.dest_rack_set <= have:
+            return True
+        return len(have) - 1 >= min(len(racks), self.dest_racks)
+
+    def _count_loose(self, p: PartitionState, sign: int) -> None:
+        rk = self.rack
+        racks = [rk[r] for r in p.replicas]
+        have = set(racks)
+        if len(have) == len(racks) and self.dest_rack_set <= have and len(have) <= self.dest_racks:
+            return  # one replica a rack, every destination rack: none is loose (is_loose)
+        for b in p.replicas:
+            if self.is_loose(p, b):
+                self.loose[b] += sign
+
+    def rack_work(self) -> Iterator[int]:
+        """The movable partitions with a rack deficit, by index (the first from a heap: the
+        rest are sorted only if the caller goes on)."""
+        heap = self._rack_heap
+        while heap and heap[0] not in self.rack_bad:
+            heappop(heap)
+        if not heap:
+            return
+        first = heap[0]
+        yield first
+        yield from (i for i in sorted(self.rack_bad) if i != first)
 
     def _set_excess(self, b: int) -> None:
         """Recompute destination broker ``b``'s excess on every per-broker goal, and the measures."""
@@ -337,47 +377,60 @@ class SearchState:
     def replica_vector(self, p: PartitionState, s: int, d: int) -> Vector | None:
         """The vector of moving ``p``'s replica on ``s`` to ``d`` (``d`` not a replica), or None
         when that move is not acceptable (class docstring)."""
-        drain = -1 if s in self.drain else 0
+        reps = p.replicas
         rack = 0
-        if len(p.replicas) > 1:
+        if len(reps) > 1:
             rk = self.rack
-            racks = {rk[r] for r in p.replicas if r != s}
+            racks = {rk[r] for r in reps if r != s}
             racks.add(rk[d])
-            rack = max(0, min(len(p.replicas), self.dest_racks) - len(racks)) - p.deficit
+            rack = max(0, min(len(reps), self.dest_racks) - len(racks)) - p.deficit
             if rack > 0:
                 return None
-        cap = limit = count = leaders = disk = nin = nout = 0
-        size = p.size
-        moves_leader = p.leader == s
+        drain = -1 if s in self.drain else 0
+        ex = self.excess
         dest = self.dest_set
-        if s in dest:
-            c = self.count[s]
-            cap = self.cap_excess(c - 1) - self.excess[CAP][s]
-            count = self.count_band.excess(c - 1) - self.excess[COUNT][s]
+        size = p.size
+        bound = self.cap
+        cband = self.count_band
+        clo, cup = cband.lower, cband.upper
+        cap = limit = count = 0
+        ends = ((s, -1), (d, 1))
+        for b, sign in ends:
+            if b not in dest:
+                continue
+            c = self.count[b] + sign
+            if bound is not None:
+                cap += max(0, c - bound) - ex[CAP][b]
+            count += max(0, c - cup) + max(0, clo - c) - ex[COUNT][b]
+            capacity = self.capacity[b]
+            if size and capacity:
+                limit += max(0, round(((self.disk[b] + sign * size) / capacity - self.max_load) * SCALE))
+                limit -= ex[DISK_LIMIT][b]
+        # Rejected as soon as the first change that is not zero is an increase.
+        for x in (drain, rack, cap, limit, count):
+            if x:
+                if x > 0:
+                    return None
+                break
+        leaders = disk = nin = nout = 0
+        moves_leader = p.leader == s
+        lband = self.leader_band
+        dband, iband, oband = self.disk_band, self.nw_in_band, self.nw_out_band
+        for b, sign in ends:
+            if b not in dest:
+                continue
             if size:
-                v = self.disk[s] - size
-                limit = self.limit_excess(s, v) - self.excess[DISK_LIMIT][s]
-                disk = self.disk_band.excess(s, v) - self.excess[DISK][s]
+                disk += _band_excess(self.disk[b] + sign * size, dband.unit.get(b, 0.0), dband.lo, dband.hi)
+                disk -= ex[DISK][b]
             if p.nin:
-                nin = self.nw_in_band.excess(s, self.nw_in[s] - p.nin) - self.excess[NW_IN][s]
+                nin += _band_excess(self.nw_in[b] + sign * p.nin, iband.unit.get(b, 0.0), iband.lo, iband.hi)
+                nin -= ex[NW_IN][b]
             if moves_leader:
-                leaders = self.leader_band.excess(self.leaders[s] - 1) - self.excess[LEADERS][s]
+                lc = self.leaders[b] + sign
+                leaders += max(0, lc - lband.upper) + max(0, lband.lower - lc) - ex[LEADERS][b]
                 if p.nout:
-                    nout = self.nw_out_band.excess(s, self.nw_out[s] - p.nout) - self.excess[NW_OUT][s]
-        if d in dest:
-            c = self.count[d]
-            cap += self.cap_excess(c + 1) - self.excess[CAP][d]
-            count += self.count_band.excess(c + 1) - self.excess[COUNT][d]
-            if size:
-                v = self.disk[d] + size
-                limit += self.limit_excess(d, v) - self.excess[DISK_LIMIT][d]
-                disk += self.disk_band.excess(d, v) - self.excess[DISK][d]
-            if p.nin:
-                nin += self.nw_in_band.excess(d, self.nw_in[d] + p.nin) - self.excess[NW_IN][d]
-            if moves_leader:
-                leaders += self.leader_band.excess(self.leaders[d] + 1) - self.excess[LEADERS][d]
-                if p.nout:
-                    nout += self.nw_out_band.excess(d, self.nw_out[d] + p.nout) - self.excess[NW_OUT][d]
+                    v = self.nw_out[b] + sign * p.nout
+                    nout += _band_excess(v, oband.unit.get(b, 0.0), oband.lo, oband.hi) - ex[NW_OUT][b]
         vec = (drain, rack, cap, limit, count, leaders, disk, nin, nout)
         for x in vec:
             if x:
@@ -411,6 +464,7 @@ class SearchState:
         p = self.parts[i]
         was_changed = p.changed()
         self._refresh(p, -1)
+        self._count_loose(p, -1)
         if leadership:
             p.replicas = [d, *(r for r in p.replicas if r != d)]
         else:
@@ -435,10 +489,25 @@ class SearchState:
             _remove(self.led[s], (p.nout, i))
             insort(self.led[d], (p.nout, i))
         self._refresh(p, 1)
+        self._count_loose(p, 1)
         self.changed_count += int(p.changed()) - int(was_changed)
+        for b in {s, d, *p.replicas}:
+            self.version[b] += 1
         for b in (s, d):
             if b in self.dest_set:
                 self._set_excess(b)
+
+
+def _band_excess(v: int, unit: float, lo: float, hi: float) -> int:
+    """:meth:`ResourceBand.excess` of ``v`` against ``unit``, without the method call."""
+    if unit <= 0:
+        return 0
+    x = v / unit
+    if x > hi:
+        return round((x - hi) * SCALE)
+    if x < lo:
+        return round((lo - x) * SCALE)
+    return 0
 
 
 def _remove(entries: list[tuple[int, int]], entry: tuple[int, int]) -> None:
