@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     print()
     print(
-        "| scenario | partitions x RF 3 | brokers | plan s | reassignments | leadership moves | GB to move "
+        "| scenario | partitions x RF 3 | brokers | plan s | CPU s | reassignments | leadership moves | GB to move "
         "| unresolved | truncated | replan empty |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")

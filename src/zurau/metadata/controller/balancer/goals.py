@@ -204,14 +204,16 @@ def _known_dead_end(st: SearchState, g: int, s: int, d: int) -> bool:
     return st.dead_ends.get((g, s, d)) == (st.version[s], st.version[d])
 
 
-def _counts_forbid(st: SearchState, s: int, d: int) -> bool:
-    """Whether no replica move s -> d can be acceptable because of the replica counts (for the
-    goals after replica-count): every change before replica-count is then at least 0 - no
-    partition may move has a rack deficit (rack measure 0), ``s`` is not above its disk limit,
-    ``s`` and ``d`` are destinations - so the move's capacity change, or with none its count
-    change, decides: above 0 rejects it."""
+def _pair_prefix(st: SearchState, s: int, d: int) -> int | None:
+    """For a replica move s -> d of a FULL partition (soft goals: both destinations), the sign
+    of its changes before leader-count when the pair alone decides it, else None. The pair
+    decides when no movable partition has a rack deficit (rack measure 0: the rack change is
+    then at least 0) and ``s`` is not above its disk limit (the disk-limit change is then at
+    least 0): the capacity change, or with none the count change, is then the first that can be
+    negative; above 0 means no such move is acceptable, 0 that the rack and disk-limit changes
+    must be 0 as well and the first change after them decides."""
     if st.measure[RACK] or st.excess[DISK_LIMIT][s]:
-        return False
+        return None
     cap = (
         st.cap_excess(st.count[s] - 1)
         - st.excess[CAP][s]
@@ -219,7 +221,7 @@ def _counts_forbid(st: SearchState, s: int, d: int) -> bool:
         - st.excess[CAP][d]
     )
     if cap:
-        return cap > 0
+        return 1 if cap > 0 else -1
     band = st.count_band
     count = (
         band.excess(st.count[s] - 1)
@@ -227,7 +229,7 @@ def _counts_forbid(st: SearchState, s: int, d: int) -> bool:
         + band.excess(st.count[d] + 1)
         - st.excess[COUNT][d]
     )
-    return count > 0
+    return (count > 0) - (count < 0)
 
 
 def _dead_end(st: SearchState, g: int, s: int, d: int) -> None:
@@ -263,12 +265,31 @@ def _pair_replicas(
         value = st.disk if g == DISK else st.nw_in
         vs, vd = value[s], value[d]
         base = st.excess[g][s] + st.excess[g][d]
+    # Network-in, when the pair makes every change before leader-count 0: a move that does not
+    # lower the leader count (a follower's, or the leader's when the pair's leader counts do
+    # not drop) must not raise it nor the disk measure.
+    dband = st.disk_band
+    disk_check = g == NW_IN and _pair_prefix(st, s, d) == 0
+    ds, dd = st.disk[s], st.disk[d]
+    disk_base = st.excess[DISK][s] + st.excess[DISK][d]
+    lband = st.leader_band
+    leaders = (
+        lband.excess(st.leaders[s] - 1)
+        - st.excess[LEADERS][s]
+        + lband.excess(st.leaders[d] + 1)
+        - st.excess[LEADERS][d]
+    )
     for amount, i in _outwards(entries, pivot, reach):
         p = parts[i]
         if p.mode != FULL or d in p.replicas:
             continue
         if band is not None and band.excess(s, vs - amount) + band.excess(d, vd + amount) >= base:
             continue
+        if disk_check and (p.leader != s or leaders >= 0):
+            if p.leader == s and leaders > 0:
+                continue
+            if dband.excess(s, ds - p.size) + dband.excess(d, dd + p.size) > disk_base:
+                continue
         v = st.replica_vector(p, s, d)
         if v is None or v[g] >= 0:
             continue
@@ -326,8 +347,8 @@ def _resource(
             reach = band.reach(s, value[s], d, value[d])
             if reach <= 0 or _known_dead_end(st, g, s, d):
                 continue
-            if g != NW_OUT and _counts_forbid(st, s, d):
-                continue
+            if g != NW_OUT and _pair_prefix(st, s, d) == 1:
+                continue  # the counts forbid any replica move s -> d
             found = pair(st, g, s, d, _need(band, value, s, d), reach)
             if found is not None:
                 return found

@@ -412,25 +412,34 @@ class SearchState:
                 if x > 0:
                     return None
                 break
-        leaders = disk = nin = nout = 0
         moves_leader = p.leader == s
-        lband = self.leader_band
-        dband, iband, oband = self.disk_band, self.nw_in_band, self.nw_out_band
-        for b, sign in ends:
-            if b not in dest:
-                continue
-            if size:
-                disk += _band_excess(self.disk[b] + sign * size, dband.unit.get(b, 0.0), dband.lo, dband.hi)
-                disk -= ex[DISK][b]
-            if p.nin:
-                nin += _band_excess(self.nw_in[b] + sign * p.nin, iband.unit.get(b, 0.0), iband.lo, iband.hi)
-                nin -= ex[NW_IN][b]
-            if moves_leader:
-                lc = self.leaders[b] + sign
-                leaders += max(0, lc - lband.upper) + max(0, lband.lower - lc) - ex[LEADERS][b]
-                if p.nout:
-                    v = self.nw_out[b] + sign * p.nout
-                    nout += _band_excess(v, oband.unit.get(b, 0.0), oband.lo, oband.hi) - ex[NW_OUT][b]
+        leaders = disk = nin = nout = 0
+        if moves_leader:
+            lband = self.leader_band
+            for b, sign in ends:
+                if b in dest:
+                    lc = self.leaders[b] + sign
+                    leaders += max(0, lc - lband.upper) + max(0, lband.lower - lc) - ex[LEADERS][b]
+        if size:
+            band = self.disk_band
+            for b, sign in ends:
+                if b in dest:
+                    disk += _band_excess(self.disk[b] + sign * size, band.unit.get(b, 0.0), band.lo, band.hi)
+                    disk -= ex[DISK][b]
+        if p.nin:
+            band = self.nw_in_band
+            for b, sign in ends:
+                if b in dest:
+                    nin += _band_excess(self.nw_in[b] + sign * p.nin, band.unit.get(b, 0.0), band.lo, band.hi)
+                    nin -= ex[NW_IN][b]
+        if moves_leader and p.nout:
+            band = self.nw_out_band
+            for b, sign in ends:
+                if b in dest:
+                    nout += _band_excess(
+                        self.nw_out[b] + sign * p.nout, band.unit.get(b, 0.0), band.lo, band.hi
+                    )
+                    nout -= ex[NW_OUT][b]
         vec = (drain, rack, cap, limit, count, leaders, disk, nin, nout)
         for x in vec:
             if x:
