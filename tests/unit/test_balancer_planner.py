@@ -4,7 +4,10 @@ clusters (hypothesis) and the obvious cases by example.
 Properties: every proposed replica list has the replication factor, distinct brokers, adds only
 destination brokers and spans no fewer racks; removed and dead brokers are emptied; the plan is
 deterministic; planning again after applying it proposes nothing; an empty broker joining a
-balanced cluster gets a share within the replica-count band; ``max_moves`` bounds the plan.
+balanced cluster gets a share within the replica-count band; ``max_moves`` bounds the plan;
+once a plan is applied no goal has a move left (checked by brute force over every single move,
+so the searches' shortcuts never hide one), also with replica and disk bounds that bind; the
+goals' measures never get worse (hard goals first).
 """
 
 from __future__ import annotations
@@ -31,6 +34,20 @@ from zurau.metadata.controller.balancer import (
     plan,
     rack_deficit,
     should_rebalance,
+)
+from zurau.metadata.controller.balancer.state import (
+    CAP,
+    COUNT,
+    DISK,
+    DISK_LIMIT,
+    DRAIN,
+    FULL,
+    LEADERS,
+    NONE,
+    NW_IN,
+    NW_OUT,
+    RACK,
+    SearchState,
 )
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.records import (
@@ -399,3 +416,82 @@ def test_noise_in_measured_load_moves_nothing() -> None:
     # A real imbalance still moves: broker 1's partitions carry ten times the bytes.
     heavy = [r * 10 if lead == 1 else r for lead, r in zip(leaders, rates, strict=True)]
     assert plan(model(heavy)).leadership_moves
+
+
+# ---------------------------------------------------------------------------------------------
+# The search: complete (no move left that a goal could take) and never worse, under bounds
+# ---------------------------------------------------------------------------------------------
+
+
+@st.composite
+def bounded(draw: st.DrawFn) -> tuple[ClusterModel, BalancerOptions]:
+    """A random cluster (:func:`clusters`) whose brokers may have small disks (so
+    ``disk.max.load`` binds) and options that may bound the replicas per broker."""
+    model = draw(clusters())
+    if draw(st.booleans()):
+        brokers = [
+            replace(b, disk_capacity_bytes=draw(st.integers(10**9, 6 * 10**9)))
+            for b in model.brokers.values()
+        ]
+        model = ClusterModel.of(brokers, model.partitions)
+    cap = draw(st.one_of(st.none(), st.integers(1, 12)))
+    return model, BalancerOptions(max_replicas_per_broker=cap)
+
+
+def _acceptable_aimed_moves(
+    model: ClusterModel, options: BalancerOptions
+) -> list[tuple[int, int, int, int, bool]]:
+    """Every move the goal searches could take on ``model``, by brute force: (goal, partition
+    index, source, target, leadership) of each acceptable move aimed at a goal with a measure
+    (the families of zurau.metadata.controller.balancer.goals)."""
+    s = SearchState(model, options)
+    found = []
+    for p in s.parts:
+        if p.mode == NONE:
+            continue
+        for src in p.replicas:
+            if p.mode != FULL and src not in s.drain:
+                continue
+            if src not in s.drain and src not in s.dest_set:
+                continue
+            for d in s.dest:
+                if d in p.replicas:
+                    continue
+                v = s.replica_vector(p, src, d)
+                if v is None:
+                    continue
+                for g in (DRAIN, RACK, CAP, DISK_LIMIT, COUNT, DISK, NW_IN):
+                    if s.measure[g] and v[g] < 0 and (g == DRAIN) == (src in s.drain):
+                        found.append((g, p.i, src, d, False))
+        if p.mode == FULL:
+            for d in p.replicas:
+                if d != p.leader and d in s.dest_set and p.in_isr(d):
+                    v = s.leader_vector(p, d)
+                    if v is not None:
+                        found += [
+                            (g, p.i, p.leader, d, True)
+                            for g in (LEADERS, NW_OUT)
+                            if s.measure[g] and v[g] < 0
+                        ]
+    return found
+
+
+@FAST
+@given(bounded())
+def test_no_goal_has_a_move_left_once_the_plan_is_applied(case: tuple[ClusterModel, BalancerOptions]) -> None:
+    model, options = case
+    result = plan(model, options)
+    assert not result.truncated
+    after = apply_plan(model, result)
+    assert _acceptable_aimed_moves(after, options) == []
+    assert plan(after, options).empty
+
+
+@FAST
+@given(bounded())
+def test_the_goal_measures_never_get_worse(case: tuple[ClusterModel, BalancerOptions]) -> None:
+    # Each move lowers the measures' vector lexicographically (hard goals first), so the plan does.
+    model, options = case
+    before = SearchState(model, options).measure
+    after = SearchState(apply_plan(model, plan(model, options)), options).measure
+    assert after <= before
