@@ -22,7 +22,10 @@ scenarios:
 * ``added``: placed rack-aware on all but the last ``max(1, B // 12)`` brokers, which are empty
   (brokers just added): replica, leader and resource balance onto the new brokers;
 * ``removed``: placed rack-aware on every broker, then one broker (the first) is being removed:
-  a drain, then rebalance.
+  a drain, then rebalance;
+* ``bounded``: placed rack-aware but skewed (each broker weighted 0.5-1.5), disks 80% full on
+  average with capacities varying +-30% (so ``disk.max.load`` 85% binds on some) and
+  ``max_replicas_per_broker`` 5% above the mean: the hard capacity goals, some left unresolved.
 
 To compare two checkouts, run the same command with ``PYTHONPATH`` at each one's ``src``
 (``git archive <commit> src | tar -x -C /tmp/base``); the cluster generator is here, not in src.
@@ -50,7 +53,7 @@ from zurau.metadata.controller.balancer import (
 RACKS = 3
 RF = 3
 TOPICS = 20
-SCENARIOS = ("shuffled", "added", "removed")
+SCENARIOS = ("shuffled", "added", "removed", "bounded")
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,13 +80,25 @@ def _load(rng: random.Random) -> PartitionLoad:
     )
 
 
+def options_for(scenario: str, partitions: int, brokers: int) -> BalancerOptions:
+    """The planner options of ``scenario``: the defaults, but for ``bounded``'s replica bound."""
+    if scenario == "bounded":
+        return BalancerOptions(max_replicas_per_broker=-(-partitions * RF * 105 // (100 * brokers)))
+    return BalancerOptions()
+
+
 def build(scenario: str, partitions: int, brokers: int, seed: int) -> ClusterModel:
     """The cluster of ``scenario`` (module docstring), the same for the same arguments."""
     rng = random.Random(f"{scenario}/{partitions}/{brokers}/{seed}")
     ids = list(range(1, brokers + 1))
     rack = {b: f"r{b % RACKS}" for b in ids}
     loads = [_load(rng) for _ in range(partitions)]
-    capacity = 2 * sum(ld.size_bytes for ld in loads) * RF // brokers
+    mean_disk = sum(ld.size_bytes for ld in loads) * RF // brokers
+    capacity = {b: 2 * mean_disk for b in ids}
+    weight = dict.fromkeys(ids, 1.0)
+    if scenario == "bounded":
+        capacity = {b: int(mean_disk / 0.8 * rng.uniform(0.7, 1.3)) for b in ids}
+        weight = {b: rng.uniform(0.5, 1.5) for b in ids}
     new = set(ids[-max(1, brokers // 12) :]) if scenario == "added" else set()
     placeable = [b for b in ids if b not in new]
     by_rack: dict[str, list[int]] = {}
@@ -96,7 +111,7 @@ def build(scenario: str, partitions: int, brokers: int, seed: int) -> ClusterMod
             replicas = tuple(rng.sample(ids, RF))
         else:
             racks = rng.sample(sorted(by_rack), min(RF, len(by_rack)))
-            chosen = [rng.choice(by_rack[r]) for r in racks]
+            chosen = [rng.choices(by_rack[r], [weight[b] for b in by_rack[r]])[0] for r in racks]
             rest = [b for b in placeable if b not in chosen]
             replicas = tuple(chosen + rng.sample(rest, RF - len(chosen)))
         parts.append(
@@ -105,7 +120,9 @@ def build(scenario: str, partitions: int, brokers: int, seed: int) -> ClusterMod
             )
         )
     models = [
-        BrokerModel(b, rack[b], removing=scenario == "removed" and b == ids[0], disk_capacity_bytes=capacity)
+        BrokerModel(
+            b, rack[b], removing=scenario == "removed" and b == ids[0], disk_capacity_bytes=capacity[b]
+        )
         for b in ids
     ]
     return ClusterModel.of(models, parts)
@@ -113,7 +130,7 @@ def build(scenario: str, partitions: int, brokers: int, seed: int) -> ClusterMod
 
 def run_case(scenario: str, partitions: int, brokers: int, seed: int, runs: int, check: bool) -> Result:
     model = build(scenario, partitions, brokers, seed)
-    options = BalancerOptions()
+    options = options_for(scenario, partitions, brokers)
     best = best_cpu = float("inf")
     result = None
     for _ in range(runs):

@@ -49,6 +49,7 @@ from zurau.metadata.controller.balancer.state import (
     NW_IN,
     NW_OUT,
     RACK,
+    SCALE,
     CountBand,
     PartitionState,
     ResourceBand,
@@ -105,16 +106,20 @@ def _best_target(st: SearchState, p: PartitionState, s: int, targets: Iterable[i
 
 
 def _drain(st: SearchState) -> Move | None:
+    """The first partition (by index) on a broker to drain that has an acceptable move (one to
+    a destination broker that does not spread it over fewer racks: which depends only on its
+    own replicas, so one without is remembered as such until it changes), its best."""
     for s in sorted(st.drain):
         if not st.count[s]:
             continue
         for i in sorted(i for _, i in st.by_size[s]):
             p = st.parts[i]
-            if p.mode == NONE:
+            if p.mode == NONE or st.stuck_drains.get(i) == p.replicas:
                 continue
             found = _best_target(st, p, s, st.dest, DRAIN)
             if found is not None:
                 return found
+            st.stuck_drains[i] = list(p.replicas)
     return None
 
 
@@ -144,20 +149,46 @@ def _rack(st: SearchState) -> Move | None:
 
 
 def _over_bound(st: SearchState, g: int, sources: list[int]) -> Move | None:
-    """Replica-capacity and disk-capacity: off the broker furthest above the bound first, its
-    partitions by index, each to its best target."""
+    """Replica-capacity and disk-capacity: pairs from the broker furthest above the bound to the
+    targets with the most room (fewest replicas below the bound; lowest disk utilisation), the
+    best of the first SAMPLE acceptable moves of the first pair that has one, scanning the
+    source's partitions from the size that would even the pair's disks (disk-capacity: that
+    would bring the source back under its bound) outwards."""
     sources.sort(key=lambda b: (-st.excess[g][b], b))
+    if g == CAP:
+        bound = st.cap or 0
+        targets = sorted((b for b in st.dest if st.count[b] < bound), key=lambda b: (st.count[b], b))
+    else:
+        cap = st.capacity
+        targets = sorted(st.dest, key=lambda b: (st.disk[b] / cap[b] if cap[b] else 0.0, b))
     for s in sources:
-        for size, i in sorted(st.by_size[s], key=lambda e: e[1]):
-            if g == DISK_LIMIT and not size:
+        for d in targets:
+            if d == s or _known_dead_end(st, g, s, d):
                 continue
-            p = st.parts[i]
-            if p.mode != FULL:
-                continue
-            found = _best_target(st, p, s, st.dest, g)
+            if g == CAP:
+                found = _pair_replicas(st, g, s, d, _count_pivot(st, s, d))
+            else:
+                reach = _limit_reach(st, s, d)
+                if reach <= 0 or (not st.measure[RACK] and _cap_change(st, s, d) > 0):
+                    continue  # (no rack change below 0: the capacity change rejects every move)
+                over = int(st.disk[s] - st.max_load * st.capacity[s])
+                found = _pair_replicas(st, g, s, d, max(0, over), reach)
             if found is not None:
                 return found
+            _dead_end(st, g, s, d)
     return None
+
+
+def _limit_reach(st: SearchState, s: int, d: int) -> float:
+    """An upper bound of the sizes whose move s -> d can lower the disk-capacity measure: what
+    ``d`` gains above its bound must stay below what ``s`` can lose (its excess), with a margin
+    for the rounding; no more than ``s`` holds."""
+    c = st.capacity[d]
+    if not c:
+        return float(st.disk[s])
+    over_d = max(0.0, st.disk[d] / c - st.max_load)
+    lose = st.excess[DISK_LIMIT][s] / SCALE
+    return min(float(st.disk[s]), (st.max_load + over_d + lose + 4.0 / SCALE) * c - st.disk[d])
 
 
 # -- soft goals -----------------------------------------------------------------------------------
@@ -202,6 +233,16 @@ def _known_dead_end(st: SearchState, g: int, s: int, d: int) -> bool:
     if g not in (LEADERS, NW_OUT) and st.rack[s] != st.rack[d] and not st.loose[s]:
         return True
     return st.dead_ends.get((g, s, d)) == (st.version[s], st.version[d])
+
+
+def _cap_change(st: SearchState, s: int, d: int) -> int:
+    """The replica-capacity change of any replica move s -> d between destination brokers."""
+    return (
+        st.cap_excess(st.count[s] - 1)
+        - st.excess[CAP][s]
+        + st.cap_excess(st.count[d] + 1)
+        - st.excess[CAP][d]
+    )
 
 
 def _pair_prefix(st: SearchState, s: int, d: int) -> int | None:
@@ -272,6 +313,7 @@ def _pair_replicas(
     disk_check = g == NW_IN and _pair_prefix(st, s, d) == 0
     ds, dd = st.disk[s], st.disk[d]
     disk_base = st.excess[DISK][s] + st.excess[DISK][d]
+    limit_base = st.excess[DISK_LIMIT][s] + st.excess[DISK_LIMIT][d]
     lband = st.leader_band
     leaders = (
         lband.excess(st.leaders[s] - 1)
@@ -284,6 +326,11 @@ def _pair_replicas(
         if p.mode != FULL or d in p.replicas:
             continue
         if band is not None and band.excess(s, vs - amount) + band.excess(d, vd + amount) >= base:
+            continue
+        if (
+            g == DISK_LIMIT
+            and st.limit_excess(s, ds - amount) + st.limit_excess(d, dd + amount) >= limit_base
+        ):
             continue
         if disk_check and (p.leader != s or leaders >= 0):
             if p.leader == s and leaders > 0:

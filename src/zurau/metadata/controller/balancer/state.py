@@ -51,6 +51,7 @@ __all__ = [
     "NW_IN",
     "NW_OUT",
     "RACK",
+    "SCALE",
     "PartitionState",
     "SearchState",
     "brokers_to_drain",
@@ -275,6 +276,8 @@ class SearchState:
         #: The goal searches' memory of broker pairs without an acceptable move:
         #: (goal, source, target) -> the two brokers' versions then.
         self.dead_ends: dict[tuple[int, int, int], tuple[int, int]] = {}
+        #: The drain search's memory of partitions without a move: index -> their replicas then.
+        self.stuck_drains: dict[int, list[int]] = {}
         for p in self.parts:
             self._refresh(p, 1)
             self._count_loose(p, 1)
