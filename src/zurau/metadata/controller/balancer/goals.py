@@ -384,24 +384,23 @@ def _resource(
     sources = sorted(dest, key=lambda b: (-ratio[b], b))
     targets = sorted(dest, key=lambda b: (ratio[b], b))
     pair: Callable[..., Move | None] = _pair_leadership if g == NW_OUT else _pair_replicas
+    any_under = any(ratio[d] < band.lo for d in dest)
     for s in sources:
         over = ratio[s] > band.hi
+        if not over and not any_under:
+            break
         for d in targets:
             if not over and ratio[d] >= band.lo:
                 break  # neither above nor below: the targets further on are not below either
-            if d == s:
+            if d == s or _known_dead_end(st, g, s, d):
                 continue
             reach = band.reach(s, value[s], d, value[d])
-            if reach <= 0 or _known_dead_end(st, g, s, d):
-                continue
-            if g != NW_OUT and _pair_prefix(st, s, d) == 1:
-                continue  # the counts forbid any replica move s -> d
-            found = pair(st, g, s, d, _need(band, value, s, d), reach)
-            if found is not None:
-                return found
+            # (g != NW_OUT: the pair's capacity or count change forbids any replica move s -> d)
+            if reach > 0 and (g == NW_OUT or _pair_prefix(st, s, d) != 1):
+                found = pair(st, g, s, d, _need(band, value, s, d), reach)
+                if found is not None:
+                    return found
             _dead_end(st, g, s, d)
-        if not over and not any(ratio[d] < band.lo for d in dest):
-            break
     return None
 
 
