@@ -32,7 +32,12 @@ Goals, in priority order (hard first):
 
 Fewest moves: a move is taken only when it improves a goal without making any higher goal worse
 (the goals' measures, as a vector in this order, go down lexicographically), so a cluster that
-meets every goal gets an empty plan, and the plan stops when no single move improves anything.
+meets every goal gets an empty plan, and the plan stops when no goal has a single move left that
+improves it that way (replica moves for the replica, disk and network-in goals, leadership moves
+for leader count and network-out; :mod:`~zurau.metadata.controller.balancer.goals`). Each step
+works on the first goal, in order, that has such a move, so hard goals are met before soft ones.
+Which of several such moves is taken is a cheap heuristic (most loaded broker to least loaded,
+the best of a few), not the best of all: the plan is a good one, not the shortest possible.
 A change of a resource goal (disk, network in, network out) by less than ``balance_threshold``
 of the mean counts as none: measured rates and sizes move a little from sample to sample, and
 where whole partitions cannot even a resource out (say three brokers leading eight partitions)
@@ -68,7 +73,14 @@ Invariants of a plan (tests/unit/test_balancer_planner.py checks them on random 
 * convergence: without ``max_moves``, planning again on the model the plan leads to
   (:func:`~zurau.metadata.controller.balancer.model.apply_plan`) proposes nothing;
 * an empty broker that joins a balanced cluster (no racks, caps or disk limits in the way) ends
-  with a replica count within the count band, at least floor(mean * 0.9).
+  with a replica count within the count band, at least floor(mean * 0.9);
+* complete: without ``max_moves``, once the plan is applied no goal has a move left (above);
+* the goals' measures, as a vector in goal order, never get worse.
+
+Cost: the search keeps every aggregate up to date move by move
+(:mod:`~zurau.metadata.controller.balancer.state`) and a step looks only at moves that can help,
+so planning 10,000 partitions on 50 brokers takes seconds in pure Python (BENCHMARKS.md,
+"Balancer planner"; ``bench/balancer_planner.py``).
 """
 
 from zurau.metadata.controller.balancer.model import (

@@ -22,8 +22,10 @@ and planning again from there finds the same. *Which* move is taken when there a
 heuristic, chosen to be cheap: brokers are paired from the most loaded source and the least
 loaded target on, and within the first pair that has acceptable moves the best of the first
 :data:`SAMPLE` (by vector, then partition index and brokers) is taken, scanning the source's
-partitions from the size (or rate) that would even the pair out. Hard goals take, for the first
-partition (by index) that has an acceptable move, its best one.
+partitions from the size (or rate) that would even the pair out. Drain and rack take, for the
+first partition (by index) that has an acceptable move, its best one (rack: among the SAMPLE
+brokers with the fewest replicas on each rack the partition lacks; any of them would do, so a
+partition with a deficit always has a move).
 
 Resource goals only look at partitions whose amount can help at all
 (:meth:`~zurau.metadata.controller.balancer.state.ResourceBand.reach`), count goals only at pairs
