@@ -94,7 +94,7 @@ def build(scenario: str, partitions: int, brokers: int, seed: int) -> ClusterMod
     rack = {b: f"r{b % RACKS}" for b in ids}
     loads = [_load(rng) for _ in range(partitions)]
     mean_disk = sum(ld.size_bytes for ld in loads) * RF // brokers
-    capacity = {b: 2 * mean_disk for b in ids}
+    capacity = dict.fromkeys(ids, 2 * sum(ld.size_bytes for ld in loads) * RF // brokers)
     weight = dict.fromkeys(ids, 1.0)
     if scenario == "bounded":
         capacity = {b: int(mean_disk / 0.8 * rng.uniform(0.7, 1.3)) for b in ids}
@@ -111,7 +111,10 @@ def build(scenario: str, partitions: int, brokers: int, seed: int) -> ClusterMod
             replicas = tuple(rng.sample(ids, RF))
         else:
             racks = rng.sample(sorted(by_rack), min(RF, len(by_rack)))
-            chosen = [rng.choices(by_rack[r], [weight[b] for b in by_rack[r]])[0] for r in racks]
+            if scenario == "bounded":
+                chosen = [rng.choices(by_rack[r], [weight[b] for b in by_rack[r]])[0] for r in racks]
+            else:
+                chosen = [rng.choice(by_rack[r]) for r in racks]
             rest = [b for b in placeable if b not in chosen]
             replicas = tuple(chosen + rng.sample(rest, RF - len(chosen)))
         parts.append(
