@@ -60,16 +60,14 @@ def run_step(step: Step, quick: bool, timeout_s: float) -> str:
         output, failed = f"FAILED: no result within {timeout_s:.0f} s", True
     elapsed = time.monotonic() - t0
     print(f"   {'failed' if failed else 'done'} in {elapsed:.0f} s", file=sys.stderr, flush=True)
-    return "\n".join(
-        [
-            f"### {step.goal}",
-            "",
-            f"`{command}` -- {elapsed:.0f} s; load average before {before}, after {load_average()}",
-            "",
-            output,
-            "",
-        ]
-    )
+    return "\n".join([
+        f"### {step.goal}",
+        "",
+        f"`{command}` -- {elapsed:.0f} s; load average before {before}, after {load_average()}",
+        "",
+        output,
+        "",
+    ])
 
 
 def write_markdown(path: Path, body: str, begin: str, end: str, heading: str) -> None:
@@ -105,8 +103,7 @@ def main_for(
     ap.add_argument("--out", default=str(ROOT / "BENCHMARKS.md"), help="markdown file to update ('-': none)")
     ap.add_argument("--step-timeout", type=float, default=3600.0, help="seconds before a step is given up")
     ap.add_argument(
-        "--after-bench-run",
-        action="store_true",
+        "--after-bench-run", action="store_true",
         help=f"skip the steps bench.run (as make bench runs it first) reported: {', '.join(after_bench_run) or 'none'}",
     )
     args = ap.parse_args(argv)

@@ -138,13 +138,7 @@ def create_topic(broker: BrokerUnderTest, partitions: int, prefix: str = "bench"
 
 def end_offsets(broker: BrokerUnderTest, topic: str, partitions: int) -> list[int]:
     """High watermark of each partition."""
-    c = Consumer(
-        {
-            "bootstrap.servers": broker.bootstrap_servers,
-            **broker.client_security(),
-            "group.id": "bench-offsets",
-        }
-    )
+    c = Consumer({"bootstrap.servers": broker.bootstrap_servers, **broker.client_security(), "group.id": "bench-offsets"})
     try:
         return [c.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1] for p in range(partitions)]
     finally:
@@ -162,12 +156,7 @@ def _producer(
     are appended to ``errors``."""
     conf = dict(PRODUCER_BASE, **(overrides or {}))
     conf.update(
-        {
-            "bootstrap.servers": broker.bootstrap_servers,
-            **broker.client_security(),
-            "acks": acks,
-            "compression.type": compression,
-        }
+        {"bootstrap.servers": broker.bootstrap_servers, **broker.client_security(), "acks": acks, "compression.type": compression}
     )
     if errors is not None:
         conf["delivery.report.only.error"] = True
@@ -263,13 +252,7 @@ def consume_throughput(
 ) -> Measurement:
     """Read ``records`` records from offset 0 of every partition with a fresh consumer."""
     conf = dict(CONSUMER_BASE)
-    conf.update(
-        {
-            "bootstrap.servers": broker.bootstrap_servers,
-            **broker.client_security(),
-            "group.id": f"bench-{uuid.uuid4().hex[:8]}",
-        }
-    )
+    conf.update({"bootstrap.servers": broker.bootstrap_servers, **broker.client_security(), "group.id": f"bench-{uuid.uuid4().hex[:8]}"})
     c = Consumer(conf)
     try:
         c.list_topics(topic, timeout=10)
@@ -335,13 +318,7 @@ def latency(
     stop = threading.Event()
     ready = threading.Event()
     conf = dict(CONSUMER_BASE)
-    conf.update(
-        {
-            "bootstrap.servers": broker.bootstrap_servers,
-            **broker.client_security(),
-            "group.id": f"bench-{uuid.uuid4().hex[:8]}",
-        }
-    )
+    conf.update({"bootstrap.servers": broker.bootstrap_servers, **broker.client_security(), "group.id": f"bench-{uuid.uuid4().hex[:8]}"})
 
     def tail() -> None:
         nonlocal received

@@ -62,9 +62,7 @@ def _quantile(values: list[float], q: float) -> float:
 class SparkLatencyProbe:
     """A streaming query noting, per change event, ms from its commit to the end of its batch."""
 
-    def __init__(
-        self, spark: Any, bootstrap: str, topic: str, start: dict[str, Any], checkpoint: Path
-    ) -> None:
+    def __init__(self, spark: Any, bootstrap: str, topic: str, start: dict[str, Any], checkpoint: Path) -> None:
         from pyspark.sql import functions as F
 
         self.latencies_ms: list[float] = []
@@ -76,9 +74,7 @@ class SparkLatencyProbe:
             .option("startingOffsets", json.dumps(start))
             .load()
             .where(F.col("value").isNotNull())
-            .select(
-                F.get_json_object(F.col("value").cast("string"), "$.source.ts_ms").cast("long").alias("ts")
-            )
+            .select(F.get_json_object(F.col("value").cast("string"), "$.source.ts_ms").cast("long").alias("ts"))
         )
 
         def note(batch: Any, _batch_id: int) -> None:
@@ -103,15 +99,13 @@ class SparkLatencyProbe:
             self.latencies_ms.clear()
 
 
-def read_until_final(
-    bootstrap: str, topic: str, start: dict[str, dict[str, int]], timeout_s: float
-) -> tuple[list[float], float, int]:
+def read_until_final(bootstrap: str, topic: str, start: dict[str, dict[str, int]], timeout_s: float) -> tuple[
+    list[float], float, int
+]:
     """(commit-to-Kafka latencies in ms, wall time the final event was read, events read)."""
     from confluent_kafka import Consumer, TopicPartition
 
-    c = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": f"bench-cdc-{uuid.uuid4().hex[:6]}", "log_level": 3}
-    )
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-cdc-{uuid.uuid4().hex[:6]}", "log_level": 3})
     latencies: list[float] = []
     seen = 0
     try:
@@ -133,9 +127,7 @@ def read_until_final(
         c.close()
 
 
-def measure(
-    broker_name: str, args: argparse.Namespace, pg_dsn: str, spark: Any, workdir: Path
-) -> dict[str, float]:
+def measure(broker_name: str, args: argparse.Namespace, pg_dsn: str, spark: Any, workdir: Path) -> dict[str, float]:
     from zurau.connect.embedded_connect import EmbeddedConnect
 
     broker = BROKERS[broker_name](workdir)
@@ -153,9 +145,7 @@ def measure(
             start = end_offsets(broker.bootstrap_servers, topic)
             start_connector(connect.url, name, connector_config(pg_dsn, schema, name))
             if spark is not None:
-                probe = SparkLatencyProbe(
-                    spark, broker.bootstrap_servers, topic, start, workdir / f"ckpt-{name}"
-                )
+                probe = SparkLatencyProbe(spark, broker.bootstrap_servers, topic, start, workdir / f"ckpt-{name}")
                 # Its first batch (query start-up, Python workers) runs on the warm-up order's
                 # snapshot read, before any measured change.
                 deadline = time.monotonic() + 120
@@ -220,15 +210,11 @@ def main() -> None:
             spark.stop()
         shutil.rmtree(workdir, ignore_errors=True)
 
-    print(
-        f"\nCDC, {args.transactions} transactions of 1-4 statements, unthrottled; {args.partitions} partitions"
-    )
+    print(f"\nCDC, {args.transactions} transactions of 1-4 statements, unthrottled; {args.partitions} partitions")
     import psycopg2
     import pyspark
 
-    print(
-        f"{provenance_line(clients=['confluent_kafka'])} PySpark {pyspark.__version__}, psycopg2 {psycopg2.__version__.split()[0]}."
-    )
+    print(f"{provenance_line(clients=['confluent_kafka'])} PySpark {pyspark.__version__}, psycopg2 {psycopg2.__version__.split()[0]}.")
     print()
     cols = "| Broker | changes | PostgreSQL changes/s | CDC changes/s | commit->Kafka p50 / p99 ms | commit->Spark p50 / p99 ms |"
     print(cols)
@@ -244,11 +230,7 @@ def main() -> None:
         print(
             f"\nZurau / Tansu: throughput {z['changes_per_s'] / t['changes_per_s']:.2f}x, "
             f"commit->Kafka p99 {z['kafka_p99'] / max(t['kafka_p99'], 1e-9):.2f}x"
-            + (
-                f", commit->Spark p99 {z['spark_p99'] / max(t['spark_p99'], 1e-9):.2f}x"
-                if "spark_p99" in z
-                else ""
-            )
+            + (f", commit->Spark p99 {z['spark_p99'] / max(t['spark_p99'], 1e-9):.2f}x" if "spark_p99" in z else "")
         )
 
 

@@ -32,15 +32,10 @@ def main() -> None:
     with EmbeddedBroker() as broker, EmbeddedConsole(broker.bootstrap_servers) as console:
         admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
         admin.create_topics([NewTopic("big", 4, 1)])["big"].result(30)
-        p = Producer(
-            {
-                "bootstrap.servers": broker.bootstrap_servers,
-                "linger.ms": 50,
-                "batch.size": 1_000_000,
-                "queue.buffering.max.messages": 2_000_000,
-                "compression.type": "lz4",
-            }
-        )
+        p = Producer({
+            "bootstrap.servers": broker.bootstrap_servers, "linger.ms": 50, "batch.size": 1_000_000,
+            "queue.buffering.max.messages": 2_000_000, "compression.type": "lz4",
+        })
         t0 = time.perf_counter()
         for i in range(n):
             key = b"needle" if i == needle_at else b"k%d" % i
@@ -49,10 +44,7 @@ def main() -> None:
                 p.poll(0)
         p.flush(120)
         print(f"produced {n:,} records in {time.perf_counter() - t0:.1f} s")
-        for label, flt in (
-            ("key filter", 'key == "needle"'),
-            ("JSON value filter", f"value.n == {needle_at}"),
-        ):
+        for label, flt in (("key filter", 'key == "needle"'), ("JSON value filter", f"value.n == {needle_at}")):
             r = httpx.get(
                 f"{console.url}/api/topics/big/messages",
                 params={"start": "beginning", "filter": flt, "max_scan": 5_000_000, "time_budget_ms": 60_000},

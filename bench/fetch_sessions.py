@@ -91,13 +91,9 @@ class SessionConsumer:
                     self.records += 1
 
 
-def _producer_thread(
-    broker: BrokerUnderTest, topic: str, hot: int, stop: threading.Event
-) -> threading.Thread:
+def _producer_thread(broker: BrokerUnderTest, topic: str, hot: int, stop: threading.Event) -> threading.Thread:
     def run() -> None:
-        p = Producer(
-            {"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 0, "enable.idempotence": False}
-        )
+        p = Producer({"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 0, "enable.idempotence": False})
         value = b"x" * 100
         n = 0
         started = time.monotonic()
@@ -115,9 +111,7 @@ def _producer_thread(
     return t
 
 
-async def _measure(
-    broker: BrokerUnderTest, topic: str, partitions: int, sessions: bool, seconds: float
-) -> dict[str, float]:
+async def _measure(broker: BrokerUnderTest, topic: str, partitions: int, sessions: bool, seconds: float) -> dict[str, float]:
     conn = await BrokerConnection("127.0.0.1", broker.port).connect()
     try:
         # Start at the end of every partition (a full fetch with offset 0 answers the HW).
@@ -177,9 +171,7 @@ def main(argv: list[str] | None = None) -> None:
                 if kind not in best or r["poll fetches/s"] > best[kind]["poll fetches/s"]:
                     best[kind] = r
     print(provenance_line())
-    print(
-        f"{args.partitions} partitions, {args.hot} with data (1,000 records/s of 100 B), {args.seconds:.0f} s per phase"
-    )
+    print(f"{args.partitions} partitions, {args.hot} with data (1,000 records/s of 100 B), {args.seconds:.0f} s per phase")
     metrics = [m for m in best[kinds[0]] if m != "session"]
     print("| Metric | " + " | ".join(kinds) + " | sessions/sessionless | sessions/Tansu |")
     print("|---|" + "---|" * (len(kinds) + 2))

@@ -205,16 +205,12 @@ def _report(name: str, cpu: dict[str, list[float]], scrapes: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=21, help="pairs of bursts per case, order alternating")
     parser.add_argument("--requests-scale", type=float, default=1.0, help="scales the requests of a burst")
     parser.add_argument("--window", type=int, default=8, help="requests in flight")
     parser.add_argument("--scrape-every", type=float, default=5.0)
-    parser.add_argument(
-        "--dir", type=Path, default=None, help="where the logs go (default: the temp directory)"
-    )
+    parser.add_argument("--dir", type=Path, default=None, help="where the logs go (default: the temp directory)")
     parser.add_argument("--case", action="append", choices=sorted(SHAPES), help="only these cases")
     args = parser.parse_args()
     one, five, _ = os.getloadavg()

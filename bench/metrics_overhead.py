@@ -111,12 +111,7 @@ def produce_frame(topic: str, partitions: int, size: int, records: int, acks: in
         "transactional_id": None,
         "acks": acks,
         "timeout_ms": 30_000,
-        "topic_data": [
-            {
-                "name": topic,
-                "partition_data": [{"index": p, "records": batches[p]} for p in range(partitions)],
-            }
-        ],
+        "topic_data": [{"name": topic, "partition_data": [{"index": p, "records": batches[p]} for p in range(partitions)]}],
     }
     return encode_request(0, PRODUCE_VERSION, 0, "bench-metrics", body)
 
@@ -163,26 +158,19 @@ def _replay(size: int, records: int, acks: int, partitions: int, requests: int) 
         _send_all(b.port, frame, 64, 8)  # warm-up: connection, first appends
         return topic, frame
 
-    def burst(
-        b: ZurauBroker, state: tuple[str, bytes], args: argparse.Namespace, metrics_url: str
-    ) -> Measurement:
+    def burst(b: ZurauBroker, state: tuple[str, bytes], args: argparse.Namespace, metrics_url: str) -> Measurement:
         topic, frame = state
         count = max(int(requests * args.requests_scale), 10)
         messages = f'kafka_server_brokertopicmetrics_messagesin_total{{topic="{topic}"}}'
         produce = 'kafka_network_requestmetrics_requests_total{request="Produce"'
-        before = (
-            (_scrape_sum(metrics_url, messages), _scrape_sum(metrics_url, produce)) if metrics_url else None
-        )
+        before = (_scrape_sum(metrics_url, messages), _scrape_sum(metrics_url, produce)) if metrics_url else None
         w = _Window(b)
         _send_all(b.port, frame, count, args.window)
         n = count * records * partitions
         m = w.close(n, n * size)
         m.extra["requests"] = count
         if before is not None:
-            moved = (
-                _scrape_sum(metrics_url, messages) - before[0],
-                _scrape_sum(metrics_url, produce) - before[1],
-            )
+            moved = (_scrape_sum(metrics_url, messages) - before[0], _scrape_sum(metrics_url, produce) - before[1])
             if moved != (n, count):
                 raise RuntimeError(f"metrics moved by {moved} (records, requests), sent {(n, count)}")
         return m
@@ -247,9 +235,7 @@ class _Running:
         self.broker.stop()
 
 
-def _run_set(
-    workdir: Path, case: Case, modes: list[str], args: argparse.Namespace
-) -> dict[str, list[Measurement]]:
+def _run_set(workdir: Path, case: Case, modes: list[str], args: argparse.Namespace) -> dict[str, list[Measurement]]:
     """One broker per mode, all running; ``--rounds`` bursts each, in alternating order."""
     out: dict[str, list[Measurement]] = {mode: [] for mode in modes}
     running: list[_Running] = []
@@ -297,26 +283,17 @@ def _report(name: str, runs: dict[str, list[Measurement]]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", type=int, default=2, help="fresh sets of brokers (one per mode) per case")
     parser.add_argument("--rounds", type=int, default=5, help="bursts per broker of a set, modes alternating")
     parser.add_argument("--seconds", type=float, default=2.0, help="length of a produce burst")
-    parser.add_argument(
-        "--requests-scale", type=float, default=1.0, help="scales the requests of a replay run"
-    )
+    parser.add_argument("--requests-scale", type=float, default=1.0, help="scales the requests of a replay run")
     parser.add_argument("--window", type=int, default=8, help="replay requests in flight")
     parser.add_argument("--scrape-every", type=float, default=5.0)
     parser.add_argument("--case", action="append", choices=sorted(CASES), help="only these cases")
+    parser.add_argument("--src", type=Path, default=None, help="run the broker from this src/ (default: the installed one)")
     parser.add_argument(
-        "--src", type=Path, default=None, help="run the broker from this src/ (default: the installed one)"
-    )
-    parser.add_argument(
-        "--before-src",
-        type=Path,
-        default=None,
-        help="also run with metrics on from this src/ (an earlier tree)",
+        "--before-src", type=Path, default=None, help="also run with metrics on from this src/ (an earlier tree)"
     )
     args = parser.parse_args()
     names = args.case or list(CASES)

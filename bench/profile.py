@@ -79,8 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-spy", action="store_true", help="just run the workload (numbers without py-spy)")
     ap.add_argument("--native", action="store_true", help="py-spy --native (C frames too)")
     ap.add_argument(
-        "--gil",
-        action="store_true",
+        "--gil", action="store_true",
         help="py-spy --gil: only samples holding the GIL (the interpreter's CPU, without waits in select or I/O)",
     )
     ap.add_argument("--cprofile", action="store_true", help="profile with cProfile instead of py-spy")

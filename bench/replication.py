@@ -62,11 +62,8 @@ class ClusterUnderTest:
 
     def client_security(self) -> dict[str, str]:
         """Client properties besides the address (TLS, SASL) for a secured cluster."""
-        return (
-            {k: v for k, v in self.cluster.client_config().items() if k != "bootstrap.servers"}
-            if self.cluster.security != "PLAINTEXT"
-            else {}
-        )
+        return {k: v for k, v in self.cluster.client_config().items() if k != "bootstrap.servers"} \
+            if self.cluster.security != "PLAINTEXT" else {}
 
     def cpu_split(self) -> tuple[float, float]:
         user = system = 0.0
@@ -91,9 +88,7 @@ def create_topic(
     replicas in Metadata (``client``: extra AdminClient settings, e.g. security)."""
     name = f"{prefix}-{uuid.uuid4().hex[:8]}"
     admin = AdminClient({"bootstrap.servers": bootstrap, **(client or {})})
-    admin.create_topics([NewTopic(name, partitions, rf, config=configs or {})], operation_timeout=30)[
-        name
-    ].result(60)
+    admin.create_topics([NewTopic(name, partitions, rf, config=configs or {})], operation_timeout=30)[name].result(60)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         t = admin.list_topics(name, timeout=10).topics.get(name)
@@ -266,15 +261,8 @@ class RunningProducer:
     def __init__(self, bootstrap: str, topic: str, interval_s: float = 0.01) -> None:
         self.topic = topic
         self.interval_s = interval_s
-        self.producer = Producer(
-            {
-                "bootstrap.servers": bootstrap,
-                "acks": "all",
-                "enable.idempotence": True,
-                "linger.ms": 0,
-                "message.timeout.ms": 60_000,
-            }
-        )
+        self.producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
+                                  "linger.ms": 0, "message.timeout.ms": 60_000})
         self._acked_sent_at: list[float] = []
 
     def _send(self) -> None:
@@ -336,12 +324,9 @@ def section_failover(args: argparse.Namespace, workdir: Path) -> list[str]:
             kinds.append(leader == controller)
             new_leader, _ = leader_of(AdminClient({"bootstrap.servers": survivors}), topic)
             role = "leader and active controller" if leader == controller else "leader"
-            print(
-                f"round {rnd + 1}: killed {role} {leader} (ISR {isr}); new leader {new_leader}; "
-                f"first acks=all record after {took * 1000:.0f} ms (fresh producer), "
-                f"{running[-1] * 1000:.0f} ms (running producer)",
-                flush=True,
-            )
+            print(f"round {rnd + 1}: killed {role} {leader} (ISR {isr}); new leader {new_leader}; "
+                  f"first acks=all record after {took * 1000:.0f} ms (fresh producer), "
+                  f"{running[-1] * 1000:.0f} ms (running producer)", flush=True)
             node = cluster.nodes[leader]
             t1 = time.monotonic()
             node.launch()
@@ -362,16 +347,12 @@ def section_failover(args: argparse.Namespace, workdir: Path) -> list[str]:
     def summary(values: list[float]) -> str:
         if not values:
             return "no rounds"
-        return (
-            f"{len(values)} rounds: median {statistics.median(values) * 1000:,.0f} ms, "
-            f"worst {max(values) * 1000:,.0f} ms, best {min(values) * 1000:,.0f} ms"
-        )
+        return (f"{len(values)} rounds: median {statistics.median(values) * 1000:,.0f} ms, "
+                f"worst {max(values) * 1000:,.0f} ms, best {min(values) * 1000:,.0f} ms")
 
     lines = []
-    for label, values in (
-        ("a running producer (a record every 10 ms)", running),
-        ("a fresh producer started at the kill", times),
-    ):
+    for label, values in (("a running producer (a record every 10 ms)", running),
+                          ("a fresh producer started at the kill", times)):
         lines += [
             f"Leader kill -9 to the next acknowledged acks=all record of {label} (RF 3, "
             f"min.insync.replicas=2, broker.session.timeout.ms 9 s): all {summary(values)}",

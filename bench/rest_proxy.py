@@ -65,21 +65,9 @@ class RestProxyProcess(ServerProcess):
         import sys
 
         return [
-            sys.executable,
-            "-m",
-            "zurau.cli.main",
-            "rest-proxy",
-            "start",
-            "--log-level",
-            "WARNING",
-            "-o",
-            f"listeners=http://{HOST}:{self.port}",
-            "-o",
-            f"bootstrap.servers={self.bootstrap}",
-            "-o",
-            "producer.linger.ms=5",
-            "-o",
-            "producer.batch.size=1048576",
+            sys.executable, "-m", "zurau.cli.main", "rest-proxy", "start", "--log-level", "WARNING",
+            "-o", f"listeners=http://{HOST}:{self.port}", "-o", f"bootstrap.servers={self.bootstrap}",
+            "-o", "producer.linger.ms=5", "-o", "producer.batch.size=1048576",
         ]
 
     @property
@@ -134,22 +122,13 @@ class Setup:
 
 
 def _measure(case: str, setup: Setup, run: Callable[[], tuple[int, int]]) -> Result:
-    proxy0, broker0, client0 = (
-        process_cpu_seconds(setup.proxy.pid),
-        setup.broker.cpu_seconds(),
-        time.process_time(),
-    )
+    proxy0, broker0, client0 = process_cpu_seconds(setup.proxy.pid), setup.broker.cpu_seconds(), time.process_time()
     t0 = time.perf_counter()
     records, payload = run()
     seconds = time.perf_counter() - t0
     return Result(
-        case,
-        seconds,
-        records,
-        payload,
-        process_cpu_seconds(setup.proxy.pid) - proxy0,
-        setup.broker.cpu_seconds() - broker0,
-        time.process_time() - client0,
+        case, seconds, records, payload,
+        process_cpu_seconds(setup.proxy.pid) - proxy0, setup.broker.cpu_seconds() - broker0, time.process_time() - client0,
     )
 
 
@@ -219,11 +198,7 @@ def v2_batched_produce(s: Setup) -> Callable[[], tuple[int, int]]:
         for start in range(0, s.records, 500):
             n = min(500, s.records - start)
             body = {"records": [{"value": encoded[(start + i) % len(encoded)]} for i in range(n)]}
-            r = s.http.post(
-                f"/topics/{topic}",
-                content=json.dumps(body),
-                headers={"Content-Type": V2_BINARY, "Accept": V2},
-            )
+            r = s.http.post(f"/topics/{topic}", content=json.dumps(body), headers={"Content-Type": V2_BINARY, "Accept": V2})
             assert r.status_code == 200, r.text
             assert all(o.get("error") is None for o in r.json()["offsets"])
         return s.records, sum(len(s.values[i % len(s.values)]) for i in range(s.records))
@@ -248,9 +223,7 @@ def v3_single_produce(s: Setup) -> Callable[[], tuple[int, int]]:
 
 def native_consume(s: Setup) -> Callable[[], tuple[int, int]]:
     topic = s.filled_topic()
-    c = Consumer(
-        {"bootstrap.servers": s.broker.bootstrap_servers, "group.id": f"bench-{topic}", **CONSUMER_BASE}
-    )
+    c = Consumer({"bootstrap.servers": s.broker.bootstrap_servers, "group.id": f"bench-{topic}", **CONSUMER_BASE})
     c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
 
     def run() -> tuple[int, int]:
@@ -270,35 +243,23 @@ def native_consume(s: Setup) -> Callable[[], tuple[int, int]]:
 def v2_consume(s: Setup) -> Callable[[], tuple[int, int]]:
     topic = s.filled_topic()
     group = f"bench-v2-{topic}"
-    r = s.http.post(
-        f"/consumers/{group}",
-        json={"name": "c", "format": "binary", "auto.offset.reset": "earliest"},
-        headers={"Content-Type": V2},
-    )
+    r = s.http.post(f"/consumers/{group}", json={"name": "c", "format": "binary", "auto.offset.reset": "earliest"},
+                    headers={"Content-Type": V2})
     assert r.status_code == 200, r.text
     base = f"/consumers/{group}/instances/c"
-    r = s.http.post(
-        f"{base}/assignments",
-        headers={"Content-Type": V2},
-        json={"partitions": [{"topic": topic, "partition": p} for p in range(PARTITIONS)]},
-    )
+    r = s.http.post(f"{base}/assignments", headers={"Content-Type": V2},
+                    json={"partitions": [{"topic": topic, "partition": p} for p in range(PARTITIONS)]})
     assert r.status_code == 204, r.text
-    r = s.http.post(
-        f"{base}/positions/beginning",
-        headers={"Content-Type": V2},
-        json={"partitions": [{"topic": topic, "partition": p} for p in range(PARTITIONS)]},
-    )
+    r = s.http.post(f"{base}/positions/beginning", headers={"Content-Type": V2},
+                    json={"partitions": [{"topic": topic, "partition": p} for p in range(PARTITIONS)]})
     assert r.status_code == 204, r.text
 
     def run() -> tuple[int, int]:
         got = size = 0
         deadline = time.monotonic() + 300
         while got < s.records and time.monotonic() < deadline:
-            r = s.http.get(
-                f"{base}/records",
-                params={"timeout": 200, "max_bytes": 8_000_000},
-                headers={"Accept": "application/vnd.kafka.binary.v2+json"},
-            )
+            r = s.http.get(f"{base}/records", params={"timeout": 200, "max_bytes": 8_000_000},
+                           headers={"Accept": "application/vnd.kafka.binary.v2+json"})
             assert r.status_code == 200, r.text
             for rec in r.json():
                 got += 1
@@ -315,9 +276,7 @@ def stream_consume(s: Setup) -> Callable[[], tuple[int, int]]:
     def run() -> tuple[int, int]:
         got = size = 0
         url = f"/v3/clusters/{s.cluster_id}/topics/{topic}/records:stream"
-        with s.http.stream(
-            "GET", url, params={"from": "beginning", "limit": s.records, "format": "binary"}
-        ) as r:
+        with s.http.stream("GET", url, params={"from": "beginning", "limit": s.records, "format": "binary"}) as r:
             assert r.status_code == 200, r.read()
             for line in r.iter_lines():
                 if not line:
@@ -366,9 +325,7 @@ def main(argv: list[str] | None = None) -> int:
                 proxy.start()
                 with httpx.Client(base_url=proxy.url, timeout=300) as http:
                     cluster_id = http.get("/v3/clusters").json()["data"][0]["cluster_id"]
-                    setup = Setup(
-                        broker, proxy, http, cluster_id, make_values(args.size), args.records, args.single
-                    )
+                    setup = Setup(broker, proxy, http, cluster_id, make_values(args.size), args.records, args.single)
                     for case, make in CASES.items():
                         results[case].append(_measure(case, setup, make(setup)))
             finally:
@@ -379,10 +336,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _report(results: dict[str, list[Result]], args: argparse.Namespace) -> None:
-    print(
-        f"\n{args.records:,} records of {args.size} B ({args.single:,} for one-per-request), 4 partitions, "
-        f"median of {args.runs} run(s); CPU in ms per MB of record values\n"
-    )
+    print(f"\n{args.records:,} records of {args.size} B ({args.single:,} for one-per-request), 4 partitions, "
+          f"median of {args.runs} run(s); CPU in ms per MB of record values\n")
     print("| Case | MB/s | records/s | vs native | proxy CPU ms/MB | broker CPU ms/MB | client CPU ms/MB |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     native = {
@@ -395,16 +350,11 @@ def _report(results: dict[str, list[Result]], args: argparse.Namespace) -> None:
         ref = native["consume" if "consume" in case else "produce"]
 
         def per_mb(attr: str, rs: list[Result] = rs) -> float:
-            return (
-                statistics.median(getattr(r, attr) / (r.payload_bytes / 1e6) for r in rs if r.payload_bytes)
-                * 1000
-            )
+            return statistics.median(getattr(r, attr) / (r.payload_bytes / 1e6) for r in rs if r.payload_bytes) * 1000
 
         proxy_cpu = "-" if case.startswith("native") else f"{per_mb('proxy_cpu_s'):.1f}"
-        print(
-            f"| {case} | {mb:.1f} | {rps:,.0f} | {mb / ref:.2f}x | {proxy_cpu} | {per_mb('broker_cpu_s'):.1f} | "
-            f"{per_mb('client_cpu_s'):.1f} |"
-        )
+        print(f"| {case} | {mb:.1f} | {rps:,.0f} | {mb / ref:.2f}x | {proxy_cpu} | {per_mb('broker_cpu_s'):.1f} | "
+              f"{per_mb('client_cpu_s'):.1f} |")
 
 
 if __name__ == "__main__":

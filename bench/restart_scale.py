@@ -210,9 +210,7 @@ def create_topic(bootstrap: str, name: str, partitions: int, timeout: float) -> 
     count = first
     while count < partitions:
         count = min(partitions, count + PARTITIONS_PER_REQUEST)
-        grown = admin.create_partitions(
-            [NewPartitions(name, count)], request_timeout=timeout, operation_timeout=timeout
-        )
+        grown = admin.create_partitions([NewPartitions(name, count)], request_timeout=timeout, operation_timeout=timeout)
         grown[name].result(timeout + 5)
     return time.perf_counter() - t0
 

@@ -77,13 +77,8 @@ STEPS = (
 
 def main(argv: list[str] | None = None) -> int:
     return main_for(
-        "bench.round_three",
-        STEPS,
-        description=__doc__.split("\n")[0],
-        begin=BEGIN,
-        end=END,
-        heading="## Round three, all figures from one run (`bench/round_three.py`)",
-        argv=argv,
+        "bench.round_three", STEPS, description=__doc__.split("\n")[0], begin=BEGIN, end=END,
+        heading="## Round three, all figures from one run (`bench/round_three.py`)", argv=argv,
     )
 
 

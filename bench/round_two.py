@@ -70,64 +70,14 @@ STEPS = (
     Step(
         "lowrate-profile",
         "Where the broker's CPU goes at 2,000 records/s of 100 B, linger 0 (py-spy)",
-        (
-            "bench.profile",
-            "latency",
-            "--size",
-            "100",
-            "--rate",
-            "2000",
-            "--seconds",
-            "10",
-            "--top",
-            "25",
-            "--gil",
-        ),
-        (
-            "bench.profile",
-            "latency",
-            "--size",
-            "100",
-            "--rate",
-            "2000",
-            "--seconds",
-            "3",
-            "--top",
-            "10",
-            "--gil",
-        ),
+        ("bench.profile", "latency", "--size", "100", "--rate", "2000", "--seconds", "10", "--top", "25", "--gil"),
+        ("bench.profile", "latency", "--size", "100", "--rate", "2000", "--seconds", "3", "--top", "10", "--gil"),
     ),
     Step(
         "partitions-profile",
         "Why 1,000 partitions reach less than 8: the broker's and the client's CPU, and where the broker's goes (py-spy)",
-        (
-            "bench.profile",
-            "produce",
-            "--size",
-            "1024",
-            "--acks",
-            "all",
-            "--partitions",
-            "1000",
-            "--seconds",
-            "8",
-            "--top",
-            "20",
-        ),
-        (
-            "bench.profile",
-            "produce",
-            "--size",
-            "1024",
-            "--acks",
-            "all",
-            "--partitions",
-            "100",
-            "--seconds",
-            "3",
-            "--top",
-            "10",
-        ),
+        ("bench.profile", "produce", "--size", "1024", "--acks", "all", "--partitions", "1000", "--seconds", "8", "--top", "20"),
+        ("bench.profile", "produce", "--size", "1024", "--acks", "all", "--partitions", "100", "--seconds", "3", "--top", "10"),
     ),
     Step(
         "consume-profile",
@@ -162,16 +112,12 @@ STEPS = (
 )
 
 
+
 def main(argv: list[str] | None = None) -> int:
     return main_for(
-        "bench.round_two",
-        STEPS,
-        description=__doc__.split("\n")[0],
-        begin=BEGIN,
-        end=END,
+        "bench.round_two", STEPS, description=__doc__.split("\n")[0], begin=BEGIN, end=END,
         heading="## Round two, all figures from one run (`bench/round_two.py`)",
-        after_bench_run=AFTER_BENCH_RUN,
-        argv=argv,
+        after_bench_run=AFTER_BENCH_RUN, argv=argv,
     )
 
 

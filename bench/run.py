@@ -592,10 +592,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(ROOT / "BENCHMARKS.md"), help="markdown file to update ('-': none)")
     ap.add_argument("--json", default=None, help="also write the raw rows as JSON here")
     ap.add_argument(
-        "--repeat",
-        type=int,
-        default=None,
-        help="runs of every case, the same for all (the median is reported, and the worst beside it)",
+        "--repeat", type=int, default=None,
+        help="runs of every case, the same for all (the median is reported, and the worst beside it)"
     )
     ap.add_argument(
         "--partition-counts", default=None, help="comma-separated partition counts (partitions section)"

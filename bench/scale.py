@@ -184,9 +184,7 @@ def create_topics(broker: BrokerUnderTest, topics: int, partitions: int, prefix:
     raise TimeoutError(f"{broker.name}: Metadata lists fewer than {want} partitions")
 
 
-def write_every_partition(
-    broker: BrokerUnderTest, names: list[str], partitions: int, size: int = 100
-) -> None:
+def write_every_partition(broker: BrokerUnderTest, names: list[str], partitions: int, size: int = 100) -> None:
     """One ``size``-byte record in every partition (acks=all), every delivery checked."""
     errors: list[Any] = []
     p = Producer(
@@ -327,9 +325,7 @@ def active_throughput(broker: BrokerUnderTest, topic: str, n: int, seconds: floa
         del producers
 
 
-def connections_case(
-    kind: type[BrokerUnderTest], scale: Scale, workdir: Path, src: Path | None = None
-) -> Result:
+def connections_case(kind: type[BrokerUnderTest], scale: Scale, workdir: Path, src: Path | None = None) -> Result:
     res = Result(f"{scale.active} active + {scale.idle} idle connections", kind.name)
     v = res.values
     alone: list[float] = []

@@ -62,14 +62,8 @@ def _produce(size: int, partitions: int) -> Workload:
     def run(b: ZurauBroker, seconds: float) -> Measurement:
         topic = create_topic(b, partitions)
         return produce_throughput(
-            b,
-            topic=topic,
-            partitions=partitions,
-            size=size,
-            acks="1",
-            compression="none",
-            max_records=3_000_000 * 1024 // size,
-            max_seconds=seconds,
+            b, topic=topic, partitions=partitions, size=size, acks="1", compression="none",
+            max_records=3_000_000 * 1024 // size, max_seconds=seconds,
         )
 
     return run
@@ -79,9 +73,7 @@ def _consume(size: int, partitions: int, records: int) -> Workload:
     def run(b: ZurauBroker, seconds: float) -> Measurement:
         topic = create_topic(b, partitions)
         fill(b, topic, partitions, size, records)
-        return consume_throughput(
-            b, topic=topic, partitions=partitions, size=size, records=records, max_seconds=seconds * 4
-        )
+        return consume_throughput(b, topic=topic, partitions=partitions, size=size, records=records, max_seconds=seconds * 4)
 
     return run
 
@@ -93,9 +85,7 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=1024)
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--consume-records", type=int, default=300_000)
-    ap.add_argument(
-        "--zurau-src", type=Path, default=None, help="run this checkout's src/ instead of the installed one"
-    )
+    ap.add_argument("--zurau-src", type=Path, default=None, help="run this checkout's src/ instead of the installed one")
     args = ap.parse_args()
     print(provenance_line(clients=["confluent_kafka"]))
     with tempfile.TemporaryDirectory(prefix="zurau-bench-tls-") as tmp:
@@ -111,8 +101,7 @@ def main() -> None:
             for _ in range(args.runs):
                 for mode in ("PLAINTEXT", "SSL"):
                     broker = (
-                        ZurauBroker(work, args.zurau_src)
-                        if mode == "PLAINTEXT"
+                        ZurauBroker(work, args.zurau_src) if mode == "PLAINTEXT"
                         else TlsZurauBroker(work, ca, keystore, args.zurau_src)
                     )
                     broker.start()
