@@ -38,8 +38,9 @@ for leader count and network-out; :mod:`~zurau.metadata.controller.balancer.goal
 works on the first goal, in order, that has such a move, so hard goals are met before soft ones.
 Which of several such moves is taken is a cheap heuristic (most loaded broker to least loaded,
 the best of a few), not the best of all: the plan is a good one, not the shortest possible.
-A change of a resource goal (disk, network in, network out) by less than ``balance_threshold``
-of the mean counts as none: measured rates and sizes move a little from sample to sample, and
+A gain on a resource goal (disk, network in, network out) of less than ``balance_threshold`` of
+the mean counts as none (a loss, however small, stays a loss): measured rates and sizes move a
+little from sample to sample, and
 where whole partitions cannot even a resource out (say three brokers leading eight partitions)
 such small gains would only pass a leadership from one broker to another at every sample.
 

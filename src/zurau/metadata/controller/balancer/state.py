@@ -248,6 +248,8 @@ class SearchState:
                 entries.sort()
         t = options.balance_threshold
         tf = Fraction(str(t))
+        # A resource goal's gain smaller than the band's half-width is noise (package docstring).
+        self.min_gain = round(t * SCALE)
         n = len(self.dest)
         pool = [b for b in ids if b in self.dest_set or b in self.drain]
         self.count_band = CountBand(sum(self.count[b] for b in pool), n, tf)
@@ -443,6 +445,13 @@ class SearchState:
                         self.nw_out[b] + sign * p.nout, band.unit.get(b, 0.0), band.lo, band.hi
                     )
                     nout -= ex[NW_OUT][b]
+        gain = self.min_gain  # a small gain is none (a small loss stays a loss)
+        if -gain < disk < 0:
+            disk = 0
+        if -gain < nin < 0:
+            nin = 0
+        if -gain < nout < 0:
+            nout = 0
         vec = (drain, rack, cap, limit, count, leaders, disk, nin, nout)
         for x in vec:
             if x:
@@ -463,6 +472,8 @@ class SearchState:
             leaders += self.leader_band.excess(self.leaders[d] + 1) - self.excess[LEADERS][d]
             if p.nout:
                 nout += self.nw_out_band.excess(d, self.nw_out[d] + p.nout) - self.excess[NW_OUT][d]
+        if -self.min_gain < nout < 0:
+            nout = 0
         if leaders > 0 or (leaders == 0 and nout >= 0):
             return None
         return (0, 0, 0, 0, 0, leaders, 0, 0, nout)
