@@ -30,6 +30,7 @@ from typing import Any
 
 from zurau.broker.auth.authorizer import StandardAuthorizer
 from zurau.broker.auth.broker_client_security import controller_client_security, inter_broker_client_security
+from zurau.broker.broker_reconfigurables import BrokerReconfigurables
 from zurau.broker.dispatcher import api_version_ranges, load_handlers
 from zurau.broker.metadata_publisher import ChunkedPublishing, MetadataPublisher
 from zurau.broker.quotas.client_quota_manager import ClientQuotaManager
@@ -960,9 +961,11 @@ class Broker:
             log.warning("broker %d: stopping %s failed: %r", self.node_id, what, exc)
 
     def _start_log_cleaner(self) -> None:
-        """Compaction (``log.cleaner.*``): logs are chosen and swapped on this loop and cleaned on
-        worker threads (storage/log_cleaner.py, storage/log_cleaner_threads.py)."""
-        config = CleanerConfig.from_broker_config(self.config.get)
+        """Compaction (``log.cleaner.*``, dynamic over static): logs are chosen and swapped on this
+        loop and cleaned on worker threads (storage/log_cleaner.py, storage/log_cleaner_threads.py).
+        The cleaner and the fetchers follow the dynamic configs (broker/broker_reconfigurables.py)."""
+        BrokerReconfigurables(self.dynamic_config, lambda: self.log_cleaner, lambda: self.fetchers).install(self.controller)
+        config = CleanerConfig.from_broker_config(self.effective_config().get)
         if config.threads == 0:
             return
         run_on_owner = owner_loop_caller(asyncio.get_running_loop())

@@ -9,8 +9,14 @@ from typing import Any
 
 import pytest
 
+from zurau.broker.broker_reconfigurables import reconfigurable_configs
 from zurau.config import BrokerConfig
-from zurau.config.dynamic_broker_configs import applied_dynamically, kafka_dynamic, per_broker_only
+from zurau.config.dynamic_broker_configs import (
+    RECONFIGURED_CONFIGS,
+    applied_dynamically,
+    kafka_dynamic,
+    per_broker_only,
+)
 from zurau.metadata.controller.config_control import APPEND, DELETE, SET, SUBTRACT
 from zurau.metadata.controller.quorum_controller import QuorumController
 from zurau.metadata.dynamic_broker_config import EffectiveBrokerConfig
@@ -101,9 +107,11 @@ def test_validate_only_writes_nothing() -> None:
         ("1", [("num.partitions", SET, "3")], E.InvalidRequestError.code,
          "Cannot update these configs dynamically: Set(num.partitions)"),
         ("1", [("no.such.config", SET, "3")], E.InvalidConfigError.code, "Unknown broker configs: Set(no.such.config)"),
-        ("1", [("log.cleaner.threads", SET, "2")], E.InvalidRequestError.code,
-         "Cannot update these configs dynamically: Set(log.cleaner.threads) (Kafka can; Zurau reads"),
-        ("1", [("num.replica.fetchers", SET, "2")], E.InvalidRequestError.code, "Set(num.replica.fetchers) (Kafka can"),
+        ("1", [("max.connections", SET, "2")], E.InvalidRequestError.code,
+         "Cannot update these configs dynamically: Set(max.connections) (Kafka can; Zurau reads"),
+        ("1", [("log.cleaner.threads", SET, "0")], E.InvalidRequestError.code, "Log cleaner threads should be at least 1"),
+        ("", [("num.replica.fetchers", SET, "0")], E.InvalidRequestError.code,
+         "Invalid value 0 for configuration num.replica.fetchers: Value must be at least 1"),
         ("", [("sasl.kerberos.min.time.before.relogin", SET, "58000")], E.InvalidRequestError.code,
          "Cannot update these configs at default cluster level, broker id must be specified"),
         ("1", [("log.retention.ms", SET, "abc")], E.InvalidRequestError.code, "log.retention.ms"),
@@ -134,7 +142,8 @@ def test_kerberos_configs_are_accepted_per_broker_as_kafka_does() -> None:
 
 
 def test_dynamic_lists() -> None:
-    assert kafka_dynamic("log.cleaner.threads") and not applied_dynamically("log.cleaner.threads")
+    assert kafka_dynamic("max.connections") and not applied_dynamically("max.connections")
+    assert applied_dynamically("log.cleaner.threads") and applied_dynamically("num.replica.fetchers")
     assert applied_dynamically("log.retention.ms") and applied_dynamically("unclean.leader.election.enable")
     assert not kafka_dynamic("num.partitions") and not kafka_dynamic("no.such")
     assert per_broker_only("listeners") and per_broker_only("ssl.keystore.location")
@@ -184,3 +193,20 @@ def test_unclean_election_follows_the_dynamic_cluster_default() -> None:
     image, resp, _ = _incremental(c, image, "", ("unclean.leader.election.enable", SET, "true"))
     assert resp["error_code"] == 0
     assert c.elections.changes.unclean_allowed(image, t)
+
+
+def test_the_cleaner_and_fetcher_pools_are_accepted_per_broker_and_as_cluster_default() -> None:
+    c, image = _controller(), _cluster()
+    image, resp, records = _incremental(
+        c, image, "1", ("log.cleaner.threads", SET, "2"), ("log.cleaner.backoff.ms", SET, "500"),
+        ("log.cleaner.dedupe.buffer.size", SET, "1048576"), ("log.cleaner.io.buffer.size", SET, "65536"),
+        ("log.cleaner.io.max.bytes.per.second", SET, "1e6"), ("log.cleaner.io.buffer.load.factor", SET, "0.8"),
+    )
+    assert resp["error_code"] == 0 and len(records) == 6, resp
+    image, resp, records = _incremental(c, image, "", ("num.replica.fetchers", SET, "3"))
+    assert resp["error_code"] == 0 and dict(image.broker_config("")) == {"num.replica.fetchers": "3"}
+
+
+def test_the_accepted_names_are_the_ones_the_broker_reconfigures() -> None:
+    """config/ lists them by name (it may not import the broker); they must agree."""
+    assert RECONFIGURED_CONFIGS == reconfigurable_configs()

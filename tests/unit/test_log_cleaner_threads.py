@@ -1,6 +1,8 @@
 """The log cleaner's scheduler (storage/log_cleaner_threads.py) on a real event loop: passes run on
-worker threads and swap on the loop, a failed pass frees its worker, and cancellation stops the
-cleaner and waits for the passes in flight."""
+worker threads and swap on the loop, a failed pass frees its worker, cancellation stops the
+cleaner and waits for the passes in flight, and a reconfiguration (a dynamic
+``log.cleaner.threads``) restarts the workers with the new config, aborting a pass in flight
+without losing what the log holds."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.support.partition_logs import NOW
+from tests.unit.test_log_cleaner import read_all
 from zurau.protocol.records.builder import NewRecord, build_batch
 from zurau.storage.cleaner import CleanerStats, LogToClean
 from zurau.storage.log_cleaner import CleanerConfig, LogCleaner
@@ -150,6 +153,8 @@ class _BusyCleaner:
     def __init__(self) -> None:
         self.config = CleanerConfig.from_props({"log.cleaner.threads": 2, "log.cleaner.backoff.ms": 1000})
         self.stopped = False
+        self.reconfiguring = False
+        self.on_reconfigure: object = None
 
     def grab(self) -> object | None:
         return None if self.stopped else object()
@@ -172,3 +177,68 @@ async def test_a_cancellation_arriving_as_a_pass_ends_is_never_lost() -> None:
             with pytest.raises(asyncio.CancelledError):
                 await task
         assert cleaner.stopped
+
+
+def _records(env: Env) -> dict[bytes, bytes]:
+    """The latest value of each key in ``t-0``, as a consumer reads it (compaction keeps it)."""
+    return {bytes(r.key or b""): bytes(r.value or b"") for r in read_all(env.log)}
+
+
+async def test_a_reconfiguration_restarts_the_workers_with_the_new_thread_count(env: Env) -> None:
+    loop = asyncio.get_running_loop()
+    cleaner = env.cleaner(loop)
+    assert cleaner.config.threads == 1 and len(cleaner.cleaners) == 1
+    before = _records(env)
+    aborted = threading.Event()
+    real_clean = cleaner.clean
+    workers: list[tuple[int, str]] = []
+    first: list[CleanerStats | None] = []
+
+    def clean(ltc: LogToClean, worker: int = 0) -> CleanerStats | None:
+        workers.append((worker, threading.current_thread().name))
+        if len(workers) == 1:  # the first pass is in flight when the config changes
+            async_reconfigured.wait(5)
+            stats = real_clean(ltc, worker)
+            first.append(stats)
+            aborted.set()
+            return stats
+        return real_clean(ltc, worker)
+
+    async_reconfigured = threading.Event()
+    cleaner.clean = clean  # type: ignore[method-assign]
+    passes: list[CleanerStats] = []
+    task = asyncio.create_task(run_cleaner_threads(cleaner, passes.append))
+    await until(lambda: len(workers) == 1)
+    new = CleanerConfig.from_props({"log.cleaner.threads": 2, "log.cleaner.backoff.ms": 20})
+    assert cleaner.reconfigure(new) and cleaner.reconfiguring
+    assert not cleaner.reconfigure(new), "the same config again changes nothing"
+    async_reconfigured.set()
+    await until(aborted.is_set)
+    await until(lambda: len(passes) >= 1)  # a complete pass with the new workers
+    await stop(task)
+    assert first == [None], "the pass in flight was aborted by the reconfiguration"
+    assert cleaner.config == new and len(cleaner.cleaners) == 2
+    assert cleaner.manager.in_progress == set(), "the aborted pass released its log"
+    assert cleaner.manager.checkpointed_offset("t", 0) == passes[-1].end_offset
+    assert _records(env) == before, "every key keeps its latest value: nothing lost"
+    assert passes[0].records_removed > 0
+
+
+async def test_a_reconfiguration_asked_for_while_idle_is_applied_at_once(env: Env) -> None:
+    cleaner = env.cleaner(asyncio.get_running_loop(), **{"log.cleaner.backoff.ms": 60_000})
+    passes: list[CleanerStats] = []
+    task = asyncio.create_task(run_cleaner_threads(cleaner, passes.append))
+    await until(lambda: len(passes) == 1)  # then nothing is cleanable: the loop sleeps 60 s
+    new = CleanerConfig.from_props({"log.cleaner.threads": 2, "log.cleaner.backoff.ms": 60_000})
+    cleaner.reconfigure(new)
+    await until(lambda: cleaner.config == new)  # woken, not after the 60 s back-off
+    assert not cleaner.reconfiguring and len(cleaner.cleaners) == 2
+    await stop(task)
+
+
+def test_reconfigure_refuses_no_workers_and_is_final_after_stop(env: Env) -> None:
+    cleaner = env.cleaner(asyncio.new_event_loop())
+    assert not cleaner.reconfigure(CleanerConfig.from_props({"log.cleaner.threads": 0}))
+    cleaner.stop()
+    assert not cleaner.reconfigure(CleanerConfig.from_props({"log.cleaner.threads": 2}))
+    assert cleaner.apply_pending() is None and cleaner.config.threads == 1

@@ -15,10 +15,17 @@ Which names may be set:
 * Zurau applies at runtime only :func:`applied_dynamically`: the broker defaults of topic
   configs (``log.retention.ms``, ``min.insync.replicas``, ``compression.type``,
   ``message.max.bytes`` ...; every topic without an override of its own follows them), the
-  throttle rates, and the dynamic configs that have no effect in Zurau anyway (inert ones, e.g.
-  the SASL Kerberos settings). Any other config Kafka can change dynamically
-  (``listeners``, ``ssl.*``, ``num.replica.fetchers``, ``log.cleaner.threads`` ...) is read only
-  at start-up here and is refused, saying so.
+  throttle rates, the log cleaner's and the replica fetchers' pools (:data:`RECONFIGURED_CONFIGS`:
+  ``log.cleaner.threads``, ``num.replica.fetchers`` ...; the broker restarts the cleaner's
+  workers or moves partitions between fetchers, zurau.broker.broker_reconfigurables), and the
+  dynamic configs that have no effect in Zurau anyway (inert ones, e.g. the SASL Kerberos
+  settings). Any other config Kafka can change dynamically (``listeners``, ``ssl.*``,
+  ``max.connections`` ...) is read only at start-up here and is refused, saying so.
+* As Kafka's ``LogCleaner`` and ``DynamicThreadPool`` validate them, a dynamic
+  ``log.cleaner.threads`` or ``num.replica.fetchers`` must be at least 1. (Kafka also refuses
+  less than half or more than double the broker's current value; that needs the receiving
+  broker's current value, and the controller that checks here has no such thing, so Zurau does
+  not.)
 * Kafka's per-broker-only configs (listeners and their security settings:
   :func:`per_broker_only`) cannot be set at the cluster-default level.
 
@@ -39,6 +46,7 @@ from zurau.config.definitions import BROKER_CONFIGS, TOPIC_CONFIGS
 from zurau.config.types import ConfigError
 
 __all__ = [
+    "RECONFIGURED_CONFIGS",
     "THROTTLE_RATE_CONFIGS",
     "DynamicBrokerConfigView",
     "DynamicConfigError",
@@ -53,6 +61,26 @@ log = logging.getLogger("zurau.config")
 #: Kafka's ``DynamicConfig.Broker`` rates (bytes/s) that throttle reassignment traffic; dynamic
 #: only, never in server.properties. Accepted once their definitions exist.
 THROTTLE_RATE_CONFIGS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+
+#: Dynamic configs the broker applies to its running parts (the log cleaner's
+#: ``RECONFIGURABLE_CONFIGS`` and the fetchers' pool: zurau.broker.broker_reconfigurables).
+RECONFIGURED_CONFIGS = frozenset(
+    {
+        "log.cleaner.threads",
+        "log.cleaner.dedupe.buffer.size",
+        "log.cleaner.io.buffer.load.factor",
+        "log.cleaner.io.buffer.size",
+        "log.cleaner.io.max.bytes.per.second",
+        "log.cleaner.backoff.ms",
+        "num.replica.fetchers",
+    }
+)
+
+#: Thread counts that must stay at least 1 when set dynamically, with Kafka's refusal.
+_AT_LEAST_ONE = {
+    "log.cleaner.threads": "Log cleaner threads should be at least 1",
+    "num.replica.fetchers": "Invalid value {value} for configuration num.replica.fetchers: Value must be at least 1",
+}
 
 #: Listener configs Kafka lets each broker have its own of, never a cluster default (the
 #: ``ssl.``/``sasl.`` settings are matched by prefix in :func:`per_broker_only`).
@@ -86,7 +114,11 @@ def applied_dynamically(name: str) -> bool:
         return False
     d = BROKER_CONFIGS[name]
     return (
-        name in _TOPIC_DEFAULTS or name in THROTTLE_RATE_CONFIGS or name in BALANCER_CONFIG_NAMES or bool(d.inert)
+        name in _TOPIC_DEFAULTS
+        or name in THROTTLE_RATE_CONFIGS
+        or name in BALANCER_CONFIG_NAMES
+        or name in RECONFIGURED_CONFIGS
+        or bool(d.inert)
     )
 
 
@@ -132,9 +164,11 @@ def check_dynamic_update(static: BrokerConfig, overrides: Mapping[str, str], per
             )
     for name in sorted(overrides):
         try:
-            BROKER_CONFIGS[name].parse(overrides[name])
+            value = BROKER_CONFIGS[name].parse(overrides[name])
         except ConfigError as e:
             raise DynamicConfigError(str(e)) from None
+        if name in _AT_LEAST_ONE and value < 1:
+            raise DynamicConfigError(_AT_LEAST_ONE[name].format(value=value))
 
 
 def effective_config(

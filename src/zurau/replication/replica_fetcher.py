@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import ssl
 import uuid
@@ -228,9 +229,22 @@ class ReplicaFetcher:
         )
         self._wake()
 
+    def adopt(self, state: PartitionFetchState) -> None:
+        """Take over a partition another fetcher of this broker followed (a resize of the
+        fetcher pool), with its fetch state: leader epoch, a pending truncation, its back-off.
+        The fetch offset is the local log end, so nothing is fetched twice or skipped; the old
+        fetcher no longer has the partition and ignores an answer it still gets for it."""
+        self._generation += 1
+        self.partitions[state.key] = dataclasses.replace(state, generation=self._generation)
+        self._wake()
+
     def remove_partition(self, topic: str, partition: int) -> bool:
         """Stop following ``topic-partition``; True if this fetcher had it."""
-        return self.partitions.pop((topic, partition), None) is not None
+        return self.release(topic, partition) is not None
+
+    def release(self, topic: str, partition: int) -> PartitionFetchState | None:
+        """Stop following ``topic-partition`` and hand its fetch state over (None: not here)."""
+        return self.partitions.pop((topic, partition), None)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:

@@ -7,6 +7,14 @@ fetchers (and connections) per leader broker. A fetcher is started with its firs
 closed when its last one leaves. Moving a partition to another leader removes it from the old
 fetcher first, so at most one fetcher ever writes to a partition's log.
 
+Resizing (Kafka's ``AbstractFetcherManager.resizeThreadPool``, a dynamic
+``num.replica.fetchers``): :meth:`ReplicaFetcherManager.resize` moves every partition whose fetcher
+id changes to its new fetcher with its fetch state (:meth:`ReplicaFetcher.adopt`) and closes the
+fetchers left without partitions. Nothing is lost or appended twice: the fetch position is the
+local log end offset, a partition is in exactly one fetcher at any time (the move happens on the
+event loop between two of its awaits), and the fetcher it left ignores any answer still in flight
+for it.
+
 Connections go to the leader's inter-broker listener (``inter.broker.listener.name``) as the
 metadata image registers it, over :class:`zurau.client.connection.BrokerConnection` (the same
 client the controller channel forwards with).
@@ -95,11 +103,16 @@ class ReplicaFetcherManager:
         target = (p.leader_id, fetcher_id(p.topic, p.index, self.num_fetchers))
         if self._assigned.get(key) not in (None, target):
             self.remove_partition(p.topic, p.index)
+        self._fetcher(target).add_partition(p.topic, p.index, topic_id, p.leader_epoch)
+        self._assigned[key] = target
+
+    def _fetcher(self, target: tuple[int, int]) -> ReplicaFetcher:
+        """The fetcher ``(leader id, fetcher id)``, started now if there is none."""
         fetcher = self.fetchers.get(target)
         if fetcher is None:
             fetcher = ReplicaFetcher(
                 node_id=self.node_id,
-                source_id=p.leader_id,
+                source_id=target[0],
                 fetcher_id=target[1],
                 logs=self.logs,
                 connect=self._connect,
@@ -109,8 +122,7 @@ class ReplicaFetcherManager:
             )
             self.fetchers[target] = fetcher
             fetcher.start()
-        fetcher.add_partition(p.topic, p.index, topic_id, p.leader_epoch)
-        self._assigned[key] = target
+        return fetcher
 
     def remove_partition(self, topic: str, index: int) -> None:
         target = self._assigned.pop((topic, index), None)
@@ -120,11 +132,48 @@ class ReplicaFetcherManager:
         if fetcher is None:
             return
         fetcher.remove_partition(topic, index)
-        if not fetcher.partitions:
-            del self.fetchers[target]
-            task = asyncio.get_running_loop().create_task(fetcher.close())
-            self._closing.add(task)
-            task.add_done_callback(self._closing.discard)
+        self._close_if_idle(target)
+
+    def _close_if_idle(self, target: tuple[int, int]) -> None:
+        fetcher = self.fetchers.get(target)
+        if fetcher is None or fetcher.partitions:
+            return
+        del self.fetchers[target]
+        task = asyncio.get_running_loop().create_task(fetcher.close())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    def resize(self, num_fetchers: int) -> int:
+        """Use ``num_fetchers`` fetchers per leader from now on (see the module docstring);
+        returns how many partitions moved. Fewer than one is refused with a warning."""
+        if num_fetchers < 1:
+            log.warning("num.replica.fetchers=%d refused; keeping %d", num_fetchers, self.num_fetchers)
+            return 0
+        old, self.num_fetchers = self.num_fetchers, num_fetchers
+        if num_fetchers == old:
+            return 0
+        left: set[tuple[int, int]] = set()
+        moved = 0
+        for (topic, index), target in list(self._assigned.items()):
+            new_target = (target[0], fetcher_id(topic, index, num_fetchers))
+            if new_target == target:
+                continue
+            fetcher = self.fetchers.get(target)
+            state = fetcher.release(topic, index) if fetcher is not None else None
+            if state is None:  # not fetched (cannot happen: assigned means in its fetcher)
+                del self._assigned[(topic, index)]
+                continue
+            self._fetcher(new_target).adopt(state)
+            self._assigned[(topic, index)] = new_target
+            left.add(target)
+            moved += 1
+        for target in left:
+            self._close_if_idle(target)
+        log.info(
+            "broker %d: replica fetchers per leader %d -> %d; %d partition(s) moved, %d fetcher(s) now",
+            self.node_id, old, num_fetchers, moved, len(self.fetchers),
+        )
+        return moved
 
     async def close(self) -> None:
         fetchers = list(self.fetchers.values())

@@ -19,6 +19,15 @@ itself reads closed segment files through descriptors of its own and writes ``.c
 only (see cleaner.py), so produce and fetch never wait for it; it releases the GIL every half
 millisecond of work. Tests call :meth:`LogCleaner.clean_once`, which grabs and cleans in place
 (``run_on_owner`` then defaults to calling ``fn`` directly).
+
+Reconfiguration (Kafka's ``LogCleaner.reconfigure``; the dynamic broker configs of
+:data:`RECONFIGURABLE_CONFIGS`): :meth:`LogCleaner.reconfigure` on the owner asks for a new
+:class:`CleanerConfig`; the passes in flight abort at their next check (their completed swaps
+stay, their checkpoint is not advanced, so the next pass starts again from the same clean
+offset: nothing is lost, only redone), no log is grabbed meanwhile, and once no pass is in flight
+the scheduler calls :meth:`LogCleaner.apply_pending`, which builds the workers' offset maps and
+throttles anew and resumes with the new number of workers. The cleaner manager (checkpoints,
+uncleanable partitions) is kept.
 """
 
 from __future__ import annotations
@@ -47,6 +56,19 @@ log = logging.getLogger("zurau.storage.cleaner")
 
 T = TypeVar("T")
 OwnerCall = Callable[[Callable[[], Any]], Any]
+
+#: The broker configs a running cleaner takes (Kafka's ``LogCleaner.ReconfigurableConfigs``; the
+#: topic defaults among the ``log.cleaner.*`` configs are read per log anyway).
+RECONFIGURABLE_CONFIGS = frozenset(
+    {
+        "log.cleaner.threads",
+        "log.cleaner.dedupe.buffer.size",
+        "log.cleaner.io.buffer.load.factor",
+        "log.cleaner.io.buffer.size",
+        "log.cleaner.io.max.bytes.per.second",
+        "log.cleaner.backoff.ms",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,10 +134,21 @@ class LogCleaner:
         self.manager = LogCleanerManager(log_manager)
         self.now_ms = now_ms
         self.run_on_owner = run_on_owner
-        self._stop = threading.Event()
+        # Set: passes abort at their next check and nothing is grabbed (shutting down, or a
+        # reconfiguration waits for the passes in flight).
+        self._abort = threading.Event()
+        self._closed = False
+        self._pending: CleanerConfig | None = None
+        #: Called (on the owner) when a reconfiguration is asked for: the scheduler's wake-up.
+        self.on_reconfigure: Callable[[], None] | None = None
+        self.cleaners = self._build_cleaners(config)
+        self.passes = 0
+
+    def _build_cleaners(self, config: CleanerConfig) -> list[Cleaner]:
+        """One :class:`Cleaner` per worker, each with its share of the dedupe buffer."""
         workers = max(config.threads, 1)
         memory = max(config.dedupe_buffer_size // workers, 1)
-        self.cleaners = [
+        return [
             Cleaner(
                 OffsetMap(memory, config.dedupe_buffer_load_factor),
                 io_buffer_size=config.io_buffer_size,
@@ -124,25 +157,70 @@ class LogCleaner:
             )
             for _ in range(workers)
         ]
-        self.passes = 0
 
     def _check_done(self) -> None:
-        if self._stop.is_set():
-            raise CleaningAbortedError("the log cleaner is shutting down")
+        if self._abort.is_set():
+            reason = "shutting down" if self._closed else "being reconfigured"
+            raise CleaningAbortedError(f"the log cleaner is {reason}")
 
     def stop(self) -> None:
         """Passes in progress stop at their next check (within about a millisecond of work);
-        their completed swaps stay, the rest of their work is discarded."""
-        self._stop.set()
+        their completed swaps stay, the rest of their work is discarded. Final: a later
+        reconfiguration is ignored."""
+        self._closed = True
+        self._abort.set()
 
     @property
     def stopping(self) -> bool:
-        return self._stop.is_set()
+        return self._closed
+
+    # -- reconfiguration -------------------------------------------------------------------------
+
+    def reconfigure(self, config: CleanerConfig) -> bool:
+        """On the owner: run with ``config`` from now on (see the module docstring). A config
+        equal to the one in effect (or already asked for) changes nothing; one with no worker
+        is refused with a warning (Kafka: at least one thread). True if a change was asked for."""
+        if self._closed or config == (self._pending or self.config):
+            return False
+        if config.threads < 1:
+            log.warning("log cleaner: %d threads asked for; keeping %d", config.threads, self.config.threads)
+            return False
+        self._pending = config
+        self._abort.set()
+        if self.on_reconfigure is not None:
+            self.on_reconfigure()
+        return True
+
+    @property
+    def reconfiguring(self) -> bool:
+        """A new config waits for the passes in flight to end."""
+        return self._pending is not None and not self._closed
+
+    def apply_pending(self) -> CleanerConfig | None:
+        """The scheduler, when no pass is in flight: take the config asked for (new offset maps
+        and throttles) and resume grabbing; returns it (None: nothing pending, or stopped)."""
+        config, self._pending = self._pending, None
+        if config is None or self._closed:
+            return None
+        old, self.config = self.config, config
+        self.cleaners = self._build_cleaners(config)
+        self._abort.clear()
+        log.info(
+            "log cleaner reconfigured: %d -> %d thread(s), dedupe buffer %d bytes, io buffer %d bytes, "
+            "io limit %s bytes/s, backoff %d ms",
+            old.threads,
+            config.threads,
+            config.dedupe_buffer_size,
+            config.io_buffer_size,
+            config.max_io_bytes_per_second,
+            config.backoff_ms,
+        )
+        return config
 
     def grab(self) -> LogToClean | None:
         """On the owner thread: the log to clean next, marked in progress (None: none is
         cleanable, or the cleaner is stopping)."""
-        if self._stop.is_set():
+        if self._abort.is_set():
             return None
         return self.manager.grab_filthiest_log(self.now_ms())
 

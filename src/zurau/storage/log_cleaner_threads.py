@@ -12,6 +12,11 @@ Invariants:
   map);
 * a failed pass is logged at ERROR and its worker is idle again; a pass that returned stats is
   reported to ``on_pass`` (the broker's metrics);
+* a reconfiguration (:meth:`~zurau.storage.log_cleaner.LogCleaner.reconfigure`, which wakes this
+  loop) waits for the passes in flight (they abort at their next check), shuts the workers down
+  and starts the new number of workers with the new config
+  (:meth:`~zurau.storage.log_cleaner.LogCleaner.apply_pending`); a pass is never given a worker
+  of the old pool after that;
 * cancelled, the loop stops the cleaner (passes abort at their next check), waits for the passes
   in flight (their segment swaps need this loop, :func:`owner_loop_caller`) and shuts the
   workers down, so nothing is cleaning when the logs close; a cancellation is never lost, even
@@ -59,15 +64,14 @@ async def run_cleaner_threads(
     """Give the dirtiest logs to idle workers every ``log.cleaner.backoff.ms`` and whenever a
     pass ends. Cancelled: stop the passes and wait for them (their swaps need this loop)."""
     loop = asyncio.get_running_loop()
-    threads = cleaner.config.threads
-    workers = concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix="zurau-log-cleaner")
-    idle = list(range(threads))
-    passes: set[asyncio.Future[CleanerStats | None]] = set()
     wake = asyncio.Event()
+    cleaner.on_reconfigure = wake.set
+    workers, idle = _workers(cleaner.config.threads)
+    passes: set[asyncio.Future[CleanerStats | None]] = set()
 
-    def finished(worker: int, fut: asyncio.Future[CleanerStats | None]) -> None:
+    def finished(free: list[int], worker: int, fut: asyncio.Future[CleanerStats | None]) -> None:
         passes.discard(fut)
-        idle.append(worker)
+        free.append(worker)  # the idle list of the pool the pass ran in
         wake.set()
         if not fut.cancelled() and fut.exception() is not None:
             log.error("log cleaner pass failed", exc_info=fut.exception())
@@ -77,11 +81,17 @@ async def run_cleaner_threads(
     try:
         while True:
             wake.clear()
+            if cleaner.reconfiguring:
+                if passes:  # they abort at their next check
+                    await asyncio.wait(set(passes))
+                workers.shutdown(wait=True)  # its threads are idle: this returns at once
+                config = cleaner.apply_pending()
+                workers, idle = _workers(cleaner.config.threads if config is None else config.threads)
             while idle and (ltc := cleaner.grab()) is not None:
                 worker = idle.pop()
                 fut = loop.run_in_executor(workers, cleaner.clean, ltc, worker)
                 passes.add(fut)
-                fut.add_done_callback(functools.partial(finished, worker))
+                fut.add_done_callback(functools.partial(finished, idle, worker))
             # Not wait_for: on Python 3.11 it loses a cancellation that arrives as ``wake`` is set,
             # and the broker's shutdown would then wait for this loop in vain.
             with contextlib.suppress(TimeoutError):
@@ -89,6 +99,14 @@ async def run_cleaner_threads(
                     await wake.wait()
     finally:
         cleaner.stop()
+        cleaner.on_reconfigure = None
         if passes:
             await asyncio.wait(set(passes))
         workers.shutdown(wait=True)
+
+
+def _workers(threads: int) -> tuple[concurrent.futures.ThreadPoolExecutor, list[int]]:
+    """A pool of ``threads`` workers and its idle list (worker numbers 0 .. threads-1)."""
+    threads = max(threads, 1)
+    pool = concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix="zurau-log-cleaner")
+    return pool, list(range(threads))
