@@ -128,7 +128,7 @@ async def test_refusals_name_kafkas_reason(env: Env) -> None:
     )
     r = await _alter(env, "5", ("log.retention.ms", SET, "3"))
     assert r["error_code"] == INVALID_REQUEST and "registered brokers (1)" in r["error_message"]
-    r = await _alter(env, "1", ("log.cleaner.threads", SET, "3"))
+    r = await _alter(env, "1", ("max.connections", SET, "3"))
     assert r["error_code"] == INVALID_REQUEST and "Zurau reads them only at start-up" in r["error_message"]
 
 
