@@ -110,7 +110,7 @@ from zurau.replication.replication_quota import (
 from zurau.replication.share.dead_letters import DEFAULT_TOPIC_PREFIX
 from zurau.replication.share.share_partition_manager import ShareConfig, SharePartitionManager
 from zurau.storage.cleaner import CleanerStats
-from zurau.storage.log_cleaner import CleanerConfig, LogCleaner
+from zurau.storage.log_cleaner import LogCleaner
 from zurau.storage.log_cleaner_threads import owner_loop_caller, run_cleaner_threads
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_maintenance import LogMaintenance
@@ -964,8 +964,9 @@ class Broker:
         """Compaction (``log.cleaner.*``, dynamic over static): logs are chosen and swapped on this
         loop and cleaned on worker threads (storage/log_cleaner.py, storage/log_cleaner_threads.py).
         The cleaner and the fetchers follow the dynamic configs (broker/broker_reconfigurables.py)."""
-        BrokerReconfigurables(self.dynamic_config, lambda: self.log_cleaner, lambda: self.fetchers).install(self.controller)
-        config = CleanerConfig.from_broker_config(self.effective_config().get)
+        reconfigurables = BrokerReconfigurables(self.dynamic_config, lambda: self.log_cleaner, lambda: self.fetchers)
+        reconfigurables.install(self.controller)
+        config = reconfigurables.cleaner_config(self.controller.image)
         if config.threads == 0:
             return
         run_on_owner = owner_loop_caller(asyncio.get_running_loop())

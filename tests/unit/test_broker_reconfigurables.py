@@ -101,3 +101,16 @@ def test_a_failing_part_does_not_keep_the_other_from_its_config() -> None:
     static = BrokerConfig.from_props({"node.id": "1"})
     BrokerReconfigurables(EffectiveBrokerConfig(static), lambda: _Broken(), lambda: fetchers).apply(image)  # type: ignore[arg-type,return-value]
     assert fetchers.sizes == [2]
+
+
+def test_dynamic_cleaner_values_that_leave_no_room_for_a_key_are_ignored() -> None:
+    """The controller accepts them (it cannot know this broker's thread count); the broker keeps
+    the static cleaner config rather than fail its cleaner (or its start)."""
+    c, image = _controller(), _cluster()
+    image, resp, _ = _incremental(c, image, "", ("log.cleaner.dedupe.buffer.size", SET, "100"))
+    assert resp["error_code"] == 0
+    static = BrokerConfig.from_props({"node.id": "1", "log.cleaner.threads": "2"})
+    r = BrokerReconfigurables(EffectiveBrokerConfig(static), lambda: None, lambda: None)
+    assert r.cleaner_config(image) == CleanerConfig.from_broker_config(static.get)
+    image, _, _ = _incremental(c, image, "", ("log.cleaner.dedupe.buffer.size", SET, "1048576"))
+    assert r.cleaner_config(image).dedupe_buffer_size == 1048576

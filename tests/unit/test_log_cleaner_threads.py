@@ -236,9 +236,11 @@ async def test_a_reconfiguration_asked_for_while_idle_is_applied_at_once(env: En
     await stop(task)
 
 
-def test_reconfigure_refuses_no_workers_and_is_final_after_stop(env: Env) -> None:
+def test_reconfigure_refuses_no_workers_or_no_offset_map_and_is_final_after_stop(env: Env) -> None:
     cleaner = env.cleaner(asyncio.new_event_loop())
     assert not cleaner.reconfigure(CleanerConfig.from_props({"log.cleaner.threads": 0}))
+    tiny = {"log.cleaner.threads": 4, "log.cleaner.dedupe.buffer.size": 40}  # no room for a key
+    assert not cleaner.reconfigure(CleanerConfig.from_props(tiny)) and not cleaner.reconfiguring
     cleaner.stop()
     assert not cleaner.reconfigure(CleanerConfig.from_props({"log.cleaner.threads": 2}))
     assert cleaner.apply_pending() is None and cleaner.config.threads == 1

@@ -70,6 +70,18 @@ class BrokerReconfigurables:
         self._fetchers = fetchers
         self._seen: BrokerConfig | None = None  # the config last applied (the same object: no change)
 
+    def cleaner_config(self, image: MetadataImage) -> CleanerConfig:
+        """The log cleaner's config as of ``image``; the static one (with a warning) when the
+        dynamic values leave a worker's offset map no room (the controller cannot check that:
+        it depends on this broker's thread count and static config)."""
+        config = CleanerConfig.from_broker_config(self.effective.of(image).get)
+        try:
+            config.check()
+        except ValueError as e:
+            log.warning("broker %d: dynamic log.cleaner.* configs ignored: %s", self.effective.node_id, e)
+            return CleanerConfig.from_broker_config(self.effective.static.get)
+        return config
+
     def install(self, channel: ImageSource) -> None:
         """Apply the current image, then every image ``channel`` publishes."""
         channel.add_listener(self.on_image)
@@ -87,7 +99,7 @@ class BrokerReconfigurables:
         cleaner = self._cleaner()
         if cleaner is not None:
             try:
-                cleaner.reconfigure(CleanerConfig.from_broker_config(config.get))
+                cleaner.reconfigure(self.cleaner_config(image))
             except Exception:
                 log.exception("broker %d: reconfiguring the log cleaner failed", self.effective.node_id)
         fetchers = self._fetchers()

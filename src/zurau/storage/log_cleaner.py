@@ -114,6 +114,11 @@ class CleanerConfig:
     def threads(self) -> int:
         return self.num_threads if self.enable_cleaner else 0
 
+    def check(self) -> None:
+        """ValueError unless each worker's offset map can be built (a load factor in (0, 1], room
+        for at least one key in ``dedupe_buffer_size / threads``)."""
+        OffsetMap(max(self.dedupe_buffer_size // max(self.threads, 1), 1), self.dedupe_buffer_load_factor)
+
 
 def _call_here(fn: Callable[[], T]) -> T:
     return fn()
@@ -178,12 +183,18 @@ class LogCleaner:
 
     def reconfigure(self, config: CleanerConfig) -> bool:
         """On the owner: run with ``config`` from now on (see the module docstring). A config
-        equal to the one in effect (or already asked for) changes nothing; one with no worker
-        is refused with a warning (Kafka: at least one thread). True if a change was asked for."""
+        equal to the one in effect (or already asked for) changes nothing; one with no worker, or
+        whose offset maps cannot be built, is refused with a warning (Kafka: at least one thread).
+        True if a change was asked for."""
         if self._closed or config == (self._pending or self.config):
             return False
         if config.threads < 1:
             log.warning("log cleaner: %d threads asked for; keeping %d", config.threads, self.config.threads)
+            return False
+        try:  # an offset map too small for one key, a load factor out of range: keep running as is
+            config.check()
+        except ValueError as e:
+            log.warning("log cleaner: new config refused (%s); keeping the one in effect", e)
             return False
         self._pending = config
         self._abort.set()
