@@ -94,6 +94,20 @@ def _moved(channel: FakeChannel) -> dict[int, list[int]]:
     return {p["partition_index"]: p["replicas"] for call in channel.reassignments for t in call for p in t["partitions"]}
 
 
+async def test_nothing_changed_nothing_decided() -> None:
+    """A tick whose inputs (the image's topics, brokers and broker configs, the load sample, the
+    options) are those of the last decision does nothing, however much time passed."""
+    image = _image([[1, 2], [2, 1]] * 3, extra=[ConfigRecord(BROKER_RESOURCE, "", REBALANCE_REQUESTED, "true")])
+    channel = FakeChannel(image)
+    service = _service(channel)
+    await service.tick()
+    first = len(channel.reassignments)
+    assert first == 1
+    service.clock.advance(5_000)  # type: ignore[attr-defined]  (within the load sample interval)
+    await service.tick()
+    assert len(channel.reassignments) == first  # the fake channel applied nothing: same inputs
+
+
 async def test_a_passive_controller_does_nothing() -> None:
     channel = FakeChannel(_image([[1, 2]] * 6), active=False)
     await _service(channel).tick()
@@ -111,6 +125,9 @@ async def test_an_empty_broker_sets_the_durable_mark_first_then_moves_on_the_nex
 
     channel._image = channel.image.apply([ConfigRecord(BROKER_RESOURCE, "", REBALANCE_REQUESTED, "true")])
     channel.configs.clear()
+    await service.tick()
+    assert channel.reassignments == [], "paced: no second evaluation before PACING x the first one's time"
+    service.clock.advance(60_000)  # type: ignore[attr-defined]
     await service.tick()
     moved = _moved(channel)
     assert moved and all(3 in rs and len(set(rs)) == 2 for rs in moved.values())

@@ -70,9 +70,13 @@ def model_of(view: ClusterView) -> tuple[ClusterModel, BalancerOptions]:
                     b.capacity_bytes if b.capacity_bytes > 0 else None)
         for b in view.brokers.values()
     ]
+    largest: dict[tuple[str, int], int] = {}  # a partition's size: its largest replica's (one pass)
+    for (t, p, _), n in view.sizes.items():
+        if n > largest.get((t, p), -1):
+            largest[(t, p)] = n
     parts = []
     for (topic, index), (replicas, isr, leader) in view.partitions.items():
-        size = max((n for (t, p, _), n in view.sizes.items() if t == topic and p == index), default=0)
+        size = largest.get((topic, index), 0)
         move = view.moves.get((topic, index))
         target = tuple(r for r in replicas if move is None or r not in move.removing_replicas)
         parts.append(PartitionModel(topic, index, target, isr, leader, view.topic_min_isr.get(topic, 1),

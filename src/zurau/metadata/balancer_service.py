@@ -47,6 +47,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -71,6 +72,10 @@ REBALANCE_REQUESTED = "zurau.balancer.rebalance.requested"
 THROTTLED_TOPICS = "zurau.balancer.throttled.topics"
 SAMPLE_INTERVAL_MS = 10_000
 TICK_INTERVAL_S = 2.0
+#: After an evaluation that took d, the next starts no sooner than PACING x d later: the balancer
+#: uses at most about 1/PACING of the active controller's CPU (a 10,000-partition cluster's model
+#: and trigger check take a good part of a second of pure Python).
+PACING = 20
 THROTTLED_REPLICAS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
 THROTTLED_RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
 SET, DELETE = 0, 1
@@ -97,6 +102,11 @@ class BalancerChannel(Protocol):
     async def elect_leaders(self, election_type: int, topic_partitions: list[Any] | None) -> Any: ...
 
 
+def _leaders(image: MetadataImage) -> dict[tuple[str, int], int]:
+    """The leader of every led partition (the load monitor's rates are the leaders' growth)."""
+    return {(t.name, i): p.leader for t in image.all() for i, p in t.partitions.items() if p.leader >= 0}
+
+
 def removing_brokers(image: MetadataImage) -> set[int]:
     """Brokers whose ``zurau.balancer.removing`` broker config is true."""
     return {
@@ -111,15 +121,19 @@ def throttled_topics(image: MetadataImage) -> set[str]:
 
 
 def load_model(sample: LoadSample | None) -> LoadModel:
-    """The planner's view of a load sample (out rate: the leader's followers fetch what comes in)."""
+    """The planner's view of a load sample (out rate: the leader's followers fetch what comes in).
+    One pass over the sample: a partition's size is its largest replica's."""
     if sample is None:
         return LoadModel()
-    partitions: dict[tuple[str, int], PartitionLoad] = {}
-    for (topic, partition, _), _size in sample.sizes.items():
+    sizes: dict[tuple[str, int], int] = {}
+    for (topic, partition, _), size in sample.sizes.items():
         key = (topic, partition)
-        if key not in partitions:
-            rate = int(sample.bytes_in.get(key, 0.0))
-            partitions[key] = PartitionLoad(sample.size(topic, partition), rate, rate)
+        if size > sizes.get(key, -1):
+            sizes[key] = size
+    partitions: dict[tuple[str, int], PartitionLoad] = {}
+    for key, size in sizes.items():
+        rate = int(sample.bytes_in.get(key, 0.0))
+        partitions[key] = PartitionLoad(size, rate, rate)
     return LoadModel(dict(sample.capacity), partitions)
 
 
@@ -170,6 +184,9 @@ class BalancerService:
         self.last_plan: Plan | None = None
         self.idle_key: tuple[int, int | None, BalancerOptions] | None = None  # see _triggered
         self._task: asyncio.Task[None] | None = None
+        # Pacing (see tick): the inputs of the last evaluation, and when the next may start.
+        self.seen: tuple[Any, ...] | None = None
+        self.next_eval_ms = 0
 
     def start(self, interval_s: float = TICK_INTERVAL_S) -> None:
         """Tick every ``interval_s`` until :meth:`close` (an error is logged, the loop goes on)."""
@@ -201,6 +218,8 @@ class BalancerService:
         self.monitor.last = None
         self.last_plan = None
         self.idle_key = None
+        self.seen = None
+        self.next_eval_ms = 0
 
     def options(self) -> BalancerOptions:
         return options_from_config(self.config_get)
@@ -219,19 +238,42 @@ class BalancerService:
                 self.fenced_since.pop(b, None)
             else:
                 self.fenced_since.setdefault(b, now)
-        leaders = {(t.name, i): p.leader for t in image.all() for i, p in t.partitions.items() if p.leader >= 0}
+        if now < self.next_eval_ms:
+            return
         if now >= self.next_sample_ms:
             self.next_sample_ms = now + SAMPLE_INTERVAL_MS
+            leaders = await asyncio.to_thread(_leaders, image)
             await self.monitor.sample([b.id for b in image.live_brokers()], leaders)
         options = self.options()
-        model = cluster_model(
+        sample = self.monitor.last
+        threshold = options.heal_broker_failure_threshold_ms
+        dead = frozenset(b for b, t in self.fenced_since.items() if threshold >= 0 and now - t >= threshold)
+        # Nothing that a decision depends on changed since the last one: nothing to do. The maps
+        # of a new image are the same objects where nothing changed in them (persistent maps).
+        seen = (image.topics_by_name, image.brokers, image.broker_configs, sample, options, dead)
+        if self.seen is not None and all(a is b or a == b for a, b in zip(seen, self.seen, strict=True)):
+            return
+        started = time.perf_counter()
+        load = await asyncio.to_thread(load_model, sample)
+        model = await asyncio.to_thread(
+            cluster_model,
             image,
-            load_model(self.monitor.last),
+            load,
             removing=removing_brokers(image),
             fenced_since_ms=dict(self.fenced_since),
             now_ms=now,
             min_insync_replicas=int(self.config_get("min.insync.replicas")),
         )
+        # Pacing: the balancer's own CPU (the model, a trigger check or a plan: pure Python, which
+        # holds the interpreter even off the event loop) stays a small share of the controller's.
+        try:
+            await self._decide(image, model, options, now)
+            self.seen = seen  # (an error: decided again at the next tick)
+        finally:
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            self.next_eval_ms = now + int(PACING * elapsed_ms)
+
+    async def _decide(self, image: MetadataImage, model: ClusterModel, options: BalancerOptions, now: int) -> None:
         in_flight = [p for p in model.partitions if p.reassigning]
         requested = str(image.broker_config("").get(REBALANCE_REQUESTED, "false")).lower() == "true"
         # A removed or dead broker that hosts nothing is drained: no reason to plan (else a dead
