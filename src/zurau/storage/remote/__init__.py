@@ -1,0 +1,41 @@
+"""Tiered storage (KIP-405): the remote tier's data model and its storage plugins.
+
+This package is part of the storage layer: no sockets of its own towards Kafka clients, no
+replication. The remote log manager that drives it (copying closed segments, reading them back,
+remote retention) lives in :mod:`zurau.replication.tiered`.
+
+Modules:
+
+* ``remote_log_segment``      RemoteLogSegmentId / RemoteLogSegmentMetadata and their states,
+                              LogSegmentData (the files of one closed segment), IndexType
+* ``remote_log_metadata_manager``  the RemoteLogMetadataManager Protocol (what is remote, in what state)
+* ``remote_storage_manager``  the RemoteStorageManager plugin Protocol, its errors, and the
+                              loader (``remote.log.storage.manager.class.name``: ``file``, ``s3``
+                              or a ``zurau.remote_storage`` entry point)
+"""
+
+from zurau.storage.remote.remote_log_segment import (
+    IndexType,
+    LogSegmentData,
+    RemoteLogSegmentId,
+    RemoteLogSegmentMetadata,
+    RemoteLogSegmentState,
+    RemotePartitionDeleteState,
+)
+from zurau.storage.remote.remote_storage_manager import (
+    RemoteResourceNotFoundError,
+    RemoteStorageError,
+    RemoteStorageManager,
+)
+
+__all__ = [
+    "IndexType",
+    "LogSegmentData",
+    "RemoteLogSegmentId",
+    "RemoteLogSegmentMetadata",
+    "RemoteLogSegmentState",
+    "RemotePartitionDeleteState",
+    "RemoteResourceNotFoundError",
+    "RemoteStorageError",
+    "RemoteStorageManager",
+]
