@@ -9,9 +9,14 @@ Modules:
 * ``remote_log_segment``      RemoteLogSegmentId / RemoteLogSegmentMetadata and their states,
                               LogSegmentData (the files of one closed segment), IndexType
 * ``remote_log_metadata_manager``  the RemoteLogMetadataManager Protocol (what is remote, in what state)
-* ``remote_storage_manager``  the RemoteStorageManager plugin Protocol, its errors, and the
-                              loader (``remote.log.storage.manager.class.name``: ``file``, ``s3``
-                              or a ``zurau.remote_storage`` entry point)
+* ``remote_storage_manager``  the RemoteStorageManager plugin Protocol and its errors
+* ``plugins``                 the loader (``remote.log.storage.manager.class.name``: ``file``,
+                              ``s3``, a ``zurau.remote_storage`` entry point or a module path) and
+                              ``plugin_configs`` (the ``rsm.config.`` settings)
+* ``remote_segment_layout``   the object names of a remote segment, shared by the built-in plugins
+* ``file_remote_storage``     the ``file`` plugin (a directory: NFS, a second disk)
+* ``s3_remote_storage``       the ``s3`` plugin (boto3; ``zurau[tiered]``), imported only when used
+* ``remote_index_cache``      the readers' bounded LRU cache of remote indexes and segment chunks
 """
 
 from zurau.storage.remote.remote_log_segment import (
