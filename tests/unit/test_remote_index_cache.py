@@ -13,6 +13,7 @@ from typing import BinaryIO
 import pytest
 
 from tests.support.remote_storage_contract import Segment, make_segment
+from tests.support.waiting import wait_for
 from zurau.storage.remote import (
     IndexType,
     LogSegmentData,
@@ -128,8 +129,7 @@ def test_concurrent_misses_fetch_once_and_errors_are_not_cached(tmp_path: Path) 
     storage.gate = threading.Event()
     with ThreadPoolExecutor(8) as pool:
         futures = [pool.submit(cache.chunk, seg.metadata, 0) for _ in range(8)]
-        while cache.misses + cache.hits < 8:
-            threading.Event().wait(0.01)
+        wait_for(lambda: cache.misses + cache.hits == 8, what="8 readers in the cache")
         storage.gate.set()
         assert all(f.result(10) == seg.log for f in futures)
     assert len(storage.log_fetches) == 1
@@ -156,8 +156,7 @@ def test_invalidate_drops_a_deleted_segment_and_its_fetches_in_flight(tmp_path: 
     storage.gate = threading.Event()
     with ThreadPoolExecutor(1) as pool:
         future = pool.submit(cache.chunk, a.metadata, 4)
-        while cache.misses < 9:
-            threading.Event().wait(0.01)
+        wait_for(lambda: cache.misses == 9, what="the fetch of chunk 4 started")
         cache.invalidate(a.metadata.segment_id.id)
         storage.gate.set()
         assert future.result(10) == a.log[400:]
