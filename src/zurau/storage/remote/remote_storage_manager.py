@@ -11,7 +11,7 @@ Errors: :class:`RemoteResourceNotFoundError` when an object that should exist do
 gone: readers answer with an error, never with other records); :class:`RemoteStorageError` for
 everything else (network, permissions, throttling), which callers treat as retriable.
 
-Loading (``remote.log.storage.manager.class.name``): ``file`` and ``s3`` name the built-in
+Loading (:func:`zurau.storage.remote.plugins.load_remote_storage_manager`, ``remote.log.storage.manager.class.name``): ``file`` and ``s3`` name the built-in
 plugins; any other value is the name of an entry point in the group ``zurau.remote_storage``, or a
 ``module:attribute`` / dotted ``module.attribute`` path. The plugin is created with no arguments and
 then given its settings through :meth:`RemoteStorageManager.configure`: the broker properties under
