@@ -58,6 +58,14 @@ class LogConfig:
     compression_zstd_level: int = 3
     unclean_leader_election_enable: bool = False
     preallocate: bool = False
+    # Tiered storage (KIP-405, KIP-950). ``remote_storage_enable`` is the log's effective mode:
+    # the topic's ``remote.storage.enable`` and the broker's ``remote.log.storage.system.enable``
+    # (the broker builds it so; a broker without the remote tier keeps such a log local).
+    remote_storage_enable: bool = False
+    local_retention_ms: int = -2  # -2 = retention.ms
+    local_retention_bytes: int = -2  # -2 = retention.bytes
+    remote_log_copy_disable: bool = False
+    remote_log_delete_on_disable: bool = False
 
     def __post_init__(self) -> None:
         if self.message_timestamp_type not in (CREATE_TIME, LOG_APPEND_TIME):
@@ -77,6 +85,8 @@ class LogConfig:
             raise InvalidConfigError("segment.ms and flush.messages must be >= 1, flush.ms >= 0")
         if self.min_insync_replicas < 1:
             raise InvalidConfigError("min.insync.replicas must be >= 1")
+        if self.local_retention_ms < -2 or self.local_retention_bytes < -2:
+            raise InvalidConfigError("local.retention.ms and local.retention.bytes must be >= -2")
 
     # -- derived ---------------------------------------------------------------------------------
 
@@ -104,6 +114,24 @@ class LogConfig:
     @property
     def compact_enabled(self) -> bool:
         return "compact" in self.cleanup_policy
+
+    @property
+    def remote_copy_enabled(self) -> bool:
+        """The remote tier is on and still receives segments (Kafka's
+        ``remoteLogEnabledAndRemoteCopyEnabled``): ``remote.storage.enable`` without
+        ``remote.log.copy.disable``. Only then does local retention wait for uploads and leave
+        the log start offset alone."""
+        return self.remote_storage_enable and not self.remote_log_copy_disable
+
+    @property
+    def effective_local_retention_ms(self) -> int:
+        """``local.retention.ms``, with -2 meaning ``retention.ms`` (Kafka's ``localRetentionMs``)."""
+        return self.retention_ms if self.local_retention_ms == -2 else self.local_retention_ms
+
+    @property
+    def effective_local_retention_bytes(self) -> int:
+        """``local.retention.bytes``, with -2 meaning ``retention.bytes``."""
+        return self.retention_bytes if self.local_retention_bytes == -2 else self.local_retention_bytes
 
     @property
     def max_segment_ms(self) -> int:

@@ -19,6 +19,31 @@ Offsets (Kafka's names and invariants)::
 
 * ``log_start_offset``: first offset a consumer may read; moved by retention and DeleteRecords.
   It may lie inside the first segment (whole segments are deleted only once entirely below it).
+* ``local_log_start_offset``: first offset held in a local segment, ``max(log_start_offset,
+  first segment's base offset)``. Equal to ``log_start_offset`` unless the log is tiered (below).
+
+Tiered storage (KIP-405; ``config.remote_storage_enable``, the remote log manager of
+zurau.replication.tiered drives it)::
+
+    log_start_offset <= local_log_start_offset <= high_watermark
+    highest_offset_in_remote < next base offset of every local segment not yet copied
+
+* records in [log_start_offset, local_log_start_offset) exist only in remote storage: a read
+  there raises OffsetMovedToTieredStorageError (never OffsetOutOfRangeError);
+* ``highest_offset_in_remote`` (-1: nothing known) is the last offset copied, set by the remote
+  log manager (``update_highest_offset_in_remote``), never lowered, not persisted (the manager
+  sets it again from the remote log metadata after a restart);
+* while copying is on (``config.remote_copy_enabled``), local retention (``local.retention.ms``
+  / ``local.retention.bytes``, -2: the total ones) deletes only segments wholly at or below
+  ``highest_offset_in_remote`` (or below the log start offset) and moves only the local log
+  start offset; the total retention of such a log is the remote log manager's, which moves the
+  log start offset with ``advance_log_start_offset``. With copying off (KIP-950), retention is
+  Kafka's ordinary one (``retention.ms`` / ``retention.bytes``, the log start offset moves);
+* at open, a checkpointed log start offset below the first local segment is kept (raised to the
+  first segment only for a log that is not tiered), so a restart after SIGTERM or kill -9 keeps
+  the remote part readable;
+* producer snapshots of a log that copies are kept for every local segment
+  (``<next base>.snapshot`` is uploaded with each segment) until the segment is deleted.
 * ``log_end_offset``: the offset the next appended record gets.
 * ``high_watermark``: last committed offset + 1; set by the caller (replication, or the single-node
   broker after each append); never above ``log_end_offset``.
@@ -62,14 +87,15 @@ from zurau.protocol.errors import (
     InvalidRecordError,
     KafkaError,
     KafkaStorageError,
+    OffsetMovedToTieredStorageError,
     OffsetOutOfRangeError,
 )
 from zurau.protocol.records.batch import TIMESTAMP_TYPE_MASK, BatchHeader, validate_batches
 from zurau.protocol.records.control import ABORT, parse_control_key
 from zurau.protocol.records.record import decode_batch_records
 from zurau.storage import segment_swap
-from zurau.storage.checkpoint import fsync_dir
-from zurau.storage.leader_epoch_cache import LeaderEpochCache
+from zurau.storage.checkpoint import atomic_write, fsync_dir
+from zurau.storage.leader_epoch_cache import EpochEntry, LeaderEpochCache, encode_leader_epoch_checkpoint
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_flush import FileSystemSync, FlushPlan, close_all, open_directory
 from zurau.storage.log_segment import (
@@ -80,8 +106,14 @@ from zurau.storage.log_segment import (
     LogSegment,
 )
 from zurau.storage.log_validator import ValidatedAppend, validate_and_assign_offsets, validate_replicated
-from zurau.storage.producer_state import SNAPSHOT_SUFFIX, ProducerStateEntry, ProducerStateManager
-from zurau.storage.txn_index import AbortedTxn, AbortedTxnIndex
+from zurau.storage.producer_state import (
+    SNAPSHOT_SUFFIX,
+    ProducerStateEntry,
+    ProducerStateManager,
+    snapshot_file_name,
+)
+from zurau.storage.remote.remote_log_segment import LogSegmentData
+from zurau.storage.txn_index import TXN_INDEX_SUFFIX, AbortedTxn, AbortedTxnIndex
 
 DELETE_DIR_SUFFIX = "-delete"
 # Opening a log replays the batches after its newest producer snapshot; it writes a new snapshot
@@ -90,6 +122,22 @@ DELETE_DIR_SUFFIX = "-delete"
 # batches since their last roll would otherwise create 10,000 files.
 SNAPSHOT_AFTER_REPLAYED_BATCHES = 1000
 _STRAY_SUFFIXES = (".tmp", ".cleaned", ".deleted", ".swap")
+#: Producer snapshots a log keeps while it copies segments to remote storage: one per segment
+#: (each is uploaded with the segment it ends), deleted with the segment.
+_TIERED_MAX_SNAPSHOTS = 2**31
+
+
+class CopyCandidate(NamedTuple):
+    """A closed local segment the remote log manager may copy (``segments_eligible_for_copy``).
+
+    ``end_offset`` is the last offset it may hold (the next segment's base - 1);
+    ``max_timestamp_ms`` its largest record timestamp (-1: none); ``size`` the ``.log`` bytes.
+    """
+
+    base_offset: int
+    end_offset: int
+    max_timestamp_ms: int
+    size: int
 
 
 class AppendResult(NamedTuple):
@@ -165,6 +213,8 @@ class PartitionLog:
             leader_epoch_cache if leader_epoch_cache is not None else LeaderEpochCache(directory)
         )
         self._name = f"{topic}-{partition}"
+        self._highest_offset_in_remote = -1
+        self._keep_snapshots_for_copy()
         self.closed = False
 
     # ------------------------------------------------------------------------------------------
@@ -205,6 +255,7 @@ class PartitionLog:
         def on_recovered_batch(h: BatchHeader) -> None:
             if h.partition_leader_epoch > epochs.latest_epoch:
                 epochs.maybe_assign(h.partition_leader_epoch, h.base_offset, write=False)
+
         seg_args: dict[str, Any] = {
             "max_offset_index_entries": config.max_offset_index_entries,
             "max_time_index_entries": config.max_time_index_entries,
@@ -239,11 +290,17 @@ class PartitionLog:
         for seg in segments[:-1]:
             seg.on_become_inactive()
         log_end_offset = segments[-1].next_offset
-        start_offset = (
-            segments[0].base_offset
-            if log_start_offset is None
-            else max(log_start_offset, segments[0].base_offset)
-        )
+        if config.remote_storage_enable:
+            # The remote tier may hold what lies below the first local segment: keep the
+            # checkpointed log start offset (Kafka's LogLoader; none checkpointed: 0, which the
+            # remote log manager raises from the remote metadata).
+            start_offset = log_start_offset if log_start_offset is not None else 0
+        else:
+            start_offset = (
+                segments[0].base_offset
+                if log_start_offset is None
+                else max(log_start_offset, segments[0].base_offset)
+            )
         if start_offset > log_end_offset:
             # Everything at or above the checkpointed log start offset is gone: start afresh there.
             for seg in segments:
@@ -267,9 +324,10 @@ class PartitionLog:
             # thousands of partitions disk-bound. Losing the file to a power cut only means it
             # is rebuilt from the batches at the next load.
             epochs.write(fsync=False)
-        rp = log_end_offset if had_clean_shutdown else min(max(recovery_point, start_offset), log_end_offset)
-        hw = start_offset if high_watermark is None else high_watermark
-        hw = min(max(hw, start_offset), log_end_offset)
+        local_start = max(start_offset, segments[0].base_offset)
+        rp = log_end_offset if had_clean_shutdown else min(max(recovery_point, local_start), log_end_offset)
+        hw = local_start if high_watermark is None else high_watermark
+        hw = min(max(hw, local_start), log_end_offset)
         log = cls(
             directory,
             topic,
@@ -413,6 +471,67 @@ class PartitionLog:
     @property
     def log_start_offset(self) -> int:
         return self._log_start_offset
+
+    @property
+    def local_log_start_offset(self) -> int:
+        """The first offset a local segment holds: ``max(log_start_offset, first segment's base)``
+        (Kafka's ``localLogStartOffset``). Below it, down to ``log_start_offset``, records are
+        in remote storage only."""
+        first = self._segments[0].base_offset
+        return first if first > self._log_start_offset else self._log_start_offset
+
+    @property
+    def remote_log_enabled(self) -> bool:
+        """This log is tiered (``config.remote_storage_enable``: the topic's ``remote.storage.enable``
+        on a broker with ``remote.log.storage.system.enable``)."""
+        return self.config.remote_storage_enable
+
+    @property
+    def highest_offset_in_remote(self) -> int:
+        """The last offset copied to remote storage (inclusive), -1 when none is known. Set by
+        the remote log manager; local retention deletes only segments at or below it."""
+        return self._highest_offset_in_remote
+
+    def update_highest_offset_in_remote(self, offset: int) -> int:
+        """The remote log manager copied (or found in the remote metadata) every offset up to
+        ``offset`` inclusive. Never lowers the value (Kafka's ``updateHighestOffsetInRemoteStorage``);
+        ignored for a log that is not tiered. Returns the value now held."""
+        if self.config.remote_storage_enable and offset > self._highest_offset_in_remote:
+            self._highest_offset_in_remote = offset
+        return self._highest_offset_in_remote
+
+    def advance_log_start_offset(self, offset: int) -> int:
+        """Raise the log start offset to ``offset`` (the remote tier's retention deleted what lies
+        below it; Kafka's ``updateLogStartOffsetFromRemoteTier``); return the log start offset.
+
+        An offset at or below the current log start changes nothing; one above the high
+        watermark raises OffsetOutOfRangeError (the log start never passes it). Local segments
+        wholly below ``offset`` are deleted at once, producers and leader epochs below it are
+        forgotten. The new value reaches the disk with the log manager's next
+        ``log-start-offset-checkpoint`` (as DeleteRecords' does); a crash before that reopens
+        the log at the older, lower value, which the remote log manager raises again.
+        """
+        if offset > self._high_watermark:
+            raise OffsetOutOfRangeError(
+                f"Cannot increment the log start offset to {offset} of partition {self._name} since it "
+                f"is larger than the high watermark {self._high_watermark}"
+            )
+        if offset <= self._log_start_offset:
+            return self._log_start_offset
+        self._log_start_offset = offset
+        self._recovery_point = max(self._recovery_point, min(offset, self.log_end_offset))
+        self._delete_oldest_while(lambda seg, nxt: nxt is not None and nxt.base_offset <= offset)
+        self._producer_state.evict_below(offset)
+        self._leader_epochs.truncate_from_start(offset)
+        return self._log_start_offset
+
+    def _keep_snapshots_for_copy(self) -> None:
+        """A log that copies segments keeps one producer snapshot per segment (each is uploaded
+        with its segment); any other log keeps the few newest."""
+        if self.config.remote_copy_enabled:
+            self._producer_state.max_snapshots = max(
+                self._producer_state.max_snapshots, _TIERED_MAX_SNAPSHOTS
+            )
 
     @property
     def log_end_offset(self) -> int:
@@ -712,6 +831,11 @@ class PartitionLog:
                 f"offset {fetch_offset} is out of range [{self._log_start_offset}, {self.log_end_offset}] "
                 f"for {self.topic}-{self.partition}"
             )
+        if fetch_offset < self._segments[0].base_offset:
+            raise OffsetMovedToTieredStorageError(
+                f"offset {fetch_offset} of {self.topic}-{self.partition} is in remote storage only "
+                f"(local log start offset {self.local_log_start_offset})"
+            )
 
     def _locate(
         self, fetch_offset: int, max_bytes: int, max_offset: int, min_one_batch: bool
@@ -761,7 +885,8 @@ class PartitionLog:
 
         At most ``max_bytes`` unless ``min_one_batch`` and the first batch alone is larger (then
         exactly that batch: KIP-74). ``fetch_offset`` outside [log_start_offset, log_end_offset]
-        raises OffsetOutOfRangeError; ``fetch_offset == log_end_offset`` gives ``b""``. The first
+        raises OffsetOutOfRangeError, one in [log_start_offset, local_log_start_offset) (a tiered
+        log) OffsetMovedToTieredStorageError; ``fetch_offset == log_end_offset`` gives ``b""``. The first
         batch may start before ``fetch_offset`` (consumers skip records below it, as with Kafka).
         Batches whose base offset is >= ``max_offset`` (the high watermark or last stable
         offset) are not returned. Data comes from one segment per call (see ``read_slice``).
@@ -855,16 +980,44 @@ class PartitionLog:
                 keep.append((seg, due))
         self._retired = keep
 
-    def _delete_oldest_while(self, predicate: Callable[[LogSegment, LogSegment], bool]) -> int:
+    def _delete_oldest_while(
+        self,
+        predicate: Callable[[LogSegment, LogSegment | None], bool],
+        *,
+        roll_breached_active: bool = False,
+    ) -> int:
         """Delete segments from the oldest while ``predicate(segment, next_segment)`` holds.
 
-        Never the active segment, and only segments entirely below the high watermark.
+        Never the active segment, and only segments entirely below the high watermark. While
+        the log copies to remote storage, only segments copied (their last offset <=
+        ``highest_offset_in_remote``) or wholly below the log start offset (Kafka's
+        ``deletableSegments``). With ``roll_breached_active`` (retention) a tiered log whose
+        every older segment went rolls its active segment when it, too, breaches the predicate
+        and lies below the high watermark, so that it is copied and deleted in a later pass.
         """
         n = 0
-        while len(self._segments) > 1:
+        copying = self.config.remote_copy_enabled
+        while True:
+            if len(self._segments) == 1:
+                active = self._segments[0]
+                if (
+                    roll_breached_active
+                    and self.config.remote_storage_enable
+                    and active.size > 0
+                    and self._high_watermark >= self.log_end_offset
+                    and predicate(active, None)
+                ):
+                    self.roll(self._last_now_ms)
+                break
             seg, nxt = self._segments[0], self._segments[1]
             if nxt.base_offset > self._high_watermark or not predicate(seg, nxt):
                 break
+            if (
+                copying
+                and nxt.base_offset - 1 > self._highest_offset_in_remote
+                and self._log_start_offset < nxt.base_offset
+            ):
+                break  # not copied yet
             self._retire(seg)
             del self._segments[0]
             del self._bases[0]
@@ -874,11 +1027,15 @@ class PartitionLog:
         return n
 
     def _after_head_deletion(self) -> None:
+        """Head segments were deleted: the log start offset follows the first segment unless
+        the log copies to remote storage (then only the local log start offset moves, Kafka's
+        ``incrementStartOffset``)."""
         first = self._segments[0].base_offset
-        if first > self._log_start_offset:
+        if first > self._log_start_offset and not self.config.remote_copy_enabled:
             self._log_start_offset = first
-        self._high_watermark = max(self._high_watermark, self._log_start_offset)
-        self._recovery_point = max(self._recovery_point, self._log_start_offset)
+        local_start = self.local_log_start_offset
+        self._high_watermark = max(self._high_watermark, local_start)
+        self._recovery_point = max(self._recovery_point, local_start)
         self._producer_state.evict_below(self._log_start_offset)
         self._producer_state.delete_snapshots_below(first)
         self._leader_epochs.truncate_from_start(self._log_start_offset)
@@ -902,7 +1059,7 @@ class PartitionLog:
             return self._log_start_offset
         self._log_start_offset = offset
         self._recovery_point = max(self._recovery_point, min(offset, self.log_end_offset))
-        self._delete_oldest_while(lambda seg, nxt: nxt.base_offset <= offset)
+        self._delete_oldest_while(lambda seg, nxt: nxt is not None and nxt.base_offset <= offset)
         self._producer_state.evict_below(offset)
         self._leader_epochs.truncate_from_start(offset)
         return self._log_start_offset
@@ -915,18 +1072,28 @@ class PartitionLog:
         Time retention uses each segment's largest timestamp (its mtime if it has none); size
         retention deletes the oldest segments while the rest still exceed ``retention.bytes``.
         The active segment and segments not entirely below the high watermark are never deleted.
+
+        A log that copies to remote storage applies its local retention instead
+        (``local.retention.ms`` / ``local.retention.bytes``, -2: the total ones) to its local
+        segments, deletes only copied ones, moves only the local log start offset, and rolls an
+        active segment that breaches it (see ``_delete_oldest_while``); its total retention is
+        the remote log manager's (``advance_log_start_offset``).
         """
         self._last_now_ms = now_ms
         cfg = self.config
+        tiered = cfg.remote_copy_enabled
+        retention_ms = cfg.effective_local_retention_ms if tiered else cfg.retention_ms
+        retention_bytes = cfg.effective_local_retention_bytes if tiered else cfg.retention_bytes
         deleted = 0
-        if cfg.delete_enabled and cfg.retention_ms >= 0:
+        if cfg.delete_enabled and retention_ms >= 0:
             deleted += self._delete_oldest_while(
-                lambda seg, nxt: now_ms - seg.largest_timestamp > cfg.retention_ms
+                lambda seg, nxt: now_ms - seg.largest_timestamp > retention_ms,
+                roll_breached_active=True,
             )
-        if cfg.delete_enabled and cfg.retention_bytes >= 0:
-            excess = self.size_in_bytes - cfg.retention_bytes
+        if cfg.delete_enabled and retention_bytes >= 0:
+            excess = self.size_in_bytes - retention_bytes
 
-            def over_size(seg: LogSegment, nxt: LogSegment) -> bool:
+            def over_size(seg: LogSegment, nxt: LogSegment | None) -> bool:
                 nonlocal excess
                 if excess - seg.size >= 0:
                     excess -= seg.size
@@ -934,9 +1101,9 @@ class PartitionLog:
                 return False
 
             if excess > 0:
-                deleted += self._delete_oldest_while(over_size)
+                deleted += self._delete_oldest_while(over_size, roll_breached_active=True)
         lso = self._log_start_offset
-        deleted += self._delete_oldest_while(lambda seg, nxt: nxt.base_offset <= lso)
+        deleted += self._delete_oldest_while(lambda seg, nxt: nxt is not None and nxt.base_offset <= lso)
         self.purge_retired(now_ms)
         return deleted
 
@@ -975,8 +1142,14 @@ class PartitionLog:
         self._producer_state.delete_snapshots_above(leo)
         self._rebuild_producer_state(take_snapshot=False)
 
-    def truncate_fully_and_start_at(self, offset: int) -> None:
-        """Delete every segment and restart the log empty at ``offset``."""
+    def truncate_fully_and_start_at(self, offset: int, log_start_offset: int | None = None) -> None:
+        """Delete every segment and restart the log empty at ``offset``.
+
+        ``log_start_offset`` (a tiered log's follower that starts at its leader's local log
+        start, Kafka's ``truncateFullyAndStartAt(newOffset, logStartOffsetOpt)``): the log start
+        offset to keep below ``offset`` (the records between are in remote storage); default
+        ``offset``. It is used only for a tiered log and never above ``offset``.
+        """
         for seg in self._segments:
             self._retire(seg)
         seg = LogSegment.create(
@@ -989,6 +1162,8 @@ class PartitionLog:
         self._segments = [seg]
         self._bases = [offset]
         self._log_start_offset = self._recovery_point = self._high_watermark = offset
+        if log_start_offset is not None and self.config.remote_storage_enable:
+            self._log_start_offset = min(max(log_start_offset, 0), offset)
         self._unflushed_messages = 0
         self._generation += 1
         self._dir_changes += 1
@@ -997,6 +1172,114 @@ class PartitionLog:
         self._txn_index.delete_all()
         self._ongoing_txns.clear()
         self._leader_epochs.clear()
+
+    # ------------------------------------------------------------------------------------------
+    # Tiered storage: what the remote log manager copies
+    # ------------------------------------------------------------------------------------------
+
+    def segments_eligible_for_copy(self, upper_bound: int | None = None) -> list[CopyCandidate]:
+        """The closed segments that may be copied to remote storage, oldest first.
+
+        A segment qualifies when the next segment's base offset (its end + 1) is <= ``min(high
+        watermark, last stable offset)`` (and <= ``upper_bound`` when given): its records are
+        committed and no open transaction starts in it, so a copied segment never changes and
+        never holds an offset a reader may not see (Kafka's ``candidateLogSegments``). The active
+        segment never qualifies, nor a segment whose records all lie at or below
+        ``highest_offset_in_remote`` (copied already). Empty for a log that does not copy.
+        """
+        if not self.config.remote_copy_enabled:
+            return []
+        limit = min(self._high_watermark, self.last_stable_offset)
+        if upper_bound is not None:
+            limit = min(limit, upper_bound)
+        out: list[CopyCandidate] = []
+        segs = self._segments
+        for seg, nxt in zip(segs, segs[1:], strict=False):
+            if nxt.base_offset > limit:
+                break
+            if nxt.base_offset - 1 <= self._highest_offset_in_remote:
+                continue
+            out.append(CopyCandidate(seg.base_offset, nxt.base_offset - 1, seg.max_timestamp, seg.size))
+        return out
+
+    def leader_epochs_in_range(self, start_offset: int, end_offset: int) -> tuple[tuple[int, int], ...]:
+        """``(epoch, first offset)`` of every leader epoch whose records may lie in
+        [start_offset, end_offset], ascending; the first entry is the epoch that wrote
+        ``start_offset`` with that epoch's own start (which may lie below ``start_offset``),
+        as RemoteLogSegmentMetadata.segment_leader_epochs expects."""
+        entries = self._leader_epochs.entries
+        out: list[tuple[int, int]] = []
+        for e in entries:
+            if e.start_offset > end_offset:
+                break
+            if e.start_offset <= start_offset:
+                out = [(e.epoch, e.start_offset)]
+            else:
+                out.append((e.epoch, e.start_offset))
+        return tuple(out)
+
+    def segment_upload_data(self, base_offset: int) -> LogSegmentData:
+        """The files of the closed segment starting at ``base_offset``, for a remote copy.
+
+        ``producer_snapshot`` is ``<next base>.snapshot``, the producer state after the segment's
+        last offset (written at the roll; written now, by replaying the log from the newest
+        snapshot below it, if it was pruned). ``leader_epoch_index`` is the leader-epoch
+        checkpoint text of the entries that start at or below the segment's end. The paths stay
+        valid until the segment is deleted (retention deletes it only once copied, so during the
+        copy only a truncation or a topic deletion can remove them; a plugin then fails the copy).
+        KeyError if no segment starts at ``base_offset``; ValueError for the active segment.
+        """
+        i = bisect_right(self._bases, base_offset) - 1
+        if i < 0 or self._bases[i] != base_offset:
+            raise KeyError(f"{self._name} has no segment at {base_offset}")
+        if i == len(self._segments) - 1:
+            raise ValueError(f"segment {base_offset} of {self._name} is the active segment")
+        seg = self._segments[i]
+        next_base = self._bases[i + 1]
+        txn = self.directory / f"{base_offset:020d}{TXN_INDEX_SUFFIX}"
+        epochs = [e for e in self._leader_epochs.entries if e.start_offset < next_base]
+        return LogSegmentData(
+            log_segment=seg.log_path,
+            offset_index=seg.offset_index.path,
+            time_index=seg.time_index.path,
+            transaction_index=txn if txn.exists() and txn.stat().st_size > 0 else None,
+            producer_snapshot=self._producer_snapshot_at(next_base),
+            leader_epoch_index=encode_leader_epoch_checkpoint(
+                [EpochEntry(e.epoch, e.start_offset) for e in epochs]
+            ),
+        )
+
+    def _producer_snapshot_at(self, offset: int) -> Path:
+        """The path of the producer snapshot at ``offset`` (a segment base), made if missing:
+        the newest snapshot below it plus the batches between, replayed into a scratch state
+        (the log's own state and its other snapshot files are untouched)."""
+        path = self.directory / snapshot_file_name(offset)
+        if path.exists():
+            return path
+        scratch = ProducerStateManager(self.directory)
+        start = self._segments[0].base_offset
+        for o in reversed(self._producer_state.snapshot_offsets()):
+            if start <= o < offset:
+                try:
+                    _off, scratch.producers = ProducerStateManager.decode(
+                        (self.directory / snapshot_file_name(o)).read_bytes()
+                    )
+                except (OSError, ValueError):
+                    continue
+                start = o
+                break
+        i = max(0, bisect_right(self._bases, start) - 1)
+        for seg in self._segments[i:]:
+            if seg.base_offset >= offset:
+                break
+            pos = seg.offset_index.lookup(start).position if seg.base_offset <= start else 0
+            for _bpos, h in seg.iter_headers(pos):
+                if h.base_offset >= offset:
+                    break
+                if h.base_offset + h.last_offset_delta >= start:
+                    scratch.replay(h)
+        atomic_write(path, scratch.encode(offset), fsync=False)
+        return path
 
     # ------------------------------------------------------------------------------------------
     # Compaction: what the log cleaner reads and its swap (see cleaner.py, segment_swap.py)
@@ -1079,6 +1362,7 @@ class PartitionLog:
     def update_config(self, config: LogConfig) -> None:
         """Apply new topic configs; segment shape settings affect the active segment's rolls."""
         self.config = config
+        self._keep_snapshots_for_copy()
         active = self._segments[-1]
         active.offset_index.max_entries = config.max_offset_index_entries
         active.time_index.max_entries = config.max_time_index_entries
@@ -1223,4 +1507,4 @@ class PartitionLog:
         )
 
 
-__all__ = ["AppendResult", "LogReadSlice", "PartitionLog", "SNAPSHOT_SUFFIX"]
+__all__ = ["AppendResult", "CopyCandidate", "LogReadSlice", "PartitionLog", "SNAPSHOT_SUFFIX"]
