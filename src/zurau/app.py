@@ -119,6 +119,8 @@ from zurau.storage.log_manager import LogManager
 log = logging.getLogger("zurau.broker")
 
 _LOG_CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(LogConfig))
+#: Kafka's ``Topic.isInternal`` topics, never tiered.
+_INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 _NO_OVERRIDES: Mapping[str, str] = MappingProxyType({})
 #: How long one step of a broker's shutdown may take before it is logged and left behind.
 SHUTDOWN_STEP_TIMEOUT_S = 20.0
@@ -297,6 +299,13 @@ class Broker:
         if cached is not None and cached[0] is overrides and cached[1] is broker:
             return cached[2]
         typed = resolve_topic_config(broker, overrides)
+        # A log is tiered only on a broker running the remote tier (Kafka's isRemoteLogEnabled;
+        # internal topics never are): elsewhere its topic's remote.storage.enable is ignored.
+        typed["remote_storage_enable"] = (
+            typed["remote_storage_enable"]
+            and broker.remote_log_storage_system_enable
+            and topic not in _INTERNAL_TOPICS
+        )
         config = LogConfig(**{k: typed[k] for k in _LOG_CONFIG_FIELDS if k in typed})
         self._log_configs[topic] = (overrides, broker, config)
         return config

@@ -475,7 +475,6 @@ def test_validate_topic_configs_typed_values():
             {"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"},
             r"min.compaction.lag.ms \(10\) > max",
         ),
-        ({"remote.storage.enable": "true"}, r"Tiered Storage functionality is disabled"),
         ({"max.message.bytes": "1.5"}, r"Not a number of type INT"),
     ],
 )

@@ -209,11 +209,11 @@ def test_group_protocols_and_assignors_zurau_lacks_are_refused() -> None:
 
 def test_unsupported_topic_configs_are_refused() -> None:
     refused = sorted(n for n, d in TOPIC_CONFIGS.items() if d.unsupported)
-    assert "remote.storage.enable" in refused
     for name in refused:
         with pytest.raises(ConfigError, match=re.escape(name)):
             validate_topic_configs({name: _non_default(TOPIC_CONFIGS[name])})
-    assert validate_topic_configs({"remote.storage.enable": "false"}) == {"remote.storage.enable": False}
+    # tiered storage is supported (its rules: tests/unit/test_tiered_configs.py)
+    assert validate_topic_configs({"remote.storage.enable": "true"}) == {"remote.storage.enable": True}
 
 
 def test_password_refusal_never_shows_the_secret() -> None:
@@ -265,7 +265,8 @@ NOT_BROKER_CODE = ("spark", "schema_registry", "pipelines", "client", "cli", "te
 # The config package names every config; of it, only the coordinators' typed views and the group
 # configs' resolution are reads.
 # group_configs.py reads the broker configs that give the group configs' defaults and bounds.
-CONFIG_PACKAGE_READS = ("coordinator_views.py", "group_configs.py")
+# remote_log_views.py is the tiered storage settings' typed view (the remote log manager's).
+CONFIG_PACKAGE_READS = ("coordinator_views.py", "group_configs.py", "remote_log_views.py")
 
 
 def _broker_source() -> str:

@@ -70,7 +70,12 @@ from zurau.config.describe import (
 from zurau.config.listeners import Listener, QuorumVoter, parse_connection_overrides, parse_listeners
 from zurau.config.properties import load_properties, parse_properties
 from zurau.config.security_configs import SASL_MECHANISMS, SECURITY_PROTOCOLS
-from zurau.config.topic_validation import resolve_topic_config, topic_config_values, validate_topic_configs
+from zurau.config.topic_validation import (
+    check_remote_storage,
+    resolve_topic_config,
+    topic_config_values,
+    validate_topic_configs,
+)
 from zurau.config.types import (
     INT_MAX,
     INT_MIN,
@@ -154,6 +159,7 @@ __all__ = [
     "parse_http_listener",
     "parse_listeners",
     "parse_properties",
+    "check_remote_storage",
     "resolve_topic_config",
     "topic_config_values",
     "valid_string",

@@ -36,6 +36,7 @@ from zurau.config.listeners import (
     parse_voters,
 )
 from zurau.config.properties import load_properties
+from zurau.config.remote_log_views import RemoteLogManagerConfig
 from zurau.config.shorthand import MS_PER_MINUTE
 from zurau.config.topic_validation import check_compaction_lags
 from zurau.config.types import ConfigError, Password
@@ -59,7 +60,8 @@ class BrokerConfig:
     ``listeners``, ``advertised_listeners``, ``log_dirs``, ``node_id``, ``log_retention_ms``,
     ``log_roll_ms``, ``log_roll_jitter_ms``, ``log_flush_interval_ms``, ``offsets_retention_ms``.
     Unknown keys are kept in :attr:`unknown` and logged; keys prefixed ``listener.name.`` are
-    kept in :attr:`listener_overrides` without a warning.
+    kept in :attr:`listener_overrides` without a warning, and keys under the tiered storage
+    plugins' prefixes (``rsm.config.``, ``rlmm.config.``) go to :attr:`remote_log_manager`.
     """
 
     def __init__(
@@ -79,11 +81,17 @@ class BrokerConfig:
 
         self.unknown: dict[str, str] = {}
         self.listener_overrides: dict[str, str] = {}
+        plugin_prefixes = tuple(
+            merged.get(n) or BROKER_CONFIGS[n].default
+            for n in ("remote.log.storage.manager.impl.prefix", "remote.log.metadata.manager.impl.prefix")
+        )
         for key, raw in self._static.items():
             if key in BROKER_CONFIGS:
                 continue
             if key.startswith(LISTENER_PREFIX):
                 self.listener_overrides[key] = raw
+            elif key.startswith(plugin_prefixes):
+                continue  # a tiered storage plugin's own setting (remote_log_manager)
             else:
                 self.unknown[key] = raw
                 logger.warning("The configuration '%s' was supplied but isn't a known config.", key)
@@ -100,6 +108,8 @@ class BrokerConfig:
         check_broker_config(self)
         check_supported(self)
         self._topic_defaults = self._derive_topic_defaults()
+        if values["remote.log.storage.system.enable"]:
+            self.remote_log_manager  # noqa: B018 - checks the tiered storage settings at start
 
     # -- construction helpers --------------------------------------------------------------
 
@@ -425,6 +435,11 @@ class BrokerConfig:
     def transaction_coordinator(self) -> TransactionCoordinatorConfig:
         """The transaction coordinator's settings, typed (built once)."""
         return TransactionCoordinatorConfig.from_values(self._values)
+
+    @functools.cached_property
+    def remote_log_manager(self) -> RemoteLogManagerConfig:
+        """Tiered storage settings, typed, with the plugins' prefixed properties (built once)."""
+        return RemoteLogManagerConfig.from_values(self._values, self._merged)
 
     @functools.cached_property
     def share_coordinator(self) -> ShareCoordinatorConfig:

@@ -13,6 +13,7 @@ from zurau.config.balancer_configs import BALANCER_CONFIGS
 from zurau.config.config_def import ConfigKey, key_table
 from zurau.config.coordinator_configs import COORDINATOR_CONFIGS
 from zurau.config.kraft_configs import KRAFT_CONFIGS
+from zurau.config.remote_log_configs import REMOTE_LOG_CONFIGS
 from zurau.config.replication_configs import REPLICATION_CONFIGS
 from zurau.config.security_configs import SECURITY_CONFIGS
 from zurau.config.server_configs import SERVER_CONFIGS
@@ -30,6 +31,7 @@ BROKER_CONFIGS: dict[str, ConfigKey] = key_table(
             *KRAFT_CONFIGS,
             *SERVER_CONFIGS,
             *SERVER_LOG_CONFIGS,
+            *REMOTE_LOG_CONFIGS,
             *REPLICATION_CONFIGS,
             *COORDINATOR_CONFIGS,
             *SECURITY_CONFIGS,

@@ -19,7 +19,10 @@ from zurau.config.types import ConfigError
 
 __all__ = ["INERT", "NO_SASL", "NO_TLS", "UNSUPPORTED", "is_default", "not_supported", "with_support"]
 
-_TIERED = "it applies to tiered storage only (remote.storage.enable), which Zurau does not have"
+_JAVA_CLASS_PATH = (
+    "plugins are Python packages found by remote.log.storage.manager.class.name (an entry point or "
+    "module:attribute), not Java classes"
+)
 _PURGATORY = "completed delayed operations leave the purgatories at once, so there is nothing to purge"
 _OS_BUFFERS = "socket buffer sizes are left to the operating system's auto-tuning"
 _NO_QUEUE = (
@@ -69,12 +72,8 @@ INERT: dict[str, str] = {
     ),
     "log.preallocate": _NO_PREALLOCATE,
     "preallocate": _NO_PREALLOCATE,
-    "log.local.retention.ms": _TIERED,
-    "log.local.retention.bytes": _TIERED,
-    "local.retention.ms": _TIERED,
-    "local.retention.bytes": _TIERED,
-    "remote.log.copy.disable": _TIERED,
-    "remote.log.delete.on.disable": _TIERED,
+    "remote.log.storage.manager.class.path": _JAVA_CLASS_PATH,
+    "remote.log.metadata.manager.class.path": _JAVA_CLASS_PATH,
     **dict.fromkeys(
         (
             "sasl.kerberos.service.name",
@@ -107,7 +106,9 @@ NO_SASL = "it is not a SASL setting Zurau knows (see README, Security)"
 _PEM_ONLY = "key and trust stores are PEM (ssl.*.type=PEM), which have no store password; ssl.key.password decrypts the key"
 
 UNSUPPORTED: dict[str, str] = {
-    "remote.storage.enable": "there is no tiered storage (Tiered Storage functionality is disabled in the broker)",
+    "remote.log.metadata.manager.class.name": (
+        "the remote log metadata is Kafka's topic-based one (__remote_log_metadata), built in"
+    ),
     "create.topic.policy.class.name": "Java policy classes cannot be loaded",
     "alter.config.policy.class.name": "Java policy classes cannot be loaded",
     "max.connection.creation.rate": "new connections are not throttled",

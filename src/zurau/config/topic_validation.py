@@ -18,7 +18,13 @@ from zurau.config.types import ConfigError, ConfigType
 if TYPE_CHECKING:
     from zurau.config.broker_config import BrokerConfig
 
-__all__ = ["check_compaction_lags", "resolve_topic_config", "topic_config_values", "validate_topic_configs"]
+__all__ = [
+    "check_compaction_lags",
+    "check_remote_storage",
+    "resolve_topic_config",
+    "topic_config_values",
+    "validate_topic_configs",
+]
 
 
 def check_compaction_lags(values: Mapping[str, Any]) -> None:
@@ -32,13 +38,81 @@ def check_compaction_lags(values: Mapping[str, Any]) -> None:
         )
 
 
+def check_remote_storage(values: Mapping[str, Any], *, system_enabled: bool) -> None:
+    """Kafka's tiered storage rules of a topic (``LogConfig.validateTopicLogConfigValues`` when
+    ``remote.storage.enable`` is true), on its full typed config (overrides over the broker's
+    topic defaults, topic config names), with Kafka's messages:
+
+    * the broker must have ``remote.log.storage.system.enable=true``;
+    * ``cleanup.policy`` must not include ``compact`` (Kafka does not tier compacted topics);
+    * ``local.retention.bytes`` (unless -2, "same as retention.bytes") must not be -1 when
+      ``retention.bytes`` is limited, nor above it; the same for ``local.retention.ms`` and
+      ``retention.ms``;
+    * with ``remote.log.copy.disable=true`` (KIP-950), local and total retention must be equal
+      (or the local ones -2): nothing more is copied, so the local log is the whole retention.
+
+    Turning the tier off (true -> false) needs the old config: the controller checks it
+    (zurau.metadata.controller.config_control). Only the controller calls this: a broker
+    resolving an existing topic's config never refuses it (a broker without the remote tier
+    keeps such a topic's logs local).
+    """
+    if not values.get("remote.storage.enable"):
+        return
+    if not system_enabled:
+        raise ConfigError(
+            "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.",
+            name="remote.storage.enable",
+            value=True,
+            reason="remote.log.storage.system.enable=false",
+        )
+    policy = values.get("cleanup.policy", ("delete",))
+    policies = [policy] if isinstance(policy, str) else list(policy)
+    if any("compact" in p.lower() for p in policies):
+        raise ConfigError(
+            "Remote log storage is unsupported for the compacted topics",
+            name="cleanup.policy",
+            value=",".join(policies),
+            reason="compacted topics are not tiered",
+        )
+    for local_name, total_name in (
+        ("local.retention.bytes", "retention.bytes"),
+        ("local.retention.ms", "retention.ms"),
+    ):
+        local, total = values.get(local_name, -2), values.get(total_name, -1)
+        if total == -1 or local == -2 or (total_name == "retention.bytes" and total < -1):
+            continue
+        if local == -1:
+            raise ConfigError.invalid(
+                local_name, local, f"Value must not be -1 as {total_name} value is set as {total}."
+            )
+        if local > total:
+            raise ConfigError.invalid(
+                local_name, local, f"Value must not be more than {total_name} property value: {total}"
+            )
+    if values.get("remote.log.copy.disable"):
+        for local_name, total_name in (
+            ("local.retention.bytes", "retention.bytes"),
+            ("local.retention.ms", "retention.ms"),
+        ):
+            local, total = values.get(local_name, -2), values.get(total_name, -1)
+            if local != -2 and local != total:
+                raise ConfigError(
+                    f"When `remote.log.copy.disable` is set to true, the `{local_name}` and `{total_name}` "
+                    "must be set to the identical value because there will be no more logs copied to the "
+                    "remote storage.",
+                    name=local_name,
+                    value=local,
+                    reason=f"must equal {total_name}",
+                )
+
+
 def validate_topic_configs(configs: Mapping[str, Any], broker: BrokerConfig | None = None) -> dict[str, Any]:
     """Validate topic config overrides (CreateTopics / AlterConfigs) and return typed values.
 
-    Unknown names, ``None`` values and invalid values raise :class:`ConfigError` (the broker
-    answers INVALID_CONFIG). A non-default value of an ``unsupported`` topic config is rejected
-    (``remote.storage.enable=true``: Zurau has no tiered storage). Cross-field rules (``min.compaction.lag.ms`` <= ``max.compaction.lag.ms``) are
-    checked on the overrides merged with ``broker``'s topic defaults when given.
+     Unknown names, ``None`` values and invalid values raise :class:`ConfigError` (the broker
+     answers INVALID_CONFIG). A non-default value of an ``unsupported`` topic config is rejected
+    . Cross-field rules (``min.compaction.lag.ms`` <= ``max.compaction.lag.ms``) are
+     checked on the overrides merged with ``broker``'s topic defaults when given.
     """
     unknown = [n for n in configs if n not in TOPIC_CONFIGS]
     if unknown:

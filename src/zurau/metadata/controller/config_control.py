@@ -38,6 +38,7 @@ from zurau.config import (
     BrokerConfig,
     ConfigError,
     ConfigType,
+    check_remote_storage,
     format_value,
     resolve_topic_config,
 )
@@ -100,15 +101,42 @@ ConfigResult = AlterConfigsResponseResponses
 (``IncrementalAlterConfigsResponseResponses``) has the same fields, so each is the other."""
 
 
-def check_topic_configs(broker_config: BrokerConfig, configs: dict[str, Any]) -> None:
+_DISABLE_REMOTE_WITHOUT_DELETE = (
+    "It is invalid to disable remote storage without deleting remote data. If you want to keep the remote "
+    "data and turn to read only, please set `remote.storage.enable=true,remote.log.copy.disable=true`. If you "
+    "want to disable remote storage and delete all remote data, please set "
+    "`remote.storage.enable=false,remote.log.delete.on.disable=true`."
+)
+
+
+def check_topic_configs(
+    broker_config: BrokerConfig, configs: dict[str, Any], old: dict[str, Any] | None = None
+) -> None:
     """Validate a topic's full set of overrides as the live log would apply them.
 
     Raises InvalidConfigError (INVALID_CONFIG) with Kafka's message: unknown names, null or
-    malformed values, cross-field rules against the broker's topic defaults, and the local log's
-    own limits (``LogConfig``), so a config that is accepted can always be applied.
+    malformed values, cross-field rules against the broker's topic defaults, the tiered storage
+    rules (:func:`zurau.config.check_remote_storage`, against this controller's
+    ``remote.log.storage.system.enable``) and the local log's own limits (``LogConfig``), so a
+    config that is accepted can always be applied. ``old`` (AlterConfigs): the topic's current
+    overrides; turning ``remote.storage.enable`` from true to false then needs
+    ``remote.log.delete.on.disable=true`` (KIP-950, Kafka's
+    ``validateTurningOffRemoteStorageWithDelete``).
     """
     try:
         typed = resolve_topic_config(broker_config, configs)
+        full = {n: typed[d.snake_name] for n, d in TOPIC_CONFIGS.items()}
+        full["cleanup.policy"] = tuple(p for p in str(full["cleanup.policy"]).split(",") if p)
+        check_remote_storage(full, system_enabled=broker_config.remote_log_storage_system_enable)
+        if old is not None and not full["remote.storage.enable"]:
+            was = resolve_topic_config(broker_config, old)["remote_storage_enable"]
+            if was and not full["remote.log.delete.on.disable"]:
+                raise ConfigError(
+                    _DISABLE_REMOTE_WITHOUT_DELETE,
+                    name="remote.storage.enable",
+                    value=False,
+                    reason="remote.log.delete.on.disable=false",
+                )
     except ConfigError as e:
         raise InvalidConfigError(str(e)) from None
     LogConfig(**{k: typed[k] for k in _LOG_CONFIG_FIELDS if k in typed})
@@ -288,7 +316,7 @@ class ConfigurationControlManager:
     def _set_topic_configs(
         self, pending: PendingRecords, t: TopicImage, new: dict[str, Any], validate_only: bool
     ) -> None:
-        check_topic_configs(self.effective.of(pending.image), new)
+        check_topic_configs(self.effective.of(pending.image), new, dict(t.configs))
         if validate_only:
             return
         old = dict(t.configs)
