@@ -19,6 +19,7 @@ from zurau.protocol.errors import (
     InvalidRecordError,
     NotEnoughReplicasAfterAppendError,
     NotLeaderOrFollowerError,
+    OffsetMovedToTieredStorageError,
     OffsetOutOfRangeError,
     PolicyViolationError,
     RequestTimedOutError,
@@ -271,7 +272,7 @@ def test_offsets_for_timestamps_and_leader_epochs(tmp_path: Path) -> None:
     assert rm.fetch_offset_for_timestamp("t", 0, -2) == (0, -1, 0)
     assert rm.fetch_offset_for_timestamp("t", 0, -1) == (3, -1, 0)
     assert rm.fetch_offset_for_timestamp("t", 0, -3) == (2, NOW + 2, 0)
-    assert rm.fetch_offset_for_timestamp("t", 0, -5) == (-1, -1, 0)
+    assert rm.fetch_offset_for_timestamp("t", 0, -5) == (-1, -1, -1)  # not tiered: no epoch
     assert rm.fetch_offset_for_timestamp("t", 0, NOW + 1) == (1, NOW + 1, 0)
     assert rm.fetch_offset_for_timestamp("t", 0, NOW + 9) == (-1, -1, 0)
     rm.make_leader("t", 0, leader_epoch=4, replicas=[1], isr=[1])
@@ -430,3 +431,28 @@ async def test_produce_handler_waits_for_replication(tmp_path: Path) -> None:
     resp = await timed_out
     assert _partition(resp)["error_code"] == RequestTimedOutError.code
     assert _partition(resp)["base_offset"] == 4  # the data was written; Kafka keeps the offset
+
+
+def test_tiered_log_list_offsets_and_reads_below_the_local_start(tmp_path: Path) -> None:
+    rm = make_rm(
+        tmp_path, segment_bytes=500, retention_ms=-1, remote_storage_enable=True, local_retention_bytes=500
+    )
+    rm.make_leader("t", 0, leader_epoch=2, replicas=[1, 2], isr=[1])
+    for _ in range(30):
+        rm.append_as_leader("t", 0, make_batch(1), required_acks=1)
+    plog = rm.partition("t", 0).log
+    assert rm.fetch_offset_for_timestamp("t", 0, -5) == (-1, -1, -1)  # nothing copied yet
+    bases = plog.segment_base_offsets()
+    plog.update_highest_offset_in_remote(bases[3] - 1)  # what the remote log manager does
+    plog.apply_retention(NOW)
+    assert plog.local_log_start_offset == bases[3] and plog.log_start_offset == 0
+    assert rm.fetch_offset_for_timestamp("t", 0, -2) == (0, -1, 2)  # EARLIEST: the log start
+    assert rm.fetch_offset_for_timestamp("t", 0, -4) == (bases[3], -1, 2)  # EARLIEST_LOCAL
+    assert rm.fetch_offset_for_timestamp("t", 0, -5) == (bases[3] - 1, -1, 2)  # LATEST_TIERED
+    # below the local start: a consumer gets OFFSET_OUT_OF_RANGE (no remote reads wired here),
+    # a follower OFFSET_MOVED_TO_TIERED_STORAGE, as from Kafka's leader
+    r = rm.read("t", 0, 1, 1 << 20)
+    assert isinstance(r.error, OffsetOutOfRangeError) and r.log_start_offset == 0
+    r = rm.read("t", 0, 1, 1 << 20, replica_id=2)
+    assert isinstance(r.error, OffsetMovedToTieredStorageError)
+    assert offsets(read_bytes(rm, bases[3]))[0][0] == bases[3]

@@ -58,6 +58,7 @@ from zurau.protocol.errors import (
     KafkaError,
     NotEnoughReplicasAfterAppendError,
     NotLeaderOrFollowerError,
+    OffsetMovedToTieredStorageError,
     OffsetOutOfRangeError,
     PolicyViolationError,
     UnknownLeaderEpochError,
@@ -117,6 +118,13 @@ class AppendOrigin(enum.Enum):
 # Module constants: an Enum member lookup on the class costs ~0.1 us per produce.
 _CLIENT = AppendOrigin.CLIENT
 _REPLICATION = AppendOrigin.REPLICATION
+
+
+def _tiered_out_of_range(e: KafkaError) -> KafkaError:
+    """A consumer's fetch below a tiered log's local start, while remote reads are not wired
+    into this path: OFFSET_OUT_OF_RANGE, as before tiered storage (a follower gets
+    OFFSET_MOVED_TO_TIERED_STORAGE itself, as from Kafka's leader)."""
+    return OffsetOutOfRangeError(str(e))
 
 
 class LogReadResult(NamedTuple):
@@ -839,6 +847,8 @@ class ReplicaManager:
                 )
         except OffsetOutOfRangeError as e:
             error = e
+        except OffsetMovedToTieredStorageError as e:
+            error = e if follower else _tiered_out_of_range(e)
         else:
             if follower:
                 # Only a valid fetch offset proves what the follower holds (Kafka updates the
@@ -920,6 +930,8 @@ class ReplicaManager:
                 )
         except OffsetOutOfRangeError as e:
             error = e
+        except OffsetMovedToTieredStorageError as e:
+            error = _tiered_out_of_range(e)
         lso = plog.last_stable_offset
         if records is not None and read_committed:
             aborted = plog.aborted_transactions(fetch_offset, lso)
@@ -957,9 +969,11 @@ class ReplicaManager:
     ) -> OffsetForTimestamp:
         """ListOffsets for one partition this broker leads.
 
-        Special timestamps: -2 earliest and -4 earliest local (the log start offset), -1 latest
+        Special timestamps: -2 earliest (the log start offset), -4 earliest local (the local log
+        start offset of a tiered log, with the epoch that wrote it; else as -2), -1 latest
         (the high watermark, or the last stable offset for read_committed), -3 the first record
-        with the largest timestamp, -5 latest tiered (-1: nothing is tiered); other negative
+        with the largest timestamp, -5 latest tiered (the last offset copied to remote storage and
+        its epoch; -1 when nothing is, or the log is not tiered); other negative
         values are INVALID_REQUEST. Otherwise the first record with a timestamp at or after
         ``timestamp`` that a reader of ``isolation_level`` may see, or offset -1.
         """
@@ -967,13 +981,22 @@ class ReplicaManager:
         _check_leader_epoch(current_leader_epoch, p.leader_epoch)
         plog = p.log
         epoch = p.leader_epoch
-        if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+        if timestamp == EARLIEST_TIMESTAMP or (
+            timestamp == EARLIEST_LOCAL_TIMESTAMP and not plog.remote_log_enabled
+        ):
             return OffsetForTimestamp(plog.log_start_offset, -1, epoch)
+        if timestamp == EARLIEST_LOCAL_TIMESTAMP:
+            local_start = plog.local_log_start_offset
+            return OffsetForTimestamp(local_start, -1, plog.leader_epoch_cache.epoch_for_offset(local_start))
         if timestamp == LATEST_TIMESTAMP:
             latest = plog.last_stable_offset if isolation_level == READ_COMMITTED else plog.high_watermark
             return OffsetForTimestamp(latest, -1, epoch)
         if timestamp == LATEST_TIERED_TIMESTAMP:
-            return OffsetForTimestamp(-1, -1, epoch)  # no tiered storage: nothing is tiered
+            if not plog.remote_log_enabled:
+                return OffsetForTimestamp(-1, -1, -1)
+            highest = plog.highest_offset_in_remote
+            tiered_epoch = plog.leader_epoch_cache.epoch_for_offset(highest) if highest >= 0 else -1
+            return OffsetForTimestamp(highest, -1, tiered_epoch)
         if timestamp == MAX_TIMESTAMP:
             found = plog.max_timestamp_offset()
             if found is None:

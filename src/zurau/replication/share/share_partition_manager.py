@@ -60,6 +60,7 @@ from zurau.protocol.errors import (
     KafkaError,
     NotCoordinatorError,
     NotLeaderOrFollowerError,
+    OffsetMovedToTieredStorageError,
     OffsetOutOfRangeError,
     UnknownServerError,
     UnknownTopicIdError,
@@ -733,6 +734,11 @@ class SharePartitionManager:
             data = plog.read_slice(fetch_at, max_bytes, max_offset=upto, min_one_batch=True)
         except OffsetOutOfRangeError:
             sp.update_log_start_offset(plog.log_start_offset)
+            self._changed(h)
+            return None
+        except OffsetMovedToTieredStorageError:
+            # Share fetches do not read the remote tier (yet): they start at the local log start.
+            sp.update_log_start_offset(plog.local_log_start_offset)
             self._changed(h)
             return None
         if data is None or data.size == 0:
