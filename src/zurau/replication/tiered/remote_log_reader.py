@@ -38,7 +38,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import BinaryIO, NamedTuple
 
-from zurau.protocol.errors import KafkaError, OffsetOutOfRangeError
+from zurau.protocol.errors import OffsetOutOfRangeError
 from zurau.protocol.records.batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, read_header
 from zurau.replication.tiered.remote_lineage import cache_ranges, in_lineage
 from zurau.replication.tiered.remote_log_stats import RemoteLogStats
@@ -209,12 +209,12 @@ class RemoteLogReader:
         self.stats.fetch_requests += 1
         try:
             result = await self._read(log, fetch_offset, max_bytes, read_committed, min_one_message)
-        except KafkaError:
+        except OffsetOutOfRangeError:
             raise
         except RemoteStorageError:
             self.stats.fetch_failures += 1
             raise
-        except Exception as e:  # bad bytes, I/O errors of a plugin: never guess records
+        except Exception as e:  # bad bytes (CorruptRecordError), a plugin's I/O errors: never guess
             self.stats.fetch_failures += 1
             raise RemoteStorageError(
                 f"remote read of {log.topic_id_partition} at {fetch_offset} failed: {e!r}"
