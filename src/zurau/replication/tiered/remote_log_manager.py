@@ -14,7 +14,14 @@ Wiring (the broker's side):
   ``remote.log.manager.task.interval.ms`` on the injected clock; :meth:`run_once` is one such tick
   (tests call it, or :meth:`copy_once` / :meth:`expire_once` for one partition).
 * topic deletion: :meth:`delete_partitions` on the broker that led the partition (or on every
-  replica: it is idempotent), before ``rlmm.on_partitions_stopped``.
+  replica: it is idempotent), before ``rlmm.on_partitions_stopped``; retry the partitions it
+  returns at a later tick.
+* fetch path: an offset in ``[log_start_offset, local_log_start_offset)`` of a remote-enabled
+  topic is read with ``rlm.reader.read(log, fetch_offset, max_bytes, read_committed=...,
+  min_one_message=...)`` instead of the local log (a follower asking for it gets
+  OFFSET_MOVED_TO_TIERED_STORAGE instead); RemoteStorageError becomes UNKNOWN_SERVER_ERROR for
+  that partition, OffsetOutOfRangeError OFFSET_OUT_OF_RANGE.
+* follower bootstrap: :func:`~zurau.replication.tiered.remote_log_aux_state.build_remote_log_aux_state`.
 
 Copy task, per led partition, per tick, only when ``rlmm.ready(tip)``, ``remote.storage.enable``
 and not ``remote.log.copy.disable``: the highest offset already remote for the leader's epoch
@@ -55,7 +62,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Coroutine, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -151,16 +158,18 @@ class RemoteLogManager:
         #: Upload ids whose copy call is running on this broker (never deleted as leftovers).
         self._copying: set[uuid.UUID] = set()
         self._runner: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[int]] = set()
         self._closed = False
 
     # ------------------------------------------------------------------ leadership
     def on_became_leader(self, log: TieredLog, leader_epoch: int) -> None:
         """This broker leads ``log``'s partition in ``leader_epoch`` (a new epoch replaces the
-        old one: tasks of the old epoch publish nothing more)."""
+        old one: tasks of the old epoch publish nothing more, and the periodic runner starts the
+        next task of the partition only when the old one has returned)."""
         tip = log.topic_id_partition
         old = self._leaders.get(tip)
         st = _Leadership(log, leader_epoch)
-        if old is not None and old.leader_epoch == leader_epoch:
+        if old is not None:
             st.copy_task, st.expire_task = old.copy_task, old.expire_task
         self._leaders[tip] = st
 
@@ -192,13 +201,17 @@ class RemoteLogManager:
                 return
             for tip, st in list(self._leaders.items()):
                 if st.copy_task is None or st.copy_task.done():
-                    st.copy_task = asyncio.create_task(
-                        self._guarded(self.copy_once(tip)), name=f"rlm-copy-{tip}"
-                    )
+                    st.copy_task = self._spawn(self.copy_once(tip), f"rlm-copy-{tip.topic}-{tip.partition}")
                 if st.expire_task is None or st.expire_task.done():
-                    st.expire_task = asyncio.create_task(
-                        self._guarded(self.expire_once(tip)), name=f"rlm-expire-{tip}"
+                    st.expire_task = self._spawn(
+                        self.expire_once(tip), f"rlm-expire-{tip.topic}-{tip.partition}"
                     )
+
+    def _spawn(self, work: Coroutine[None, None, int], name: str) -> asyncio.Task[int]:
+        task = asyncio.get_running_loop().create_task(self._guarded(work), name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _guarded(self, work: Awaitable[int]) -> int:
         try:
@@ -230,9 +243,7 @@ class RemoteLogManager:
 
     async def close(self) -> None:
         self._closed = True
-        tasks: list[asyncio.Task[int] | asyncio.Task[None]] = [
-            t for st in self._leaders.values() for t in (st.copy_task, st.expire_task) if t is not None
-        ]
+        tasks: list[asyncio.Task[int] | asyncio.Task[None]] = list(self._tasks)
         if self._runner is not None:
             tasks.append(self._runner)
         for t in tasks:
