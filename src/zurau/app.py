@@ -109,12 +109,17 @@ from zurau.replication.replication_quota import (
 )
 from zurau.replication.share.dead_letters import DEFAULT_TOPIC_PREFIX
 from zurau.replication.share.share_partition_manager import ShareConfig, SharePartitionManager
+from zurau.replication.tiered.remote_log_manager import RemoteLogManager
+from zurau.replication.tiered.remote_log_manager import RemoteLogManagerConfig as RlmSettings
+from zurau.replication.tiered.tiered_storage import TieredStorage
+from zurau.replication.tiered.topic_based_metadata_manager import TopicBasedRemoteLogMetadataManager
 from zurau.storage.cleaner import CleanerStats
 from zurau.storage.log_cleaner import LogCleaner
 from zurau.storage.log_cleaner_threads import owner_loop_caller, run_cleaner_threads
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_maintenance import LogMaintenance
 from zurau.storage.log_manager import LogManager
+from zurau.storage.remote.plugins import load_remote_storage_manager
 
 log = logging.getLogger("zurau.broker")
 
@@ -203,6 +208,7 @@ class Broker:
         self.share_state_channel: ShareStateChannel | None = None
         self.share_partitions: SharePartitionManager | None = None
         self.dead_letter_producer: DeadLetterProducer | None = None
+        self.tiered: TieredStorage | None = None  # the remote tier (remote.log.storage.system.enable)
         self.partition_metadata: LeaderEndOffsets | None = None
         self.balancer: BalancerService | None = None  # a cluster controller's self-balancing loop
         self.log_cleaner: LogCleaner | None = None
@@ -419,6 +425,65 @@ class Broker:
         )
         return self.share_state_channel
 
+    def _start_tiered_storage(self) -> None:
+        """The remote tier, when ``remote.log.storage.system.enable``: the storage plugin, the
+        topic-based remote log metadata (a client of this broker's own inter-broker listener, as
+        the share-group dead letters), the remote log manager, and reads of remote offsets in the
+        fetch path. Started once the logs are loaded and the image applied (nothing is copied or
+        deleted before)."""
+        cfg = self.config
+        rl = cfg.remote_log_manager
+        if not rl.system_enable:
+            return
+        listener = rl.metadata_manager_listener_name or cfg.inter_broker_listener_name
+        assert rl.storage_manager_class_name is not None  # checked when the config was built
+        rsm = load_remote_storage_manager(rl.storage_manager_class_name, rl.storage_manager_props)
+        rlmm = TopicBasedRemoteLogMetadataManager(
+            self.node_id,
+            lambda: self.controller.image.endpoint(self.node_id, listener) or self.advertised,
+            security=lambda: inter_broker_client_security(cfg),
+            num_partitions=rl.metadata_topic_num_partitions,
+            replication_factor=rl.metadata_topic_replication_factor,
+            retention_ms=rl.metadata_topic_retention_ms,
+            consume_wait_ms=rl.metadata_consume_wait_ms,
+            initialization_retry_interval_ms=rl.metadata_init_retry_interval_ms,
+            initialization_retry_max_timeout_ms=rl.metadata_init_retry_max_timeout_ms,
+        )
+        rlm = RemoteLogManager(
+            broker_id=self.node_id,
+            rsm=rsm,
+            rlmm=rlmm,
+            config=RlmSettings(
+                task_interval_ms=rl.task_interval_ms,
+                copier_threads=rl.copier_thread_pool_size if rl.copier_thread_pool_size > 0 else rl.thread_pool_size,
+                expiration_threads=(
+                    rl.expiration_thread_pool_size if rl.expiration_thread_pool_size > 0 else rl.thread_pool_size
+                ),
+                reader_threads=rl.reader_threads,
+                custom_metadata_max_bytes=rl.custom_metadata_max_bytes,
+                index_cache_bytes=rl.index_file_cache_total_size_bytes,
+            ),
+            clock=self.clock,
+        )
+
+        def topic_id(topic: str) -> uuid.UUID | None:
+            t = self.controller.image.get(topic)
+            return None if t is None else t.topic_id
+
+        tiered = TieredStorage(
+            self.node_id,
+            lambda: self.replica_manager.hosted_partitions,
+            topic_id,
+            rlm,
+            rlmm,
+            fetch_max_wait_ms=rl.fetch_max_wait_ms,
+        )
+        self.tiered = tiered
+        self.replica_manager.tiered = tiered
+        tiered.start()
+        self.controller.add_listener(lambda _old, _new: tiered.sync())
+        log.info("broker %d: tiered storage on (%s)", self.node_id, rl.storage_manager_class_name)
+
     def _dead_letter_producer(self) -> DeadLetterProducer:
         """Share-group dead letters, produced through this broker's own inter-broker listener."""
         cfg = self.config
@@ -578,6 +643,7 @@ class Broker:
         self._start_metrics()
         self._tasks.append(asyncio.create_task(self._maintenance()))
         self._start_log_cleaner()
+        self._start_tiered_storage()
 
     async def _start_cluster(self) -> None:
         """A node of a KRaft cluster: follow (and, as a voter, keep) the metadata quorum; as a
@@ -689,6 +755,7 @@ class Broker:
         cfg = self.config
         self._tasks.append(asyncio.create_task(self._maintenance()))
         self._start_log_cleaner()
+        self._start_tiered_storage()
         self._tasks.append(
             asyncio.create_task(isr_maintenance(self.replica_manager, cfg.get("replica.lag.time.max.ms")))
         )
@@ -911,6 +978,10 @@ class Broker:
             await self._stop_step("the share-state initializations", self.group_service.close())
         if self.share_partitions is not None:
             self.share_partitions.close()
+        if self.tiered is not None:
+            self.replica_manager.tiered = None
+            await self._stop_step("tiered storage", self.tiered.close())
+            self.tiered = None
         if self.dead_letter_producer is not None:
             await self._stop_step("the dead-letter producer", self.dead_letter_producer.close())
             self.dead_letter_producer = None

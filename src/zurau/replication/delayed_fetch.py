@@ -34,13 +34,20 @@ sessions and the response's envelope.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
-from zurau.protocol.errors import KafkaError, UnknownServerError, UnknownTopicOrPartitionError
+from zurau.protocol.errors import (
+    KafkaError,
+    KafkaStorageError,
+    OffsetOutOfRangeError,
+    UnknownServerError,
+    UnknownTopicOrPartitionError,
+)
 from zurau.protocol.messages import FetchResponseResponsesPartitions
 from zurau.replication.fetch_params import FetchParams, FetchTopic
 from zurau.replication.idle_fetch import idle_encoder
@@ -49,7 +56,7 @@ from zurau.storage.file_region import transferable
 from zurau.storage.partition_log import LogReadSlice
 
 if TYPE_CHECKING:
-    from zurau.replication.replica_manager import ReplicaManager
+    from zurau.replication.replica_manager import RemoteRead, ReplicaManager
 
 log = logging.getLogger("zurau.replication")
 
@@ -105,7 +112,10 @@ def fetch(
     """
     if mark is None:
         mark = rm.purgatory.mark()
-    responses, total, settled = read_partitions(rm, params, topics, bytes_bound)
+    remote: list[RemotePending] = []
+    responses, total, settled = read_partitions(rm, params, topics, bytes_bound, remote)
+    if remote:
+        return _complete_with_remote(rm, params, topics, responses, total, remote[0])
     if total >= params.min_bytes or settled or params.max_wait_ms <= 0 or not running():
         return _complete(rm, params, topics, responses, total)
     keys = wait_keys() if wait_keys is not None else partitions_of(topics)
@@ -138,7 +148,10 @@ async def _delayed(
                 if replan is not None:  # any partition of the session may have data now
                     topics = replan()
             # Read after every wait: slices read before an await may be stale (a segment deleted).
-            responses, total, settled = read_partitions(rm, params, topics, bytes_bound)
+            remote: list[RemotePending] = []
+            responses, total, settled = read_partitions(rm, params, topics, bytes_bound, remote)
+            if remote:
+                return await _complete_with_remote(rm, params, topics, responses, total, remote[0])
             if total >= params.min_bytes or settled or not keys or not running() or deadline.expired:
                 return _complete(rm, params, topics, responses, total)
     finally:
@@ -156,7 +169,11 @@ def partitions_of(topics: list[FetchTopic]) -> dict[str, set[int]]:
 
 
 def _complete(
-    rm: ReplicaManager, params: FetchParams, topics: list[FetchTopic], responses: list[FetchedTopic], total: int
+    rm: ReplicaManager,
+    params: FetchParams,
+    topics: list[FetchTopic],
+    responses: list[FetchedTopic],
+    total: int,
 ) -> FetchResult:
     """The result of the last read, its slices made transferable (no await since the read); a
     follower's throttled bytes are recorded in the leader's replication quota."""
@@ -173,7 +190,65 @@ def _complete(
     return FetchResult(topics, responses, total)
 
 
-def _record_throttled(quota: ReplicationQuota, topics: list[FetchTopic], responses: list[FetchedTopic]) -> None:
+class RemotePending(NamedTuple):
+    """A partition entry of a fetch answer waiting for its remote-tier read."""
+
+    entry: FetchResponseResponsesPartitions
+    read: RemoteRead
+
+
+async def _complete_with_remote(
+    rm: ReplicaManager,
+    params: FetchParams,
+    topics: list[FetchTopic],
+    responses: list[FetchedTopic],
+    total: int,
+    pending: RemotePending,
+) -> FetchResult:
+    """The answer of a fetch one of whose partitions is read from the remote tier (Kafka's
+    ``DelayedRemoteFetch``): the local slices are made transferable first (a segment may go at
+    the await), then the remote read runs, for at most ``remote.fetch.max.wait.ms``. Only the
+    first such partition is read per fetch, as Kafka does; the others answer no records and the
+    consumer fetches them again. A remote read that fails answers KAFKA_STORAGE_ERROR (retriable:
+    the client fetches again), one that times out answers no records; never other records."""
+    result = _complete(rm, params, topics, responses, total)
+    tiered = rm.tiered
+    entry, rr = pending
+    if tiered is None:
+        entry["error_code"] = OffsetOutOfRangeError.code
+        return result
+    try:
+        async with asyncio.timeout(tiered.fetch_max_wait_ms / 1000):
+            data = await tiered.read(
+                rr.topic,
+                rr.partition,
+                rr.log,
+                rr.fetch_offset,
+                rr.max_bytes,
+                read_committed=rr.read_committed,
+                min_one_message=rr.min_one_batch,
+            )
+    except TimeoutError:
+        tiered.fetch_timeouts += 1
+        return result
+    except OffsetOutOfRangeError:
+        entry["error_code"] = OffsetOutOfRangeError.code
+        return result
+    except Exception as e:  # RemoteStorageError, or a bug: a retriable error, never records
+        log.warning("remote read of %s-%d at %d failed: %s", rr.topic, rr.partition, rr.fetch_offset, e)
+        entry["error_code"] = KafkaStorageError.code
+        return result
+    entry["records"] = data.records
+    if data.aborted_transactions:
+        entry["aborted_transactions"] = [
+            {"producer_id": a.producer_id, "first_offset": a.first_offset} for a in data.aborted_transactions
+        ]
+    return FetchResult(result.topics, result.responses, result.bytes_read + len(data.records))
+
+
+def _record_throttled(
+    quota: ReplicationQuota, topics: list[FetchTopic], responses: list[FetchedTopic]
+) -> None:
     """Record the records bytes of the throttled partitions of a follower's answer (Kafka
     counts every throttled partition's bytes, in sync or not)."""
     for planned, t in zip(topics, responses, strict=True):
@@ -200,10 +275,13 @@ def read_partitions(
     params: FetchParams,
     topics: list[FetchTopic],
     bytes_bound: Callable[[], int | None] | None = None,
+    remote: list[RemotePending] | None = None,
 ) -> tuple[list[FetchedTopic], int, bool]:
     """One pass over every partition of ``topics``: (response entries, bytes read, any error or
     diverging epoch or preferred replica, any of which answers at once). Records read are
-    :class:`LogReadSlice` s, valid until the next await."""
+    :class:`LogReadSlice` s, valid until the next await. Partitions whose records are in the
+    remote tier only are appended to ``remote`` (their entries wait for that read; the first one
+    read settles the fetch); without ``remote`` they answer OFFSET_OUT_OF_RANGE."""
     replica_id = params.replica_id
     replica_epoch = params.replica_epoch
     isolation_level = params.isolation_level
@@ -301,6 +379,15 @@ def read_partitions(
                 entry["log_start_offset"] = r.log_start_offset
                 if r.error is not None:
                     raise r.error
+                if r.remote is not None:
+                    if remote is None:
+                        raise OffsetOutOfRangeError(
+                            f"{topic.name}-{index}: offset {fp['fetch_offset']} is remote"
+                        )
+                    if not remote:  # one remote read per fetch (Kafka); the others answer empty
+                        remote.append(RemotePending(entry, r.remote))
+                    settled = True
+                    first_data = False
                 if r.diverging_epoch is not None:
                     epoch, end_offset = r.diverging_epoch
                     entry["diverging_epoch"] = {"epoch": epoch, "end_offset": end_offset}

@@ -48,7 +48,7 @@ import enum
 import logging
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from zurau.clock import Clock
 from zurau.protocol.errors import (
@@ -82,9 +82,12 @@ from zurau.replication.replication_quota import ReplicationQuota
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_manager import LogManager
 from zurau.storage.log_validator import convert_compression, needs_conversion, target_codec
-from zurau.storage.partition_log import AppendResult, LogReadSlice
+from zurau.storage.partition_log import AppendResult, LogReadSlice, PartitionLog
 from zurau.storage.producer_state import ProducerStateEntry
 from zurau.storage.txn_index import AbortedTxn
+
+if TYPE_CHECKING:
+    from zurau.replication.tiered.tiered_storage import TieredStorage
 
 log = logging.getLogger("zurau.replication")
 
@@ -121,10 +124,24 @@ _REPLICATION = AppendOrigin.REPLICATION
 
 
 def _tiered_out_of_range(e: KafkaError) -> KafkaError:
-    """A consumer's fetch below a tiered log's local start, while remote reads are not wired
-    into this path: OFFSET_OUT_OF_RANGE, as before tiered storage (a follower gets
-    OFFSET_MOVED_TO_TIERED_STORAGE itself, as from Kafka's leader)."""
+    """A consumer's fetch below a tiered log's local start on a broker without a remote tier
+    to read from: OFFSET_OUT_OF_RANGE (a follower gets OFFSET_MOVED_TO_TIERED_STORAGE itself,
+    as from Kafka's leader)."""
     return OffsetOutOfRangeError(str(e))
+
+
+class RemoteRead(NamedTuple):
+    """A consumer's read that the remote tier must serve (Kafka's ``RemoteStorageFetchInfo``):
+    ``fetch_offset`` lies below the log's local start; the fetch path reads it asynchronously
+    through :attr:`ReplicaManager.tiered` before it answers."""
+
+    topic: str
+    partition: int
+    log: PartitionLog
+    fetch_offset: int
+    max_bytes: int
+    min_one_batch: bool
+    read_committed: bool
 
 
 class LogReadResult(NamedTuple):
@@ -144,6 +161,7 @@ class LogReadResult(NamedTuple):
     aborted_transactions: list[AbortedTxn] | None  # read_committed consumers only
     error: KafkaError | None
     diverging_epoch: tuple[int, int] | None = None
+    remote: RemoteRead | None = None  # the read must be served from the remote tier
 
 
 class FollowerFetchers(Protocol):
@@ -218,6 +236,9 @@ class ReplicaManager:
         self.leader_quota: ReplicationQuota | None = None
         # The fetchers' follower-side throttle, kept here for the metrics only.
         self.follower_quota: ReplicationQuota | None = None
+        # The remote tier (tiered storage): consumer reads below a tiered log's local start are
+        # served through it; None: such reads answer OFFSET_OUT_OF_RANGE.
+        self.tiered: TieredStorage | None = None
 
     # ------------------------------------------------------------------ hosting
     def _open(self, topic: str, index: int) -> tuple[Partition, bool]:
@@ -848,7 +869,18 @@ class ReplicaManager:
         except OffsetOutOfRangeError as e:
             error = e
         except OffsetMovedToTieredStorageError as e:
-            error = e if follower else _tiered_out_of_range(e)
+            if follower:
+                error = e
+            elif self.tiered is not None:
+                remote = RemoteRead(
+                    topic, partition, plog, fetch_offset, max(max_bytes, 0), min_one_batch, read_committed
+                )
+                return LogReadResult(
+                    None, plog.high_watermark, plog.last_stable_offset, plog.log_start_offset,
+                    plog.log_end_offset, aborted, None, None, remote,
+                )
+            else:
+                error = _tiered_out_of_range(e)
         else:
             if follower:
                 # Only a valid fetch offset proves what the follower holds (Kafka updates the
@@ -931,7 +963,16 @@ class ReplicaManager:
         except OffsetOutOfRangeError as e:
             error = e
         except OffsetMovedToTieredStorageError as e:
-            error = _tiered_out_of_range(e)
+            if self.tiered is None:
+                error = _tiered_out_of_range(e)
+            else:
+                remote = RemoteRead(
+                    p.topic, p.index, plog, fetch_offset, max(max_bytes, 0), min_one_batch, read_committed
+                )
+                return LogReadResult(
+                    None, plog.high_watermark, plog.last_stable_offset, plog.log_start_offset,
+                    plog.log_end_offset, aborted, None, None, remote,
+                )
         lso = plog.last_stable_offset
         if records is not None and read_committed:
             aborted = plog.aborted_transactions(fetch_offset, lso)
