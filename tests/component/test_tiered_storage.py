@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+from kafka import KafkaConsumer
+from kafka import TopicPartition as KPTopicPartition
 
 from tests.support.waiting import wait_for
 from zurau.embedded import EmbeddedBroker
@@ -130,6 +132,23 @@ def test_tiered_topic_reads_from_offset_zero_byte_exact(tmp_path: Path) -> None:
         found = c.offsets_for_times([TopicPartition(topic, 0, sent[10][2])], 5)[0].offset
         assert found == 10
         c.close()
+
+        # kafka-python reads the remote part too.
+        kc = KafkaConsumer(bootstrap_servers=bs, enable_auto_commit=False, consumer_timeout_ms=20_000)
+        tp = KPTopicPartition(topic, 0)
+        kc.assign([tp])
+        kc.seek(tp, 0)
+        read = []
+        for m in kc:
+            read.append((m.offset, m.key, m.value, m.timestamp))
+            if len(read) == 150:
+                break
+        kc.close()
+        assert read == [(i, k, v, ts) for i, (k, v, ts, _h) in enumerate(sent[:150])]
+
+        # Deleting the topic deletes its remote data.
+        admin.delete_topics([topic])[topic].result(10)
+        wait_for(lambda: not _remote_files(tmp_path / "remote"), timeout=30, what="remote segments deleted")
 
 
 def test_compacted_tiered_topic_is_refused(tmp_path: Path) -> None:

@@ -1052,6 +1052,36 @@ class ReplicaManager:
                 return OffsetForTimestamp(found[0], found[1], epoch)
         return OffsetForTimestamp(-1, -1, epoch)
 
+    def tiered_timestamp_log(self, topic: str, partition: int, timestamp: int) -> PartitionLog | None:
+        """The log of ``topic-partition`` when a ListOffsets for ``timestamp`` must also search
+        the remote tier (a tiered log holding records below its local start), else None."""
+        if self.tiered is None or timestamp < 0:
+            return None
+        p = self._partitions.get((topic, partition))
+        if p is None or p.leader_id != self.node_id:
+            return None
+        plog = p.log
+        if plog.remote_log_enabled and plog.log_start_offset < plog.local_log_start_offset:
+            return plog
+        return None
+
+    async def remote_offset_for_timestamp(
+        self, topic: str, partition: int, plog: PartitionLog, timestamp: int, *, isolation_level: int
+    ) -> OffsetForTimestamp | None:
+        """The first record at or after ``timestamp`` in the remote tier a reader of
+        ``isolation_level`` may see (records there are below the high watermark, and below the
+        last stable offset: only segments wholly below it are copied), or None."""
+        if self.tiered is None:
+            return None
+        found = await self.tiered.offset_for_timestamp(topic, partition, plog, timestamp)
+        p = self._partitions.get((topic, partition))
+        if found is None or p is None:
+            return None
+        limit = plog.last_stable_offset if isolation_level == READ_COMMITTED else plog.high_watermark
+        if found[0] >= limit:
+            return None
+        return OffsetForTimestamp(found[0], found[1], p.leader_epoch)
+
     def end_offset_for_leader_epoch(
         self, topic: str, partition: int, leader_epoch: int, *, current_leader_epoch: int = -1
     ) -> tuple[int, int]:

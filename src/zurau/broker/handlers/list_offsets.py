@@ -8,11 +8,20 @@ lookup itself is the replica manager's (``fetch_offset_for_timestamp``).
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
 from zurau.broker.handlers._authz import TOPIC, Op, allowed_names
 from zurau.broker.handlers._common import error_of, resolve_topic
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.errors import KafkaError, TopicAuthorizationFailedError, UnknownTopicOrPartitionError
+from zurau.protocol.errors import (
+    KafkaError,
+    KafkaStorageError,
+    TopicAuthorizationFailedError,
+    UnknownTopicOrPartitionError,
+)
 from zurau.protocol.messages import (
     ListOffsetsRequest,
     ListOffsetsResponse,
@@ -21,11 +30,18 @@ from zurau.protocol.messages import (
 )
 from zurau.types import LeaderEpoch
 
+log = logging.getLogger("zurau.broker")
+
 API_KEY = ApiKey.LIST_OFFSETS
 
 
-def handle(ctx: RequestContext, req: ListOffsetsRequest) -> ListOffsetsResponse:
+def handle(
+    ctx: RequestContext, req: ListOffsetsRequest
+) -> ListOffsetsResponse | Coroutine[Any, Any, ListOffsetsResponse]:
     rm = ctx.replica_manager
+    # Timestamp lookups a tiered log must also make in the remote tier (asynchronously): an
+    # earlier record found there replaces the local answer (Kafka's DelayedRemoteListOffsets).
+    remote: list[tuple[ListOffsetsResponseTopicsPartitions, str, Any, int]] = []  # (.., the log, ..)
     read_committed = req.get("isolation_level", 0) == 1
     topics_out: list[ListOffsetsResponseTopics] = []
     described = allowed_names(ctx, Op.DESCRIBE, TOPIC, (t["name"] for t in req["topics"]))
@@ -61,9 +77,32 @@ def handle(ctx: RequestContext, req: ListOffsetsRequest) -> ListOffsetsResponse:
                     current_leader_epoch=LeaderEpoch(rp.get("current_leader_epoch", -1)),
                 )
                 entry["offset"], entry["timestamp"], entry["leader_epoch"] = found
+                plog = rm.tiered_timestamp_log(topic.name, index, rp["timestamp"])
+                if plog is not None:
+                    remote.append((entry, topic.name, plog, rp["timestamp"]))
             except Exception as e:
                 entry["error_code"], _ = error_of(e)
                 entry["leader_epoch"] = -1
             parts_out.append(entry)
         topics_out.append({"name": name, "partitions": parts_out})
-    return {"throttle_time_ms": 0, "topics": topics_out}
+    response: ListOffsetsResponse = {"throttle_time_ms": 0, "topics": topics_out}
+    if not remote:
+        return response
+    isolation = 1 if read_committed else 0
+
+    async def with_remote() -> ListOffsetsResponse:
+        for entry, topic_name, plog, timestamp in remote:
+            try:
+                found = await rm.remote_offset_for_timestamp(
+                    topic_name, entry["partition_index"], plog, timestamp, isolation_level=isolation
+                )
+            except Exception as e:  # the remote tier failed: retriable, never a wrong offset
+                entry["error_code"], entry["offset"], entry["timestamp"] = KafkaStorageError.code, -1, -1
+                entry["leader_epoch"] = -1
+                log.warning("ListOffsets of %s-%d in the remote tier failed: %s", topic_name, entry["partition_index"], e)
+                continue
+            if found is not None:
+                entry["offset"], entry["timestamp"], entry["leader_epoch"] = found
+        return response
+
+    return with_remote()

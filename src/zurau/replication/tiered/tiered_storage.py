@@ -29,11 +29,14 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
+from zurau.protocol.records.batch import iter_batches
+from zurau.protocol.records.record import decode_batch_records
 from zurau.replication.tiered.partition_tiered_log import PartitionTieredLog
 from zurau.replication.tiered.remote_log_manager import RemoteLogManager
 from zurau.replication.tiered.remote_log_reader import RemoteFetchData
 from zurau.storage.partition_log import PartitionLog
 from zurau.storage.remote.remote_log_metadata_manager import RemoteLogMetadataManager
+from zurau.storage.remote.remote_log_segment import RemoteLogSegmentState
 from zurau.types import TopicIdPartition
 
 log = logging.getLogger("zurau.replication.tiered")
@@ -188,6 +191,46 @@ class TieredStorage:
         return await self.rlm.reader.read(
             adapter, fetch_offset, max_bytes, read_committed=read_committed, min_one_message=min_one_message
         )
+
+    async def offset_for_timestamp(
+        self, topic: str, partition: int, plog: PartitionLog, timestamp: int
+    ) -> tuple[int, int] | None:
+        """``(offset, timestamp)`` of the first record at or after ``timestamp`` in the remote
+        tier (at or above the log start), or None (Kafka's ``RemoteLogManager.findOffsetByTimestamp``):
+        the remote segments of the log's lineage, oldest first, whose largest timestamp reaches
+        ``timestamp`` are read batch by batch until a record does. RemoteStorageError when the
+        remote tier fails."""
+        adapter = self.tiered_log(topic, partition, plog)
+        if adapter is None:
+            return None
+        reader = self.rlm.reader
+        segments = sorted(
+            (
+                s
+                for s in self.rlmm.list_segments(adapter.topic_id_partition)
+                if s.state is RemoteLogSegmentState.COPY_SEGMENT_FINISHED
+                and s.max_timestamp_ms >= timestamp
+                and s.end_offset >= plog.log_start_offset
+            ),
+            key=lambda s: s.start_offset,
+        )
+        for seg in segments:
+            offset = max(seg.start_offset, plog.log_start_offset)
+            chosen = reader.segment_for(adapter, offset)
+            if chosen is None or chosen.segment_id != seg.segment_id:
+                continue  # not of this log's lineage (an unclean election's branch), or replaced
+            while offset <= seg.end_offset:
+                data = await reader.read(adapter, offset, 1 << 20, min_one_message=True)
+                if not data.records:
+                    break
+                for pos, h in iter_batches(data.records):
+                    if h.max_timestamp >= timestamp and h.last_offset >= offset:
+                        batch = data.records[pos : pos + h.size]
+                        for r in decode_batch_records(batch, check_crc=False):
+                            if r.offset >= offset and r.timestamp >= timestamp:
+                                return r.offset, r.timestamp
+                    offset = h.last_offset + 1
+        return None
 
     async def close(self) -> None:
         self._closed = True
