@@ -67,6 +67,7 @@ async def run_cleaner_threads(
     wake = asyncio.Event()
     cleaner.on_reconfigure = wake.set
     workers, idle = _workers(cleaner.config.threads)
+    log.info("log cleaner: %d thread(s)", cleaner.config.threads)
     passes: set[asyncio.Future[CleanerStats | None]] = set()
 
     def finished(free: list[int], worker: int, fut: asyncio.Future[CleanerStats | None]) -> None:
