@@ -132,6 +132,26 @@ def test_list_configs_append_and_subtract_from_the_value_in_effect() -> None:
     assert resp["error_code"] == 0 and dict(image.broker_config("")) == {"log.cleanup.policy": "delete,compact"}
     image, resp, _ = _incremental(c, image, "", ("log.cleanup.policy", SUBTRACT, "delete"))
     assert dict(image.broker_config("")) == {"log.cleanup.policy": "compact"}
+    # a broker's own resource starts from its value in effect: the cluster default just set
+    image, resp, _ = _incremental(c, image, "1", ("log.cleanup.policy", APPEND, "delete,compact"))
+    assert resp["error_code"] == 0 and dict(image.broker_config("1")) == {"log.cleanup.policy": "compact,delete"}
+
+
+def test_apply_incremental_takes_the_definitions_and_base_it_is_given() -> None:
+    from zurau.config import TOPIC_CONFIGS
+    from zurau.metadata.controller.config_control import apply_incremental
+
+    def op(name: str, operation: int, value: str | None) -> Any:
+        return {"name": name, "config_operation": operation, "value": value}
+
+    new = apply_incremental(
+        {"retention.ms": "1"},
+        [op("retention.ms", DELETE, None), op("cleanup.policy", APPEND, "compact"), op("x", SET, "y")],
+        TOPIC_CONFIGS, lambda d: "delete", "Unknown topic config name",
+    )
+    assert new == {"cleanup.policy": "delete,compact", "x": "y"}
+    with pytest.raises(E.InvalidConfigError, match="Unknown topic config name: nope"):
+        apply_incremental({}, [op("nope", SUBTRACT, "a")], TOPIC_CONFIGS, lambda d: "", "Unknown topic config name")
 
 
 def test_kerberos_configs_are_accepted_per_broker_as_kafka_does() -> None:

@@ -30,13 +30,14 @@ with a null value, first, then sets, each in name order) and nothing for an unch
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict, TypeVar
 
 from zurau.config import (
     TOPIC_CONFIGS,
     BrokerConfig,
     ConfigError,
+    ConfigKey,
     ConfigType,
     check_remote_storage,
     format_value,
@@ -282,36 +283,14 @@ class ConfigurationControlManager:
         configs: list[IncrementalAlterConfigsRequestResourcesConfigs],
     ) -> dict[str, str | None]:
         """A broker resource's overrides after SET, DELETE, APPEND and SUBTRACT (the last two
-        for LIST configs, from the override or else the value in effect)."""
-        new: dict[str, str | None] = dict(current)
-        effective = self.effective.of(image)
-        for c in configs:
-            name, op, value = c["name"], c["config_operation"], c["value"]
-            if op == SET:
-                new[name] = value
-            elif op == DELETE:
-                new.pop(name, None)
-            else:
-                d = BROKER_CONFIGS.get(name)
-                if d is None:
-                    raise InvalidConfigError(f"Unknown broker config: {name}")
-                if d.type is not ConfigType.LIST:
-                    raise InvalidConfigError(
-                        f"Can't {OP_NAMES[op]} to key {name} because its type is not LIST."
-                    )
-                base = new.get(name)
-                if base is None and resource != DEFAULT_BROKER_RESOURCE:
-                    base = format_value(d, effective.get(name))
-                elif base is None:
-                    base = format_value(d, self.config.get(name))
-                items = _list_items(base)
-                if op == APPEND:
-                    items += [v for v in _list_items(value) if v not in items]
-                else:
-                    drop = set(_list_items(value))
-                    items = [v for v in items if v not in drop]
-                new[name] = ",".join(items)
-        return new
+        for LIST configs, from the override or else the value in effect: this broker's for a
+        broker's own resource, the static config's for the cluster default)."""
+        effective = self.effective.of(image) if resource != DEFAULT_BROKER_RESOURCE else self.config
+
+        def base(d: ConfigKey) -> str | None:
+            return format_value(d, effective.get(d.name))
+
+        return apply_incremental(current, configs, BROKER_CONFIGS, base, "Unknown broker config")
 
     def _set_topic_configs(
         self, pending: PendingRecords, t: TopicImage, new: dict[str, Any], validate_only: bool
@@ -355,32 +334,50 @@ class ConfigurationControlManager:
         current: dict[str, str],
         configs: list[IncrementalAlterConfigsRequestResourcesConfigs],
     ) -> dict[str, str | None]:
-        new: dict[str, str | None] = dict(current)
+        """A topic's overrides after SET, DELETE, APPEND and SUBTRACT (the last two for LIST
+        configs, from the override or else the cluster's topic default)."""
         defaults = self.effective.of(image).topic_defaults()
-        for c in configs:
-            name, op, value = c["name"], c["config_operation"], c["value"]
-            if op == SET:
-                new[name] = value
-            elif op == DELETE:
-                new.pop(name, None)
+
+        def base(d: ConfigKey) -> str | None:
+            return format_value(d, defaults.get(d.name, d.default))
+
+        return apply_incremental(current, configs, TOPIC_CONFIGS, base, "Unknown topic config name")
+
+
+def apply_incremental(
+    current: Mapping[str, str],
+    configs: list[IncrementalAlterConfigsRequestResourcesConfigs],
+    definitions: Mapping[str, ConfigKey],
+    base: Callable[[ConfigKey], str | None],
+    unknown: str,
+) -> dict[str, str | None]:
+    """A resource's overrides ``current`` after the SET, DELETE, APPEND and SUBTRACT of
+    ``configs``, in order. APPEND/SUBTRACT take LIST configs of ``definitions`` only (an unknown
+    name is INVALID_CONFIG "``unknown``: name", another type INVALID_CONFIG "Can't APPEND to key
+    ..."); they start from the override if there is one, else from ``base(definition)`` (the
+    value in effect at that level). APPEND adds the items not present yet, SUBTRACT removes
+    every occurrence of its items; the order of the others is kept."""
+    new: dict[str, str | None] = dict(current)
+    for c in configs:
+        name, op, value = c["name"], c["config_operation"], c["value"]
+        if op == SET:
+            new[name] = value
+        elif op == DELETE:
+            new.pop(name, None)
+        else:
+            d = definitions.get(name)
+            if d is None:
+                raise InvalidConfigError(f"{unknown}: {name}")
+            if d.type is not ConfigType.LIST:
+                raise InvalidConfigError(f"Can't {OP_NAMES[op]} to key {name} because its type is not LIST.")
+            items = _list_items(new[name] if new.get(name) is not None else base(d))
+            if op == APPEND:
+                items += [v for v in _list_items(value) if v not in items]
             else:
-                d = TOPIC_CONFIGS.get(name)
-                if d is None:
-                    raise InvalidConfigError(f"Unknown topic config name: {name}")
-                if d.type is not ConfigType.LIST:
-                    raise InvalidConfigError(
-                        f"Can't {OP_NAMES[op]} to key {name} because its type is not LIST."
-                    )
-                items = _list_items(
-                    new[name] if name in new else format_value(d, defaults.get(name, d.default))
-                )
-                if op == APPEND:
-                    items += [v for v in _list_items(value) if v not in items]
-                else:
-                    drop = set(_list_items(value))
-                    items = [v for v in items if v not in drop]
-                new[name] = ",".join(items)
-        return new
+                drop = set(_list_items(value))
+                items = [v for v in items if v not in drop]
+            new[name] = ",".join(items)
+    return new
 
 
 def _group_name(name: str) -> str:
