@@ -1,12 +1,12 @@
 """The replication throttle of ``zurau reassign-partitions --throttle`` (kafka-reassign-partitions.sh's).
 
-A throttled reassignment sets, before the reassignment starts:
+A throttled reassignment sets, before the reassignment starts, the throttle
+:func:`zurau.config.replication_throttle.throttle_of` describes (the one the balancer sets too)
+for the partitions of the new reassignment and of those still in progress (their throttle is
+kept: a topic config is set whole):
 
-* on each topic with a moving partition, ``leader.replication.throttled.replicas`` = every
-  ``partition:broker`` of the replicas the partition has before the move (the brokers that send)
-  and ``follower.replication.throttled.replicas`` = every ``partition:broker`` of the replicas it
-  gains (the brokers that receive), for the partitions of the new reassignment and of those still
-  in progress (their throttle is kept: a topic config is set whole);
+* on each topic with a moving partition, ``leader.replication.throttled.replicas`` (the replicas
+  before the move, which send) and ``follower.replication.throttled.replicas`` (those it gains);
 * on every broker of those replicas, ``leader.replication.throttled.rate`` and
   ``follower.replication.throttled.rate`` = the throttle in bytes/s (IncrementalAlterConfigs on the
   BROKER resource).
@@ -31,11 +31,14 @@ from zurau.client.admin import (
 )
 from zurau.client.errors import describe_error
 from zurau.client.types import TopicPartition
+from zurau.config.replication_throttle import (
+    FOLLOWER_RATE,
+    LEADER_RATE,
+    THROTTLED_REPLICAS,
+    Move,
+    throttle_of,
+)
 
-LEADER_REPLICAS = "leader.replication.throttled.replicas"
-FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
-LEADER_RATE = "leader.replication.throttled.rate"
-FOLLOWER_RATE = "follower.replication.throttled.rate"
 #: The broker configs --verify removes (Kafka's list, the log-dir one included).
 BROKER_THROTTLES = (LEADER_RATE, FOLLOWER_RATE, "replica.alter.log.dirs.io.max.bytes.per.second")
 
@@ -44,22 +47,11 @@ YOU_MUST_VERIFY = (
 )
 
 
-@dataclass(frozen=True)
-class Move:
-    """One partition's move: the replicas it had (``sources``) and those it gains."""
-
-    sources: tuple[int, ...]
-    destinations: tuple[int, ...]
-
-
 @dataclass
 class MoveMap:
     """topic -> partition -> :class:`Move`."""
 
     moves: dict[str, dict[int, Move]] = field(default_factory=dict)
-
-    def brokers(self) -> set[int]:
-        return {b for parts in self.moves.values() for m in parts.values() for b in (*m.sources, *m.destinations)}
 
 
 def move_map(
@@ -74,23 +66,11 @@ def move_map(
     originals: dict[TopicPartition, list[int]] = {}
     for tp, r in ongoing.items():
         originals[tp] = [b for b in r.replicas if b not in r.adding_replicas]
-        out.moves.setdefault(tp.topic, {})[tp.partition] = Move(
-            tuple(originals[tp]), tuple(b for b in r.adding_replicas if b not in originals[tp])
-        )
+        out.moves.setdefault(tp.topic, {})[tp.partition] = Move.between(originals[tp], r.adding_replicas)
     for tp, target in proposed.items():
         sources = originals.get(tp) or list(current.get(tp, []))
-        out.moves.setdefault(tp.topic, {})[tp.partition] = Move(
-            tuple(sources), tuple(b for b in target if b not in sources)
-        )
+        out.moves.setdefault(tp.topic, {})[tp.partition] = Move.between(sources, target)
     return out
-
-
-def throttled_replicas(moves: Mapping[int, Move]) -> tuple[str, str]:
-    """A topic's (leader, follower) throttled-replicas values: ``partition:broker`` pairs of the
-    sources and of the destinations, sorted."""
-    leaders = sorted((p, b) for p, m in moves.items() for b in m.sources)
-    followers = sorted((p, b) for p, m in moves.items() for b in m.destinations)
-    return ",".join(f"{p}:{b}" for p, b in leaders), ",".join(f"{p}:{b}" for p, b in followers)
 
 
 def _errors(results: Mapping[ConfigResource, Exception | None]) -> list[str]:
@@ -102,27 +82,26 @@ async def set_throttles(admin: AdminClient, moves: MoveMap, throttle: int) -> li
     output lines; the topic configs or a broker's rate failing raises (as Kafka's tool fails)."""
     from zurau.cli.common import CommandError
 
-    topic_ops: dict[ConfigResource, list[AlterConfigOp]] = {}
-    for topic, parts in sorted(moves.moves.items()):
-        leaders, followers = throttled_replicas(parts)
-        topic_ops[ConfigResource(ResourceType.TOPIC, topic)] = [
-            AlterConfigOp(LEADER_REPLICAS, AlterOp.SET, leaders),
-            AlterConfigOp(FOLLOWER_REPLICAS, AlterOp.SET, followers),
+    plan = throttle_of(moves.moves, throttle)
+    topic_ops = {
+        ConfigResource(ResourceType.TOPIC, topic): [
+            AlterConfigOp(name, AlterOp.SET, value) for name, value in plan.topic_configs(topic)
         ]
+        for topic in plan.replicas
+    }
     failed = _errors(await admin.incremental_alter_configs(topic_ops))
     if failed:
         raise CommandError(f"cannot set the throttled replicas: {'; '.join(failed)}")
     broker_ops = {
         ConfigResource(ResourceType.BROKER, str(b)): [
-            AlterConfigOp(LEADER_RATE, AlterOp.SET, str(throttle)),
-            AlterConfigOp(FOLLOWER_RATE, AlterOp.SET, str(throttle)),
+            AlterConfigOp(name, AlterOp.SET, value) for name, value in plan.broker_configs()
         ]
-        for b in sorted(moves.brokers())
+        for b in sorted(plan.brokers)
     }
     failed = _errors(await admin.incremental_alter_configs(broker_ops))
     if failed:
         raise CommandError(f"cannot set the throttle rate on broker(s) {'; '.join(failed)}")
-    return [f"The inter-broker throttle limit was set to {throttle} B/s"]
+    return [f"The inter-broker throttle limit was set to {plan.rate} B/s"]
 
 
 async def clear_throttles(admin: AdminClient, topics: Iterable[str]) -> list[str]:
@@ -143,10 +122,7 @@ async def clear_throttles(admin: AdminClient, topics: Iterable[str]) -> list[str
     if failed:
         lines.append(f"Warning: cannot clear the throttle rate on broker(s) {'; '.join(failed)}")
     topic_ops = {
-        ConfigResource(ResourceType.TOPIC, t): [
-            AlterConfigOp(LEADER_REPLICAS, AlterOp.DELETE),
-            AlterConfigOp(FOLLOWER_REPLICAS, AlterOp.DELETE),
-        ]
+        ConfigResource(ResourceType.TOPIC, t): [AlterConfigOp(name, AlterOp.DELETE) for name in THROTTLED_REPLICAS]
         for t in names
     }
     failed = _errors(await admin.incremental_alter_configs(topic_ops))

@@ -52,12 +52,13 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from zurau.clock import Clock
+from zurau.config.replication_throttle import THROTTLED_RATES, THROTTLED_REPLICAS, Move, throttle_of
 from zurau.metadata.balancer_load import LoadMonitor, LoadSample
 from zurau.metadata.controller.balancer.model import ClusterModel, LoadModel, PartitionLoad, cluster_model
 from zurau.metadata.controller.balancer.options import ENABLE, BalancerOptions, options_from_config
 from zurau.metadata.controller.balancer.planner import Plan, brokers_to_drain, plan, should_rebalance
 from zurau.metadata.image import MetadataImage
-from zurau.metadata.records import BROKER_RESOURCE
+from zurau.metadata.records import BROKER_RESOURCE, TOPIC_RESOURCE
 from zurau.protocol.messages import (
     AlterPartitionReassignmentsRequestTopics,
     AlterPartitionReassignmentsResponse,
@@ -76,8 +77,6 @@ TICK_INTERVAL_S = 2.0
 #: uses at most about 1/PACING of the active controller's CPU (a 10,000-partition cluster's model
 #: and trigger check take a good part of a second of pure Python).
 PACING = 20
-THROTTLED_REPLICAS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
-THROTTLED_RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
 SET, DELETE = 0, 1
 PREFERRED = 0  # ElectLeaders election type
 
@@ -162,6 +161,11 @@ def refused_moves(response: AlterPartitionReassignmentsResponse | Any) -> list[s
     if refused:
         log.warning("balancer: reassignments refused: %s", "; ".join(refused))
     return refused
+
+
+def _set(configs: Sequence[tuple[str, str]]) -> list[IncrementalAlterConfigsRequestResourcesConfigs]:
+    """IncrementalAlterConfigs SET operations of (name, value) pairs."""
+    return [{"name": n, "config_operation": SET, "value": v} for n, v in configs]
 
 
 class BalancerService:
@@ -357,37 +361,31 @@ class BalancerService:
         ))
 
     async def _throttle(self, image: MetadataImage, moves: Sequence[Any], options: BalancerOptions) -> None:
+        """Throttle ``moves`` as ``kafka-reassign-partitions --throttle`` does
+        (:func:`~zurau.config.replication_throttle.throttle_of`), naming their topics in the
+        ``zurau.balancer.throttled.topics`` mark."""
         rate = options.throttle_bytes_per_second
         if rate < 0:
             return
-        by_topic: dict[str, tuple[set[str], set[str]]] = {}
-        brokers: set[int] = set()
+        by_topic: dict[str, dict[int, Move]] = {}
         for m in moves:
             t = image.get(m.topic)
-            if t is None:
-                continue
-            current = t.partitions[m.partition].replicas
-            leaders, followers = by_topic.setdefault(m.topic, (set(), set()))
-            leaders.update(f"{m.partition}:{b}" for b in current)
-            followers.update(f"{m.partition}:{b}" for b in m.replicas if b not in current)
-            brokers.update(current)
-            brokers.update(m.replicas)
-        resources: list[IncrementalAlterConfigsRequestResources] = []
-        for topic, (leaders, followers) in sorted(by_topic.items()):
-            resources.append({"resource_type": 2, "resource_name": topic, "configs": [
-                {"name": THROTTLED_REPLICAS[0], "config_operation": SET, "value": ",".join(sorted(leaders))},
-                {"name": THROTTLED_REPLICAS[1], "config_operation": SET, "value": ",".join(sorted(followers))},
-            ]})
+            if t is not None:
+                by_topic.setdefault(m.topic, {})[m.partition] = Move.between(t.partitions[m.partition].replicas, m.replicas)
+        throttle = throttle_of(by_topic, rate)
+        resources: list[IncrementalAlterConfigsRequestResources] = [
+            {"resource_type": TOPIC_RESOURCE, "resource_name": topic, "configs": _set(throttle.topic_configs(topic))}
+            for topic in sorted(throttle.replicas)
+        ]
         owned = throttled_topics(image)
         if by_topic and not set(by_topic) <= owned:
-            resources.append({"resource_type": BROKER_RESOURCE, "resource_name": "", "configs": [
-                {"name": THROTTLED_TOPICS, "config_operation": SET, "value": ",".join(sorted(owned | set(by_topic)))},
-            ]})
-        for b in sorted(brokers):
-            if b in image.brokers:
-                resources.append({"resource_type": BROKER_RESOURCE, "resource_name": str(b), "configs": [
-                    {"name": n, "config_operation": SET, "value": str(rate)} for n in THROTTLED_RATES
-                ]})
+            resources.append({"resource_type": BROKER_RESOURCE, "resource_name": "", "configs": _set(
+                [(THROTTLED_TOPICS, ",".join(sorted(owned | set(by_topic))))]
+            )})
+        resources += [
+            {"resource_type": BROKER_RESOURCE, "resource_name": str(b), "configs": _set(throttle.broker_configs())}
+            for b in sorted(throttle.brokers) if b in image.brokers
+        ]
         if resources:
             refused_configs(await self.channel.incremental_alter_configs(resources, False))
 
@@ -398,7 +396,7 @@ class BalancerService:
         if not owned:
             return
         resources: list[IncrementalAlterConfigsRequestResources] = [
-            {"resource_type": 2, "resource_name": topic, "configs": [
+            {"resource_type": TOPIC_RESOURCE, "resource_name": topic, "configs": [
                 {"name": n, "config_operation": DELETE, "value": None} for n in THROTTLED_REPLICAS
             ]}
             for topic in sorted(owned) if image.get(topic) is not None

@@ -37,12 +37,14 @@ from collections.abc import Callable, Mapping
 
 from zurau.clock import Clock
 
+# The configs a throttle is made of (re-exported: the broker wires its quotas by these names).
+from zurau.config.replication_throttle import FOLLOWER_RATE as FOLLOWER_RATE
+from zurau.config.replication_throttle import FOLLOWER_REPLICAS as FOLLOWER_REPLICAS
+from zurau.config.replication_throttle import LEADER_RATE as LEADER_RATE
+from zurau.config.replication_throttle import LEADER_REPLICAS as LEADER_REPLICAS
+
 #: Kafka's ``Long.MAX_VALUE``: the default rate, meaning no throttle.
 UNLIMITED_RATE = 2**63 - 1
-LEADER_RATE = "leader.replication.throttled.rate"
-FOLLOWER_RATE = "follower.replication.throttled.rate"
-LEADER_REPLICAS = "leader.replication.throttled.replicas"
-FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
 
 #: The current rate bound in bytes/s, read at each use (a broker config, static or dynamic).
 RateSource = Callable[[], int]
