@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
@@ -25,25 +23,16 @@ from typer.testing import CliRunner
 
 from tests.compat.test_console_chromium import error_banner, open_page
 from tests.support.browser import console_errors, headless_chromium, screenshot_dir
+from tests.support.uneven_cluster import uneven_cluster
 from zurau.cli.balancer import plan_of
 from zurau.cli.main import app
 from zurau.console.embedded_console import EmbeddedConsole
 from zurau.embedded import EmbeddedCluster
 
-TOPIC = "uneven"
-CONFIGS: dict[str, Any] = {
-    "offsets.topic.replication.factor": "2",
-    "transaction.state.log.replication.factor": "2",
-    "confluent.balancer.enable": "false",
-}
-
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[EmbeddedCluster]:
-    with EmbeddedCluster(3, **CONFIGS) as c:
-        admin = AdminClient({"bootstrap.servers": c.bootstrap_servers})
-        assignment = [[1, 2] if p % 2 == 0 else [2, 1] for p in range(6)]
-        admin.create_topics([NewTopic(TOPIC, 6, replica_assignment=assignment)])[TOPIC].result(30)
+    with uneven_cluster() as c:
         yield c
 
 

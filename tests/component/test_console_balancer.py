@@ -29,26 +29,18 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 from typer.testing import CliRunner
 
+from tests.support.uneven_cluster import UNEVEN, uneven_cluster
 from zurau.cli.balancer import plan_of
 from zurau.cli.main import app
 from zurau.console.embedded_console import EmbeddedConsole
 from zurau.embedded import EmbeddedCluster
 
-UNEVEN = "uneven"
 MOVING = "moving"
-CONFIGS: dict[str, Any] = {
-    "offsets.topic.replication.factor": "2",
-    "transaction.state.log.replication.factor": "2",
-    "confluent.balancer.enable": "false",
-}
 
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[EmbeddedCluster]:
-    with EmbeddedCluster(3, **CONFIGS) as c:
-        admin = AdminClient({"bootstrap.servers": c.bootstrap_servers})
-        assignment = [[1, 2] if p % 2 == 0 else [2, 1] for p in range(6)]
-        admin.create_topics([NewTopic(UNEVEN, 6, replica_assignment=assignment)])[UNEVEN].result(30)
+    with uneven_cluster() as c:
         yield c
 
 
