@@ -264,9 +264,10 @@ CHECKED_IN_CONFIG = {
 NOT_BROKER_CODE = ("spark", "schema_registry", "pipelines", "client", "cli", "testing")
 # The config package names every config; of it, only the coordinators' typed views and the group
 # configs' resolution are reads.
-# group_configs.py reads the broker configs that give the group configs' defaults and bounds.
+# group_configs.py reads the broker configs that give the group configs' defaults and bounds;
+# replication_throttle.py names the throttle configs the replication quotas read (through it);
 # remote_log_views.py is the tiered storage settings' typed view (the remote log manager's).
-CONFIG_PACKAGE_READS = ("coordinator_views.py", "group_configs.py", "remote_log_views.py")
+CONFIG_PACKAGE_READS = ("coordinator_views.py", "group_configs.py", "replication_throttle.py", "remote_log_views.py")
 
 
 def _broker_source() -> str:
