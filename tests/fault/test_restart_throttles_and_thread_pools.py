@@ -82,7 +82,7 @@ STATIC: dict[str, Any] = {
     "auto.leader.rebalance.enable": "false",
     "confluent.balancer.enable": "false",  # on in part c only (dynamic)
     "log.cleaner.backoff.ms": "100",
-    "metrics.http.listener": f"http://{'127.0.0.1'}:0",
+    "metrics.http.listener": "http://127.0.0.1:0",
 }
 COMPACTED = {"cleanup.policy": "compact", "segment.ms": "100", "min.cleanable.dirty.ratio": "0.1",
              "min.insync.replicas": "2"}  # fmt: skip
