@@ -186,3 +186,19 @@ async def test_follower_bootstrap_state_comes_from_the_segment_before_the_leader
             rlmm=rlmm,
             rsm=rsm,
         )
+
+
+async def test_reads_share_the_index_cache_and_a_deleted_segment_leaves_it(
+    tmp_path: Path, rsm: FakeRSM, rlmm: FakeRLMM, rlm: RemoteLogManager
+) -> None:
+    log = build_log(tmp_path, 2)
+    await tiered(log, rlm)
+    assert rlm.reader.index_cache is rlm.index_cache
+    seg0 = rlmm.list_segments(TIP)[0].segment_id.id
+    await rlm.reader.read(log, 0, 1 << 20)
+    del rsm.objects[seg0][IndexType.OFFSET]  # served from the cache from now on
+    await rlm.reader.read(log, 3, 1 << 20)
+    stats = rlm.index_cache.stats()
+    assert (stats.misses, stats.hits) == (1, 1) and (seg0, IndexType.OFFSET) in rlm.index_cache
+    assert await rlm.delete_partitions([TIP]) == []
+    assert len(rlm.index_cache) == 0 and rlm.index_cache.size_bytes == 0

@@ -68,10 +68,11 @@ from dataclasses import dataclass
 
 from zurau.clock import Clock, SystemClock
 from zurau.replication.tiered.remote_lineage import cache_ranges, clip_epochs, highest_remote_offset
-from zurau.replication.tiered.remote_log_reader import RemoteIndexCache, RemoteLogReader
+from zurau.replication.tiered.remote_log_reader import RemoteLogReader
 from zurau.replication.tiered.remote_log_stats import RemoteLogStats
 from zurau.replication.tiered.remote_retention import plan_remote_retention
 from zurau.replication.tiered.tiered_log import ClosedSegment, TieredLog
+from zurau.storage.remote.remote_index_cache import DEFAULT_MAX_BYTES, RemoteIndexCache
 from zurau.storage.remote.remote_log_metadata_manager import RemoteLogMetadataManager
 from zurau.storage.remote.remote_log_segment import (
     RemoteLogSegmentId,
@@ -104,7 +105,7 @@ class RemoteLogManagerConfig:
     #: fails the copy (its objects are deleted)
     custom_metadata_max_bytes: int = 128
     #: ``remote.log.index.file.cache.total.size.bytes``
-    index_cache_bytes: int = 1024 * 1024 * 1024
+    index_cache_bytes: int = DEFAULT_MAX_BYTES
 
 
 @dataclass(slots=True)
@@ -139,6 +140,7 @@ class RemoteLogManager:
         config: RemoteLogManagerConfig | None = None,
         clock: Clock | None = None,
         stats: RemoteLogStats | None = None,
+        index_cache: RemoteIndexCache | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.rsm = rsm
@@ -146,7 +148,12 @@ class RemoteLogManager:
         self.config = config or RemoteLogManagerConfig()
         self.clock: Clock = clock or SystemClock()
         self.stats = stats if stats is not None else RemoteLogStats()
-        self.index_cache = RemoteIndexCache(self.config.index_cache_bytes)
+        #: The readers' cache of remote indexes (``index_cache``: one the broker shares, e.g. with
+        #: its metrics; else one of ``index_cache_bytes`` over ``rsm``). Deleting a segment
+        #: invalidates its entries.
+        self.index_cache = (
+            index_cache if index_cache is not None else RemoteIndexCache(rsm, self.config.index_cache_bytes)
+        )
         self.reader = RemoteLogReader(
             rsm, rlmm, threads=self.config.reader_threads, index_cache=self.index_cache, stats=self.stats
         )
@@ -377,7 +384,9 @@ class RemoteLogManager:
         except Exception:
             self.stats.delete_failures += 1
             raise
-        self.index_cache.remove(seg)
+        finally:
+            # DELETE_SEGMENT_STARTED: never read again, whether or not its objects are gone yet.
+            self.index_cache.invalidate(seg.segment_id.id)
         try:
             await self.rlmm.update_segment(
                 seg.with_state(

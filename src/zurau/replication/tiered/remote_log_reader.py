@@ -7,7 +7,8 @@ A read of ``fetch_offset`` (on a leader, or on a follower serving a consumer):
    log metadata for the COPY_SEGMENT_FINISHED segment holding that offset under that epoch
    (``segment_for``); when it has none, scans the partition's segments for one holding the offset
    (preferring the one whose epoch map agrees). None: OffsetOutOfRangeError, as Kafka answers;
-2. fetches the segment's offset index (through a :class:`RemoteIndexCache`), looks up the position
+2. fetches the segment's offset index (through the shared
+   :class:`~zurau.storage.remote.remote_index_cache.RemoteIndexCache`), looks up the position
    of the last indexed batch ending at or before ``fetch_offset``, and streams the ``.log`` from
    there, skipping batches that end below ``fetch_offset``;
 3. returns whole batches from the one holding ``fetch_offset`` up to ``max_bytes``, never past the
@@ -32,9 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import struct
-import threading
-from collections import OrderedDict
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import BinaryIO, NamedTuple
 
@@ -43,6 +41,7 @@ from zurau.protocol.records.batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader,
 from zurau.replication.tiered.remote_lineage import cache_ranges, in_lineage
 from zurau.replication.tiered.remote_log_stats import RemoteLogStats
 from zurau.replication.tiered.tiered_log import TieredLog
+from zurau.storage.remote.remote_index_cache import RemoteIndexCache
 from zurau.storage.remote.remote_log_metadata_manager import RemoteLogMetadataManager
 from zurau.storage.remote.remote_log_segment import IndexType, RemoteLogSegmentMetadata, RemoteLogSegmentState
 from zurau.storage.remote.remote_storage_manager import (
@@ -94,49 +93,6 @@ class RemoteFetchData(NamedTuple):
     segment: RemoteLogSegmentMetadata | None
 
 
-class RemoteIndexCache:
-    """A bounded LRU of fetched remote index files, by (upload id, index type); thread-safe.
-
-    Remote segments are immutable, so an entry is never stale; :meth:`remove` drops a deleted
-    segment's entries. ``max_bytes`` is ``remote.log.index.file.cache.total.size.bytes``."""
-
-    def __init__(self, max_bytes: int = 1024 * 1024 * 1024) -> None:
-        self.max_bytes = max_bytes
-        self._lock = threading.Lock()
-        self._entries: OrderedDict[tuple[object, IndexType], bytes] = OrderedDict()
-        self._size = 0
-        self.hits = 0
-        self.misses = 0
-
-    def get(
-        self, metadata: RemoteLogSegmentMetadata, index_type: IndexType, load: Callable[[], bytes]
-    ) -> bytes:
-        key = (metadata.segment_id.id, index_type)
-        with self._lock:
-            data = self._entries.get(key)
-            if data is not None:
-                self._entries.move_to_end(key)
-                self.hits += 1
-                return data
-            self.misses += 1
-        data = load()
-        with self._lock:
-            if key not in self._entries and len(data) <= self.max_bytes:
-                self._entries[key] = data
-                self._size += len(data)
-                while self._size > self.max_bytes:
-                    _k, old = self._entries.popitem(last=False)
-                    self._size -= len(old)
-        return data
-
-    def remove(self, metadata: RemoteLogSegmentMetadata) -> None:
-        with self._lock:
-            for index_type in IndexType:
-                old = self._entries.pop((metadata.segment_id.id, index_type), None)
-                if old is not None:
-                    self._size -= len(old)
-
-
 def _read_exact(stream: BinaryIO, n: int) -> bytes:
     parts = []
     while n > 0:
@@ -162,7 +118,7 @@ class RemoteLogReader:
     ) -> None:
         self.rsm = rsm
         self.rlmm = rlmm
-        self.index_cache = index_cache if index_cache is not None else RemoteIndexCache()
+        self.index_cache = index_cache if index_cache is not None else RemoteIndexCache(rsm)
         self.stats = stats if stats is not None else RemoteLogStats()
         self._executor = ThreadPoolExecutor(
             max_workers=max(1, threads), thread_name_prefix="remote-log-reader"
@@ -255,19 +211,14 @@ class RemoteLogReader:
                 )
         return RemoteFetchData(records, aborted, cur)
 
-    def _index(self, seg: RemoteLogSegmentMetadata, index_type: IndexType) -> bytes:
-        def load() -> bytes:
-            with self.rsm.fetch_index(seg, index_type) as stream:
-                return stream.read()
-
-        return self.index_cache.get(seg, index_type, load)
-
     def _read_batches(
         self, seg: RemoteLogSegmentMetadata, fetch_offset: int, max_bytes: int, min_one_message: bool
     ) -> tuple[bytes, list[BatchHeader], bool]:
         """(worker thread) Whole batches of ``seg`` from the one holding ``fetch_offset``, and
         whether the segment ended before any batch at or after ``fetch_offset``."""
-        position = offset_index_position(self._index(seg, IndexType.OFFSET), seg.start_offset, fetch_offset)
+        position = offset_index_position(
+            self.index_cache.index(seg, IndexType.OFFSET), seg.start_offset, fetch_offset
+        )
         out = bytearray()
         headers: list[BatchHeader] = []
         expected = -1  # the next batch's base offset must be at least this
@@ -341,6 +292,6 @@ class RemoteLogReader:
 
     def _txn_entries(self, seg: RemoteLogSegmentMetadata) -> list[AbortedTxn]:
         try:
-            return decode_txn_index(self._index(seg, IndexType.TRANSACTION))
+            return decode_txn_index(self.index_cache.index(seg, IndexType.TRANSACTION))
         except RemoteResourceNotFoundError:
             return []  # a segment without a transaction index has no aborted transaction
