@@ -10,7 +10,7 @@ from zurau.protocol.errors import InvalidConfigError, KafkaStorageError
 from zurau.storage.abstract_index import CorruptIndexError
 from zurau.storage.checkpoint import read_offsets_checkpoint, write_offsets_checkpoint
 from zurau.storage.log_config import LogConfig
-from zurau.storage.offset_index import OffsetIndex
+from zurau.storage.offset_index import OffsetIndex, lookup_bytes
 from zurau.storage.time_index import TimeIndex
 
 # -- OffsetIndex ---------------------------------------------------------------------------------
@@ -45,6 +45,19 @@ def test_offset_index_lookup_append_reload_truncate(tmp_path: Path) -> None:
     assert reloaded.entries == 1
     assert path.stat().st_size == 8
     assert OffsetIndex(path, 100, 10).lookup(200) == (104, 4100)
+
+
+def test_offset_index_lookup_over_raw_bytes_matches_the_index(tmp_path: Path) -> None:
+    path = tmp_path / "00000000000000000100.index"
+    idx = OffsetIndex(path, 100, max_entries=10)
+    idx.reset()
+    for rel, pos in [(4, 4100), (9, 8300), (20, 12500)]:
+        idx.append(100 + rel, pos)
+    idx.write_pending()
+    data = path.read_bytes() + b"\x00\x00\x00"  # a torn trailing entry is ignored
+    for offset in (0, 99, 100, 104, 108, 109, 119, 120, 10**9):
+        assert lookup_bytes(data, 100, offset) == idx.lookup(offset)
+    assert lookup_bytes(b"", 100, 150) == (100, 0)
 
 
 def test_offset_index_full_and_sanity(tmp_path: Path) -> None:

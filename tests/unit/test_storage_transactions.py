@@ -8,7 +8,7 @@ from tests.support.partition_logs import NOW, open_log
 from zurau.protocol.records.builder import NewRecord, build_batch
 from zurau.protocol.records.control import build_control_batch
 from zurau.storage.partition_log import PartitionLog
-from zurau.storage.txn_index import AbortedTxn
+from zurau.storage.txn_index import ENTRY_SIZE, AbortedTxn, decode_entries, encode_entries
 
 
 class Producer:
@@ -119,3 +119,14 @@ def test_truncation_and_retention_remove_entries(tmp_path: Path) -> None:
     log.delete_records_before(3)
     log.apply_retention(NOW)
     assert log.aborted_transactions(0, 10) == []
+
+
+def test_txn_index_bytes_decode_to_what_was_encoded_up_to_a_bad_entry() -> None:
+    entries = [AbortedTxn(5, 0, 6, 7), AbortedTxn(9, 7, 13, 14)]
+    data = encode_entries(entries)
+    assert len(data) == 2 * ENTRY_SIZE and decode_entries(data) == entries
+    assert decode_entries(data + data[:10]) == entries  # a torn trailing entry
+    assert (
+        decode_entries(data[:ENTRY_SIZE] + b"\x00\x01" + data[ENTRY_SIZE + 2 :]) == entries[:1]
+    )  # version 1
+    assert decode_entries(b"") == []

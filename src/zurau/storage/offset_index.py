@@ -36,6 +36,30 @@ class OffsetPosition(NamedTuple):
     position: int
 
 
+def decode_entries(data: bytes) -> tuple[array, array]:
+    """The relative offsets and positions of offset-index bytes (a torn trailing entry is
+    ignored), as two ``array('i')`` columns."""
+    both = array("i")
+    both.frombytes(data[: len(data) - len(data) % _ENTRY.size])
+    if sys.byteorder == "little":
+        both.byteswap()
+    return array("i", both[0::2]), array("i", both[1::2])
+
+
+def _floor(keys: array, values: array, base_offset: int, offset: int) -> OffsetPosition:
+    i = bisect_right(keys, offset - base_offset) - 1
+    if i < 0:
+        return OffsetPosition(base_offset, 0)
+    return OffsetPosition(base_offset + keys[i], values[i])
+
+
+def lookup_bytes(data: bytes, base_offset: int, offset: int) -> OffsetPosition:
+    """:meth:`OffsetIndex.lookup` over the bytes of an index file (a remote segment's, fetched
+    whole): the entry with the largest offset <= ``offset``, else ``(base_offset, 0)``."""
+    keys, values = decode_entries(data)
+    return _floor(keys, values, base_offset, offset)
+
+
 class OffsetIndex(AbstractIndex):
     """Relative offset -> file position, sparse; lookups by offset and by position."""
 
@@ -47,11 +71,7 @@ class OffsetIndex(AbstractIndex):
         super().__init__(path, base_offset, max_entries)
 
     def _decode(self, data: bytes) -> tuple[array, array]:
-        both = array("i")
-        both.frombytes(data)
-        if sys.byteorder == "little":
-            both.byteswap()
-        return array("i", both[0::2]), array("i", both[1::2])
+        return decode_entries(data)
 
     def _encode(self, key: int, value: int) -> bytes:
         return _ENTRY.pack(key, value)
@@ -91,10 +111,7 @@ class OffsetIndex(AbstractIndex):
     def lookup(self, offset: int) -> OffsetPosition:
         """The entry with the largest offset <= ``offset``, else ``(base_offset, 0)``."""
         keys, values = self._load()
-        i = bisect_right(keys, offset - self.base_offset) - 1
-        if i < 0:
-            return OffsetPosition(self.base_offset, 0)
-        return OffsetPosition(self.base_offset + keys[i], values[i])
+        return _floor(keys, values, self.base_offset, offset)
 
     def lookup_position(self, position: int) -> OffsetPosition:
         """The entry with the largest position <= ``position``, else ``(base_offset, 0)``."""

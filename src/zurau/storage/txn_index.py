@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import struct
 from bisect import bisect_left
+from itertools import takewhile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -46,6 +47,18 @@ class AbortedTxn(NamedTuple):
 def encode_entries(entries: list[AbortedTxn]) -> bytes:
     """The bytes of a ``.txnindex`` file holding ``entries`` (in order)."""
     return b"".join(_ENTRY.pack(0, *e) for e in entries)
+
+
+def decode_entries(data: bytes) -> list[AbortedTxn]:
+    """The entries of ``.txnindex`` bytes (the inverse of :func:`encode_entries`). A torn trailing
+    entry, or an entry of a version other than 0, ends the list: what follows is not trusted."""
+    out = []
+    for pos in range(0, len(data) - len(data) % ENTRY_SIZE, ENTRY_SIZE):
+        version, pid, first, last, lso = _ENTRY.unpack_from(data, pos)
+        if version != 0:
+            break
+        out.append(AbortedTxn(pid, first, last, lso))
+    return out
 
 
 def _file(directory: Path, base: int) -> Path:
@@ -86,13 +99,8 @@ class AbortedTxnIndex:
                 continue
             base = int(stem)
             data = path.read_bytes()
-            whole = len(data) - len(data) % ENTRY_SIZE
-            kept = []
-            for pos in range(0, whole, ENTRY_SIZE):
-                version, pid, first, last, lso = _ENTRY.unpack_from(data, pos)
-                if version != 0 or last >= keep_below:
-                    break  # a corrupt entry, or one that recovery recomputes from the log
-                kept.append(AbortedTxn(pid, first, last, lso))
+            # Up to a corrupt entry, or one that recovery recomputes from the log.
+            kept = list(takewhile(lambda e: e.last_offset < keep_below, decode_entries(data)))
             if len(kept) * ENTRY_SIZE != len(data):
                 self._rewrite(base, kept)
             found.extend((base, e) for e in kept)

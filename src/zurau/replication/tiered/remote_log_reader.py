@@ -32,7 +32,6 @@ read (``Errors.forException`` of a RemoteStorageException); clients log it and f
 from __future__ import annotations
 
 import asyncio
-import struct
 from concurrent.futures import ThreadPoolExecutor
 from typing import BinaryIO, NamedTuple
 
@@ -41,6 +40,7 @@ from zurau.protocol.records.batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader,
 from zurau.replication.tiered.remote_lineage import cache_ranges, in_lineage
 from zurau.replication.tiered.remote_log_stats import RemoteLogStats
 from zurau.replication.tiered.tiered_log import TieredLog
+from zurau.storage.offset_index import lookup_bytes
 from zurau.storage.remote.remote_index_cache import RemoteIndexCache
 from zurau.storage.remote.remote_log_metadata_manager import RemoteLogMetadataManager
 from zurau.storage.remote.remote_log_segment import IndexType, RemoteLogSegmentMetadata, RemoteLogSegmentState
@@ -49,38 +49,7 @@ from zurau.storage.remote.remote_storage_manager import (
     RemoteStorageError,
     RemoteStorageManager,
 )
-from zurau.storage.txn_index import ENTRY_SIZE, AbortedTxn
-
-# The ``.txnindex`` entry as zurau.storage.txn_index documents it (version, producer id, first,
-# last, last stable offset). TODO(integration): txn_index should export ``decode_entries`` (the
-# inverse of its ``encode_entries``) and this module use it.
-_TXN_ENTRY = struct.Struct(">hqqqq")
-assert _TXN_ENTRY.size == ENTRY_SIZE
-_OFFSET_ENTRY = struct.Struct(">ii")  # zurau.storage.offset_index: relative offset, position
-
-
-def decode_txn_index(data: bytes) -> list[AbortedTxn]:
-    """The entries of a ``.txnindex`` file (a torn trailing entry or a version other than 0 ends
-    the list, as the local index's loader does)."""
-    out = []
-    for pos in range(0, len(data) - len(data) % ENTRY_SIZE, ENTRY_SIZE):
-        version, pid, first, last, lso = _TXN_ENTRY.unpack_from(data, pos)
-        if version != 0:
-            break
-        out.append(AbortedTxn(pid, first, last, lso))
-    return out
-
-
-def offset_index_position(index: bytes, base_offset: int, offset: int) -> int:
-    """The ``.log`` position of the last indexed batch whose last offset is <= ``offset`` (0 when
-    none): the batch holding ``offset`` starts there or later."""
-    best = 0
-    target = offset - base_offset
-    for rel, pos in _OFFSET_ENTRY.iter_unpack(index[: len(index) - len(index) % 8]):
-        if rel > target:
-            break
-        best = pos
-    return best
+from zurau.storage.txn_index import AbortedTxn, decode_entries
 
 
 class RemoteFetchData(NamedTuple):
@@ -216,9 +185,8 @@ class RemoteLogReader:
     ) -> tuple[bytes, list[BatchHeader], bool]:
         """(worker thread) Whole batches of ``seg`` from the one holding ``fetch_offset``, and
         whether the segment ended before any batch at or after ``fetch_offset``."""
-        position = offset_index_position(
-            self.index_cache.index(seg, IndexType.OFFSET), seg.start_offset, fetch_offset
-        )
+        index = self.index_cache.index(seg, IndexType.OFFSET)
+        position = lookup_bytes(index, seg.start_offset, fetch_offset).position
         out = bytearray()
         headers: list[BatchHeader] = []
         expected = -1  # the next batch's base offset must be at least this
@@ -292,6 +260,6 @@ class RemoteLogReader:
 
     def _txn_entries(self, seg: RemoteLogSegmentMetadata) -> list[AbortedTxn]:
         try:
-            return decode_txn_index(self.index_cache.index(seg, IndexType.TRANSACTION))
+            return decode_entries(self.index_cache.index(seg, IndexType.TRANSACTION))
         except RemoteResourceNotFoundError:
             return []  # a segment without a transaction index has no aborted transaction
