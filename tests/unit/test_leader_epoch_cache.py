@@ -13,6 +13,8 @@ from zurau.storage.leader_epoch_cache import (
     LEADER_EPOCH_CHECKPOINT,
     EpochEntry,
     LeaderEpochCache,
+    encode_leader_epoch_checkpoint,
+    parse_leader_epoch_checkpoint,
     read_leader_epoch_checkpoint,
 )
 
@@ -77,9 +79,7 @@ def test_checkpoint_file_is_kafkas_format(tmp_path: Path) -> None:
     assert path.read_text() == "0\n1\n0 0\n"
 
 
-@pytest.mark.parametrize(
-    "text", ["1\n0\n", "0\n2\n0 0\n", "0\n1\n0\n", "0\n1\nx 0\n", "0\n", "\xff"]
-)
+@pytest.mark.parametrize("text", ["1\n0\n", "0\n2\n0 0\n", "0\n1\n0\n", "0\n1\nx 0\n", "0\n", "\xff"])
 def test_malformed_checkpoint(tmp_path: Path, text: str) -> None:
     path = tmp_path / LEADER_EPOCH_CHECKPOINT
     path.write_bytes(text.encode("latin-1"))
@@ -91,6 +91,14 @@ def test_malformed_checkpoint(tmp_path: Path, text: str) -> None:
 
 def test_missing_checkpoint_reads_as_none(tmp_path: Path) -> None:
     assert read_leader_epoch_checkpoint(tmp_path / LEADER_EPOCH_CHECKPOINT) is None
+
+
+def test_checkpoint_bytes_parse_without_a_file() -> None:
+    entries = [EpochEntry(0, 0), EpochEntry(3, 1234)]
+    assert parse_leader_epoch_checkpoint(encode_leader_epoch_checkpoint(entries), "x") == entries
+    assert parse_leader_epoch_checkpoint(encode_leader_epoch_checkpoint([]), "x") == []
+    with pytest.raises(KafkaStorageError, match="segment-7/leader-epoch-checkpoint, line 3"):
+        parse_leader_epoch_checkpoint(b"0\n1\n0 zero\n", "segment-7/leader-epoch-checkpoint")
 
 
 def test_non_monotonic_checkpoint_entries_are_dropped_on_load(tmp_path: Path) -> None:

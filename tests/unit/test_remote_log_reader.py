@@ -176,6 +176,16 @@ async def test_follower_bootstrap_state_comes_from_the_segment_before_the_leader
             rlmm=rlmm,
             rsm=rsm,
         )
+    rsm.objects[state.segment.segment_id.id][IndexType.LEADER_EPOCH] = b"0\n2\n0 0\n"  # count says 2
+    with pytest.raises(RemoteStorageError, match="bad leader-epoch checkpoint"):
+        await build_remote_log_aux_state(
+            TIP,
+            leader_local_log_start_offset=12,
+            leader_epoch_of_local_start=2,
+            leader_log_start_offset=0,
+            rlmm=rlmm,
+            rsm=rsm,
+        )
     del rsm.objects[state.segment.segment_id.id][IndexType.PRODUCER_SNAPSHOT]
     with pytest.raises(RemoteStorageError):
         await build_remote_log_aux_state(

@@ -66,13 +66,22 @@ def encode_checkpoint(entries: list[str]) -> bytes:
 
 def read_checkpoint(path: Path, fields: int, what: str) -> list[tuple[int, list[str]]] | None:
     """The entries of a checkpoint file as ``(line number, space-separated fields)``; None if the
-    file does not exist. Checks the version, the count and that every entry has ``fields``
-    fields; a malformed file raises KafkaStorageError naming the file, the line and ``what`` an
-    entry should be."""
+    file does not exist. See :func:`parse_checkpoint` for the checks."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         return None
+    return parse_checkpoint(data, fields, what, path)
+
+
+def parse_checkpoint(data: bytes, fields: int, what: str, path: Path | str) -> list[tuple[int, list[str]]]:
+    """The entries of checkpoint bytes (a file's, or a copy fetched from elsewhere, e.g. a remote
+    segment's leader-epoch checkpoint) as ``(line number, space-separated fields)``. Checks the
+    version, the count and that every entry has ``fields`` fields; malformed bytes raise
+    KafkaStorageError naming ``path`` (where the bytes come from), the line and ``what`` an entry
+    should be."""
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise KafkaStorageError(f"malformed checkpoint file {path}: not UTF-8 text") from None
     lines = text.split("\n")
@@ -101,7 +110,7 @@ def read_checkpoint(path: Path, fields: int, what: str) -> list[tuple[int, list[
     return out
 
 
-def checkpoint_error(path: Path, lineno: int, why: str) -> KafkaError:
+def checkpoint_error(path: Path | str, lineno: int, why: str) -> KafkaError:
     return KafkaStorageError(f"malformed checkpoint file {path}, line {lineno}: {why}")
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from zurau.protocol.errors import KafkaStorageError
-from zurau.storage.checkpoint import atomic_write, checkpoint_error, encode_checkpoint, read_checkpoint
+from zurau.storage.checkpoint import atomic_write, checkpoint_error, encode_checkpoint, parse_checkpoint
 
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 CHECKPOINT_VERSION = 0
@@ -53,11 +53,19 @@ def read_leader_epoch_checkpoint(path: Path) -> list[EpochEntry] | None:
 
     A malformed file raises KafkaStorageError naming the file and line.
     """
-    entries = read_checkpoint(path, 2, "epoch start_offset")
-    if entries is None:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
         return None
+    return parse_leader_epoch_checkpoint(data, path)
+
+
+def parse_leader_epoch_checkpoint(data: bytes, path: Path | str) -> list[EpochEntry]:
+    """The entries of ``leader-epoch-checkpoint`` bytes (the inverse of
+    :func:`encode_leader_epoch_checkpoint`; a remote segment carries a copy). Malformed bytes
+    raise KafkaStorageError naming ``path`` (where they come from) and the line."""
     out = []
-    for lineno, (epoch, start_offset) in entries:
+    for lineno, (epoch, start_offset) in parse_checkpoint(data, 2, "epoch start_offset", path):
         try:
             out.append(EpochEntry(int(epoch), int(start_offset)))
         except ValueError:

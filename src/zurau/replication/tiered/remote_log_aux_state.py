@@ -27,13 +27,16 @@ of the highest epoch not above the leader's wins.
 from __future__ import annotations
 
 import asyncio
-import tempfile
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
-from pathlib import Path
 from typing import NamedTuple
 
-from zurau.storage.leader_epoch_cache import LEADER_EPOCH_CHECKPOINT, EpochEntry, read_leader_epoch_checkpoint
+from zurau.protocol.errors import KafkaStorageError
+from zurau.storage.leader_epoch_cache import (
+    LEADER_EPOCH_CHECKPOINT,
+    EpochEntry,
+    parse_leader_epoch_checkpoint,
+)
 from zurau.storage.remote.remote_log_metadata_manager import RemoteLogMetadataManager
 from zurau.storage.remote.remote_log_segment import IndexType, RemoteLogSegmentMetadata, RemoteLogSegmentState
 from zurau.storage.remote.remote_storage_manager import RemoteStorageError, RemoteStorageManager
@@ -72,15 +75,12 @@ def _fetch_aux(rsm: RemoteStorageManager, seg: RemoteLogSegmentMetadata) -> tupl
         checkpoint = stream.read()
     with rsm.fetch_index(seg, IndexType.PRODUCER_SNAPSHOT) as stream:
         snapshot = stream.read()
-    # Parse with the local log's own checkpoint reader (its format checks and error messages).
-    with tempfile.TemporaryDirectory(prefix="zurau-aux-") as tmp:
-        path = Path(tmp) / LEADER_EPOCH_CHECKPOINT
-        path.write_bytes(checkpoint)
-        try:
-            entries = read_leader_epoch_checkpoint(path)
-        except Exception as e:
-            raise RemoteStorageError(f"{seg.segment_id}: bad leader-epoch checkpoint: {e}") from e
-    return entries or [], snapshot
+    # Parsed as the local log's own checkpoint is (its format checks and error messages).
+    try:
+        entries = parse_leader_epoch_checkpoint(checkpoint, f"{seg.segment_id}/{LEADER_EPOCH_CHECKPOINT}")
+    except KafkaStorageError as e:
+        raise RemoteStorageError(f"{seg.segment_id}: bad leader-epoch checkpoint: {e}") from e
+    return entries, snapshot
 
 
 async def build_remote_log_aux_state(
