@@ -17,8 +17,14 @@ Query semantics, for a partition with COPY_SEGMENT_FINISHED segments S:
 
 * :meth:`segment_for` ``(tip, epoch, offset)``: the segment of S whose leader-epoch map gives
   ``epoch`` for ``offset`` (so, after an unclean election, the branch of the right lineage), or None.
-* :meth:`highest_offset_for_epoch` ``(tip, epoch)``: the largest end offset among S's records of
-  leader epochs <= ``epoch``, or None when nothing is remote.
+* :meth:`highest_offset_for_epoch` ``(tip, epoch)``: the largest offset ever copied among the
+  records of leader epochs <= ``epoch``: for each such epoch, the last offset of its records in a
+  segment that reached COPY_SEGMENT_FINISHED (the next epoch's start in that segment - 1, or the
+  segment's end offset), the highest of those across the epochs. As in Kafka, deleting segments
+  (retention, clean-up) does not lower it: it says where copying resumes, and what was copied
+  once is never copied again. None when no segment with records of such an epoch ever finished
+  copying (or the partition is not hosted, or its remote data was deleted:
+  DELETE_PARTITION_FINISHED empties the cache).
 * :meth:`list_segments` ``(tip)``: every segment in any state, by start offset (retention, deletion
   and size accounting iterate it; only COPY_SEGMENT_FINISHED counts as data).
 """
@@ -61,7 +67,10 @@ class RemoteLogMetadataManager(Protocol):
         self, tip: TopicIdPartition, epoch: int, offset: int
     ) -> RemoteLogSegmentMetadata | None: ...
 
-    def highest_offset_for_epoch(self, tip: TopicIdPartition, epoch: int) -> int | None: ...
+    def highest_offset_for_epoch(self, tip: TopicIdPartition, epoch: int) -> int | None:
+        """The largest offset ever copied of leader epochs <= ``epoch`` (deletions do not lower
+        it; see the module docstring), or None."""
+        ...
 
     def list_segments(self, tip: TopicIdPartition) -> Sequence[RemoteLogSegmentMetadata]: ...
 
