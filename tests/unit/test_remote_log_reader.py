@@ -3,7 +3,7 @@ against the in-memory fakes of tests/unit/tiered_fakes.py."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -12,7 +12,7 @@ from tests.unit.tiered_fakes import TIP, FakeRLMM, FakeRSM, FakeTieredLog, abort
 from zurau.clock import ManualClock
 from zurau.protocol.errors import OffsetOutOfRangeError
 from zurau.protocol.records.batch import iter_batches
-from zurau.replication.tiered.remote_log_aux_state import build_remote_log_aux_state
+from zurau.replication.tiered.remote_log_aux_state import RemoteLogAuxState, build_remote_log_aux_state
 from zurau.replication.tiered.remote_log_manager import RemoteLogManager, RemoteLogManagerConfig
 from zurau.storage.leader_epoch_cache import EpochEntry
 from zurau.storage.remote.remote_log_segment import IndexType
@@ -144,58 +144,39 @@ async def test_follower_bootstrap_state_comes_from_the_segment_before_the_leader
         asked.append(epoch)
         return 0, 12  # OffsetForLeaderEpoch(1): epoch 0 ends at 12 (exclusive)
 
-    state = await build_remote_log_aux_state(
-        TIP,
-        leader_local_log_start_offset=12,
-        leader_epoch_of_local_start=2,
-        leader_log_start_offset=0,
-        rlmm=rlmm,
-        rsm=rsm,
-        earlier_epoch_end=earlier_epoch_end,
-    )
+    def bootstrap(
+        local_start: int = 12,
+        epoch: int = 2,
+        earlier_epoch_end: Callable[[int], Awaitable[tuple[int, int]]] | None = None,
+    ) -> Awaitable[RemoteLogAuxState]:
+        return build_remote_log_aux_state(
+            TIP,
+            leader_local_log_start_offset=local_start,
+            leader_epoch_of_local_start=epoch,
+            leader_log_start_offset=0,
+            rlmm=rlmm,
+            rsm=rsm,
+            earlier_epoch_end=earlier_epoch_end,
+        )
+
+    state = await bootstrap(earlier_epoch_end=earlier_epoch_end)
     assert asked == [1]
     assert (state.segment.start_offset, state.next_offset, state.leader_log_start_offset) == (6, 12, 0)
     assert state.leader_epochs == [EpochEntry(0, 0)]
     assert state.producer_snapshot == b"snapshot@12"
     # Without the leader's answer the scan finds the same segment.
-    again = await build_remote_log_aux_state(
-        TIP,
-        leader_local_log_start_offset=12,
-        leader_epoch_of_local_start=2,
-        leader_log_start_offset=0,
-        rlmm=rlmm,
-        rsm=rsm,
-    )
-    assert again.segment == state.segment
+    assert (await bootstrap()).segment == state.segment
     with pytest.raises(RemoteStorageError):  # nothing remote below 0
-        await build_remote_log_aux_state(
-            TIP,
-            leader_local_log_start_offset=0,
-            leader_epoch_of_local_start=0,
-            leader_log_start_offset=0,
-            rlmm=rlmm,
-            rsm=rsm,
-        )
-    rsm.objects[state.segment.segment_id.id][IndexType.LEADER_EPOCH] = b"0\n2\n0 0\n"  # count says 2
+        await bootstrap(0, 0)
+    objects = rsm.objects[state.segment.segment_id.id]
+    checkpoint = objects[IndexType.LEADER_EPOCH]
+    objects[IndexType.LEADER_EPOCH] = b"0\n2\n0 0\n"  # the count says 2
     with pytest.raises(RemoteStorageError, match="bad leader-epoch checkpoint"):
-        await build_remote_log_aux_state(
-            TIP,
-            leader_local_log_start_offset=12,
-            leader_epoch_of_local_start=2,
-            leader_log_start_offset=0,
-            rlmm=rlmm,
-            rsm=rsm,
-        )
-    del rsm.objects[state.segment.segment_id.id][IndexType.PRODUCER_SNAPSHOT]
+        await bootstrap()
+    objects[IndexType.LEADER_EPOCH] = checkpoint
+    del objects[IndexType.PRODUCER_SNAPSHOT]
     with pytest.raises(RemoteStorageError):
-        await build_remote_log_aux_state(
-            TIP,
-            leader_local_log_start_offset=12,
-            leader_epoch_of_local_start=2,
-            leader_log_start_offset=0,
-            rlmm=rlmm,
-            rsm=rsm,
-        )
+        await bootstrap()
 
 
 async def test_reads_share_the_index_cache_and_a_deleted_segment_leaves_it(
