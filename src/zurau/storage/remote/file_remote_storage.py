@@ -38,6 +38,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
+from zurau.storage.checkpoint import fsync_dir
 from zurau.storage.remote.remote_log_segment import IndexType, LogSegmentData, RemoteLogSegmentMetadata
 from zurau.storage.remote.remote_segment_layout import (
     LOG_SUFFIX,
@@ -97,14 +98,6 @@ def _storage_errors(what: str) -> Iterator[None]:
         raise RemoteResourceNotFoundError(f"{what}: {e.filename} not found") from e
     except OSError as e:
         raise RemoteStorageError(f"{what}: {e}") from e
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class FileRemoteStorageManager:
@@ -187,7 +180,7 @@ class FileRemoteStorageManager:
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
-        _fsync_dir(final.parent)
+        fsync_dir(final.parent)
 
     # -- fetch -----------------------------------------------------------------------------------
     def fetch_log_segment(
@@ -221,7 +214,7 @@ class FileRemoteStorageManager:
             for name in names:
                 (directory / name).unlink(missing_ok=True)
             if names:
-                _fsync_dir(directory)
+                fsync_dir(directory)
             for d in (directory, directory.parent):
                 try:
                     d.rmdir()
