@@ -15,7 +15,12 @@ from pathlib import Path
 import pytest
 
 from tests.support.partition_logs import NOW, make_batch, open_log
-from zurau.protocol.errors import OffsetMovedToTieredStorageError, OffsetOutOfRangeError
+from zurau.protocol.errors import (
+    OffsetMovedToTieredStorageError,
+    OffsetOutOfRangeError,
+    OutOfOrderSequenceNumberError,
+)
+from zurau.storage.leader_epoch_cache import EpochEntry
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_manager import LogManager
 from zurau.storage.partition_log import PartitionLog
@@ -225,3 +230,84 @@ def test_restart_after_kill_keeps_the_remote_part(tmp_path: Path, sig: signal.Si
     with pytest.raises(OffsetMovedToTieredStorageError):
         log.read(start, 100, max_offset=log.log_end_offset)
     lm.close()
+
+
+def test_a_follower_installs_the_remote_aux_state_and_keeps_it_across_a_restart(tmp_path: Path) -> None:
+    # The leader: an idempotent producer (id 7, sequence = offset) in epochs 3 then 5.
+    leader = open_log(tmp_path / "leader" / "t-0", TIERED)
+    _fill(leader, 20, epoch=3, pid=7)
+    leader.assign_leader_epoch(5, leader.log_end_offset)
+    _fill(leader, 20, epoch=5, pid=7)
+    bases = leader.segment_base_offsets()
+    # The remote segment holding the leader's local start - 1 ends at nxt - 1, in epoch 5.
+    k = next(i for i, b in enumerate(bases) if b > 20)
+    nxt = bases[k]
+    snapshot = leader.segment_upload_data(bases[k - 1]).producer_snapshot.read_bytes()
+    epochs = leader.leader_epoch_cache.entries  # (3, 0), (5, 20)
+    # The follower held older data of its own; none of it survives.
+    d = tmp_path / "follower" / "t-0"
+    follower = open_log(d, TIERED)
+    _fill(follower, 5, epoch=1, pid=9)
+    for bad_offset, bad_snapshot in ((nxt, b"junk"), (nxt + 1, snapshot), (nxt, b"")):
+        with pytest.raises(ValueError):
+            follower.install_remote_aux_state(bad_offset, 2, epochs, bad_snapshot)
+    with pytest.raises(ValueError):
+        follower.install_remote_aux_state(nxt, nxt + 1, epochs, snapshot)
+    assert follower.log_end_offset == 5 and follower.producer_entry(9) is not None, "refused: untouched"
+
+    follower.install_remote_aux_state(nxt, 2, [*epochs, EpochEntry(6, nxt)], snapshot)
+
+    def check(log: PartitionLog) -> None:
+        assert (log.log_start_offset, log.local_log_start_offset, log.log_end_offset) == (2, nxt, nxt)
+        assert [tuple(e) for e in log.leader_epoch_cache.entries] == [(3, 2), (5, 20)]
+        assert log.end_offset_for_epoch(3) == (3, 20)
+        assert log.producer_entry(9) is None
+        entry = log.producer_entry(7)
+        assert entry is not None and entry.last_seq == nxt - 1 and entry.last_offset == nxt - 1
+        assert [o for o in log.producer_state.snapshot_offsets()] == [nxt]
+
+    check(follower)
+    assert follower.high_watermark == nxt and follower.highest_offset_in_remote == nxt - 1
+    with pytest.raises(OffsetMovedToTieredStorageError):
+        follower.read(nxt - 1, 100, max_offset=nxt)
+    # The leader's next batches follow byte for byte.
+    follower.append_as_follower(leader.read(nxt, 1 << 20, max_offset=leader.log_end_offset), now_ms=NOW)
+    leo = follower.log_end_offset
+    entry = follower.producer_entry(7)
+    assert leo > nxt and entry is not None and entry.last_seq == leo - 1
+    follower.close()
+
+    # After a restart (the log manager checkpointed log start 2) the state is the same.
+    again = open_log(d, TIERED, log_start_offset=2, high_watermark=nxt, had_clean_shutdown=True)
+    assert (again.log_start_offset, again.local_log_start_offset, again.log_end_offset) == (2, nxt, leo)
+    assert [tuple(e) for e in again.leader_epoch_cache.entries] == [(3, 2), (5, 20)]
+    # Became leader: the producer's next sequence continues, a retry is a duplicate, a gap fails.
+    ok = again.append(
+        make_batch(1, producer_id=7, producer_epoch=0, base_sequence=leo), leader_epoch=6, now_ms=NOW
+    )
+    assert not ok.duplicate and ok.base_offset == leo
+    retry = again.append(
+        make_batch(1, producer_id=7, producer_epoch=0, base_sequence=leo), leader_epoch=6, now_ms=NOW
+    )
+    assert retry.duplicate and retry.base_offset == leo
+    with pytest.raises(OutOfOrderSequenceNumberError):
+        again.append(
+            make_batch(1, producer_id=7, producer_epoch=0, base_sequence=leo + 5), leader_epoch=6, now_ms=NOW
+        )
+    again.close()
+
+
+def test_a_crash_inside_the_install_reopens_an_empty_log_at_the_old_start(tmp_path: Path) -> None:
+    leader = open_log(tmp_path / "leader" / "t-0", TIERED)
+    _fill(leader, 40, epoch=3, pid=7)
+    bases = leader.segment_base_offsets()
+    snapshot = leader.segment_upload_data(bases[2]).producer_snapshot.read_bytes()
+    d = tmp_path / "follower" / "t-0"
+    follower = open_log(d, TIERED)
+    follower.install_remote_aux_state(bases[3], 0, leader.leader_epoch_cache.entries, snapshot)
+    # As if killed after the snapshot and checkpoint were written, before the segment was created.
+    for seg in list(d.glob("*.log")):
+        seg.unlink()
+    again = open_log(d, TIERED, log_start_offset=0)
+    assert again.log_end_offset == 0 and again.producer_entry(7) is None
+    assert again.producer_state.snapshot_offsets() == [] and again.leader_epoch_cache.entries == []

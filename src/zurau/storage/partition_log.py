@@ -79,7 +79,7 @@ import os
 import shutil
 import uuid
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -1150,8 +1150,23 @@ class PartitionLog:
         offset to keep below ``offset`` (the records between are in remote storage); default
         ``offset``. It is used only for a tiered log and never above ``offset``.
         """
+        self._remove_everything()
+        self._start_empty_at(offset, log_start_offset)
+
+    def _remove_everything(self) -> None:
+        """Unlink every segment, producer snapshot, transaction index and leader epoch (the
+        first half of :meth:`truncate_fully_and_start_at`; :meth:`_start_empty_at` follows)."""
         for seg in self._segments:
             self._retire(seg)
+        self._producer_state.clear()
+        self._producer_state.delete_all_snapshots()
+        self._txn_index.delete_all()
+        self._ongoing_txns.clear()
+        self._leader_epochs.clear()
+
+    def _start_empty_at(self, offset: int, log_start_offset: int | None) -> None:
+        """Create the one empty segment at ``offset`` and set the offsets (see
+        :meth:`truncate_fully_and_start_at`)."""
         seg = LogSegment.create(
             self.directory,
             offset,
@@ -1167,11 +1182,71 @@ class PartitionLog:
         self._unflushed_messages = 0
         self._generation += 1
         self._dir_changes += 1
-        self._producer_state.clear()
-        self._producer_state.delete_all_snapshots()
-        self._txn_index.delete_all()
-        self._ongoing_txns.clear()
-        self._leader_epochs.clear()
+
+    def install_remote_aux_state(
+        self,
+        next_offset: int,
+        log_start_offset: int,
+        epochs: Sequence[EpochEntry],
+        producer_snapshot: bytes,
+    ) -> None:
+        """Restart this follower's log at ``next_offset`` with the state of the records below it,
+        which are in remote storage only (Kafka's ``ReplicaFetcherTierStateMachine``: the leader
+        answered OFFSET_MOVED_TO_TIERED_STORAGE; see
+        ``zurau.replication.tiered.remote_log_aux_state``).
+
+        * ``next_offset``: the new log end and local log start (the end of the remote segment
+          holding the leader's local start - 1, plus one);
+        * ``log_start_offset``: the leader's log start offset, kept below ``next_offset`` (a
+          tiered log only; otherwise the log starts at ``next_offset``);
+        * ``epochs``: the remote segment's leader-epoch entries; those starting at or above
+          ``next_offset`` are dropped and the one covering the log start is moved to it;
+        * ``producer_snapshot``: the remote segment's producer snapshot (producer_state.py's
+          format), which must be the state at ``next_offset``.
+
+        Everything is checked before anything changes (ValueError: a negative offset, a log start
+        above ``next_offset``, epochs negative or not strictly increasing, a snapshot that does
+        not parse or holds another offset's state). On disk, in order: the old segments,
+        snapshots and transaction indexes are unlinked; ``leader-epoch-checkpoint`` and
+        ``%020d.snapshot`` of ``next_offset`` are written and fsynced; then the empty segment at
+        ``next_offset`` is created. A crash before that last step reopens an empty log at the
+        checkpointed log start offset (the snapshot above it is discarded, the follower
+        bootstraps again); after it, the log reopens at ``next_offset`` with this producer state
+        and these epochs. The producer state is reloaded from the file written.
+        """
+        if next_offset < 0 or log_start_offset > next_offset:
+            raise ValueError(
+                f"{self._name}: cannot start at {next_offset} with log start offset {log_start_offset}"
+            )
+        entries = list(epochs)
+        if any(e.epoch < 0 or e.start_offset < 0 for e in entries):
+            raise ValueError(f"{self._name}: negative leader epoch entry in {entries}")
+        for a, b in zip(entries, entries[1:], strict=False):
+            if not (a.epoch < b.epoch and a.start_offset < b.start_offset):
+                raise ValueError(f"{self._name}: leader epochs not strictly increasing: {entries}")
+        try:
+            snapshot_offset, producers = ProducerStateManager.decode(producer_snapshot)
+        except ValueError as err:
+            raise ValueError(f"{self._name}: bad producer snapshot: {err}") from err
+        if snapshot_offset != next_offset:
+            raise ValueError(
+                f"{self._name}: the producer snapshot holds the state at {snapshot_offset}, not {next_offset}"
+            )
+        self._remove_everything()
+        start = (
+            min(max(log_start_offset, 0), next_offset) if self.config.remote_storage_enable else next_offset
+        )
+        cache = self._leader_epochs
+        for entry in entries:
+            if entry.start_offset < next_offset:
+                cache.maybe_assign(entry.epoch, entry.start_offset, write=False)
+        cache.truncate_from_start(start, write=False)
+        cache.write(fsync=True)
+        self._producer_state.producers = producers
+        self._producer_state.take_snapshot(next_offset, fsync=True)
+        self._start_empty_at(next_offset, start)
+        self._rebuild_producer_state(take_snapshot=False)
+        self.update_highest_offset_in_remote(next_offset - 1)
 
     # ------------------------------------------------------------------------------------------
     # Tiered storage: what the remote log manager copies
