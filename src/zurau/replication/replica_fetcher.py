@@ -20,6 +20,22 @@ Per partition, the answer is acted on as Kafka's follower does:
   DeleteRecords), the local log restarts empty at the leader's log start offset; otherwise the
   local log is ahead of the leader's and the partition goes through an OffsetForLeaderEpoch round
   to find where to truncate;
+* OFFSET_MOVED_TO_TIERED_STORAGE (a tiered leader: the fetch offset is below its *local* log
+  start, e.g. a new replica after a reassignment fetching from 0; Kafka's
+  ``ReplicaFetcherTierStateMachine``): the fetcher asks the leader, as a replica, for its
+  EARLIEST_LOCAL_TIMESTAMP (-4) offset and that offset's epoch (ListOffsets v8+), then awaits the
+  injected ``tier_bootstrap`` (:class:`TierBootstrap`; it may ask the leader OffsetForLeaderEpoch
+  through ``earlier_epoch_end``), which builds the state of the remote segment holding
+  ``local_start - 1`` (``zurau.replication.tiered.remote_log_aux_state``); the log is then
+  restarted at its ``next_offset`` with the leader's log start offset below it, its leader epochs
+  and its producer snapshot (``install_follower_aux_state``, :class:`TieredFollowerLogs`), and
+  fetching resumes at ``next_offset``. Until then the partition is not fetched; a failure
+  (ListOffsets error, a RemoteStorageError, remote metadata not loaded yet, no answer within
+  ``replica.socket.timeout.ms``) changes nothing locally, backs the partition off and tries
+  again. As Kafka's fetcher thread, this fetcher waits for the bootstraps of a round (they run
+  concurrently) before its next Fetch. Without ``tier_bootstrap`` (no remote
+  storage on this broker) it is handled as OFFSET_OUT_OF_RANGE: a restart at the leader's log
+  start if that is above the local log end, else a back-off;
 * FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (this broker's or the leader's metadata is behind),
   NOT_LEADER_OR_FOLLOWER and other errors: the partition waits ``replica.fetch.backoff.ms``; the
   metadata publisher re-adds it with the new leader and epoch when the image changes.
@@ -54,15 +70,16 @@ import dataclasses
 import logging
 import ssl
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from functools import partial
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from zurau.client.errors import AuthenticationError
 from zurau.client.fetch_session_handler import FetchSessionHandler
-from zurau.client.typed_api import FETCH, OFFSET_FOR_LEADER_EPOCH, Call
+from zurau.client.typed_api import FETCH, LIST_OFFSETS, OFFSET_FOR_LEADER_EPOCH, Call
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.errors import KafkaError, OffsetOutOfRangeError
+from zurau.protocol.errors import KafkaError, OffsetMovedToTieredStorageError, OffsetOutOfRangeError, for_code
 from zurau.protocol.messages import (
     FetchRequest,
     FetchRequestTopicsPartitions,
@@ -70,11 +87,17 @@ from zurau.protocol.messages import (
     OffsetForLeaderEpochRequestTopicsPartitions,
 )
 from zurau.replication.replication_quota import ReplicationQuota
+from zurau.storage.leader_epoch_cache import EpochEntry
+from zurau.types import TopicIdPartition
 
 log = logging.getLogger("zurau.replication")
 R = TypeVar("R")
 #: Longest wait between fetch attempts while the leader refuses this broker's login.
 AUTH_BACKOFF_MAX_MS = 5_000
+#: ListOffsets' special timestamp for a tiered log's local log start (KIP-405), and the first
+#: ListOffsets version that knows it.
+EARLIEST_LOCAL_TIMESTAMP = -4
+LIST_OFFSETS_EARLIEST_LOCAL_VERSION = 8
 
 TopicPartitionKey = tuple[str, int]
 
@@ -114,6 +137,65 @@ class FollowerLogs(Protocol):
     def update_follower_log_start(self, topic: str, partition: int, leader_log_start_offset: int) -> None: ...
 
 
+@runtime_checkable
+class TieredFollowerLogs(FollowerLogs, Protocol):
+    """The follower side of a broker with remote storage: also restarts a followed log from the
+    remote tier's state (the replica manager's ``install_follower_aux_state``, over
+    ``PartitionLog.install_remote_aux_state``)."""
+
+    def install_follower_aux_state(
+        self,
+        topic: str,
+        partition: int,
+        next_offset: int,
+        log_start_offset: int,
+        epochs: Sequence[EpochEntry],
+        producer_snapshot: bytes,
+    ) -> None: ...
+
+
+class RemoteAuxState(Protocol):
+    """What :class:`TierBootstrap` gives (``zurau.replication.tiered.RemoteLogAuxState``)."""
+
+    @property
+    def next_offset(self) -> int: ...
+
+    @property
+    def leader_epochs(self) -> Sequence[EpochEntry]: ...
+
+    @property
+    def producer_snapshot(self) -> bytes: ...
+
+
+#: The leader's OffsetForLeaderEpoch answer ``(epoch, end offset)`` for an epoch of a partition.
+EarlierEpochEnd = Callable[[int], Awaitable[tuple[int, int]]]
+
+
+class TierBootstrap(Protocol):
+    """Builds a follower's state from remote storage (Kafka's ``buildRemoteLogAuxState``):
+    ``(partition, the leader's local log start offset, the leader epoch of that offset, the
+    leader's log start offset, earlier_epoch_end=...)``. Raises (any exception: a
+    RemoteStorageError, the remote log metadata not loaded yet) when it cannot; the fetcher then
+    backs the partition off and tries again."""
+
+    def __call__(
+        self,
+        tip: TopicIdPartition,
+        leader_local_log_start_offset: int,
+        leader_epoch_of_local_start: int,
+        leader_log_start_offset: int,
+        /,
+        *,
+        earlier_epoch_end: EarlierEpochEnd,
+    ) -> Awaitable[RemoteAuxState]: ...
+
+
+def check_tier_bootstrap(logs: FollowerLogs, tier_bootstrap: TierBootstrap | None) -> None:
+    """TypeError if ``tier_bootstrap`` is given for follower logs that cannot install its state."""
+    if tier_bootstrap is not None and not isinstance(logs, TieredFollowerLogs):
+        raise TypeError(f"{type(logs).__name__} has no install_follower_aux_state: cannot use tier_bootstrap")
+
+
 Connect = Callable[[int], Awaitable[LeaderConnection]]
 
 
@@ -144,6 +226,10 @@ class PartitionFetchState:
     #: The local log end had reached the leader's high watermark at the last answer (Kafka's
     #: ``isReplicaInSync``: lag 0); unknown (False) until an answer comes.
     in_sync: bool = False
+    #: The leader answered OFFSET_MOVED_TO_TIERED_STORAGE: the partition is bootstrapped from the
+    #: remote tier before it is fetched again. The leader's log start offset of that answer (-1:
+    #: not given); None: no bootstrap pending.
+    tier_leader_log_start: int | None = None
 
     @property
     def key(self) -> TopicPartitionKey:
@@ -191,9 +277,13 @@ class ReplicaFetcher:
         broker_epoch: Callable[[], int],
         config: FetcherConfig,
         quota: ReplicationQuota | None = None,
+        tier_bootstrap: TierBootstrap | None = None,
     ) -> None:
+        check_tier_bootstrap(logs, tier_bootstrap)
         self.node_id = node_id
         self.quota = quota  # the follower-side replication throttle (None: never throttled)
+        # Remote storage on this broker: how a partition starts past the leader's local start.
+        self._tier_bootstrap = tier_bootstrap
         self.source_id = source_id
         self.fetcher_id = fetcher_id
         self.logs = logs
@@ -350,15 +440,21 @@ class ReplicaFetcher:
         if quota is None:
             return []
         lagging = [
-            s for s in ready if not s.in_sync and not s.truncating and quota.is_throttled(s.topic, s.partition)
+            s
+            for s in ready
+            if not s.in_sync
+            and not s.truncating
+            and s.tier_leader_log_start is None
+            and quota.is_throttled(s.topic, s.partition)
         ]
         if not lagging or not quota.is_quota_exceeded():
             return []
         return lagging
 
     async def run_once(self, ready: list[PartitionFetchState]) -> None:
-        """One round for ``ready``: an OffsetForLeaderEpoch round for those that need one, then
-        one Fetch for the rest. Connection and protocol failures raise."""
+        """One round for ``ready``: the remote-tier bootstrap of those the leader answered
+        OFFSET_MOVED_TO_TIERED_STORAGE, an OffsetForLeaderEpoch round for those that need one,
+        then one Fetch for the rest. Connection and protocol failures raise."""
         if self._conn is None:
             self._conn = await self._connect(self.source_id)
         conn = self._conn
@@ -366,10 +462,17 @@ class ReplicaFetcher:
             for s in ready:
                 leo, _epoch, _hw = self.logs.follower_log_state(s.topic, s.partition)
                 s.truncating = s.truncating or leo > 0  # no diverging epochs: ask explicitly
-        truncating = [s for s in ready if s.truncating]
+        tiering = [s for s in ready if s.tier_leader_log_start is not None]
+        if tiering:
+            await self._bootstrap_from_tier(conn, tiering)
+        truncating = [s for s in ready if s.truncating and s.tier_leader_log_start is None]
         if truncating:
             await self._truncate_by_epochs(conn, truncating)
-        fetching = [s for s in ready if not s.truncating and self.partitions.get(s.key) is s]
+        fetching = [
+            s
+            for s in ready
+            if not s.truncating and s.tier_leader_log_start is None and self.partitions.get(s.key) is s
+        ]
         if fetching:
             await self._fetch(conn, fetching)
 
@@ -410,6 +513,187 @@ class ReplicaFetcher:
                 )
                 self.logs.truncate_follower(asked.topic, asked.partition, offset)
                 asked.truncating = not done
+
+    # ------------------------------------------------------------------ remote tier bootstrap
+    async def _bootstrap_from_tier(self, conn: LeaderConnection, states: list[PartitionFetchState]) -> None:
+        """The OFFSET_MOVED_TO_TIERED_STORAGE path for ``states`` (see the module docstring):
+        one ListOffsets for the leader's local log starts, then each partition's bootstrap
+        (concurrently: they wait on remote storage)."""
+        bootstrap = self._tier_bootstrap
+        if bootstrap is None:  # not reached: such a partition is never marked
+            for s in states:
+                s.tier_leader_log_start = None
+            return
+        version = conn.version(ApiKey.LIST_OFFSETS)
+        if version < LIST_OFFSETS_EARLIEST_LOCAL_VERSION:
+            log.warning(
+                "broker %d: broker %d answers ListOffsets up to v%d, not the earliest local offset (v%d+); "
+                "cannot follow its tiered partitions",
+                self.node_id,
+                self.source_id,
+                version,
+                LIST_OFFSETS_EARLIEST_LOCAL_VERSION,
+            )
+            self._backoff(states)
+            return
+        asking: dict[TopicPartitionKey, PartitionFetchState] = {s.key: s for s in states}
+        by_topic: dict[str, list[Any]] = {}
+        for s in states:
+            by_topic.setdefault(s.topic, []).append(
+                {
+                    "partition_index": s.partition,
+                    "current_leader_epoch": s.leader_epoch,
+                    "timestamp": EARLIEST_LOCAL_TIMESTAMP,
+                }
+            )
+        resp = await conn.call(
+            LIST_OFFSETS(
+                {
+                    "replica_id": self.node_id,
+                    "isolation_level": 0,
+                    "topics": [{"name": t, "partitions": parts} for t, parts in by_topic.items()],
+                    "timeout_ms": self.config.socket_timeout_ms,
+                }
+            ),
+            version=version,
+        )
+        jobs: list[Awaitable[None]] = []
+        for t in resp["topics"]:
+            for pd in t["partitions"]:
+                asked = asking.pop((t["name"], pd["partition_index"]), None)
+                if asked is None or self.partitions.get(asked.key) is not asked:
+                    continue
+                if pd["error_code"] or pd["offset"] < 0:
+                    log.info(
+                        "%s-%d: ListOffsets (earliest local) from broker %d failed with error %d",
+                        asked.topic,
+                        asked.partition,
+                        self.source_id,
+                        pd["error_code"],
+                    )
+                    self._backoff([asked])
+                    continue
+                jobs.append(self._bootstrap_one(conn, bootstrap, asked, pd["offset"], pd.get("leader_epoch", -1)))
+        self._backoff([a for a in asking.values() if a is not None])  # not answered
+        if jobs:
+            await asyncio.gather(*jobs)
+
+    async def _bootstrap_one(
+        self,
+        conn: LeaderConnection,
+        bootstrap: TierBootstrap,
+        s: PartitionFetchState,
+        local_start: int,
+        epoch: int,
+    ) -> None:
+        """Build ``s``'s state from the remote tier and install it; on any failure nothing
+        changes locally and ``s`` backs off (the bootstrap stays pending)."""
+        leader_start = s.tier_leader_log_start
+        if leader_start is None or leader_start < 0 or leader_start > local_start:
+            leader_start = local_start
+        tip = TopicIdPartition(s.topic_id, s.topic, s.partition)
+        try:
+            # Bounded like a request to the leader: the fetcher waits for it (as Kafka's does).
+            async with asyncio.timeout(self.config.socket_timeout_ms / 1000):
+                aux = await bootstrap(
+                    tip,
+                    local_start,
+                    epoch,
+                    leader_start,
+                    earlier_epoch_end=partial(self._leader_epoch_end, conn, s),
+                )
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            log.info(
+                "%s-%d: cannot start from remote storage below broker %d's local log start %d yet (%s); "
+                "retrying in %d ms",
+                s.topic,
+                s.partition,
+                self.source_id,
+                local_start,
+                e,
+                self.config.backoff_ms,
+            )
+            self._backoff([s])
+            return
+        if self.partitions.get(s.key) is not s:
+            return  # removed, or re-added at another epoch, while remote storage answered
+        if aux.next_offset < local_start:
+            log.warning(
+                "%s-%d: the remote state ends at %d, below broker %d's local log start %d; retrying in %d ms",
+                s.topic,
+                s.partition,
+                aux.next_offset,
+                self.source_id,
+                local_start,
+                self.config.backoff_ms,
+            )
+            self._backoff([s])
+            return
+        logs = self.logs
+        assert isinstance(logs, TieredFollowerLogs)  # check_tier_bootstrap
+        try:
+            logs.install_follower_aux_state(
+                s.topic, s.partition, aux.next_offset, leader_start, aux.leader_epochs, aux.producer_snapshot
+            )
+        except (KafkaError, ValueError, OSError) as e:
+            log.warning(
+                "%s-%d: cannot install the remote tier's state at %d (%s); retrying in %d ms",
+                s.topic,
+                s.partition,
+                aux.next_offset,
+                e,
+                self.config.backoff_ms,
+            )
+            self._backoff([s])
+            return
+        log.info(
+            "%s-%d: started at %d from remote storage (broker %d's log start %d, local log start %d)",
+            s.topic,
+            s.partition,
+            aux.next_offset,
+            self.source_id,
+            leader_start,
+            local_start,
+        )
+        s.tier_leader_log_start = None
+        s.truncating = False
+        s.in_sync = False
+
+    async def _leader_epoch_end(
+        self, conn: LeaderConnection, s: PartitionFetchState, epoch: int
+    ) -> tuple[int, int]:
+        """The leader's OffsetForLeaderEpoch answer ``(epoch, end offset)`` for ``epoch`` of
+        ``s`` (``earlier_epoch_end`` of :class:`TierBootstrap`); its error raised."""
+        resp = await conn.call(
+            OFFSET_FOR_LEADER_EPOCH(
+                {
+                    "replica_id": self.node_id,
+                    "topics": [
+                        {
+                            "topic": s.topic,
+                            "partitions": [
+                                {
+                                    "partition": s.partition,
+                                    "current_leader_epoch": s.leader_epoch,
+                                    "leader_epoch": epoch,
+                                }
+                            ],
+                        }
+                    ],
+                }
+            )
+        )
+        for t in resp["topics"]:
+            for pd in t["partitions"]:
+                if t["topic"] == s.topic and pd["partition"] == s.partition:
+                    if pd["error_code"]:
+                        raise for_code(pd["error_code"])(f"OffsetForLeaderEpoch of {s.topic}-{s.partition}")
+                    return pd["leader_epoch"], pd["end_offset"]
+        raise KafkaError(
+            f"broker {self.source_id} did not answer OffsetForLeaderEpoch for {s.topic}-{s.partition}"
+        )
 
     # ------------------------------------------------------------------ Fetch
     def fetch_request(self, states: list[PartitionFetchState], version: int) -> FetchRequest:
@@ -521,6 +805,25 @@ class ReplicaFetcher:
                 logs.restart_follower_at(s.topic, s.partition, leader_start)
             else:
                 s.truncating = True  # ahead of the leader: find the divergence explicitly
+            return
+        if code == OffsetMovedToTieredStorageError.code:
+            leader_start = pd.get("log_start_offset", -1)
+            if self._tier_bootstrap is not None:
+                s.tier_leader_log_start = leader_start  # bootstrapped before the next fetch
+                return
+            leo, _epoch, _hw = logs.follower_log_state(s.topic, s.partition)
+            if 0 <= leo < leader_start:
+                logs.restart_follower_at(s.topic, s.partition, leader_start)
+                return
+            log.warning(
+                "%s-%d: broker %d keeps offset %d in remote storage only and this broker has none; retrying in %d ms",
+                s.topic,
+                s.partition,
+                self.source_id,
+                leo,
+                self.config.backoff_ms,
+            )
+            self._backoff([s])
             return
         log.debug("%s-%d: Fetch from broker %d: error %d", s.topic, s.partition, self.source_id, code)
         self._backoff([s])

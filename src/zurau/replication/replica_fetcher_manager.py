@@ -15,6 +15,11 @@ local log end offset, a partition is in exactly one fetcher at any time (the mov
 event loop between two of its awaits), and the fetcher it left ignores any answer still in flight
 for it.
 
+With remote storage on this broker, ``tier_bootstrap`` (see
+:class:`zurau.replication.replica_fetcher.TierBootstrap`) is handed to every fetcher; the follower
+logs must then also implement ``install_follower_aux_state`` (``TieredFollowerLogs``), checked at
+construction.
+
 Connections go to the leader's inter-broker listener (``inter.broker.listener.name``) as the
 metadata image registers it, over :class:`zurau.client.connection.BrokerConnection` (the same
 client the controller channel forwards with).
@@ -37,6 +42,8 @@ from zurau.replication.replica_fetcher import (
     FollowerLogs,
     LeaderConnection,
     ReplicaFetcher,
+    TierBootstrap,
+    check_tier_bootstrap,
 )
 from zurau.replication.replication_quota import ReplicationQuota
 
@@ -63,7 +70,9 @@ class ReplicaFetcherManager:
         num_fetchers: int = 1,
         security: ClientSecurity | None = None,
         quota: ReplicationQuota | None = None,
+        tier_bootstrap: TierBootstrap | None = None,
     ) -> None:
+        check_tier_bootstrap(logs, tier_bootstrap)
         self.node_id = node_id
         self.logs = logs
         self._endpoint = endpoint
@@ -73,6 +82,8 @@ class ReplicaFetcherManager:
         self.num_fetchers = num_fetchers
         self.security = security
         self.quota = quota  # follower.replication.throttled.* (shared by every fetcher)
+        # The OFFSET_MOVED_TO_TIERED_STORAGE path (None: this broker has no remote storage).
+        self.tier_bootstrap = tier_bootstrap
         self.fetchers: dict[tuple[int, int], ReplicaFetcher] = {}
         self._assigned: dict[tuple[str, int], tuple[int, int]] = {}
         self._closing: set[asyncio.Task[None]] = set()
@@ -119,6 +130,7 @@ class ReplicaFetcherManager:
                 broker_epoch=self._broker_epoch,
                 config=self.config,
                 quota=self.quota,
+                tier_bootstrap=self.tier_bootstrap,
             )
             self.fetchers[target] = fetcher
             fetcher.start()
