@@ -12,7 +12,12 @@ from tests.unit.tiered_fakes import TIP, FakeRLMM, FakeRSM, FakeTieredLog, abort
 from zurau.clock import ManualClock
 from zurau.protocol.errors import OffsetOutOfRangeError
 from zurau.protocol.records.batch import iter_batches
-from zurau.replication.tiered.remote_log_aux_state import RemoteLogAuxState, build_remote_log_aux_state
+from zurau.replication.replica_fetcher import TierBootstrap
+from zurau.replication.tiered.remote_log_aux_state import (
+    RemoteLogAuxState,
+    build_remote_log_aux_state,
+    remote_tier_bootstrap,
+)
 from zurau.replication.tiered.remote_log_manager import RemoteLogManager, RemoteLogManagerConfig
 from zurau.storage.leader_epoch_cache import EpochEntry
 from zurau.storage.remote.remote_log_segment import IndexType
@@ -193,3 +198,21 @@ async def test_reads_share_the_index_cache_and_a_deleted_segment_leaves_it(
     assert (stats.misses, stats.hits) == (1, 1) and (seg0, IndexType.OFFSET) in rlm.index_cache
     assert await rlm.delete_partitions([TIP]) == []
     assert len(rlm.index_cache) == 0 and rlm.index_cache.size_bytes == 0
+
+
+async def test_the_fetchers_tier_bootstrap_waits_for_the_remote_metadata(
+    tmp_path: Path, rsm: FakeRSM, rlmm: FakeRLMM, rlm: RemoteLogManager
+) -> None:
+    log = build_log(tmp_path, 3, epochs=[EpochEntry(0, 0)])
+    await tiered(log, rlm)
+    bootstrap: TierBootstrap = remote_tier_bootstrap(rlmm, rsm)
+
+    async def earlier_epoch_end(epoch: int) -> tuple[int, int]:
+        raise AssertionError("epoch 0 has no earlier epoch")
+
+    rlmm.not_ready.add(TIP)
+    with pytest.raises(RemoteStorageError, match="not loaded"):
+        await bootstrap(TIP, 12, 0, 0, earlier_epoch_end=earlier_epoch_end)
+    rlmm.not_ready.discard(TIP)
+    state = await bootstrap(TIP, 12, 0, 0, earlier_epoch_end=earlier_epoch_end)
+    assert (state.next_offset, state.leader_epochs) == (12, [EpochEntry(0, 0)])

@@ -17,6 +17,8 @@ leader-epoch checkpoint and producer-state snapshot. The follower then:
    (``%020d.snapshot``) and reloads its producer state from it,
 5. fetches from ``next_offset``.
 
+The replica fetchers get this as their ``tier_bootstrap`` through :func:`remote_tier_bootstrap`.
+
 The epoch to look the offset up under is Kafka's: the leader's epoch of its local start, unless an
 earlier epoch ends after ``local_start - 1`` (a gap of epochs without records); the leader answers
 that through OffsetForLeaderEpoch, handed in as ``earlier_epoch_end``. Without it (or when the
@@ -32,6 +34,7 @@ from concurrent.futures import Executor
 from typing import NamedTuple
 
 from zurau.protocol.errors import KafkaStorageError
+from zurau.replication.replica_fetcher import EarlierEpochEnd, TierBootstrap
 from zurau.storage.leader_epoch_cache import (
     LEADER_EPOCH_CHECKPOINT,
     EpochEntry,
@@ -117,3 +120,36 @@ async def build_remote_log_aux_state(
         leader_epochs=[e for e in entries if e.start_offset <= seg.end_offset],
         producer_snapshot=snapshot,
     )
+
+
+def remote_tier_bootstrap(
+    rlmm: RemoteLogMetadataManager, rsm: RemoteStorageManager, executor: Executor | None = None
+) -> TierBootstrap:
+    """The replica fetchers' ``tier_bootstrap`` (``zurau.replication.replica_fetcher.TierBootstrap``)
+    over this broker's remote log metadata and storage: :func:`build_remote_log_aux_state`, after
+    checking that the partition's remote log metadata is loaded (RemoteStorageError until then:
+    the fetcher backs off and tries again)."""
+
+    async def tier_bootstrap(
+        tip: TopicIdPartition,
+        leader_local_log_start_offset: int,
+        leader_epoch_of_local_start: int,
+        leader_log_start_offset: int,
+        /,
+        *,
+        earlier_epoch_end: EarlierEpochEnd,
+    ) -> RemoteLogAuxState:
+        if not rlmm.ready(tip):
+            raise RemoteStorageError(f"{tip}: the remote log metadata is not loaded yet")
+        return await build_remote_log_aux_state(
+            tip,
+            leader_local_log_start_offset=leader_local_log_start_offset,
+            leader_epoch_of_local_start=leader_epoch_of_local_start,
+            leader_log_start_offset=leader_log_start_offset,
+            rlmm=rlmm,
+            rsm=rsm,
+            earlier_epoch_end=earlier_epoch_end,
+            executor=executor,
+        )
+
+    return tier_bootstrap
