@@ -96,7 +96,7 @@ from zurau.protocol.messages import (
 from zurau.raft import QuorumInfo, ReplicaInfo
 from zurau.raft.wire import describe_quorum_response, error_response
 from zurau.replication.alter_partition_manager import AlterPartitionManager, isr_maintenance
-from zurau.replication.replica_fetcher import FetcherConfig
+from zurau.replication.replica_fetcher import EarlierEpochEnd, FetcherConfig, RemoteAuxState, TierBootstrap
 from zurau.replication.replica_fetcher_manager import ReplicaFetcherManager
 from zurau.replication.replica_manager import ReplicaManager
 from zurau.replication.replica_selector import selector_for
@@ -109,6 +109,7 @@ from zurau.replication.replication_quota import (
 )
 from zurau.replication.share.dead_letters import DEFAULT_TOPIC_PREFIX
 from zurau.replication.share.share_partition_manager import ShareConfig, SharePartitionManager
+from zurau.replication.tiered.remote_log_aux_state import remote_tier_bootstrap
 from zurau.replication.tiered.remote_log_manager import RemoteLogManager
 from zurau.replication.tiered.remote_log_manager import RemoteLogManagerConfig as RlmSettings
 from zurau.replication.tiered.tiered_storage import TieredStorage
@@ -120,6 +121,8 @@ from zurau.storage.log_config import LogConfig
 from zurau.storage.log_maintenance import LogMaintenance
 from zurau.storage.log_manager import LogManager
 from zurau.storage.remote.plugins import load_remote_storage_manager
+from zurau.storage.remote.remote_storage_manager import RemoteStorageError
+from zurau.types import TopicIdPartition
 
 log = logging.getLogger("zurau.broker")
 
@@ -209,6 +212,7 @@ class Broker:
         self.share_partitions: SharePartitionManager | None = None
         self.dead_letter_producer: DeadLetterProducer | None = None
         self.tiered: TieredStorage | None = None  # the remote tier (remote.log.storage.system.enable)
+        self._remote_bootstrap: TierBootstrap | None = None  # followers behind the leader's local start
         self.partition_metadata: LeaderEndOffsets | None = None
         self.balancer: BalancerService | None = None  # a cluster controller's self-balancing loop
         self.log_cleaner: LogCleaner | None = None
@@ -425,6 +429,29 @@ class Broker:
         )
         return self.share_state_channel
 
+    async def _tier_bootstrap(
+        self,
+        tip: TopicIdPartition,
+        leader_local_log_start_offset: int,
+        leader_epoch_of_local_start: int,
+        leader_log_start_offset: int,
+        /,
+        *,
+        earlier_epoch_end: EarlierEpochEnd,
+    ) -> RemoteAuxState:
+        """The replica fetchers' bootstrap of a follower behind its leader's local log start
+        (OFFSET_MOVED_TO_TIERED_STORAGE): from this broker's remote tier once it runs; before
+        that a retriable error (the fetcher backs off and asks again)."""
+        if self._remote_bootstrap is None:
+            raise RemoteStorageError("the remote tier of this broker is not started yet")
+        return await self._remote_bootstrap(
+            tip,
+            leader_local_log_start_offset,
+            leader_epoch_of_local_start,
+            leader_log_start_offset,
+            earlier_epoch_end=earlier_epoch_end,
+        )
+
     def _start_tiered_storage(self) -> None:
         """The remote tier, when ``remote.log.storage.system.enable``: the storage plugin, the
         topic-based remote log metadata (a client of this broker's own inter-broker listener, as
@@ -480,6 +507,7 @@ class Broker:
         )
         self.tiered = tiered
         self.replica_manager.tiered = tiered
+        self._remote_bootstrap = remote_tier_bootstrap(rlmm, rsm)
         tiered.start()
         self.controller.add_listener(lambda _old, _new: tiered.sync())
         log.info("broker %d: tiered storage on (%s)", self.node_id, rl.storage_manager_class_name)
@@ -835,6 +863,7 @@ class Broker:
                 socket_timeout_ms=cfg.get("replica.socket.timeout.ms"),
             ),
             num_fetchers=cfg.get("num.replica.fetchers"),
+            tier_bootstrap=self._tier_bootstrap if cfg.remote_log_manager.system_enable else None,
             security=security,
             quota=rm.follower_quota,
         )

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -79,6 +79,7 @@ from zurau.replication.partition import FollowerState, Partition
 from zurau.replication.purgatory import DelayedProduce, FetchPurgatory, ProducePurgatory, TopicPartitionKey
 from zurau.replication.replica_selector import ReplicaSelector, ReplicaView
 from zurau.replication.replication_quota import ReplicationQuota
+from zurau.storage.leader_epoch_cache import EpochEntry
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_manager import LogManager
 from zurau.storage.log_validator import convert_compression, needs_conversion, target_codec
@@ -644,6 +645,25 @@ class ReplicaManager:
         p = self._followed(topic, partition)
         log.info("%s-%d: log restarts at the leader's log start offset %d", topic, partition, offset)
         p.log.truncate_fully_and_start_at(offset)
+
+    def install_follower_aux_state(
+        self,
+        topic: str,
+        partition: int,
+        next_offset: int,
+        log_start_offset: int,
+        epochs: Sequence[EpochEntry],
+        producer_snapshot: bytes,
+    ) -> None:
+        """A followed partition of a tiered topic restarts at ``next_offset`` with the remote
+        tier's state below it (Kafka's ``buildRemoteLogAuxState``; see
+        ``PartitionLog.install_remote_aux_state``)."""
+        p = self._followed(topic, partition)
+        log.info(
+            "%s-%d: log restarts at %d from remote storage (log start %d)",
+            topic, partition, next_offset, log_start_offset,
+        )
+        p.log.install_remote_aux_state(next_offset, log_start_offset, epochs, producer_snapshot)
 
     def update_follower_log_start(self, topic: str, partition: int, leader_log_start_offset: int) -> None:
         """Follow the leader's log start offset (retention, DeleteRecords) up to the local high
