@@ -117,7 +117,9 @@ async def test_idle_answers_equal_full_reads(
         monkeypatch.setattr(
             delayed_fetch,
             "read_partitions",
-            lambda rm, params, topics, bound=None: real_read(rm, dataclasses.replace(params, sessionless=False), topics, bound),
+            lambda rm, params, topics, bound=None, remote=None: real_read(
+                rm, dataclasses.replace(params, sessionless=False), topics, bound, remote
+            ),
         )
         slow = _by_partition(await conn.request(ApiKey.FETCH, body, version=version, timeout=10))
     finally:
