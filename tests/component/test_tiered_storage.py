@@ -159,3 +159,42 @@ def test_compacted_tiered_topic_is_refused(tmp_path: Path) -> None:
         )
         with pytest.raises(KafkaException, match="(?i)compact"):
             fs["c"].result(10)
+
+
+def test_remote_retention_deletes_the_oldest_segments_and_moves_the_log_start(tmp_path: Path) -> None:
+    with _tiered_broker(tmp_path) as broker:
+        bs = broker.bootstrap_servers
+        admin = AdminClient({"bootstrap.servers": bs})
+        topic = "expiring"
+        config = {"remote.storage.enable": "true", "segment.bytes": "1048576", "local.retention.bytes": "1048576"}
+        admin.create_topics([NewTopic(topic, 1, 1, config=config)])[topic].result(10)
+        sent = _produce(bs, topic)
+        c = Consumer({"bootstrap.servers": bs, "group.id": "probe"})
+        tp = TopicPartition(topic, 0)
+
+        def offsets(ts: int) -> int:
+            return c.offsets_for_times([TopicPartition(topic, 0, ts)], 5)[0].offset
+
+        wait_for(lambda: offsets(-5) >= 200, timeout=60, what="three segments copied")
+        before = _remote_files(tmp_path / "remote")
+        assert c.get_watermark_offsets(tp, 5)[0] == 0
+
+        # Total retention (both tiers) of about two segments: the oldest remote ones expire.
+        from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+
+        resource = ConfigResource(
+            ConfigResource.Type.TOPIC,
+            topic,
+            incremental_configs=[ConfigEntry("retention.bytes", "2200000", incremental_operation=AlterConfigOpType.SET)],
+        )
+        admin.incremental_alter_configs([resource])[resource].result(10)
+        wait_for(lambda: c.get_watermark_offsets(tp, 5)[0] > 0, timeout=60, what="the log start moved")
+        start = c.get_watermark_offsets(tp, 5)[0]
+        after = _remote_files(tmp_path / "remote")
+        assert len(after) < len(before)
+        # The new start is a segment boundary: the first offset of a remote segment still there,
+        # or the local start; everything from it on is still served, byte-exact.
+        assert start in {offsets(-4)} | {int(p.name.split("-")[0]) for p in after}
+        got = _read_all(bs, topic, N - start)
+        assert [(m.offset(), m.value()) for m in got] == [(i, sent[i][1]) for i in range(start, N)]
+        c.close()
