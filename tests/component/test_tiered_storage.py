@@ -190,11 +190,31 @@ def test_remote_retention_deletes_the_oldest_segments_and_moves_the_log_start(tm
         admin.incremental_alter_configs([resource])[resource].result(10)
         wait_for(lambda: c.get_watermark_offsets(tp, 5)[0] > 0, timeout=60, what="the log start moved")
         start = c.get_watermark_offsets(tp, 5)[0]
+
+        def starts() -> list[int]:
+            return [int(p.name.split("-")[0]) for p in _remote_files(tmp_path / "remote")]
+
+        # The log start moves first, then the expired remote segments are deleted.
+        wait_for(lambda: min(starts()) >= start, timeout=30, what="expired remote segments deleted")
         after = _remote_files(tmp_path / "remote")
-        assert len(after) < len(before)
+        assert min(int(p.name.split("-")[0]) for p in before) < start
         # The new start is a segment boundary: the first offset of a remote segment still there,
         # or the local start; everything from it on is still served, byte-exact.
         assert start in {offsets(-4)} | {int(p.name.split("-")[0]) for p in after}
         got = _read_all(bs, topic, N - start)
         assert [(m.offset(), m.value()) for m in got] == [(i, sent[i][1]) for i in range(start, N)]
+
+        # Turning tiering off (KIP-950) deletes the remote data; the log then starts locally.
+        local_start = offsets(-4)
+        resource = ConfigResource(
+            ConfigResource.Type.TOPIC,
+            topic,
+            incremental_configs=[
+                ConfigEntry("remote.log.delete.on.disable", "true", incremental_operation=AlterConfigOpType.SET),
+                ConfigEntry("remote.storage.enable", "false", incremental_operation=AlterConfigOpType.SET),
+            ],
+        )
+        admin.incremental_alter_configs([resource])[resource].result(10)
+        wait_for(lambda: not _remote_files(tmp_path / "remote"), timeout=30, what="remote data deleted")
+        wait_for(lambda: c.get_watermark_offsets(tp, 5)[0] == local_start, timeout=30, what="log starts locally")
         c.close()

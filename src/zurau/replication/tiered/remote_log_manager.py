@@ -207,12 +207,18 @@ class RemoteLogManager:
             if self._closed:
                 return
             for tip, st in list(self._leaders.items()):
-                if st.copy_task is None or st.copy_task.done():
-                    st.copy_task = self._spawn(self.copy_once(tip), f"rlm-copy-{tip.topic}-{tip.partition}")
-                if st.expire_task is None or st.expire_task.done():
-                    st.expire_task = self._spawn(
-                        self.expire_once(tip), f"rlm-expire-{tip.topic}-{tip.partition}"
-                    )
+                # A partition's copy and expiration never overlap: an expiration that ran during
+                # a copy would take the upload between its copy and its COPY_SEGMENT_FINISHED
+                # for a leftover and delete a segment the local log then deletes too.
+                if (st.copy_task is None or st.copy_task.done()) and (
+                    st.expire_task is None or st.expire_task.done()
+                ):
+                    task = self._spawn(self._copy_then_expire(tip), f"rlm-{tip.topic}-{tip.partition}")
+                    st.copy_task = st.expire_task = task
+
+    async def _copy_then_expire(self, tip: TopicIdPartition) -> int:
+        copied = await self._guarded(self.copy_once(tip))
+        return copied + await self._guarded(self.expire_once(tip))
 
     def _spawn(self, work: Coroutine[None, None, int], name: str) -> asyncio.Task[int]:
         task = asyncio.get_running_loop().create_task(self._guarded(work), name=name)
@@ -333,17 +339,22 @@ class RemoteLogManager:
                 self.stats.copy_failures += 1
                 await self._abandon(started)
                 raise
+            self._check(fence)  # never publish FINISHED under a stale leader epoch
+            finished = started.with_state(
+                _S.COPY_SEGMENT_FINISHED,
+                event_timestamp_ms=self.clock.now_ms(),
+                broker_id=self.broker_id,
+                custom_metadata=custom,
+            )
+            await self.rlmm.update_segment(finished)
         finally:
+            # Only now: until FINISHED is applied the upload must not look like a leftover.
             self._copying.discard(started.segment_id.id)
-        self._check(fence)  # never publish FINISHED under a stale leader epoch
-        finished = started.with_state(
-            _S.COPY_SEGMENT_FINISHED,
-            event_timestamp_ms=self.clock.now_ms(),
-            broker_id=self.broker_id,
-            custom_metadata=custom,
-        )
-        await self.rlmm.update_segment(finished)
         tiered.update_highest_offset_in_remote(seg.end_offset)
+        log.info(
+            "%s: copied segment %d-%d (%d bytes) to remote storage as %s",
+            tip, seg.base_offset, seg.end_offset, seg.size_in_bytes, started.segment_id.id,
+        )
         self.stats.segments_copied += 1
         self.stats.bytes_copied += seg.size_in_bytes
         self.stats.partition(tip).highest_offset_in_remote = seg.end_offset
@@ -398,6 +409,10 @@ class RemoteLogManager:
         except ValueError as e:
             log.info("%s: %s already deleted: %s", seg.topic_id_partition, seg.segment_id, e)
             return False
+        log.info(
+            "%s: deleted remote segment %d-%d (%s)",
+            seg.topic_id_partition, seg.start_offset, seg.end_offset, seg.segment_id.id,
+        )
         self.stats.segments_deleted += 1
         self.stats.bytes_deleted += seg.segment_size_in_bytes
         return True
@@ -424,7 +439,10 @@ class RemoteLogManager:
             log.info("%s: remote retention moves the log start to %d", tip, plan.new_log_start_offset)
             tiered.advance_log_start_offset(plan.new_log_start_offset)
         deleted = 0
+        leftovers = {id(s) for s in plan.leftovers}
         for seg in plan.to_delete:
+            if id(seg) in leftovers and not self._still_leftover(tip, seg):
+                continue  # its upload finished (or another broker moved it on) since the plan
             try:
                 self._check(fence)
                 if await self._delete_segment(seg):
@@ -441,6 +459,15 @@ class RemoteLogManager:
         pstats.remote_segments = len(finished)
         pstats.remote_size_bytes = sum(s.segment_size_in_bytes for s in finished)
         return deleted
+
+    def _still_leftover(self, tip: TopicIdPartition, seg: RemoteLogSegmentMetadata) -> bool:
+        """Whether ``seg`` is, as of the metadata now, still an upload no one will finish."""
+        if seg.segment_id.id in self._copying:
+            return False
+        for now in self.rlmm.list_segments(tip):
+            if now.segment_id == seg.segment_id:
+                return now.state in (_S.COPY_SEGMENT_STARTED, _S.DELETE_SEGMENT_STARTED)
+        return False
 
     # ------------------------------------------------------------------ topic deletion
     async def delete_partitions(self, tips: Iterable[TopicIdPartition]) -> list[TopicIdPartition]:

@@ -14,7 +14,9 @@ metadata change (:meth:`sync`, cheap: a pass over the hosted partitions of tiere
 * a follower learns the highest offset in remote storage from the metadata (local retention
   deletes only what is remote) once that metadata is read up to date (``ready``);
 * a replica that is no longer hosted stops being read; if its topic was deleted and this broker
-  led it, its remote data is deleted first (``delete_partitions``, retried each sync until done).
+  led it, its remote data is deleted first (``delete_partitions``, retried each sync until done);
+* a replica whose topic turned tiering off (KIP-950, ``remote.log.delete.on.disable=true``) starts
+  at its local log start, and its leader deletes the remote data.
   Remote data of a topic deleted while its leader was down stays in the remote store (logged).
 
 Reads: :meth:`read` serves a fetch below the local log start from the remote tier, for the
@@ -107,7 +109,8 @@ class TieredStorage:
         if self._closed:
             return
         now: dict[TopicIdPartition, tuple[HostedReplica, PartitionTieredLog]] = {}
-        for (topic, index), p in self.hosted().items():
+        replicas = self.hosted()
+        for (topic, index), p in replicas.items():
             plog = p.log
             if not plog.remote_log_enabled:
                 continue
@@ -145,8 +148,20 @@ class TieredStorage:
             led = self._led.pop(tip, None) is not None
             if led:
                 self.rlm.on_stopped_leading(tip)
+            still = replicas.get((tip.topic, tip.partition))
             if led and self.topic_id(tip.topic) != tip.topic_id:
                 self._to_delete.add(tip)  # the topic was deleted (or re-created): its remote data goes
+            elif still is not None and self.topic_id(tip.topic) == tip.topic_id:
+                # Tiering turned off (KIP-950: only with remote.log.delete.on.disable=true): the
+                # remote data goes (its leader deletes it) and the log starts at its local start.
+                if still.leader_id == self.node_id:
+                    self._to_delete.add(tip)
+                else:
+                    stopped.append(tip)
+                plog = still.log
+                if plog.log_start_offset < plog.local_log_start_offset <= plog.high_watermark:
+                    plog.advance_log_start_offset(plog.local_log_start_offset)
+                    log.info("%s: tiering off, log start offset now %d", tip, plog.log_start_offset)
             else:
                 stopped.append(tip)
         if stopped:
