@@ -187,6 +187,31 @@ async def test_leadership_lost_mid_copy_publishes_no_finished(
     assert await rlm.expire_once(TIP) == 0  # a follower expires nothing
 
 
+async def test_expiration_never_deletes_an_upload_whose_finished_publication_is_awaited(
+    tmp_path: Path, rsm: FakeRSM, rlmm: FakeRLMM, rlm: RemoteLogManager
+) -> None:
+    """The copy and expiration tasks run concurrently. While the copy task awaits the publication
+    of COPY_SEGMENT_FINISHED (an acks=all write read back by the metadata reader), the metadata
+    still says COPY_SEGMENT_STARTED: the expiration task took it for a leftover and deleted the
+    just-finished segment, so the remote tier lost its offsets (found by
+    tests/fault/test_tiered_storage_failover.py)."""
+    log = build_log(tmp_path, 2)
+    rlm.on_became_leader(log, 0)
+    gate = rlmm.finish_gate = asyncio.Event()
+    copy = asyncio.create_task(rlm.copy_once(TIP))
+    await asyncio.wait_for(rlmm.finish_waiting.wait(), 10)
+    (sid,) = rlmm.segments
+    assert rlmm.segments[sid].state is S.COPY_SEGMENT_STARTED
+    assert await rlm.expire_once(TIP) == 0
+    rlmm.finish_gate = None  # the next segment's publication goes through at once
+    gate.set()
+    assert await asyncio.wait_for(copy, 10) == 2
+    assert rlmm.segments[sid].state is S.COPY_SEGMENT_FINISHED and sid in rsm.objects
+    assert finished(rlmm) == [(0, 5), (6, 11)]
+    assert await rlm.expire_once(TIP) == 0
+    assert finished(rlmm) == [(0, 5), (6, 11)]
+
+
 async def test_retention_by_time_deletes_exactly_the_expired_segments_after_moving_the_log_start(
     tmp_path: Path, rsm: FakeRSM, rlmm: FakeRLMM, rlm: RemoteLogManager, clock: ManualClock
 ) -> None:

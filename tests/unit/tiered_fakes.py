@@ -7,6 +7,7 @@ in segments, with files written on demand for uploads).
 
 from __future__ import annotations
 
+import asyncio
 import io
 import struct
 import threading
@@ -133,6 +134,10 @@ class FakeRLMM:
         self.partition_deletes: list[tuple[TopicIdPartition, RemotePartitionDeleteState]] = []
         self.not_ready: set[TopicIdPartition] = set()
         self.fail_updates = 0
+        #: When set, a COPY_SEGMENT_FINISHED publication waits for it (as the topic-based manager
+        #: waits for the acknowledgement and its reader) before it is applied.
+        self.finish_gate: asyncio.Event | None = None
+        self.finish_waiting = asyncio.Event()
 
     async def add_segment(self, metadata: RemoteLogSegmentMetadata) -> None:
         sid = metadata.segment_id.id
@@ -144,6 +149,10 @@ class FakeRLMM:
     async def update_segment(self, metadata: RemoteLogSegmentMetadata) -> None:
         sid = metadata.segment_id.id
         old = self.segments.get(sid)
+        if metadata.state is S.COPY_SEGMENT_FINISHED and self.finish_gate is not None:
+            self.finish_waiting.set()
+            await self.finish_gate.wait()
+            old = self.segments.get(sid)
         if old is None or not old.state.may_become(metadata.state):
             raise ValueError(f"bad transition of {sid}")
         if self.fail_updates > 0:

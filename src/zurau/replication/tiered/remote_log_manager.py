@@ -53,7 +53,8 @@ segment being deleted; each deletion is DELETE_SEGMENT_STARTED, ``rsm.delete`` (
 
 Invariants: only the leader of the current epoch publishes COPY_SEGMENT_STARTED/FINISHED; an
 upload id is never reused; a segment this broker is still uploading is never deleted by its own
-expiration task (``_copying``); every publication is awaited before the next step (the metadata is
+expiration task (``_copying``, from its COPY_SEGMENT_STARTED until its COPY_SEGMENT_FINISHED is
+published); every publication is awaited before the next step (the metadata is
 the journal that makes each task resumable after a crash).
 """
 
@@ -324,6 +325,9 @@ class RemoteLogManager:
             txn_index_empty=data.transaction_index is None,
         )
         self.stats.copy_requests += 1
+        # In ``_copying`` until COPY_SEGMENT_FINISHED is published: while that publication is
+        # awaited the metadata still says COPY_SEGMENT_STARTED, and this broker's expiration task
+        # must not take the upload for a leftover (it would delete a segment just finished).
         self._copying.add(started.segment_id.id)
         try:
             await self.rlmm.add_segment(started)
