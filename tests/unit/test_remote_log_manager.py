@@ -212,6 +212,51 @@ async def test_expiration_never_deletes_an_upload_whose_finished_publication_is_
     assert finished(rlmm) == [(0, 5), (6, 11)]
 
 
+async def test_an_upload_deleted_by_the_next_leader_while_still_written_is_deleted_again(
+    tmp_path: Path, rsm: FakeRSM, rlmm: FakeRLMM, rlm: RemoteLogManager
+) -> None:
+    """A zombie upload: leadership moves while the plugin still writes; the next leader deletes
+    the upload as a leftover before the plugin is done. The old leader deletes what it wrote once
+    its plugin call returns, so no object outlives its metadata (found by
+    tests/fault/test_tiered_storage_failover.py: a SIGTERM mid-upload left an orphan ``.log``)."""
+    log = build_log(tmp_path, 1)
+    rlm.on_became_leader(log, 3)
+    rsm.gate = threading.Event()
+    task = asyncio.create_task(rlm.copy_once(TIP))
+    assert await asyncio.to_thread(rsm.copy_started.wait, 10)
+    rlm.on_stopped_leading(TIP)
+    (sid,) = rlmm.segments
+    for state in (S.DELETE_SEGMENT_STARTED, S.DELETE_SEGMENT_FINISHED):  # the next leader's expiration
+        await rlmm.update_segment(rlmm.segments[sid].with_state(state, event_timestamp_ms=1, broker_id=2))
+        if state is S.DELETE_SEGMENT_STARTED:
+            rsm.delete_log_segment_data(rlmm.segments[sid])
+    rsm.gate.set()
+    assert await task == 0
+    assert sid not in rsm.objects
+    assert rlmm.segments[sid].state is S.DELETE_SEGMENT_FINISHED
+
+
+async def test_close_waits_for_a_running_upload_and_deletes_it(
+    tmp_path: Path, rsm: FakeRSM, rlmm: FakeRLMM, clock: ManualClock
+) -> None:
+    """A clean shutdown cancels the copy task, but not the plugin's thread: close() waits for it
+    and deletes what it wrote (the upload stays COPY_SEGMENT_STARTED for the next leader)."""
+    log = build_log(tmp_path, 1)
+    m = RemoteLogManager(broker_id=1, rsm=rsm, rlmm=rlmm, config=CONFIG, clock=clock)
+    m.on_became_leader(log, 0)
+    rsm.gate = threading.Event()
+    task = asyncio.create_task(m.copy_once(TIP))
+    assert await asyncio.to_thread(rsm.copy_started.wait, 10)
+    closing = asyncio.create_task(m.close())
+    await asyncio.sleep(0.05)
+    task.cancel()
+    rsm.gate.set()
+    await asyncio.wait_for(closing, 10)
+    (sid,) = rlmm.segments
+    assert rlmm.segments[sid].state is S.COPY_SEGMENT_STARTED
+    assert sid not in rsm.objects
+
+
 async def test_retention_by_time_deletes_exactly_the_expired_segments_after_moving_the_log_start(
     tmp_path: Path, rsm: FakeRSM, rlmm: FakeRLMM, rlm: RemoteLogManager, clock: ManualClock
 ) -> None:

@@ -88,6 +88,9 @@ class FakeRSM:
             self.gate.wait(10)
         if fail:
             raise RemoteStorageError("injected copy failure")
+        with self.lock:  # a store keeps what is written after a delete of the upload
+            objs = self.objects.setdefault(sid, {})
+            objs["log"] = data.log_segment.read_bytes()
         objs[IndexType.OFFSET] = data.offset_index.read_bytes()
         objs[IndexType.TIMESTAMP] = data.time_index.read_bytes()
         if data.transaction_index is not None:

@@ -36,7 +36,10 @@ the last stable offset and ending above it is copied, in offset order:
    (``remote.log.manager.copier.thread.pool.size`` threads);
 3. if this broker still leads the partition in the same leader epoch, COPY_SEGMENT_FINISHED is
    published and the log learns the new highest remote offset. Otherwise nothing more is
-   published: the upload stays COPY_SEGMENT_STARTED and the next leader's expiration deletes it.
+   published: the upload stays COPY_SEGMENT_STARTED and the next leader's expiration deletes it;
+   this broker deletes the upload's objects too, since that expiration may have run while the
+   plugin was still writing them (:meth:`RemoteLogManager.close` does the same for the uploads
+   of the tasks it cancels, once their threads are done).
 
 A failed copy is cleaned up at once, best effort (DELETE_SEGMENT_STARTED, ``rsm.delete``,
 DELETE_SEGMENT_FINISHED), and the segment is tried again at the next tick under a new id; a
@@ -165,6 +168,10 @@ class RemoteLogManager:
         self._leaders: dict[TopicIdPartition, _Leadership] = {}
         #: Upload ids whose copy call is running on this broker (never deleted as leftovers).
         self._copying: set[uuid.UUID] = set()
+        #: Uploads published COPY_SEGMENT_STARTED whose plugin call may be running or has returned,
+        #: and whose COPY_SEGMENT_FINISHED was never attempted: :meth:`close` deletes their objects
+        #: once the copier threads are done (a cancelled task cannot stop its thread).
+        self._unfinished: dict[uuid.UUID, RemoteLogSegmentMetadata] = {}
         self._runner: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[int]] = set()
         self._closed = False
@@ -263,7 +270,22 @@ class RemoteLogManager:
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        self._copier.shutdown(wait=False, cancel_futures=True)
+        # Uploads of cancelled tasks go on in their threads: wait for them, then delete what they
+        # wrote (they are COPY_SEGMENT_STARTED; a later leader's expiration ends their metadata),
+        # so that no object is written after another broker deleted the upload as a leftover.
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, lambda: self._copier.shutdown(wait=True, cancel_futures=True))
+        for started in list(self._unfinished.values()):
+            try:
+                await loop.run_in_executor(self._expirer, self.rsm.delete_log_segment_data, started)
+            except Exception as e:
+                log.warning(
+                    "%s: deleting unfinished upload %s failed: %r",
+                    started.topic_id_partition,
+                    started.segment_id,
+                    e,
+                )
+        self._unfinished.clear()
         self._expirer.shutdown(wait=False, cancel_futures=True)
         self.reader.close()
 
@@ -328,9 +350,11 @@ class RemoteLogManager:
         # In ``_copying`` until COPY_SEGMENT_FINISHED is published: while that publication is
         # awaited the metadata still says COPY_SEGMENT_STARTED, and this broker's expiration task
         # must not take the upload for a leftover (it would delete a segment just finished).
-        self._copying.add(started.segment_id.id)
+        sid = started.segment_id.id
+        self._copying.add(sid)
         try:
             await self.rlmm.add_segment(started)
+            self._unfinished[sid] = started
             try:
                 custom = await asyncio.get_running_loop().run_in_executor(
                     self._copier, self.rsm.copy_log_segment_data, started, data
@@ -342,8 +366,17 @@ class RemoteLogManager:
             except Exception:
                 self.stats.copy_failures += 1
                 await self._abandon(started)
+                self._unfinished.pop(sid, None)
                 raise
-            self._check(fence)  # never publish FINISHED under a stale leader epoch
+            try:
+                self._check(fence)  # never publish FINISHED under a stale leader epoch
+            except LeadershipLostError:
+                # The next leader may have deleted this upload as a leftover while the plugin was
+                # still writing it: delete what was written, whatever the metadata says now.
+                await self._discard_own_upload(started)
+                self._unfinished.pop(sid, None)  # kept if cancelled meanwhile: close() deletes it
+                raise
+            del self._unfinished[sid]  # from here on the objects may be data: never deleted here
             finished = started.with_state(
                 _S.COPY_SEGMENT_FINISHED,
                 event_timestamp_ms=self.clock.now_ms(),
@@ -353,7 +386,7 @@ class RemoteLogManager:
             await self.rlmm.update_segment(finished)
         finally:
             # Only now: until FINISHED is applied the upload must not look like a leftover.
-            self._copying.discard(started.segment_id.id)
+            self._copying.discard(sid)
         tiered.update_highest_offset_in_remote(seg.end_offset)
         log.info(
             "%s: copied segment %d-%d (%d bytes) to remote storage as %s",
@@ -362,6 +395,25 @@ class RemoteLogManager:
         self.stats.segments_copied += 1
         self.stats.bytes_copied += seg.size_in_bytes
         self.stats.partition(tip).highest_offset_in_remote = seg.end_offset
+
+    async def _discard_own_upload(self, started: RemoteLogSegmentMetadata) -> None:
+        """Delete the objects of an upload of this broker that will never be finished, once its
+        plugin call has returned: the next leader may have deleted the upload as a leftover while
+        the plugin still wrote it. Nothing is published (this broker no longer leads): the
+        metadata stays COPY_SEGMENT_STARTED (or whatever the next leader made it), and a leader's
+        expiration ends it (deleting objects again is a no-op). Best effort. Never for an upload
+        whose COPY_SEGMENT_FINISHED may have been published."""
+        try:
+            await asyncio.get_running_loop().run_in_executor(
+                self._expirer, self.rsm.delete_log_segment_data, started
+            )
+        except Exception as e:
+            log.warning(
+                "%s: deleting abandoned upload %s failed: %r",
+                started.topic_id_partition,
+                started.segment_id,
+                e,
+            )
 
     async def _abandon(self, started: RemoteLogSegmentMetadata) -> None:
         """Best-effort clean-up of a failed upload (the expiration task retries what fails)."""
