@@ -236,6 +236,30 @@ async def test_an_upload_deleted_by_the_next_leader_while_still_written_is_delet
     assert rlmm.segments[sid].state is S.DELETE_SEGMENT_FINISHED
 
 
+async def test_an_upload_whose_finished_publication_is_refused_is_deleted_and_copied_again(
+    tmp_path: Path, rsm: FakeRSM, rlmm: FakeRLMM, rlm: RemoteLogManager
+) -> None:
+    """Another broker (a stale leader's expiration) moves this leader's upload to deletion while
+    the plugin still writes it: COPY_SEGMENT_FINISHED is refused, and the objects written after
+    that deletion must go too (found by tests/fault/test_tiered_storage_failover.py)."""
+    log = build_log(tmp_path, 1)
+    rlm.on_became_leader(log, 2)
+    rsm.gate = threading.Event()
+    task = asyncio.create_task(rlm.copy_once(TIP))
+    assert await asyncio.to_thread(rsm.copy_started.wait, 10)
+    (sid,) = rlmm.segments
+    await rlmm.update_segment(
+        rlmm.segments[sid].with_state(S.DELETE_SEGMENT_STARTED, event_timestamp_ms=1, broker_id=2)
+    )
+    rsm.delete_log_segment_data(rlmm.segments[sid])
+    rsm.gate.set()
+    assert await task == 0
+    assert sid not in rsm.objects
+    rsm.gate = None
+    assert await rlm.copy_once(TIP) == 1
+    assert finished(rlmm) == [(0, 5)]
+
+
 async def test_close_waits_for_a_running_upload_and_deletes_it(
     tmp_path: Path, rsm: FakeRSM, rlmm: FakeRLMM, clock: ManualClock
 ) -> None:

@@ -39,7 +39,10 @@ the last stable offset and ending above it is copied, in offset order:
    published: the upload stays COPY_SEGMENT_STARTED and the next leader's expiration deletes it;
    this broker deletes the upload's objects too, since that expiration may have run while the
    plugin was still writing them (:meth:`RemoteLogManager.close` does the same for the uploads
-   of the tasks it cancels, once their threads are done).
+   of the tasks it cancels, once their threads are done). Likewise when the COPY_SEGMENT_FINISHED
+   publication is refused (another broker, e.g. a leader that has not yet learnt it lost its
+   leadership, moved the upload on to deletion meanwhile): the objects are deleted and the segment
+   is copied again at a later tick under a new id.
 
 A failed copy is cleaned up at once, best effort (DELETE_SEGMENT_STARTED, ``rsm.delete``,
 DELETE_SEGMENT_FINISHED), and the segment is tried again at the next tick under a new id; a
@@ -383,7 +386,12 @@ class RemoteLogManager:
                 broker_id=self.broker_id,
                 custom_metadata=custom,
             )
-            await self.rlmm.update_segment(finished)
+            try:
+                await self.rlmm.update_segment(finished)
+            except Exception as e:
+                if self._finished_refused(started, e):
+                    await self._discard_own_upload(started)
+                raise
         finally:
             # Only now: until FINISHED is applied the upload must not look like a leftover.
             self._copying.discard(sid)
@@ -395,6 +403,19 @@ class RemoteLogManager:
         self.stats.segments_copied += 1
         self.stats.bytes_copied += seg.size_in_bytes
         self.stats.partition(tip).highest_offset_in_remote = seg.end_offset
+
+    def _finished_refused(self, started: RemoteLogSegmentMetadata, error: Exception) -> bool:
+        """Whether a failed COPY_SEGMENT_FINISHED publication of ``started`` can never take effect:
+        the metadata refused it (ValueError: nothing was written) or every reader drops it (another
+        broker, a stale leader, moved the upload on to deletion first). Otherwise (a timeout, say)
+        it may have been applied, and the upload's objects must stay."""
+        if isinstance(error, ValueError):
+            return True
+        sid = started.segment_id.id
+        now = next(
+            (s for s in self.rlmm.list_segments(started.topic_id_partition) if s.segment_id.id == sid), None
+        )
+        return now is not None and now.state in (_S.DELETE_SEGMENT_STARTED, _S.DELETE_SEGMENT_FINISHED)
 
     async def _discard_own_upload(self, started: RemoteLogSegmentMetadata) -> None:
         """Delete the objects of an upload of this broker that will never be finished, once its
