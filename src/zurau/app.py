@@ -497,6 +497,11 @@ class Broker:
             t = self.controller.image.get(topic)
             return None if t is None else t.topic_id
 
+        def image_leader(topic: str, partition: int) -> tuple[int, int] | None:
+            t = self.controller.image.get(topic)
+            p = None if t is None else t.partitions.get(partition)
+            return None if p is None else (p.leader, p.leader_epoch)
+
         tiered = TieredStorage(
             self.node_id,
             lambda: self.replica_manager.hosted_partitions,
@@ -504,6 +509,7 @@ class Broker:
             rlm,
             rlmm,
             fetch_max_wait_ms=rl.fetch_max_wait_ms,
+            image_leader=image_leader,
         )
         self.tiered = tiered
         self.replica_manager.tiered = tiered

@@ -66,12 +66,16 @@ class TieredStorage:
         rlmm: RemoteLogMetadataManager,
         *,
         fetch_max_wait_ms: int = 500,
+        image_leader: Callable[[str, int], tuple[int, int] | None] = lambda _t, _p: None,
     ) -> None:
         self.node_id = node_id
         self.fetch_max_wait_ms = fetch_max_wait_ms  # remote.fetch.max.wait.ms
         self.fetch_timeouts = 0  # remote reads answered empty after remote.fetch.max.wait.ms
         self.hosted = hosted
         self.topic_id = topic_id  # the topic's id in the current image, None if it is gone
+        # (leader, leader epoch) of a partition in the newest metadata image, which the replicas
+        # apply a little later: a leadership the image already moved away is given up at once.
+        self.image_leader = image_leader
         self.rlm = rlm
         self.rlmm = rlmm
         self._hosted: dict[TopicIdPartition, PartitionTieredLog] = {}
@@ -128,7 +132,10 @@ class TieredStorage:
         gone = [tip for tip in self._hosted if tip not in now]
         for tip, (p, adapter) in now.items():
             self._hosted[tip] = adapter
-            if p.leader_id == self.node_id:
+            if p.leader_id == self.node_id and self.image_leader(tip.topic, tip.partition) in (
+                None,
+                (self.node_id, p.leader_epoch),
+            ):
                 if self._led.get(tip) != p.leader_epoch or not self.rlm.leads(tip):
                     self.rlm.on_became_leader(adapter, p.leader_epoch)
                     self._led[tip] = p.leader_epoch
