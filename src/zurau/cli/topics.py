@@ -13,13 +13,23 @@ partition being reassigned also shows ``Adding Replicas`` and ``Removing Replica
 ``Isr``), and one with replicas on brokers that are down ``Offline``, as kafka-topics.sh does;
 ``--under-replicated-partitions`` and ``--unavailable-partitions`` keep only the partitions whose
 ISR is smaller than their replicas, or that have no leader.
+
+A tiered topic (``remote.storage.enable=true``, KIP-405) also shows, per partition, the first
+offset still on the leader's disk, the last offset copied to remote storage (-1: none yet) and the
+bytes of the leader's replica (:mod:`zurau.client.tiered_partitions`)::
+
+    ...  LogStartOffset: 0  LogEndOffset: 400  LocalLogStartOffset: 300  HighestOffsetInRemote: 299  LocalSize: 1048000
+
+(``local_log_start_offset``, ``highest_offset_in_remote`` and ``local_size`` in JSON; -1 where the
+cluster cannot say). The remote tier's size has no Kafka API: it is the leaders' metric
+``kafka_server_brokertopicmetrics_remotelogsizebytes``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -42,6 +52,9 @@ from zurau.cli.output import (
     resolve_format,
 )
 from zurau.client.errors import describe_error
+
+if TYPE_CHECKING:
+    from zurau.client.tiered_partitions import TieredPartition
 
 app = typer.Typer(help="List, create, describe, alter and delete topics.", no_args_is_help=True)
 
@@ -152,8 +165,36 @@ def delete(
     print_lines(run(main))
 
 
-def _describe_json(desc: Any, configs: dict[str, str], moving: dict[Any, Any]) -> dict[str, Any]:
+def _tier_json(tier: TieredPartition) -> dict[str, int]:
+    return {
+        "local_log_start_offset": tier.local_log_start_offset,
+        "highest_offset_in_remote": tier.highest_offset_in_remote,
+        "local_size": tier.local_size,
+    }
+
+
+def _tier_text(tier: TieredPartition) -> str:
+    """The tab-separated fields of a tiered partition's line (after ``LogEndOffset``)."""
+    return (
+        f"\tLocalLogStartOffset: {tier.local_log_start_offset}"
+        f"\tHighestOffsetInRemote: {tier.highest_offset_in_remote}\tLocalSize: {tier.local_size}"
+    )
+
+
+def _describe_json(
+    desc: Any,
+    configs: dict[str, str],
+    moving: dict[Any, Any],
+    tiers: dict[Any, TieredPartition] | None = None,
+) -> dict[str, Any]:
+    """One topic's JSON document; a partition in ``tiers`` (a tiered topic's) has its tiers too."""
     from zurau.client.types import TopicPartition
+
+    tiers = tiers or {}
+
+    def tier(p: Any) -> dict[str, int]:
+        found = tiers.get(TopicPartition(desc.name, p.partition))
+        return _tier_json(found) if found is not None else {}
 
     def reassignment(p: Any) -> dict[str, list[int]] | None:
         r = moving.get(TopicPartition(desc.name, p.partition))
@@ -179,6 +220,7 @@ def _describe_json(desc: Any, configs: dict[str, str], moving: dict[Any, Any]) -
                 "reassignment": reassignment(p),
                 "log_start_offset": p.log_start_offset,
                 "log_end_offset": p.log_end_offset,
+                **tier(p),
                 "error": describe_error(p.error) if p.error else None,
             }
             for p in desc.partitions
@@ -198,19 +240,31 @@ def describe(
     fmt: OutputFormat = FormatOption,
     as_json: bool = JsonOption,
     under_replicated: bool = typer.Option(
-        False, "--under-replicated-partitions", help="Only partitions whose ISR is smaller than their replicas"
+        False,
+        "--under-replicated-partitions",
+        help="Only partitions whose ISR is smaller than their replicas",
     ),
-    unavailable: bool = typer.Option(False, "--unavailable-partitions", help="Only partitions without a leader"),
+    unavailable: bool = typer.Option(
+        False, "--unavailable-partitions", help="Only partitions without a leader"
+    ),
     bootstrap_server: str | None = BootstrapOption,
     command_config: Path | None = CommandConfigOption,
 ) -> None:
-    """Partitions with leader, replicas, ISR, log start and end offsets, and overridden configs."""
+    """Partitions with leader, replicas, ISR, log start and end offsets, and overridden configs.
+
+    A tiered topic's partitions (remote.storage.enable=true) also show LocalLogStartOffset,
+    HighestOffsetInRemote (-1: nothing tiered yet) and LocalSize (bytes on the leader's disk). The
+    size of the remote tier has no Kafka API: see the leaders' metric
+    kafka_server_brokertopicmetrics_remotelogsizebytes.
+    """
     from zurau.client.admin import AdminClient, ConfigResource, ConfigSource, ResourceType, TopicDescription
+    from zurau.client.tiered_partitions import describe_tiered_partitions, remote_storage_enabled
     from zurau.client.types import TopicPartition
 
     names = names_of(topics, topic_opt) or None
     cfg = client_config(bootstrap_server, command_config)
     moving: dict[Any, Any] = {}
+    tiers: dict[Any, TieredPartition] = {}
 
     async def main() -> list[tuple[TopicDescription, dict[str, str]]]:
         async with AdminClient(cfg) as admin:
@@ -224,18 +278,23 @@ def describe(
                 found = [d for d in descs.values() if isinstance(d, TopicDescription)]
                 resources = [ConfigResource(ResourceType.TOPIC, d.name) for d in found]
                 configs = await admin.describe_configs(resources) if resources else {}
-        out = []
-        for d in found:
-            entries = configs.get(ConfigResource(ResourceType.TOPIC, d.name))
-            if isinstance(entries, BaseException) or entries is None:
-                overrides: dict[str, str] = {}
-            else:
-                overrides = {
-                    e.name: e.value if e.value is not None else "<sensitive>"
-                    for e in entries
-                    if e.source == ConfigSource.DYNAMIC_TOPIC_CONFIG
-                }
-            out.append((d, overrides))
+            out = []
+            tiered = []
+            for d in found:
+                entries = configs.get(ConfigResource(ResourceType.TOPIC, d.name))
+                if isinstance(entries, BaseException) or entries is None:
+                    overrides: dict[str, str] = {}
+                else:
+                    overrides = {
+                        e.name: e.value if e.value is not None else "<sensitive>"
+                        for e in entries
+                        if e.source == ConfigSource.DYNAMIC_TOPIC_CONFIG
+                    }
+                    if remote_storage_enabled({e.name: e.value for e in entries}):
+                        tiered.append(d)
+                out.append((d, overrides))
+            if tiered:
+                tiers.update(await describe_tiered_partitions(admin, tiered))
         return out
 
     described = run(main)
@@ -245,10 +304,13 @@ def describe(
         return (under_replicated and len(p.isr) < len(p.replicas)) or (unavailable and p.leader < 0)
 
     if filtering:
-        described = [(dataclasses.replace(d, partitions=tuple(p for p in d.partitions if wanted(p))), c) for d, c in described]
+        described = [
+            (dataclasses.replace(d, partitions=tuple(p for p in d.partitions if wanted(p))), c)
+            for d, c in described
+        ]
         described = [(d, c) for d, c in described if d.partitions]
     if resolve_format(fmt, as_json) == OutputFormat.json:
-        print_json([_describe_json(d, c, moving) for d, c in described])
+        print_json([_describe_json(d, c, moving, tiers) for d, c in described])
         return
     for d, overrides in described:
         conf = ",".join(f"{k}={v}" for k, v in sorted(overrides.items()))
@@ -269,6 +331,9 @@ def describe(
                     f"\tRemoving Replicas: {_ids(reassignment.removing_replicas)}"
                 )
             line += f"\tLogStartOffset: {p.log_start_offset}\tLogEndOffset: {p.log_end_offset}"
+            tier = tiers.get(TopicPartition(d.name, p.partition))
+            if tier is not None:
+                line += _tier_text(tier)
             if p.offline_replicas:
                 line += f"\tOffline: {_ids(p.offline_replicas)}"
             if p.error is not None:

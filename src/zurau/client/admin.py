@@ -58,6 +58,11 @@ from zurau.protocol.messages import (
 from zurau.types import ZERO_UUID
 
 EARLIEST, LATEST, MAX_TIMESTAMP = -2, -1, -3
+#: KIP-405's ListOffsets specs: the first offset of the local log (v8+), the highest offset in
+#: remote storage (v9+; -1 when nothing is tiered).
+EARLIEST_LOCAL, LATEST_TIERED = -4, -5
+#: The lowest ListOffsets version that knows each special timestamp.
+_LIST_OFFSETS_MIN_VERSION = {MAX_TIMESTAMP: 3, EARLIEST_LOCAL: 8, LATEST_TIERED: 9}
 
 
 class ResourceType(IntEnum):
@@ -527,7 +532,9 @@ class AdminClient:
     async def list_offsets(
         self, specs: Mapping[TopicPartition, int], *, isolation_level: int = 0
     ) -> dict[TopicPartition, OffsetInfo | KafkaError]:
-        """Offsets by timestamp, or EARLIEST (-2) / LATEST (-1) / MAX_TIMESTAMP (-3), per partition."""
+        """Offsets by timestamp, or EARLIEST (-2) / LATEST (-1) / MAX_TIMESTAMP (-3) /
+        EARLIEST_LOCAL (-4) / LATEST_TIERED (-5), per partition. UnsupportedApiError when the
+        broker's ListOffsets is too old for one of the special timestamps asked."""
         out: dict[TopicPartition, OffsetInfo | KafkaError] = {}
         todo = dict(specs)
         for attempt in range(3):
@@ -548,7 +555,7 @@ class AdminClient:
                         "timeout_ms": self._timeout_ms,
                     }
                 )
-                min_version = 3 if any(todo[tp] == MAX_TIMESTAMP for tp in tps) else 1
+                min_version = max((_LIST_OFFSETS_MIN_VERSION.get(todo[tp], 1) for tp in tps), default=1)
                 conn = await self.cluster.connection(node)
                 resp = await conn.call(
                     call, version=conn.version(ApiKey.LIST_OFFSETS, min_version=min_version)
@@ -777,7 +784,9 @@ def _known_source(code: int) -> ConfigSource:
 
 __all__ = [
     "EARLIEST",
+    "EARLIEST_LOCAL",
     "LATEST",
+    "LATEST_TIERED",
     "MAX_TIMESTAMP",
     "AdminClient",
     "AlterConfigOp",
