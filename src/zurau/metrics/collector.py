@@ -40,6 +40,7 @@ from zurau.protocol.codec import schema_for
 from zurau.protocol.errors import for_code
 from zurau.replication.replica_manager import ReplicaManager
 from zurau.replication.share.share_partition_manager import SharePartitionManager
+from zurau.replication.tiered.tiered_storage import TieredStorage
 from zurau.storage.log_cleaner import LogCleaner
 
 
@@ -55,6 +56,7 @@ class MetricsSource(Protocol):
     metadata_log: MetadataLog | None
     log_cleaner: LogCleaner | None
     share_partitions: SharePartitionManager | None
+    tiered: TieredStorage | None
 
     @property
     def image(self) -> MetadataImage: ...
@@ -122,6 +124,7 @@ class BrokerCollector(Collector):
         out += self._shares()
         out += self._connections()
         out += self._log_flush_and_cleaner()
+        out += self._remote_tier()
         return out
 
     def _requests(self) -> Iterator[Metric]:
@@ -503,3 +506,108 @@ class BrokerCollector(Collector):
             ("removed_records", c.records_removed, "Records removed by cleaning passes."),
         ):
             yield CounterMetricFamily(f"zurau_log_cleaner_{short}", doc, value=value)
+
+    def _remote_tier(self) -> Iterator[Metric]:
+        """Tiered storage (KIP-405), when this broker runs the remote tier: Kafka's
+        ``BrokerTopicMetrics`` Remote* meters as broker-wide counters (Kafka's all-topic series,
+        the MBean without its ``topic`` tag), its Remote* gauges per partition led here, and the
+        remote fetches that expired (Kafka's ``DelayedRemoteFetchMetrics.ExpiresPerSec``). The
+        local tier of a partition is ``kafka_log_log_size``."""
+        tiered = getattr(self.source, "tiered", None)
+        if tiered is None:
+            return
+        stats = tiered.rlm.stats
+        gauges = (
+            (
+                "remotecopylagbytes",
+                "copy_lag_bytes",
+                "Bytes of closed segments below the last stable offset not yet copied to remote storage (Kafka RemoteCopyLagBytes).",
+            ),
+            (
+                "remotecopylagsegments",
+                "copy_lag_segments",
+                "Closed segments below the last stable offset not yet copied to remote storage (Kafka RemoteCopyLagSegments).",
+            ),
+            (
+                "remotelogsizebytes",
+                "remote_size_bytes",
+                "Bytes of the partition's copied remote segments (Kafka RemoteLogSizeBytes).",
+            ),
+            (
+                "remotelogmetadatacount",
+                "remote_segments",
+                "Copied remote segments of the partition, as its remote log metadata lists them (Kafka RemoteLogMetadataCount).",
+            ),
+        )
+        led = sorted(stats.partitions.items(), key=lambda kv: (kv[0].topic, kv[0].partition))
+        for short, attr, doc in gauges:
+            family = GaugeMetricFamily(
+                f"kafka_server_brokertopicmetrics_{short}",
+                doc + " Partitions led here.",
+                labels=["topic", "partition"],
+            )
+            for tip, pstats in led:
+                family.add_metric([tip.topic, str(tip.partition)], getattr(pstats, attr))
+            yield family
+        counters = (
+            (
+                "remotecopybytes",
+                stats.bytes_copied,
+                "Bytes copied to remote storage (Kafka RemoteCopyBytesPerSec).",
+            ),
+            (
+                "remotecopyrequests",
+                stats.copy_requests,
+                "Segment copies to remote storage started (Kafka RemoteCopyRequestsPerSec).",
+            ),
+            (
+                "remotecopyerrors",
+                stats.copy_failures,
+                "Segment copies to remote storage that failed (Kafka RemoteCopyErrorsPerSec).",
+            ),
+            (
+                "remotefetchbytes",
+                stats.bytes_read,
+                "Record bytes read from remote storage (Kafka RemoteFetchBytesPerSec).",
+            ),
+            (
+                "remotefetchrequests",
+                stats.fetch_requests,
+                "Reads from remote storage (Kafka RemoteFetchRequestsPerSec).",
+            ),
+            (
+                "remotefetcherrors",
+                stats.fetch_failures,
+                "Reads from remote storage that failed (Kafka RemoteFetchErrorsPerSec).",
+            ),
+            (
+                "remotedeleterequests",
+                stats.delete_requests,
+                "Remote segment deletions started (Kafka RemoteDeleteRequestsPerSec).",
+            ),
+            (
+                "remotedeleteerrors",
+                stats.delete_failures,
+                "Remote segment deletions that failed (Kafka RemoteDeleteErrorsPerSec).",
+            ),
+        )
+        for short, value, doc in counters:
+            yield CounterMetricFamily(f"kafka_server_brokertopicmetrics_{short}", doc, value=value)
+        yield CounterMetricFamily(
+            "kafka_server_delayedremotefetchmetrics_expires",
+            "Fetches of remote data answered empty after remote.fetch.max.wait.ms (Kafka DelayedRemoteFetchMetrics ExpiresPerSec).",
+            value=tiered.fetch_timeouts,
+        )
+        cache = tiered.rlm.index_cache
+        for short, value, doc in (
+            ("copied_segments", stats.segments_copied, "Segments copied to remote storage."),
+            (
+                "deleted_segments",
+                stats.segments_deleted,
+                "Remote segments deleted (remote retention, deleted topics).",
+            ),
+            ("deleted_bytes", stats.bytes_deleted, "Bytes of the remote segments deleted."),
+            ("index_cache_hits", cache.hits, "Remote index lookups served from the remote index cache."),
+            ("index_cache_misses", cache.misses, "Remote index lookups fetched from remote storage."),
+        ):
+            yield CounterMetricFamily(f"zurau_remote_{short}", doc, value=value)
