@@ -10,6 +10,13 @@ answers). Counting rules, as ``kafka-topics.sh --describe`` uses them:
 * disk use is the sum of the replica sizes DescribeLogDirs reports, per broker and log dir
   (a broker that does not answer is listed with its error, and the rest are still shown).
 
+A tiered topic (``remote.storage.enable=true``, KIP-405) has ``remote_storage: true`` and, per
+partition, ``local_log_start_offset`` (ListOffsets -4), ``highest_offset_in_remote`` (-5; -1:
+nothing tiered yet) and ``local_size`` (the leader's replica bytes, DescribeLogDirs), -1 where the
+cluster cannot say (:mod:`~zurau.client.tiered_partitions`); another topic has
+``remote_storage: false`` and these three null. The remote tier's size has no Kafka API (it is the
+leaders' metric ``kafka_server_brokertopicmetrics_remotelogsizebytes``).
+
 A cluster that does not serve DescribeLogDirs (or DescribeConfigs) gets an overview with
 ``disk: []``, ``disk_bytes: null`` and ``disk_unsupported`` (a topic with ``configs: null`` and
 ``configs_unsupported``) saying so (see :mod:`~zurau.console.broker_features`).
@@ -34,6 +41,8 @@ from zurau.client.admin import (
     TopicDescription,
 )
 from zurau.client.producer import Producer
+from zurau.client.tiered_partitions import describe_tiered_partitions, remote_storage_enabled
+from zurau.client.types import TopicPartition
 from zurau.console.broker_features import missing
 from zurau.protocol.errors import InvalidConfigError, InvalidTopicError, KafkaError
 
@@ -148,12 +157,22 @@ async def topic(admin: AdminClient, name: str) -> dict[str, Any]:
     assert isinstance(found, TopicDescription)
     configs_unsupported = await missing(admin, "topic_configs")
     configs = None if configs_unsupported else await topic_configs(admin, name)
-    parts = [_partition_json(p) for p in found.partitions]
+    tiered = configs is not None and remote_storage_enabled({c["name"]: c["value"] for c in configs})
+    tiers = await describe_tiered_partitions(admin, [found]) if tiered else {}
+    parts = []
+    for p in found.partitions:
+        part = _partition_json(p)
+        tier = tiers.get(TopicPartition(name, p.partition))
+        part["local_log_start_offset"] = tier.local_log_start_offset if tier is not None else None
+        part["highest_offset_in_remote"] = tier.highest_offset_in_remote if tier is not None else None
+        part["local_size"] = tier.local_size if tier is not None else None
+        parts.append(part)
     return {
         "name": name,
         "internal": found.is_internal,
         "topic_id": str(found.topic_id) if found.topic_id is not None else None,
         "replication_factor": found.replication_factor,
+        "remote_storage": tiered,
         "partitions": parts,
         "messages": sum(p["messages"] or 0 for p in parts),
         "configs": configs,

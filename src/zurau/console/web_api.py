@@ -7,7 +7,8 @@ GET  /api/info                                         cluster address, configur
 GET  /api/overview                                     brokers, controller, counts, disk use
 GET  /api/topics?search=                               topics (name contains ``search``)
 POST /api/topics                                       create ``{name, partitions, replication_factor, configs}``
-GET  /api/topics/{t}                                   partitions (leader/replicas/ISR/offsets), configs
+GET  /api/topics/{t}                                   partitions (leader/replicas/ISR/offsets; a tiered
+                                                       topic's local start, highest remote offset, local size), configs
 DELETE /api/topics/{t}                                 delete
 GET  /api/topics/{t}/configs                           described configs
 PATCH /api/topics/{t}/configs                          ``{set: {k: v}, delete: [k]}`` (IncrementalAlterConfigs)

@@ -279,17 +279,43 @@ async function topicPage(name) {
       unsupported("delete_topic") ? notSupported("delete_topic") : del),
     h("div", { class: "cards" },
       card("partitions", t.partitions.length), card("replication factor", t.replication_factor),
+      t.remote_storage ? card("remote storage", "on", "", "remote-storage") : null,
       card("messages", t.messages), card("under-replicated", t.partitions.filter((p) => p.under_replicated).length, t.partitions.some((p) => p.under_replicated) ? "bad" : "good")),
     h("h2", {}, "Partitions"),
-    table(["partition", "leader", "replicas", "ISR", "start offset", "end offset", "messages"], t.partitions.map((p) =>
-      h("tr", { class: p.offline ? "bad" : p.under_replicated ? "warn" : null },
-        h("td", { class: "num" }, p.partition), h("td", { class: "num" }, p.leader < 0 ? "none" : p.leader),
-        h("td", {}, p.replicas.join(", ")), h("td", {}, p.isr.join(", ")),
-        h("td", { class: "num" }, p.log_start_offset), h("td", { class: "num" }, p.log_end_offset),
-        h("td", { class: "num" }, p.messages ?? "–"))), { testid: "partition-table", num: ["partition", "leader", "start offset", "end offset", "messages"] }),
+    ...partitionTable(t),
     h("h2", {}, "Produce a message"), produce,
     h("h2", {}, "Configs"), configs,
     t.configs && t.configs.length && unsupported("edit_configs") ? notSupported("edit_configs") : "");
+}
+
+// A tiered topic (remote.storage.enable) also shows where its local tier starts, the last offset
+// in remote storage (-1: none yet) and the leader's local bytes; the remote tier's size is a
+// broker metric only (kafka_server_brokertopicmetrics_remotelogsizebytes).
+function partitionTable(t) {
+  const tiered = !!t.remote_storage;
+  const offset = (n) => (n === null || n === undefined || n < 0 ? "–" : n);
+  const headers = ["partition", "leader", "replicas", "ISR", "start offset"];
+  if (tiered) headers.push("local start offset", "highest remote offset");
+  headers.push("end offset", "messages");
+  if (tiered) headers.push("local size");
+  const num = headers.filter((x) => !["replicas", "ISR"].includes(x));
+  const rows = t.partitions.map((p) =>
+    h("tr", { class: p.offline ? "bad" : p.under_replicated ? "warn" : null },
+      h("td", { class: "num" }, p.partition), h("td", { class: "num" }, p.leader < 0 ? "none" : p.leader),
+      h("td", {}, p.replicas.join(", ")), h("td", {}, p.isr.join(", ")),
+      h("td", { class: "num" }, p.log_start_offset),
+      tiered ? [h("td", { class: "num", "data-testid": "local-start" }, offset(p.local_log_start_offset)),
+        h("td", { class: "num", "data-testid": "highest-remote" }, offset(p.highest_offset_in_remote))] : null,
+      h("td", { class: "num" }, p.log_end_offset),
+      h("td", { class: "num" }, p.messages ?? "–"),
+      tiered ? h("td", { class: "num", "data-testid": "local-size" }, fmtBytes(p.local_size)) : null));
+  const out = [table(headers, rows, { testid: "partition-table", num })];
+  if (tiered) {
+    out.push(h("p", { class: "muted", "data-testid": "tiered-note" },
+      "Tiered topic: offsets from start offset up to local start offset are in remote storage only. " +
+      "The remote size is the brokers' metric kafka_server_brokertopicmetrics_remotelogsizebytes."));
+  }
+  return out;
 }
 
 function produceForm(topic, partitions) {
