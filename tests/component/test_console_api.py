@@ -96,6 +96,11 @@ def test_topics_search_detail_configs_and_delete(http: httpx.Client, broker: Emb
         (0, 1, [1], [1], 0, 3),
         (1, 1, [1], [1], 0, 5),
     ]
+    # Not tiered: no tiers asked (a tiered topic's are in test_tiered_storage_ops.py).
+    assert t["remote_storage"] is False
+    assert {(p["local_log_start_offset"], p["highest_offset_in_remote"], p["local_size"]) for p in t["partitions"]} == {
+        (None, None, None)
+    }
 
     r = http.patch(f"/api/topics/{topic}/configs", json={"set": {"retention.ms": "3600000"}})
     assert r.status_code == 200, r.text
