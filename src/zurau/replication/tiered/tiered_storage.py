@@ -100,10 +100,11 @@ class TieredStorage:
 
     def tiered_log(self, topic: str, partition: int, plog: PartitionLog) -> PartitionTieredLog | None:
         """The adapter of a hosted tiered log (None: not tiered, or its topic is unknown here)."""
-        for tip, adapter in self._hosted.items():
-            if tip.topic == topic and tip.partition == partition and adapter.log is plog:
-                return adapter
         tid = self.topic_id(topic)
+        if tid is not None:
+            adapter = self._hosted.get(TopicIdPartition(tid, topic, partition))  # type: ignore[arg-type]
+            if adapter is not None and adapter.log is plog:
+                return adapter
         if tid is None or not plog.remote_log_enabled:
             return None
         return PartitionTieredLog(TopicIdPartition(tid, topic, partition), plog)  # type: ignore[arg-type]
