@@ -1055,14 +1055,7 @@ class PartitionLog:
                 f"cannot delete records before {offset}: high watermark of {self.topic}-{self.partition} "
                 f"is {self._high_watermark}"
             )
-        if offset <= self._log_start_offset:
-            return self._log_start_offset
-        self._log_start_offset = offset
-        self._recovery_point = max(self._recovery_point, min(offset, self.log_end_offset))
-        self._delete_oldest_while(lambda seg, nxt: nxt is not None and nxt.base_offset <= offset)
-        self._producer_state.evict_below(offset)
-        self._leader_epochs.truncate_from_start(offset)
-        return self._log_start_offset
+        return self.advance_log_start_offset(offset)
 
     def apply_retention(self, now_ms: int) -> int:
         """Delete old segments by ``retention.ms`` then ``retention.bytes`` (when
