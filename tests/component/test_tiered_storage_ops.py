@@ -3,7 +3,8 @@ plugin: once segments of a tiered topic are copied and deleted locally, ``zurau 
 (text and JSON) shows each partition's log start, local log start, highest offset in remote
 storage and local size; ``/metrics`` has the remote tier's Kafka series (copy lag, remote size
 and segment count per partition, bytes copied and read, ...); the console's topic JSON has the
-same tiers as the command line."""
+same tiers as the command line, and with the broker's metrics URL its tiers JSON
+(``/api/topics/{t}/tiers``) has the remote bytes, segments and copy lag from those series."""
 
 from __future__ import annotations
 
@@ -143,12 +144,33 @@ def test_describe_metrics_and_console_show_both_tiers(tmp_path: Path) -> None:
         assert m["zurau_remote_index_cache_misses_total"] >= 1
         assert "zurau_remote_index_cache_hits_total" in m
 
-        # The console's topic JSON: the same tiers.
-        with EmbeddedConsole(bs) as console:
+        # The console's topic JSON: the same tiers; with this broker's metrics URL, its tiers JSON
+        # has the remote bytes, segments and copy lag of the partition (led here).
+        with EmbeddedConsole(bs, metrics_url=url) as console:
             t = httpx.get(f"{console.url}/api/topics/{topic}", timeout=30).json()
+            tiers = httpx.get(f"{console.url}/api/topics/{topic}/tiers", timeout=30).json()
+            unknown = httpx.get(f"{console.url}/api/topics/no-such-topic/tiers", timeout=30)
         assert t["remote_storage"] is True
         (cp,) = t["partitions"]
         assert cp["log_start_offset"] == 0
         assert cp["local_log_start_offset"] >= part["local_log_start_offset"]
         assert cp["highest_offset_in_remote"] >= part["highest_offset_in_remote"]
         assert cp["local_size"] > 0
+
+        assert tiers["topic"] == topic and tiers["metrics_url"] == url
+        assert tiers["remote_tier_exported"] is True
+        assert tiers["scraped_broker"] == cp["leader"]
+        (tp,) = tiers["partitions"]
+        assert tp["partition"] == 0 and tp["leader"] == cp["leader"] and tp["scraped"] is True
+        # Remote data only grows here (retention.ms=-1), so the later scrape has at least as much.
+        assert tp["remote_size"] >= m[f"kafka_server_brokertopicmetrics_remotelogsizebytes{labels}"] > 0
+        assert tp["remote_segments"] >= segments
+        assert tp["copy_lag_bytes"] >= 0 and tp["copy_lag_segments"] >= 0
+        assert tp["local_size"] > 0 and tp["local_segments"] >= 1
+        assert tiers["broker"]["remote_copy_bytes"] >= tp["remote_size"]
+        assert (
+            tiers["broker"]["remote_fetch_bytes"]
+            >= m["kafka_server_brokertopicmetrics_remotefetchbytes_total"]
+        )
+        assert tiers["broker"]["remote_copy_errors"] == tiers["broker"]["remote_fetch_errors"] == 0
+        assert unknown.status_code == 404, unknown.text

@@ -10,7 +10,8 @@ lag history, offset resets), :mod:`.balancer_views` (the self-balancing cluster:
 moves in flight, the dry-run plan, rebalance, broker removal; reading and acting are
 :mod:`zurau.client.balancer_view`'s, shared with ``zurau balancer``), :mod:`.service_views` and :mod:`.service_clients` (registry,
 Connect, REST proxy, metrics over HTTP; the registry's client is
-:mod:`zurau.schema_formats.registry_http`), :mod:`.metrics_view`, :mod:`.web_api` (the JSON API and the front
+:mod:`zurau.schema_formats.registry_http`), :mod:`.metrics_view` and :mod:`.tier_metrics_view` (a tiered topic's remote tier
+from the scraped metrics), :mod:`.web_api` (the JSON API and the front
 end in ``static/``), :mod:`.cluster_clients` (one principal's connections), :mod:`.auth` (logins
 to a SASL cluster: sessions, cookie, request forgery checks), :mod:`.server` and
 :mod:`.embedded_console` (``EmbeddedConsole`` for tests).

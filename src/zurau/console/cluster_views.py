@@ -14,8 +14,9 @@ A tiered topic (``remote.storage.enable=true``, KIP-405) has ``remote_storage: t
 partition, ``local_log_start_offset`` (ListOffsets -4), ``highest_offset_in_remote`` (-5; -1:
 nothing tiered yet) and ``local_size`` (the leader's replica bytes, DescribeLogDirs), -1 where the
 cluster cannot say (:mod:`~zurau.client.tiered_partitions`); another topic has
-``remote_storage: false`` and these three null. The remote tier's size has no Kafka API (it is the
-leaders' metric ``kafka_server_brokertopicmetrics_remotelogsizebytes``).
+``remote_storage: false`` and these three null. The remote tier's size and the copy lag have no
+Kafka API: they are the leaders' metrics, which :mod:`~zurau.console.tier_metrics_view` reads from
+``--metrics-url``.
 
 A cluster that does not serve DescribeLogDirs (or DescribeConfigs) gets an overview with
 ``disk: []``, ``disk_bytes: null`` and ``disk_unsupported`` (a topic with ``configs: null`` and

@@ -12,6 +12,7 @@ import math
 import time
 from typing import Any
 
+from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 
 from zurau.console.service_clients import ServiceError
@@ -20,11 +21,19 @@ MAX_SAMPLES = 5000
 _ORDER = {"counter": 0, "gauge": 1}
 
 
-def metrics_summary(text: str) -> dict[str, Any]:
+def parse_exposition(text: str) -> list[Metric]:
+    """The families of Prometheus' text exposition format; a :class:`ServiceError` (502) when
+    ``text`` is not that format."""
     try:
-        families = list(text_string_to_metric_families(text))
+        return list(text_string_to_metric_families(text))
     except (ValueError, TypeError, IndexError) as e:
-        raise ServiceError(502, f"the metrics endpoint answered text that is not Prometheus' format: {e}") from e
+        raise ServiceError(
+            502, f"the metrics endpoint answered text that is not Prometheus' format: {e}"
+        ) from e
+
+
+def metrics_summary(text: str) -> dict[str, Any]:
+    families = parse_exposition(text)
     families.sort(key=lambda f: (_ORDER.get(f.type, 2), f.name))
     out = []
     total = 0
@@ -40,4 +49,4 @@ def metrics_summary(text: str) -> dict[str, Any]:
     return {"t": int(time.time() * 1000), "families": out, "truncated": total >= MAX_SAMPLES}
 
 
-__all__ = ["MAX_SAMPLES", "metrics_summary"]
+__all__ = ["MAX_SAMPLES", "metrics_summary", "parse_exposition"]

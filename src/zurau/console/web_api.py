@@ -10,6 +10,8 @@ POST /api/topics                                       create ``{name, partition
 GET  /api/topics/{t}                                   partitions (leader/replicas/ISR/offsets; a tiered
                                                        topic's local start, highest remote offset, local size), configs
 DELETE /api/topics/{t}                                 delete
+GET  /api/topics/{t}/tiers                             a tiered topic's remote bytes, segments and copy lag per
+                                                       partition, from ``--metrics-url`` (:mod:`~zurau.console.tier_metrics_view`)
 GET  /api/topics/{t}/configs                           described configs
 PATCH /api/topics/{t}/configs                          ``{set: {k: v}, delete: [k]}`` (IncrementalAlterConfigs)
 GET  /api/topics/{t}/messages?...                      browse (:mod:`~zurau.console.message_browser`)
@@ -65,6 +67,7 @@ or ``hex``/``base64`` bytes, the ``key`` likewise with ``key_encoding`` (default
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import hmac
@@ -95,6 +98,7 @@ from zurau.console import (
     groups_view,
     service_views,
     share_groups_view,
+    tier_metrics_view,
 )
 from zurau.console.auth import (
     CSRF_HEADER,
@@ -110,7 +114,7 @@ from zurau.console.console_config import ConsoleConfig
 from zurau.console.filter_expr import FilterError
 from zurau.console.groups_view import ResetError
 from zurau.console.message_browser import BrowseError, BrowseRequest
-from zurau.console.metrics_view import metrics_summary
+from zurau.console.metrics_view import metrics_summary, parse_exposition
 from zurau.console.service_clients import (
     ConnectClient,
     MetricsClient,
@@ -664,12 +668,27 @@ class ConsoleApi:
             cluster_id = None  # the cluster is down: the proxy's status is still worth showing
         return await service_views.rest_proxy_status(self.rest_proxy, cluster_id)
 
-    async def metrics_view(self, request: Request) -> Any:
+    def _metrics(self) -> MetricsClient:
         if self.metrics is None:
             raise ServiceError(
                 404, "no metrics endpoint is configured (start the console with --metrics-url)"
             )
-        return metrics_summary(await self.metrics.scrape())
+        return self.metrics
+
+    async def metrics_view(self, request: Request) -> Any:
+        return metrics_summary(await self._metrics().scrape())
+
+    async def topic_tiers(self, request: Request) -> Any:
+        name = request.path_params["topic"]
+        metrics = self._metrics()
+        found, text = await asyncio.gather(self._c(request).admin.describe_topics([name]), metrics.scrape())
+        described = found[name]
+        if isinstance(described, KafkaError):
+            raise described
+        return {
+            "metrics_url": self.config.metrics_url,
+            **tier_metrics_view.topic_tiers(parse_exposition(text), name, described.partitions),
+        }
 
     # ------------------------------------------------------------------ the app
     async def index(self, request: Request) -> Response:
@@ -685,6 +704,7 @@ class ConsoleApi:
             Route("/api/topics", w(self.create_topic), methods=["POST"]),
             Route("/api/topics/{topic}", w(self.topic), methods=["GET"]),
             Route("/api/topics/{topic}", w(self.delete_topic), methods=["DELETE"]),
+            Route("/api/topics/{topic}/tiers", w(self.topic_tiers), methods=["GET"]),
             Route("/api/topics/{topic}/configs", w(self.topic_configs), methods=["GET"]),
             Route("/api/topics/{topic}/configs", w(self.alter_configs), methods=["PATCH", "POST"]),
             Route("/api/topics/{topic}/messages", w(self.messages), methods=["GET"]),
