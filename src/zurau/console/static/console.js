@@ -254,6 +254,10 @@ function showNotice(text) {
 
 async function topicPage(name) {
   const t = await get("/api/topics/" + enc(name));
+  // A tiered topic's remote tier and copy lag come from the broker metrics (--metrics-url) only.
+  const tiers = t.remote_storage && info.metrics_url
+    ? await get(`/api/topics/${enc(name)}/tiers`).catch((e) => ({ error: e.message }))
+    : null;
   const del = h("button", { type: "button", class: "danger", "data-testid": "delete-topic" }, "Delete topic");
   del.addEventListener("click", async () => {
     if (del.dataset.armed !== "1") {
@@ -282,23 +286,42 @@ async function topicPage(name) {
       t.remote_storage ? card("remote storage", "on", "", "remote-storage") : null,
       card("messages", t.messages), card("under-replicated", t.partitions.filter((p) => p.under_replicated).length, t.partitions.some((p) => p.under_replicated) ? "bad" : "good")),
     h("h2", {}, "Partitions"),
-    ...partitionTable(t),
+    ...partitionTable(t, tiers),
     h("h2", {}, "Produce a message"), produce,
     h("h2", {}, "Configs"), configs,
     t.configs && t.configs.length && unsupported("edit_configs") ? notSupported("edit_configs") : "");
 }
 
 // A tiered topic (remote.storage.enable) also shows where its local tier starts, the last offset
-// in remote storage (-1: none yet) and the leader's local bytes; the remote tier's size is a
-// broker metric only (kafka_server_brokertopicmetrics_remotelogsizebytes).
-function partitionTable(t) {
+// in remote storage (-1: none yet) and the leader's local bytes; with a metrics URL (tiers: the
+// answer of /api/topics/{t}/tiers) also the local segments, the remote bytes and segments and the
+// copy lag of each partition whose leader is the scraped broker ("leader not scraped" otherwise).
+const TIER_COLUMNS = [
+  ["local_segments", "local segments", String],
+  ["remote_size", "remote size", fmtBytes],
+  ["remote_segments", "remote segments", String],
+  ["copy_lag_bytes", "copy lag", fmtBytes],
+  ["copy_lag_segments", "copy lag segments", String],
+];
+
+function partitionTable(t, tiers) {
   const tiered = !!t.remote_storage;
+  const scraped = tiered && tiers && !tiers.error ? Object.fromEntries(tiers.partitions.map((x) => [x.partition, x])) : null;
   const offset = (n) => (n === null || n === undefined || n < 0 ? "–" : n);
   const headers = ["partition", "leader", "replicas", "ISR", "start offset"];
   if (tiered) headers.push("local start offset", "highest remote offset");
   headers.push("end offset", "messages");
   if (tiered) headers.push("local size");
+  if (scraped) headers.push(...TIER_COLUMNS.map(([, label]) => label));
   const num = headers.filter((x) => !["replicas", "ISR"].includes(x));
+  const tierCells = (p) => {
+    const x = scraped[p.partition];
+    if (!x || !x.scraped) {
+      return h("td", { colspan: TIER_COLUMNS.length, class: "muted", "data-testid": "tier-not-scraped" }, "leader not scraped");
+    }
+    return TIER_COLUMNS.map(([field, , fmt]) =>
+      h("td", { class: "num", "data-testid": "tier-" + field.replaceAll("_", "-") }, x[field] == null ? "–" : fmt(x[field])));
+  };
   const rows = t.partitions.map((p) =>
     h("tr", { class: p.offline ? "bad" : p.under_replicated ? "warn" : null },
       h("td", { class: "num" }, p.partition), h("td", { class: "num" }, p.leader < 0 ? "none" : p.leader),
@@ -308,12 +331,21 @@ function partitionTable(t) {
         h("td", { class: "num", "data-testid": "highest-remote" }, offset(p.highest_offset_in_remote))] : null,
       h("td", { class: "num" }, p.log_end_offset),
       h("td", { class: "num" }, p.messages ?? "–"),
-      tiered ? h("td", { class: "num", "data-testid": "local-size" }, fmtBytes(p.local_size)) : null));
+      tiered ? h("td", { class: "num", "data-testid": "local-size" }, fmtBytes(p.local_size)) : null,
+      scraped ? tierCells(p) : null));
   const out = [table(headers, rows, { testid: "partition-table", num })];
   if (tiered) {
+    let source;
+    if (!info.metrics_url) source = "The remote size and copy lag are broker metrics: start the console with --metrics-url to see them.";
+    else if (tiers.error) source = `The remote tier's metrics are unavailable: ${tiers.error}`;
+    else if (!tiers.remote_tier_exported) source = `The broker at ${tiers.metrics_url} exports no remote tier metrics.`;
+    else {
+      source = `Remote size, segments and copy lag are the metrics of the broker at ${tiers.metrics_url}` +
+        (tiers.scraped_broker !== null ? ` (broker ${tiers.scraped_broker})` : "") +
+        ", which has them only for the partitions it leads (\"leader not scraped\" for the others).";
+    }
     out.push(h("p", { class: "muted", "data-testid": "tiered-note" },
-      "Tiered topic: offsets from start offset up to local start offset are in remote storage only. " +
-      "The remote size is the brokers' metric kafka_server_brokertopicmetrics_remotelogsizebytes."));
+      "Tiered topic: offsets from start offset up to local start offset are in remote storage only. " + source));
   }
   return out;
 }
@@ -771,6 +803,8 @@ const FEATURED_METRICS = [
   ["kafka_server_brokertopicmetrics_messagesin", "messages in per second"],
   ["kafka_server_brokertopicmetrics_bytesin", "bytes in per second"],
   ["kafka_server_brokertopicmetrics_bytesout", "bytes out per second"],
+  ["kafka_server_brokertopicmetrics_remotecopybytes", "bytes copied to remote storage per second"],
+  ["kafka_server_brokertopicmetrics_remotefetchbytes", "bytes read from remote storage per second"],
   ["kafka_consumergroup_lag", "consumer group lag (all groups)"],
 ];
 
