@@ -96,6 +96,7 @@ from zurau.protocol.messages import (
 from zurau.raft import QuorumInfo, ReplicaInfo
 from zurau.raft.wire import describe_quorum_response, error_response
 from zurau.replication.alter_partition_manager import AlterPartitionManager, isr_maintenance
+from zurau.replication.byte_rate_quota import ByteRateQuota
 from zurau.replication.replica_fetcher import EarlierEpochEnd, FetcherConfig, RemoteAuxState, TierBootstrap
 from zurau.replication.replica_fetcher_manager import ReplicaFetcherManager
 from zurau.replication.replica_manager import ReplicaManager
@@ -491,6 +492,19 @@ class Broker:
                 index_cache_bytes=rl.index_file_cache_total_size_bytes,
             ),
             clock=self.clock,
+            # KIP-956: the rates are read at each use (dynamic broker configs), the windows at start.
+            copy_quota=ByteRateQuota(
+                self.clock,
+                self.broker_config_source("remote.log.manager.copy.max.bytes.per.second"),
+                window_num=rl.copy_quota_window_num,
+                window_ms=rl.copy_quota_window_size_seconds * 1000,
+            ),
+            fetch_quota=ByteRateQuota(
+                self.clock,
+                self.broker_config_source("remote.log.manager.fetch.max.bytes.per.second"),
+                window_num=rl.fetch_quota_window_num,
+                window_ms=rl.fetch_quota_window_size_seconds * 1000,
+            ),
         )
 
         def topic_id(topic: str) -> uuid.UUID | None:

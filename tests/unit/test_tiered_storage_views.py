@@ -122,7 +122,13 @@ def test_remote_tier_series() -> None:
     tip = TopicIdPartition(uuid.uuid4(), "t", 2)
     p = stats.partition(tip)
     p.copy_lag_bytes, p.copy_lag_segments, p.remote_size_bytes, p.remote_segments = 10, 1, 1500, 2
-    rlm = SimpleNamespace(stats=stats, index_cache=SimpleNamespace(hits=4, misses=6))
+    stats.copy_throttles, stats.copy_throttle_time_ms, stats.fetch_throttles, stats.fetch_throttle_time_ms = 2, 1500, 3, 90
+    rlm = SimpleNamespace(
+        stats=stats,
+        index_cache=SimpleNamespace(hits=4, misses=6),
+        copy_quota=SimpleNamespace(byte_rate=lambda: 1024.0),
+        fetch_quota=SimpleNamespace(byte_rate=lambda: 0.0),
+    )
     source = SimpleNamespace(tiered=SimpleNamespace(rlm=rlm, fetch_timeouts=7))
     collector = BrokerCollector(source, None, lambda fn: fn())  # type: ignore[arg-type]
     got = _samples(list(collector._remote_tier()))
@@ -147,6 +153,12 @@ def test_remote_tier_series() -> None:
         "zurau_remote_deleted_bytes_total": 0,
         "zurau_remote_index_cache_hits_total": 4,
         "zurau_remote_index_cache_misses_total": 6,
+        "zurau_remote_copy_throttles_total": 2,
+        "zurau_remote_copy_throttle_time_ms_total": 1500,
+        "zurau_remote_fetch_throttles_total": 3,
+        "zurau_remote_fetch_throttle_time_ms_total": 90,
+        "zurau_remote_copy_quota_byte_rate": 1024.0,
+        "zurau_remote_fetch_quota_byte_rate": 0.0,
     }
     # A broker without the remote tier has none of these series.
     plain = BrokerCollector(SimpleNamespace(tiered=None), None, lambda fn: fn())  # type: ignore[arg-type]

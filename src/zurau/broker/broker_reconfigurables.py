@@ -4,7 +4,8 @@ image changes).
 
 What is reconfigured here (the names :func:`reconfigurable_configs` lists; they are the ones
 :func:`zurau.config.dynamic_broker_configs.applied_dynamically` accepts besides the topic
-defaults, the throttle rates and the balancer configs, which their users read at each use):
+defaults, the throttle rates, the remote copy/fetch quota rates and the balancer configs, which
+their users read at each use):
 
 * the log cleaner (:data:`zurau.storage.log_cleaner.RECONFIGURABLE_CONFIGS`:
   ``log.cleaner.threads``, the dedupe and I/O buffers, the I/O limit, the back-off):

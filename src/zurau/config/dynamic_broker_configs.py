@@ -15,7 +15,8 @@ Which names may be set:
 * Zurau applies at runtime only :func:`applied_dynamically`: the broker defaults of topic
   configs (``log.retention.ms``, ``min.insync.replicas``, ``compression.type``,
   ``message.max.bytes`` ...; every topic without an override of its own follows them), the
-  throttle rates, the log cleaner's and the replica fetchers' pools (:data:`RECONFIGURED_CONFIGS`:
+  throttle rates, the remote copy and fetch quota rates (KIP-956, read at each use), the log
+  cleaner's and the replica fetchers' pools (:data:`RECONFIGURED_CONFIGS`:
   ``log.cleaner.threads``, ``num.replica.fetchers`` ...; the broker restarts the cleaner's
   workers or moves partitions between fetchers, zurau.broker.broker_reconfigurables), and the
   dynamic configs that have no effect in Zurau anyway (inert ones, e.g. the SASL Kerberos
@@ -47,6 +48,7 @@ from zurau.config.types import ConfigError
 
 __all__ = [
     "RECONFIGURED_CONFIGS",
+    "REMOTE_QUOTA_RATE_CONFIGS",
     "THROTTLE_RATE_CONFIGS",
     "DynamicBrokerConfigView",
     "DynamicConfigError",
@@ -61,6 +63,14 @@ log = logging.getLogger("zurau.config")
 #: Kafka's ``DynamicConfig.Broker`` rates (bytes/s) that throttle reassignment traffic; dynamic
 #: only, never in server.properties. Accepted once their definitions exist.
 THROTTLE_RATE_CONFIGS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+
+#: KIP-956's remote copy and fetch quotas (bytes/s): the remote log manager reads them at each
+#: use, so a dynamic change applies to the next copy or remote read (their window configs are
+#: read-only, as in Kafka).
+REMOTE_QUOTA_RATE_CONFIGS = (
+    "remote.log.manager.copy.max.bytes.per.second",
+    "remote.log.manager.fetch.max.bytes.per.second",
+)
 
 #: Dynamic configs the broker applies to its running parts (the log cleaner's
 #: ``RECONFIGURABLE_CONFIGS`` and the fetchers' pool: zurau.broker.broker_reconfigurables).
@@ -116,6 +126,7 @@ def applied_dynamically(name: str) -> bool:
     return (
         name in _TOPIC_DEFAULTS
         or name in THROTTLE_RATE_CONFIGS
+        or name in REMOTE_QUOTA_RATE_CONFIGS
         or name in BALANCER_CONFIG_NAMES
         or name in RECONFIGURED_CONFIGS
         or bool(d.inert)

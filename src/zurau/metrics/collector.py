@@ -598,6 +598,37 @@ class BrokerCollector(Collector):
             "Fetches of remote data answered empty after remote.fetch.max.wait.ms (Kafka DelayedRemoteFetchMetrics ExpiresPerSec).",
             value=tiered.fetch_timeouts,
         )
+        # KIP-956 quotas (Kafka's RemoteLogManager remote-copy/fetch-throttle-time sensors, as
+        # counters: their rate and mean are derived), with the measured rates.
+        rlm = tiered.rlm
+        for short, value, doc in (
+            ("copy_throttles", stats.copy_throttles, "Segment copies that waited for the remote copy quota."),
+            (
+                "copy_throttle_time_ms",
+                stats.copy_throttle_time_ms,
+                "Milliseconds segment copies waited for the remote copy quota.",
+            ),
+            (
+                "fetch_throttles",
+                stats.fetch_throttles,
+                "Fetches answered without their remote read: the remote fetch quota was exceeded.",
+            ),
+            (
+                "fetch_throttle_time_ms",
+                stats.fetch_throttle_time_ms,
+                "Throttle times (ms) the remote fetch quota gave those fetches.",
+            ),
+        ):
+            yield CounterMetricFamily(f"zurau_remote_{short}", doc, value=value)
+        for side, quota, config in (
+            ("copy", rlm.copy_quota, "remote.log.manager.copy.max.bytes.per.second"),
+            ("fetch", rlm.fetch_quota, "remote.log.manager.fetch.max.bytes.per.second"),
+        ):
+            yield GaugeMetricFamily(
+                f"zurau_remote_{side}_quota_byte_rate",
+                f"Bytes/s the remote {side} quota measures over its windows ({config} bounds it).",
+                value=quota.byte_rate(),
+            )
         cache = tiered.rlm.index_cache
         for short, value, doc in (
             ("copied_segments", stats.segments_copied, "Segments copied to remote storage."),

@@ -13,6 +13,11 @@ sessions and the response's envelope.
   partition with data is always sent whole (KIP-74). A KIP-392 consumer may be sent to a
   preferred read replica instead (nothing read, answered at once); an error or a diverging epoch
   also answers at once.
+* **Remote reads** (tiered storage): the first partition whose records are in the remote tier
+  only is read from there and answers the fetch at once (:func:`_complete_with_remote`), unless
+  the remote fetch quota is exceeded (KIP-956, asked once per pass): then such partitions answer
+  no records and the fetch goes on as one without data (it may wait; Kafka skips the remote read
+  and the consumer fetches again).
 * **Replication throttle** (:mod:`zurau.replication.replication_quota`): for a follower that is
   not in the ISR, a partition in ``leader.replication.throttled.replicas`` is read with no bytes
   (its offsets and the follower's fetch state still are) while the leader's quota is exceeded,
@@ -295,6 +300,7 @@ def read_partitions(
     total = 0
     settled = False
     first_data = True
+    remote_throttled: bool | None = None  # the remote fetch quota, asked at the first remote read
     out: list[FetchedTopic] = []
     idle = (
         idle_encoder(params.version, read_committed)
@@ -384,10 +390,13 @@ def read_partitions(
                         raise OffsetOutOfRangeError(
                             f"{topic.name}-{index}: offset {fp['fetch_offset']} is remote"
                         )
-                    if not remote:  # one remote read per fetch (Kafka); the others answer empty
-                        remote.append(RemotePending(entry, r.remote))
-                    settled = True
-                    first_data = False
+                    if remote_throttled is None:
+                        remote_throttled = rm.tiered is not None and rm.tiered.fetch_throttle_time_ms() > 0
+                    if not remote_throttled:
+                        if not remote:  # one remote read per fetch (Kafka); the others answer empty
+                            remote.append(RemotePending(entry, r.remote))
+                        settled = True
+                        first_data = False
                 if r.diverging_epoch is not None:
                     epoch, end_offset = r.diverging_epoch
                     entry["diverging_epoch"] = {"epoch": epoch, "end_offset": end_offset}

@@ -32,7 +32,6 @@ tested on a :class:`~zurau.clock.ManualClock`.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Mapping
 
 from zurau.clock import Clock
@@ -42,12 +41,10 @@ from zurau.config.replication_throttle import FOLLOWER_RATE as FOLLOWER_RATE
 from zurau.config.replication_throttle import FOLLOWER_REPLICAS as FOLLOWER_REPLICAS
 from zurau.config.replication_throttle import LEADER_RATE as LEADER_RATE
 from zurau.config.replication_throttle import LEADER_REPLICAS as LEADER_REPLICAS
+from zurau.replication.byte_rate_quota import UNLIMITED_RATE as UNLIMITED_RATE
+from zurau.replication.byte_rate_quota import ByteRateQuota
+from zurau.replication.byte_rate_quota import RateSource as RateSource
 
-#: Kafka's ``Long.MAX_VALUE``: the default rate, meaning no throttle.
-UNLIMITED_RATE = 2**63 - 1
-
-#: The current rate bound in bytes/s, read at each use (a broker config, static or dynamic).
-RateSource = Callable[[], int]
 #: A topic's config overrides (as the metadata image holds them), or None for an unknown topic.
 TopicConfigs = Callable[[str], Mapping[str, str] | None]
 
@@ -80,8 +77,9 @@ def throttled_partitions(value: str | None, broker_id: int) -> frozenset[int] | 
     return frozenset(out)
 
 
-class ReplicationQuota:
-    """One side's throttle (see the module docstring).
+class ReplicationQuota(ByteRateQuota):
+    """One side's throttle (see the module docstring; the measuring is
+    :class:`~zurau.replication.byte_rate_quota.ByteRateQuota`'s).
 
     ``configs`` gives a topic's config overrides; ``config_name`` is the throttled-replicas config
     of this side; ``rate`` the bound in bytes/s. The parsed list of each topic is kept as long as
@@ -98,17 +96,16 @@ class ReplicationQuota:
         window_num: int = 11,
         window_ms: int = 1000,
     ) -> None:
-        self.clock = clock
+        super().__init__(clock, rate, window_num=window_num, window_ms=window_ms)
         self.broker_id = broker_id
         self.config_name = config_name
         self._configs = configs
-        self._rate = rate
-        self.window_num = max(window_num, 1)
-        self.window_ms = max(window_ms, 1)
-        # (start ms, bytes) of each window kept, oldest first.
-        self._windows: deque[list[int]] = deque()
         self._parsed: dict[str, tuple[Mapping[str, str] | None, frozenset[int] | AllPartitions]] = {}
-        self.throttled_bytes = 0  # bytes recorded since start (a counter for metrics)
+
+    @property
+    def throttled_bytes(self) -> int:
+        """Bytes of throttled-replica traffic recorded since start (a counter for metrics)."""
+        return self.recorded_bytes
 
     # ------------------------------------------------------------------ which partitions
     def is_throttled(self, topic: str, partition: int) -> bool:
@@ -120,61 +117,3 @@ class ReplicationQuota:
             cached = (configs, throttled_partitions(value, self.broker_id))
             self._parsed[topic] = cached
         return partition in cached[1]
-
-    # ------------------------------------------------------------------ the rate
-    @property
-    def bound(self) -> int:
-        """The rate bound now, bytes/s."""
-        return int(self._rate())
-
-    def _purge(self, now: int) -> None:
-        windows = self._windows
-        while windows and now - windows[0][0] >= self.window_num * self.window_ms:
-            windows.popleft()
-
-    def record(self, nbytes: int) -> None:
-        """Count ``nbytes`` of throttled replication traffic (sent by the leader, appended by
-        the follower)."""
-        if nbytes <= 0:
-            return
-        now = self.clock.now_ms()
-        self._purge(now)
-        windows = self._windows
-        if not windows or now - windows[-1][0] >= self.window_ms:
-            windows.append([now, 0])
-        windows[-1][1] += nbytes
-        self.throttled_bytes += nbytes
-
-    def _measured(self, now: int) -> tuple[int, int]:
-        """(bytes in the windows kept, ms since the oldest of them began)."""
-        self._purge(now)
-        windows = self._windows
-        if not windows:
-            return 0, 0
-        return sum(w[1] for w in windows), now - windows[0][0]
-
-    def byte_rate(self) -> float:
-        """The measured rate of throttled traffic, bytes/s."""
-        total, elapsed = self._measured(self.clock.now_ms())
-        return total * 1000.0 / max(elapsed, self.window_ms)
-
-    def is_quota_exceeded(self) -> bool:
-        """Whether the measured rate is above the bound (never with the unlimited default)."""
-        bound = self.bound
-        if bound >= UNLIMITED_RATE:
-            return False
-        total, elapsed = self._measured(self.clock.now_ms())
-        return total * 1000 > bound * max(elapsed, self.window_ms)
-
-    def delay_ms(self) -> int:
-        """How long until the measured rate is back at the bound if nothing more is recorded
-        (0 when it is): a throttled fetcher waits that long (capped by its backoff)."""
-        bound = self.bound
-        if bound >= UNLIMITED_RATE:
-            return 0
-        total, elapsed = self._measured(self.clock.now_ms())
-        if total == 0:
-            return 0
-        if bound <= 0:
-            return self.window_ms
-        return max(-(-total * 1000 // bound) - max(elapsed, 0), 0)

@@ -50,6 +50,23 @@ clean-up that fails leaves a COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED segm
 expiration task deletes later. Nothing is published COPY_SEGMENT_FINISHED that the plugin did not
 report fully stored.
 
+Copy quota (KIP-956, Kafka's ``RLMQuotaManager`` for copies): before each segment copy the task
+waits while the broker-wide ``copy_quota``
+(``remote.log.manager.copy.max.bytes.per.second`` over ``remote.log.manager.copy.quota.window.num``
+windows of ``.window.size.seconds``) is exceeded, sleeping its throttle time (at most one
+window, then checking again: a raised dynamic rate applies within a window) on the injected
+clock, and checking its leadership after each wait; then the whole segment's size is recorded
+before the copy starts (as Kafka does; no await between the check and the record, so two
+partitions' tasks never both pass on the same room). A segment larger than what the windows
+allow is still copied when the quota has room: the rate is held over the window span, not per
+byte. The waits are counted in ``stats.copy_throttles`` / ``copy_throttle_time_ms``.
+
+Fetch quota (Kafka's ``RLMQuotaManager`` for fetches): :meth:`RemoteLogManager.fetch_throttle_time_ms`
+is asked by the fetch path before it starts a remote read (0: go on; else the fetch answers that
+partition without records, Kafka's ``isRemoteFetchQuotaExceeded``, counted in
+``stats.fetch_throttles`` / ``fetch_throttle_time_ms``); the bytes each remote read returns to a
+fetch are recorded with :meth:`RemoteLogManager.record_remote_fetch`.
+
 Expiration task, per led partition, per tick, only when ``rlmm.ready(tip)``: see
 :mod:`~zurau.replication.tiered.remote_retention` for what is deleted. The log start offset moves
 past expired segments *before* their deletion is published, so no reader is ever sent to a
@@ -74,6 +91,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from zurau.clock import Clock, SystemClock
+from zurau.replication.byte_rate_quota import UNLIMITED_RATE, ByteRateQuota
 from zurau.replication.tiered.remote_lineage import cache_ranges, clip_epochs, highest_remote_offset
 from zurau.replication.tiered.remote_log_reader import RemoteLogReader
 from zurau.replication.tiered.remote_log_stats import RemoteLogStats
@@ -148,6 +166,8 @@ class RemoteLogManager:
         clock: Clock | None = None,
         stats: RemoteLogStats | None = None,
         index_cache: RemoteIndexCache | None = None,
+        copy_quota: ByteRateQuota | None = None,
+        fetch_quota: ByteRateQuota | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.rsm = rsm
@@ -155,6 +175,9 @@ class RemoteLogManager:
         self.config = config or RemoteLogManagerConfig()
         self.clock: Clock = clock or SystemClock()
         self.stats = stats if stats is not None else RemoteLogStats()
+        #: KIP-956's broker-wide quotas (default: unlimited), see the module docstring.
+        self.copy_quota = copy_quota or ByteRateQuota(self.clock, lambda: UNLIMITED_RATE)
+        self.fetch_quota = fetch_quota or ByteRateQuota(self.clock, lambda: UNLIMITED_RATE)
         #: The readers' cache of remote indexes (``index_cache``: one the broker shares, e.g. with
         #: its metrics; else one of ``index_cache_bytes`` over ``rsm``). Deleting a segment
         #: invalidates its entries.
@@ -320,6 +343,8 @@ class RemoteLogManager:
         for seg in candidates:
             try:
                 self._check(fence)
+                await self._await_copy_quota(fence)
+                self.copy_quota.record(seg.size_in_bytes)
                 await self._copy_segment(tiered, seg, fence)
             except LeadershipLostError:
                 log.info("%s: leadership changed during a copy; stopping", tip)
@@ -331,6 +356,38 @@ class RemoteLogManager:
             pstats.copy_lag_segments -= 1
             pstats.copy_lag_bytes -= seg.size_in_bytes
         return copied
+
+    async def _await_copy_quota(self, fence: _Fence) -> None:
+        """Wait while the copy quota is exceeded (see the module docstring); LeadershipLostError
+        when the leadership changed meanwhile."""
+        quota = self.copy_quota
+        throttle = quota.throttle_time_ms()
+        if throttle <= 0:
+            return
+        self.stats.copy_throttles += 1
+        started = self.clock.now_ms()
+        log.debug("%s: remote copy quota exceeded; waiting %d ms", fence.tip, throttle)
+        try:
+            while throttle > 0:
+                await self._sleep(min(throttle, quota.window_ms))
+                self._check(fence)
+                throttle = quota.throttle_time_ms()
+        finally:
+            self.stats.copy_throttle_time_ms += max(self.clock.now_ms() - started, 0)
+
+    # ------------------------------------------------------------------ fetch quota
+    def fetch_throttle_time_ms(self) -> int:
+        """0 when a fetch may read from the remote tier now; else the fetch quota's throttle time
+        (the fetch answers without the remote records; counted in the stats)."""
+        throttle = self.fetch_quota.throttle_time_ms()
+        if throttle > 0:
+            self.stats.fetch_throttles += 1
+            self.stats.fetch_throttle_time_ms += throttle
+        return throttle
+
+    def record_remote_fetch(self, nbytes: int) -> None:
+        """Bytes a remote read returned to a fetch (the fetch quota's traffic)."""
+        self.fetch_quota.record(nbytes)
 
     async def _copy_segment(self, tiered: TieredLog, seg: ClosedSegment, fence: _Fence) -> None:
         tip = fence.tip

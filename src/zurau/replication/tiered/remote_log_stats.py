@@ -44,6 +44,14 @@ class RemoteLogStats:
     fetch_requests: int = 0
     fetch_failures: int = 0
     bytes_read: int = 0
+    #: KIP-956 quotas: segment copies that waited for the copy quota, and the ms they waited
+    #: (Kafka's ``remote-copy-throttle-time`` sensor); fetches answered without their remote
+    #: read because the fetch quota was exceeded, and the throttle times that quota gave them
+    #: (Kafka's ``remote-fetch-throttle-time``).
+    copy_throttles: int = 0
+    copy_throttle_time_ms: int = 0
+    fetch_throttles: int = 0
+    fetch_throttle_time_ms: int = 0
     partitions: dict[TopicIdPartition, PartitionTierStats] = field(default_factory=dict)
 
     def partition(self, tip: TopicIdPartition) -> PartitionTierStats:

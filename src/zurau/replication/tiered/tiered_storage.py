@@ -20,7 +20,8 @@ metadata change (:meth:`sync`, cheap: a pass over the hosted partitions of tiere
   Remote data of a topic deleted while its leader was down stays in the remote store (logged).
 
 Reads: :meth:`read` serves a fetch below the local log start from the remote tier, for the
-fetch path (:mod:`zurau.replication.delayed_fetch`).
+fetch path (:mod:`zurau.replication.delayed_fetch`), which asks :meth:`fetch_throttle_time_ms`
+first (KIP-956's remote fetch quota; the bytes of each read are recorded in it).
 """
 
 from __future__ import annotations
@@ -211,9 +212,17 @@ class TieredStorage:
             from zurau.protocol.errors import OffsetOutOfRangeError
 
             raise OffsetOutOfRangeError(f"{topic}-{partition} is not tiered on this broker")
-        return await self.rlm.reader.read(
+        data = await self.rlm.reader.read(
             adapter, fetch_offset, max_bytes, read_committed=read_committed, min_one_message=min_one_message
         )
+        self.rlm.record_remote_fetch(len(data.records))
+        return data
+
+    def fetch_throttle_time_ms(self) -> int:
+        """0 when a fetch may start a remote read now, else the remote fetch quota's throttle
+        time (``remote.log.manager.fetch.max.bytes.per.second``): the fetch answers that
+        partition without records, and the consumer fetches again."""
+        return self.rlm.fetch_throttle_time_ms()
 
     async def offset_for_timestamp(
         self, topic: str, partition: int, plog: PartitionLog, timestamp: int
