@@ -263,6 +263,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if handler is None:
             self.close(f"unknown api key {api_key}")
             return
+        if handler.schema.broker_only and self.listener in self.host.services.controller_listeners:
+            # Kafka's controllers do not serve it (ApiVersions leaves it out here too).
+            self.close(f"{handler.schema.name} (api key {api_key}) is not served on controller listener {self.listener}")
+            return
         if not handler.supports(version):
             if api_key == ApiKey.API_VERSIONS:
                 # Answer in v0 form so any client can read the supported ranges and retry.

@@ -58,6 +58,7 @@ HANDLER_MODULES = (
     "alter_configs",
     "incremental_alter_configs",
     "describe_cluster",
+    "describe_topic_partitions",
     "describe_log_dirs",
     # authentication (broker.auth)
     "sasl_handshake",

@@ -88,6 +88,8 @@ SERVER_CONFIGS: tuple[ConfigKey, ...] = (
               "Threads per log directory for recovery at startup and flush at shutdown.", dynamic=True),
     ConfigKey("request.timeout.ms", I, 30_000, None, H,
               "Timeout of requests this node sends to other nodes."),
+    ConfigKey("max.request.partition.size.limit", I, 2000, at_least(1), M,
+              "Most partitions one DescribeTopicPartitions answer describes."),
     ConfigKey("metrics.http.listener", S, None, HttpListener(), M,
               "Zurau's own: where to serve Prometheus metrics (GET /metrics); empty: nowhere."),
     ConfigKey("confluent.schema.registry.url", S, None, None, M,

@@ -2586,6 +2586,67 @@ class ConsumerGroupDescribeResponse(TypedDict, total=False):
     groups: list[ConsumerGroupDescribeResponseGroups]
 
 
+class DescribeTopicPartitionsRequestTopics(TypedDict, total=False):
+    """An element of ``DescribeTopicPartitionsRequest.topics``."""
+
+    name: str
+
+
+class DescribeTopicPartitionsRequestCursor(TypedDict, total=False):
+    """The value of ``DescribeTopicPartitionsRequest.cursor``."""
+
+    topic_name: str
+    partition_index: int
+
+
+class DescribeTopicPartitionsRequest(TypedDict, total=False):
+    """DescribeTopicPartitions request (api key 75), v0-0; flexible v0+."""
+
+    topics: list[DescribeTopicPartitionsRequestTopics]
+    response_partition_limit: int
+    cursor: DescribeTopicPartitionsRequestCursor | None  # nullable v0+
+
+
+class DescribeTopicPartitionsResponseTopicsPartitions(TypedDict, total=False):
+    """An element of ``DescribeTopicPartitionsResponseTopics.partitions``."""
+
+    error_code: int
+    partition_index: int
+    leader_id: int
+    leader_epoch: int
+    replica_nodes: list[int]
+    isr_nodes: list[int]
+    eligible_leader_replicas: list[int] | None  # nullable v0+
+    last_known_elr: list[int] | None  # nullable v0+
+    offline_replicas: list[int]
+
+
+class DescribeTopicPartitionsResponseTopics(TypedDict, total=False):
+    """An element of ``DescribeTopicPartitionsResponse.topics``."""
+
+    error_code: int
+    name: str | None  # nullable v0+
+    topic_id: uuid.UUID
+    is_internal: bool
+    partitions: list[DescribeTopicPartitionsResponseTopicsPartitions]
+    topic_authorized_operations: int
+
+
+class DescribeTopicPartitionsResponseNextCursor(TypedDict, total=False):
+    """The value of ``DescribeTopicPartitionsResponse.next_cursor``."""
+
+    topic_name: str
+    partition_index: int
+
+
+class DescribeTopicPartitionsResponse(TypedDict, total=False):
+    """DescribeTopicPartitions response (api key 75), v0-0; flexible v0+."""
+
+    throttle_time_ms: int
+    topics: list[DescribeTopicPartitionsResponseTopics]
+    next_cursor: DescribeTopicPartitionsResponseNextCursor | None  # nullable v0+
+
+
 class ShareGroupHeartbeatRequest(TypedDict, total=False):
     """ShareGroupHeartbeat request (api key 76), v1-1; flexible v0+."""
 

@@ -141,7 +141,12 @@ F = Field
 
 @dataclass(frozen=True)
 class ApiSchema:
-    """A Kafka API: key, name, the versions Zurau serves, the flexible versions, and both bodies."""
+    """A Kafka API: key, name, the versions Zurau serves, the flexible versions, and both bodies.
+
+    ``broker_only``: Kafka's schema lists only the ``broker`` listener type, and Zurau keeps the
+    API off controller listeners too (not advertised there, a request closes the connection).
+    Zurau serves the other APIs on every listener, whatever Kafka's listener types say.
+    """
 
     key: int
     name: str
@@ -149,6 +154,7 @@ class ApiSchema:
     flexible: str
     request: tuple[Field, ...]
     response: tuple[Field, ...]
+    broker_only: bool = False
 
     @property
     def min_version(self) -> int:

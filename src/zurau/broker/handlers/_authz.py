@@ -106,6 +106,29 @@ def config_denied(ctx: RequestContext, resource_type: int, name: str, op: AclOpe
     return None
 
 
+# Every operation a topic has (READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS,
+# ALTER_CONFIGS), and that bit set: what Kafka reports with no authorizer configured.
+_TOPIC_OPS = (
+    Op.READ,
+    Op.WRITE,
+    Op.CREATE,
+    Op.DELETE,
+    Op.ALTER,
+    Op.DESCRIBE,
+    Op.DESCRIBE_CONFIGS,
+    Op.ALTER_CONFIGS,
+)
+TOPIC_OPERATIONS = sum(1 << op for op in _TOPIC_OPS)
+
+
+def topic_operations(ctx: RequestContext, name: str) -> int:
+    """A topic's ``topic_authorized_operations`` bit set: the operations the principal is allowed
+    on it (checks not logged), or all of them with no authorizer."""
+    if ctx.services.authorizer is None:
+        return TOPIC_OPERATIONS
+    return sum(1 << op for op in _TOPIC_OPS if allowed(ctx, op, TOPIC, name, log=False))
+
+
 def topic_or_cluster_allowed(ctx: RequestContext, op: AclOperation, topic: str) -> bool:
     """``op`` on the cluster (not logged when denied) or on the topic (CreateTopics' rule)."""
     return cluster_allowed(ctx, op, log=False) or allowed(ctx, op, TOPIC, topic)
@@ -118,6 +141,7 @@ __all__ = [
     "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
     "GROUP",
     "TOPIC",
+    "TOPIC_OPERATIONS",
     "TRANSACTIONAL_ID",
     "Op",
     "allowed",
@@ -125,6 +149,7 @@ __all__ = [
     "allowed_names",
     "cluster_allowed",
     "config_denied",
+    "topic_operations",
     "controller_listener_allowed",
     "topic_or_cluster_allowed",
 ]

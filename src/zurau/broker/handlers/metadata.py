@@ -34,7 +34,14 @@ import functools
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
-from zurau.broker.handlers._authz import TOPIC, Op, allowed, allowed_names, topic_or_cluster_allowed
+from zurau.broker.handlers._authz import (
+    TOPIC,
+    Op,
+    allowed,
+    allowed_names,
+    topic_operations,
+    topic_or_cluster_allowed,
+)
 from zurau.broker.handlers._common import ZERO_UUID, controller_id, error_of
 from zurau.broker.request_context import RequestContext
 from zurau.metadata.image import MetadataImage, PartitionRegistration, TopicImage
@@ -60,9 +67,6 @@ from zurau.protocol.schemas.metadata import TOPIC as TOPIC_STRUCT
 
 API_KEY = ApiKey.METADATA
 
-# Bit set of every ACL operation a topic allows (READ..DESCRIBE_CONFIGS, ALTER_CONFIGS): with no
-# authorizer configured every operation is allowed, as Kafka reports.
-TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
 UNSET_OPERATIONS = -(2**31)
 
 
@@ -99,15 +103,6 @@ def _partition_entry(image: MetadataImage, i: int, p: PartitionRegistration) -> 
     }
 
 
-def _topic_operations(ctx: RequestContext, name: str) -> int:
-    if ctx.services.authorizer is None:
-        return TOPIC_OPERATIONS
-    return sum(1 << op for op in _TOPIC_OPS if allowed(ctx, op, TOPIC, name, log=False))
-
-
-_TOPIC_OPS = (Op.READ, Op.WRITE, Op.CREATE, Op.DELETE, Op.ALTER, Op.DESCRIBE, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS)
-
-
 def _topic_entry(
     ctx: RequestContext, image: MetadataImage, t: TopicImage, include_ops: bool
 ) -> MetadataResponseTopics:
@@ -118,7 +113,7 @@ def _topic_entry(
         "topic_id": t.topic_id,
         "is_internal": t.is_internal,
         "partitions": parts,
-        "topic_authorized_operations": _topic_operations(ctx, t.name) if include_ops else UNSET_OPERATIONS,
+        "topic_authorized_operations": topic_operations(ctx, t.name) if include_ops else UNSET_OPERATIONS,
     }
 
 

@@ -19,6 +19,7 @@ _MODULES = (
     "list_offsets",
     "init_producer_id",
     "describe_cluster",
+    "describe_topic_partitions",
     "create_topics",
     "delete_topics",
     "delete_records",
