@@ -202,6 +202,15 @@ CASES = [
         ((T, None, Op.DESCRIBE),),
     ),
     Case(
+        "DescribeTopicPartitions",
+        ApiKey.DESCRIBE_TOPIC_PARTITIONS,
+        0,
+        lambda t, g: {"topics": [{"name": t}]},
+        lambda r: r["topics"][0]["error_code"],
+        TOPIC_DENIED,
+        ((T, None, Op.DESCRIBE),),
+    ),
+    Case(
         "OffsetForLeaderEpoch",
         ApiKey.OFFSET_FOR_LEADER_EPOCH,
         4,
