@@ -112,7 +112,6 @@ from zurau.replication.share.dead_letters import DEFAULT_TOPIC_PREFIX
 from zurau.replication.share.share_partition_manager import ShareConfig, SharePartitionManager
 from zurau.replication.tiered.remote_log_aux_state import remote_tier_bootstrap
 from zurau.replication.tiered.remote_log_manager import RemoteLogManager
-from zurau.replication.tiered.remote_log_manager import RemoteLogManagerConfig as RlmSettings
 from zurau.replication.tiered.tiered_storage import TieredStorage
 from zurau.replication.tiered.topic_based_metadata_manager import TopicBasedRemoteLogMetadataManager
 from zurau.storage.cleaner import CleanerStats
@@ -481,16 +480,7 @@ class Broker:
             broker_id=self.node_id,
             rsm=rsm,
             rlmm=rlmm,
-            config=RlmSettings(
-                task_interval_ms=rl.task_interval_ms,
-                copier_threads=rl.copier_thread_pool_size if rl.copier_thread_pool_size > 0 else rl.thread_pool_size,
-                expiration_threads=(
-                    rl.expiration_thread_pool_size if rl.expiration_thread_pool_size > 0 else rl.thread_pool_size
-                ),
-                reader_threads=rl.reader_threads,
-                custom_metadata_max_bytes=rl.custom_metadata_max_bytes,
-                index_cache_bytes=rl.index_file_cache_total_size_bytes,
-            ),
+            config=rl,
             clock=self.clock,
             # KIP-956: the rates are read at each use (dynamic broker configs), the windows at start.
             copy_quota=ByteRateQuota(

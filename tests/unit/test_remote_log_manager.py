@@ -13,7 +13,8 @@ import pytest
 
 from tests.unit.tiered_fakes import TIP, FakeRLMM, FakeRSM, S, build_log, data_batch
 from zurau.clock import ManualClock
-from zurau.replication.tiered.remote_log_manager import RemoteLogManager, RemoteLogManagerConfig
+from zurau.config.remote_log_views import RemoteLogManagerConfig
+from zurau.replication.tiered.remote_log_manager import RemoteLogManager
 from zurau.storage.leader_epoch_cache import EpochEntry
 from zurau.storage.remote.remote_log_segment import (
     RemoteLogSegmentId,
@@ -21,8 +22,8 @@ from zurau.storage.remote.remote_log_segment import (
     RemotePartitionDeleteState,
 )
 
-CONFIG = RemoteLogManagerConfig(
-    task_interval_ms=1000, copier_threads=2, expiration_threads=2, reader_threads=2
+CONFIG = RemoteLogManagerConfig.defaults(
+    task_interval_ms=1000, copier_thread_pool_size=2, expiration_thread_pool_size=2, reader_threads=2
 )
 
 

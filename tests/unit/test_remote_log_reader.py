@@ -10,6 +10,7 @@ import pytest
 
 from tests.unit.tiered_fakes import TIP, FakeRLMM, FakeRSM, FakeTieredLog, abort_marker, build_log, data_batch
 from zurau.clock import ManualClock
+from zurau.config.remote_log_views import RemoteLogManagerConfig
 from zurau.protocol.errors import OffsetOutOfRangeError
 from zurau.protocol.records.batch import iter_batches
 from zurau.replication.replica_fetcher import TierBootstrap
@@ -18,13 +19,13 @@ from zurau.replication.tiered.remote_log_aux_state import (
     build_remote_log_aux_state,
     remote_tier_bootstrap,
 )
-from zurau.replication.tiered.remote_log_manager import RemoteLogManager, RemoteLogManagerConfig
+from zurau.replication.tiered.remote_log_manager import RemoteLogManager
 from zurau.storage.leader_epoch_cache import EpochEntry
 from zurau.storage.remote.remote_log_segment import IndexType
 from zurau.storage.remote.remote_storage_manager import RemoteStorageError
 from zurau.storage.txn_index import AbortedTxn
 
-CONFIG = RemoteLogManagerConfig(copier_threads=1, expiration_threads=1, reader_threads=2)
+CONFIG = RemoteLogManagerConfig.defaults(copier_thread_pool_size=1, expiration_thread_pool_size=1, reader_threads=2)
 
 
 @pytest.fixture

@@ -17,14 +17,15 @@ from tests.unit.test_replica_manager import make_rm
 from tests.unit.tiered_fakes import TIP, FakeRLMM, FakeRSM, build_log
 from zurau.clock import ManualClock
 from zurau.config.dynamic_broker_configs import applied_dynamically, kafka_dynamic
+from zurau.config.remote_log_views import RemoteLogManagerConfig
 from zurau.replication.byte_rate_quota import UNLIMITED_RATE, ByteRateQuota
 from zurau.replication.delayed_fetch import FetchResult
 from zurau.replication.fetch_params import FetchParams, FetchTopic
-from zurau.replication.tiered.remote_log_manager import RemoteLogManager, RemoteLogManagerConfig
+from zurau.replication.tiered.remote_log_manager import RemoteLogManager
 from zurau.replication.tiered.remote_log_reader import RemoteFetchData
 
-CONFIG = RemoteLogManagerConfig(
-    task_interval_ms=1000, copier_threads=1, expiration_threads=1, reader_threads=1
+CONFIG = RemoteLogManagerConfig.defaults(
+    task_interval_ms=1000, copier_thread_pool_size=1, expiration_thread_pool_size=1, reader_threads=1
 )
 
 

@@ -13,7 +13,7 @@ with ``remote.log.storage.system.enable=true`` and no
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from zurau.config.config_def import ConfigKey
@@ -68,6 +68,25 @@ class RemoteLogManagerConfig:
     storage_manager_props: Mapping[str, str] = field(default_factory=dict)
     #: remote.log.metadata.manager.impl.prefix'd properties, prefix removed
     metadata_manager_props: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def copier_threads(self) -> int:
+        """Threads copying segments: ``copier.thread.pool.size``, or ``thread.pool.size`` when it
+        is -1 (Kafka 3.9's fallback)."""
+        return self.copier_thread_pool_size if self.copier_thread_pool_size > 0 else self.thread_pool_size
+
+    @property
+    def expiration_threads(self) -> int:
+        """Threads expiring remote segments (same fallback as :attr:`copier_threads`)."""
+        return self.expiration_thread_pool_size if self.expiration_thread_pool_size > 0 else self.thread_pool_size
+
+    @classmethod
+    def defaults(cls, **overrides: Any) -> RemoteLogManagerConfig:
+        """Kafka's defaults with ``overrides`` (field names), for code and tests that build a
+        remote log manager without a broker config."""
+        from zurau.config.broker_config import BrokerConfig  # broker_config imports this module
+
+        return replace(BrokerConfig({}).remote_log_manager, **overrides)
 
     @classmethod
     def from_values(cls, v: Mapping[str, Any], props: Mapping[str, str]) -> RemoteLogManagerConfig:

@@ -91,13 +91,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from zurau.clock import Clock, SystemClock
+from zurau.config.remote_log_views import RemoteLogManagerConfig
 from zurau.replication.byte_rate_quota import UNLIMITED_RATE, ByteRateQuota
 from zurau.replication.tiered.remote_lineage import cache_ranges, clip_epochs, highest_remote_offset
 from zurau.replication.tiered.remote_log_reader import RemoteLogReader
 from zurau.replication.tiered.remote_log_stats import RemoteLogStats
 from zurau.replication.tiered.remote_retention import plan_remote_retention
 from zurau.replication.tiered.tiered_log import ClosedSegment, TieredLog
-from zurau.storage.remote.remote_index_cache import DEFAULT_MAX_BYTES, RemoteIndexCache
+from zurau.storage.remote.remote_index_cache import RemoteIndexCache
 from zurau.storage.remote.remote_log_metadata_manager import RemoteLogMetadataManager
 from zurau.storage.remote.remote_log_segment import (
     RemoteLogSegmentId,
@@ -111,26 +112,6 @@ from zurau.types import TopicIdPartition
 log = logging.getLogger("zurau.replication.tiered.remote_log_manager")
 
 _S = RemoteLogSegmentState
-
-
-@dataclass(frozen=True, slots=True)
-class RemoteLogManagerConfig:
-    """The broker's ``remote.log.*`` settings the manager uses (Kafka's names and defaults)."""
-
-    #: ``remote.log.manager.task.interval.ms``
-    task_interval_ms: int = 30_000
-    #: ``remote.log.manager.copier.thread.pool.size`` (Kafka 3.9: -1 means
-    #: ``remote.log.manager.thread.pool.size``, 10)
-    copier_threads: int = 10
-    #: ``remote.log.manager.expiration.thread.pool.size``
-    expiration_threads: int = 10
-    #: ``remote.log.reader.threads``
-    reader_threads: int = 10
-    #: ``remote.log.metadata.custom.metadata.max.bytes``: a plugin's custom metadata above this
-    #: fails the copy (its objects are deleted)
-    custom_metadata_max_bytes: int = 128
-    #: ``remote.log.index.file.cache.total.size.bytes``
-    index_cache_bytes: int = DEFAULT_MAX_BYTES
 
 
 @dataclass(slots=True)
@@ -172,7 +153,7 @@ class RemoteLogManager:
         self.broker_id = broker_id
         self.rsm = rsm
         self.rlmm = rlmm
-        self.config = config or RemoteLogManagerConfig()
+        self.config = config or RemoteLogManagerConfig.defaults()
         self.clock: Clock = clock or SystemClock()
         self.stats = stats if stats is not None else RemoteLogStats()
         #: KIP-956's broker-wide quotas (default: unlimited), see the module docstring.
@@ -182,7 +163,7 @@ class RemoteLogManager:
         #: its metrics; else one of ``index_cache_bytes`` over ``rsm``). Deleting a segment
         #: invalidates its entries.
         self.index_cache = (
-            index_cache if index_cache is not None else RemoteIndexCache(rsm, self.config.index_cache_bytes)
+            index_cache if index_cache is not None else RemoteIndexCache(rsm, self.config.index_file_cache_total_size_bytes)
         )
         self.reader = RemoteLogReader(
             rsm, rlmm, threads=self.config.reader_threads, index_cache=self.index_cache, stats=self.stats

@@ -32,6 +32,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
+from zurau.protocol.errors import OffsetOutOfRangeError
 from zurau.protocol.records.batch import iter_batches
 from zurau.protocol.records.record import decode_batch_records
 from zurau.replication.tiered.partition_tiered_log import PartitionTieredLog
@@ -209,8 +210,6 @@ class TieredStorage:
         :meth:`RemoteLogReader.read`: OffsetOutOfRangeError, RemoteStorageError)."""
         adapter = self.tiered_log(topic, partition, plog)
         if adapter is None:
-            from zurau.protocol.errors import OffsetOutOfRangeError
-
             raise OffsetOutOfRangeError(f"{topic}-{partition} is not tiered on this broker")
         data = await self.rlm.reader.read(
             adapter, fetch_offset, max_bytes, read_committed=read_committed, min_one_message=min_one_message
