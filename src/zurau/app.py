@@ -51,6 +51,7 @@ from zurau.coordinator.share.state_initializer import ShareStateChannel
 from zurau.coordinator.txn.marker_channel import TxnMarkerChannel
 from zurau.coordinator.txn.service import RuntimeTxnCoordinatorService
 from zurau.coordinator.txn.transaction_runtime import TRANSACTION_STATE_TOPIC, TransactionRuntime
+from zurau.coordinator.txn.transaction_version import finalized_transaction_version
 from zurau.coordinator.txn.txn_verification_channel import TxnVerificationChannel
 from zurau.edge_service import new_event_loop  # one uvloop event loop per broker process
 from zurau.gc_tuning import tune_for_server
@@ -397,6 +398,7 @@ class Broker:
         )
         if cfg.get("transaction.partition.verification.enable"):
             self.replica_manager.txn_verifier = self.txn_coordinator.verify
+        self.txn_coordinator.transaction_version = lambda: finalized_transaction_version(image())
 
         def live_brokers() -> int:  # internal topics get at most one replica per live broker
             return len(image().live_brokers()) or 1

@@ -83,6 +83,7 @@ class MemoryPartitionWriter:
         producer_epoch: int,
         commit: bool,
         coordinator_epoch: int,
+        transaction_version: int = 0,
     ) -> int:
         batch = build_control_batch(commit, producer_id, producer_epoch, coordinator_epoch, timestamp_ms=0)
         return self._append(topic, partition, batch)

@@ -197,8 +197,29 @@ class TxnDriver:
         )
 
     def end(self, pid: int, epoch: int, commit: bool, tid: str = TID) -> int:
+        """EndTxn v0-v4 (transactions v1): its error code."""
+        return int(self.end_result(pid, epoch, commit, tid=tid).error_code)
+
+    def end_result(self, pid: int, epoch: int, commit: bool, tid: str = TID, tv: int = 0) -> Any:
+        """EndTxn (``tv`` 2: v5 with transactions v2): its :class:`EndTxnResult`."""
         return self.call(
-            "end_transaction", transactional_id=tid, producer_id=pid, producer_epoch=epoch, commit=commit
+            "end_transaction",
+            transactional_id=tid,
+            producer_id=pid,
+            producer_epoch=epoch,
+            commit=commit,
+            transaction_version=tv,
+        )
+
+    def add_v2(self, pid: int, epoch: int, *tps: tuple[str, int], tid: str = TID) -> int:
+        """A partition leader's implicit add (transactions v2): its error code."""
+        return self.call(
+            "add_partitions",
+            transactional_id=tid,
+            producer_id=pid,
+            producer_epoch=epoch,
+            partitions=list(tps),
+            transaction_version=2,
         )
 
     def state(self, tid: str = TID) -> Any:

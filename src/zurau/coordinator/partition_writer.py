@@ -37,9 +37,11 @@ class PartitionWriter(Protocol):
         producer_epoch: int,
         commit: bool,
         coordinator_epoch: int,
+        transaction_version: int = 0,
     ) -> int:
         """Append a COMMIT (``commit``) or ABORT marker of the producer; return its offset.
-        Raises KafkaError (nothing was written)."""
+        ``transaction_version`` >= 2: the marker's epoch must be above the producer's epoch in
+        the partition. Raises KafkaError (nothing was written)."""
         ...
 
     def high_watermark(self, topic: str, partition: int) -> int:
@@ -90,9 +92,10 @@ class ReplicaManagerPartitionWriter:
         producer_epoch: int,
         commit: bool,
         coordinator_epoch: int,
+        transaction_version: int = 0,
     ) -> int:
         result = self.replica_manager.append_markers(
-            topic, partition, producer_id, producer_epoch, commit, coordinator_epoch
+            topic, partition, producer_id, producer_epoch, commit, coordinator_epoch, transaction_version
         )
         return result.last_offset
 

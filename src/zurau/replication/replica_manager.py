@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from zurau.clock import Clock
 from zurau.protocol.errors import (
     FencedLeaderEpochError,
+    InvalidProducerEpochError,
     InvalidRecordError,
     InvalidRequestError,
     KafkaError,
@@ -192,6 +193,16 @@ class ReplicaInfo(NamedTuple):
     topic: str
     partition: int
     size: int  # bytes of all its segment files
+
+
+def _open_transaction(p: Partition, producer_id: int, producer_epoch: int) -> bool:
+    """Whether the producer has a transaction open in ``p`` at ``producer_epoch`` (Kafka's
+    ``hasOngoingTransaction``). A batch at another epoch starts a new transaction as far as
+    verification goes: with transactions v2 the next transaction's epoch is the previous one's
+    plus one, and its first batch may meet the previous one still open here (its marker not yet
+    written), which it must not join."""
+    entry = p.log.producer_entry(producer_id)
+    return entry is not None and entry.current_txn_first_offset >= 0 and entry.producer_epoch == producer_epoch
 
 
 def _check_leader_epoch(current_leader_epoch: int, leader_epoch: int) -> None:
@@ -515,8 +526,7 @@ class ReplicaManager:
             if h.is_control and client:
                 raise InvalidRecordError("clients may not produce control batches")
             if verifier is not None and h.is_transactional and not h.is_control:
-                entry = plog.producer_entry(h.producer_id)
-                if entry is None or entry.current_txn_first_offset < 0:
+                if not _open_transaction(p, h.producer_id, h.producer_epoch):
                     err = verifier(topic, partition, h.producer_id, h.producer_epoch)
                     if err is not None:
                         raise err
@@ -539,23 +549,23 @@ class ReplicaManager:
         return result
 
     def txn_verification_needed(
-        self, topic: str, partition: int, records: bytes | bytearray | memoryview
+        self, topic: str, partition: int, records: bytes | bytearray | memoryview, *, add_partition: bool = False
     ) -> tuple[int, int] | None:
         """(producer id, epoch) of a transactional batch in ``records`` that would need KIP-890
-        verification here (its producer has no transaction open in this partition yet), else
-        None. Only headers are read (no CRC check: the append validates); a partition this
-        broker does not lead, or a payload too short to hold a header, needs nothing (the append
-        reports those errors)."""
-        if self.txn_verifier is None:
+        verification here (its producer has no transaction open in this partition yet at that
+        epoch), else None. ``add_partition``: transactions v2 (Kafka's ``addPartition``): the
+        partition must be added to the transaction by its coordinator, whether or not
+        verification is enabled. Only headers are read (no CRC check: the append validates); a
+        partition this broker does not lead, or a payload too short to hold a header, needs
+        nothing (the append reports those errors)."""
+        if self.txn_verifier is None and not add_partition:
             return None
         p = self._partitions.get((topic, partition))
         if p is None or p.leader_id != self.node_id:
             return None
         for _pos, h in iter_batches(records):
-            if h.is_transactional and not h.is_control:
-                entry = p.log.producer_entry(h.producer_id)
-                if entry is None or entry.current_txn_first_offset < 0:
-                    return h.producer_id, h.producer_epoch
+            if h.is_transactional and not h.is_control and not _open_transaction(p, h.producer_id, h.producer_epoch):
+                return h.producer_id, h.producer_epoch
         return None
 
     def append_markers(
@@ -566,6 +576,7 @@ class ReplicaManager:
         producer_epoch: int,
         commit: bool,
         coordinator_epoch: int,
+        transaction_version: int = 0,
     ) -> AppendResult:
         """Append a COMMIT (``commit``) or ABORT marker for a producer: the coordinators' path.
 
@@ -573,8 +584,20 @@ class ReplicaManager:
         in ``.txnindex``) and the high watermark advances as for any append (acks=all: the ISR
         must satisfy ``min.insync.replicas``). A marker with an epoch older than the producer's
         gets INVALID_PRODUCER_EPOCH; one for a producer with no open transaction ends nothing.
+        With ``transaction_version`` >= 2 (transactions v2, WriteTxnMarkers v2) the coordinator
+        bumped the epoch for the marker, so it must be *above* the producer's epoch here: one
+        at that epoch is a late or duplicate marker (INVALID_PRODUCER_EPOCH), as in Kafka 4.x.
+        A marker above the data's epoch becomes the producer's epoch: data at the old epoch is
+        refused afterwards (INVALID_PRODUCER_EPOCH).
         """
         p = self.partition(topic, index)
+        if transaction_version >= 2:
+            entry = p.log.producer_entry(producer_id)
+            if entry is not None and entry.producer_epoch >= 0 and producer_epoch <= entry.producer_epoch:
+                raise InvalidProducerEpochError(
+                    f"transactions v2 marker of producer {producer_id} in {topic}-{index}: epoch "
+                    f"{producer_epoch} is not above the producer's epoch {entry.producer_epoch}"
+                )
         p.check_min_isr(-1, p.log.config.min_insync_replicas)
         now = self.clock.now_ms()
         batch = bytearray(

@@ -2,7 +2,10 @@
 
 v0-v3 (clients) carry one transaction; v4+ (broker-to-broker, KIP-890) a batch, each with its own
 id, producer id/epoch and ``verify_only`` flag: a verify-only entry changes nothing and answers 0
-for each partition already in the ongoing transaction, INVALID_TXN_STATE for the others.
+for each partition already in the ongoing transaction, INVALID_TXN_STATE for the others. An entry
+that is not verify-only adds its partitions; at v5 it comes from a partition leader adding them for
+a transactions-v2 producer (KIP-890 part 2: Produce v12 / TxnOffsetCommit v5 need no
+AddPartitionsToTxn from the client), and the transaction becomes a transactions-v2 one.
 
 Partition checks first, as in Kafka: if any requested partition does not exist, those get
 UNKNOWN_TOPIC_OR_PARTITION and every other one OPERATION_NOT_ATTEMPTED, and nothing is added.
@@ -24,6 +27,7 @@ from zurau.broker.handlers._txn import (
     txn_denied,
 )
 from zurau.broker.request_context import RequestContext
+from zurau.coordinator.txn.transaction_version import ADD_PARTITIONS_TV2_VERSION, TV_2
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     ClusterAuthorizationFailedError,
@@ -50,6 +54,7 @@ async def _one(
     producer_epoch: int,
     topics: list[AddPartitionsToTxnRequestTransactionsTopics],
     verify_only: bool,
+    transaction_version: int = 0,
 ) -> list[AddPartitionsToTxnResponseResultsByTransactionTopicResults]:
     parts = requested_partitions((t["name"], t["partitions"]) for t in topics)
     codes: dict[TopicPartitionKey, int] = {}
@@ -77,6 +82,7 @@ async def _one(
             producer_epoch=producer_epoch,
             partitions=parts,
             verify_only=verify_only,
+            transaction_version=transaction_version,
         )
     version = ctx.api_version
     return [
@@ -104,9 +110,11 @@ async def handle(ctx: RequestContext, req: AddPartitionsToTxnRequest) -> AddPart
     if not cluster_allowed(ctx, Op.CLUSTER_ACTION):  # v4+ is the brokers' (KIP-890 verification)
         return {"throttle_time_ms": 0, "error_code": ClusterAuthorizationFailedError.code, "results_by_transaction": []}
     out: list[AddPartitionsToTxnResponseResultsByTransaction] = []
+    # v5 from a partition leader: add for a transactions-v2 producer (Kafka's ``addPartition``).
+    tv = TV_2 if ctx.api_version >= ADD_PARTITIONS_TV2_VERSION else 0
     for t in req["transactions"]:
         results = await _one(
-            ctx, t["transactional_id"], t["producer_id"], t["producer_epoch"], t["topics"], t["verify_only"]
+            ctx, t["transactional_id"], t["producer_id"], t["producer_epoch"], t["topics"], t["verify_only"], tv
         )
         out.append({"transactional_id": t["transactional_id"], "topic_results": results})
     return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": out}

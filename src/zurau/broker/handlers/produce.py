@@ -19,6 +19,16 @@ the partitions needing it are verified first with that coordinator
 (:class:`~zurau.coordinator.txn.txn_verification_channel.TxnVerificationChannel`, one round trip),
 and a partition it refuses gets the coordinator's error without being appended.
 
+Transactions v2 (KIP-890 part 2: Produce v12+ while the cluster finalizes ``transaction.version``
+>= 2): the producer sends no AddPartitionsToTxn; a transactional batch whose producer has no
+transaction open in the partition at that epoch makes this leader add the partition to the
+producer's transaction through its coordinator first (Kafka's ``addPartition``: in-process, or
+AddPartitionsToTxn v5 with ``verify_only=false`` to the coordinator's broker), whatever
+``transaction.partition.verification.enable`` says. A refused add gets the coordinator's error
+as the produce error (INVALID_PRODUCER_EPOCH for a fenced producer, NOT_ENOUGH_REPLICAS, which
+producers retry, while the previous transaction is still completing). A v12 request below that
+level is verified only, as v11.
+
 Schema ID validation (:mod:`~zurau.broker.schema_validation`): partitions of topics with
 ``confluent.key/value.schema.validation`` are inspected first; ids the broker's cache cannot vouch
 for are looked up in the schema registry (awaited, never blocking the loop), and a refused
@@ -40,6 +50,12 @@ from zurau.broker.handlers._authz import TOPIC, TRANSACTIONAL_ID, Op, allowed, a
 from zurau.broker.handlers._common import error_of, resolve_topic
 from zurau.broker.request_context import CloseConnection, RequestContext
 from zurau.broker.schema_validation import PartitionCheck, SchemaValidator, validation_enabled
+from zurau.coordinator.txn.transaction_version import (
+    PRODUCE_TV2_VERSION,
+    finalized_transaction_version,
+    supports_epoch_bump,
+)
+from zurau.coordinator.txn.txn_verification_channel import produce_error
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     CorruptRecordError,
@@ -134,6 +150,15 @@ def _handle(
     ctx: RequestContext, req: ProduceRequest, refusals: Refusals
 ) -> ProduceResponse | Awaitable[ProduceResponse | None] | None:
     tid = req.get("transactional_id")
+    if (
+        tid
+        and ctx.api_version >= PRODUCE_TV2_VERSION
+        and supports_epoch_bump(finalized_transaction_version(ctx.image))
+    ):
+        pending = _needing_verification(ctx, req, add_partition=True)
+        if pending:
+            return _add_then_produce(ctx, req, tid, pending, refusals)
+        return _produce(ctx, req, {}, refusals)
     if tid and ctx.txns.remote_coordinator(tid):
         pending = _needing_verification(ctx, req)
         if pending:
@@ -189,8 +214,11 @@ async def _validate_then_produce(
     return result
 
 
-def _needing_verification(ctx: RequestContext, req: ProduceRequest) -> dict[tuple[str, int], tuple[int, int]]:
-    """Partitions whose transactional batches need the remote coordinator's word first."""
+def _needing_verification(
+    ctx: RequestContext, req: ProduceRequest, *, add_partition: bool = False
+) -> dict[tuple[str, int], tuple[int, int]]:
+    """Partitions whose transactional batches need the remote coordinator's word first
+    (``add_partition``: need adding to the transaction, transactions v2)."""
     out: dict[tuple[str, int], tuple[int, int]] = {}
     rm = ctx.replica_manager
     for td in req["topic_data"]:
@@ -201,7 +229,7 @@ def _needing_verification(ctx: RequestContext, req: ProduceRequest) -> dict[tupl
         for pd in td["partition_data"]:
             records = pd["records"]
             if records:
-                producer = rm.txn_verification_needed(topic.name, pd["index"], records)
+                producer = rm.txn_verification_needed(topic.name, pd["index"], records, add_partition=add_partition)
                 if producer is not None:
                     out[(topic.name, pd["index"])] = producer
     return out
@@ -222,6 +250,30 @@ async def _verify_then_produce(
     verdicts: dict[tuple[str, int], KafkaError | None] = {}
     for (pid, epoch), tps in by_producer.items():
         verdicts.update(await channel.verify(tid, pid, epoch, tps))
+    result = _produce(ctx, req, verdicts, refusals)
+    if inspect.isawaitable(result):
+        return await result
+    return result
+
+
+async def _add_then_produce(
+    ctx: RequestContext,
+    req: ProduceRequest,
+    tid: str,
+    pending: dict[tuple[str, int], tuple[int, int]],
+    refusals: Refusals,
+) -> ProduceResponse | None:
+    """Transactions v2: add the partitions to the producer's transaction, then append."""
+    by_producer: dict[tuple[int, int], list[tuple[str, int]]] = {}
+    for tp, producer in pending.items():
+        by_producer.setdefault(producer, []).append(tp)
+    verdicts: dict[tuple[str, int], KafkaError | None] = {}
+    for (pid, epoch), tps in by_producer.items():
+        codes = await ctx.txns.add_partitions_implicitly(
+            transactional_id=tid, producer_id=pid, producer_epoch=epoch, partitions=tps
+        )
+        what = f"producer {pid} ({tid!r})"
+        verdicts.update({tp: produce_error(codes.get(tp, -1), what) for tp in tps})
     result = _produce(ctx, req, verdicts, refusals)
     if inspect.isawaitable(result):
         return await result

@@ -6,7 +6,13 @@ fences an older epoch (INVALID_PRODUCER_EPOCH) and refuses a partition that AddO
 not add to the ongoing transaction (INVALID_TXN_STATE). They become the group's committed offsets
 when the transaction commits and are dropped if it aborts. From v3 the member id, instance id and
 generation are checked against the group when given (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
-FENCED_INSTANCE_ID). v5 (transactions v2: the partition is added implicitly) is not served.
+FENCED_INSTANCE_ID).
+
+v5 with ``transaction.version`` >= 2 finalized is transactions v2 (KIP-890 part 2): the producer
+sent no AddOffsetsToTxn, so the group's ``__consumer_offsets`` partition is first added to its
+transaction through the transaction coordinator (Kafka's ``addPartition``); if that fails every
+partition gets the error (INVALID_PRODUCER_EPOCH for a fenced producer, COORDINATOR_LOAD_IN_PROGRESS
+for a coordinator that cannot answer yet: retried). Below that level v5 behaves as v4.
 """
 
 from __future__ import annotations
@@ -16,13 +22,58 @@ from zurau.broker.handlers._groups import coordinator, group_error
 from zurau.broker.handlers._txn import txn_denied
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group.results import OffsetCommitEntry
+from zurau.coordinator.txn.transaction_version import (
+    TXN_OFFSET_COMMIT_TV2_VERSION,
+    finalized_transaction_version,
+    supports_epoch_bump,
+)
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.errors import TopicAuthorizationFailedError, UnknownTopicOrPartitionError
+from zurau.protocol.errors import (
+    ConcurrentTransactionsError,
+    CoordinatorLoadInProgressError,
+    CoordinatorNotAvailableError,
+    InvalidProducerEpochError,
+    NotCoordinatorError,
+    NotEnoughReplicasError,
+    ProducerFencedError,
+    TopicAuthorizationFailedError,
+    UnknownTopicOrPartitionError,
+)
 from zurau.protocol.messages import TxnOffsetCommitRequest, TxnOffsetCommitResponse
 from zurau.types import TopicPartitionKey
 
 API_KEY = ApiKey.TXN_OFFSET_COMMIT
-MAX_VERSION = 4
+
+# The transaction coordinator's answers a TxnOffsetCommit client retries without a lookup.
+_RETRIABLE = frozenset(
+    e.code
+    for e in (
+        NotCoordinatorError,
+        CoordinatorNotAvailableError,
+        CoordinatorLoadInProgressError,
+        ConcurrentTransactionsError,
+        NotEnoughReplicasError,
+    )
+)
+
+
+async def _add_offsets_partition(ctx: RequestContext, req: TxnOffsetCommitRequest) -> int:
+    """Transactions v2: add the group's offsets partition to the producer's transaction; the
+    error code every partition gets (0: added)."""
+    groups = coordinator(ctx)
+    tp = (groups.topic, groups.partition_for(req["group_id"]))
+    codes = await ctx.txns.add_partitions_implicitly(
+        transactional_id=req["transactional_id"],
+        producer_id=req["producer_id"],
+        producer_epoch=req["producer_epoch"],
+        partitions=[tp],
+    )
+    code = codes.get(tp, CoordinatorNotAvailableError.code)
+    if code == ProducerFencedError.code:
+        return InvalidProducerEpochError.code
+    if code in _RETRIABLE:
+        return CoordinatorLoadInProgressError.code
+    return code
 
 
 async def handle(ctx: RequestContext, req: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse:
@@ -58,6 +109,13 @@ async def handle(ctx: RequestContext, req: TxnOffsetCommitRequest) -> TxnOffsetC
                 )
         plan.append((t["name"], parts))
     results: dict[TopicPartitionKey, int] = {}
+    if entries and version >= TXN_OFFSET_COMMIT_TV2_VERSION and supports_epoch_bump(
+        finalized_transaction_version(ctx.image)
+    ):
+        added = await _add_offsets_partition(ctx, req)
+        if added:
+            results = {(e.topic, e.partition): added for e in entries}
+            entries = []
     if entries:
         results = await groups.txn_offset_commit(
             group_id=group_id,

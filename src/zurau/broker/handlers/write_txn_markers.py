@@ -8,7 +8,9 @@ which also commits or drops pending offsets when the partition is one of ``__con
 Each partition is answered once its marker is committed (below the high watermark):
 UNKNOWN_TOPIC_OR_PARTITION if it does not exist, INVALID_PRODUCER_EPOCH if the producer already
 wrote with a newer epoch, else 0 (a marker for a producer without an open transaction there ends
-nothing, harmlessly).
+nothing, harmlessly). v2 names the transaction's version: with transactions v2 (2) the marker's
+epoch must be above the producer's epoch in the partition (the coordinator bumped it), else
+INVALID_PRODUCER_EPOCH.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ async def handle(ctx: RequestContext, req: WriteTxnMarkersRequest) -> WriteTxnMa
             commit=m["transaction_result"],
             coordinator_epoch=m["coordinator_epoch"],
             partitions=valid,
+            transaction_version=m.get("transaction_version", 0),
         )
         codes = {
             tp: (UnknownTopicOrPartitionError.code if tp not in written else (e.code if e is not None else 0))

@@ -129,6 +129,7 @@ class GroupCoordinatorRuntime(CoordinatorRuntime[GroupCoordinatorShard, Write, E
         commit: bool,
         coordinator_epoch: int,
         done: Callable[[KafkaError | None], None],
+        transaction_version: int = 0,
     ) -> None:
         """Append a COMMIT/ABORT marker of the producer to ``__consumer_offsets`` ``partition`` in
         that partition's turn; once committed, commit or drop the producer's pending offsets there.
@@ -143,7 +144,7 @@ class GroupCoordinatorRuntime(CoordinatorRuntime[GroupCoordinatorShard, Write, E
 
         def append() -> int:
             return self.writer.append_markers(
-                OFFSETS_TOPIC, partition, producer_id, producer_epoch, commit, coordinator_epoch
+                OFFSETS_TOPIC, partition, producer_id, producer_epoch, commit, coordinator_epoch, transaction_version
             )
 
         def complete(error: KafkaError | None, now: int) -> None:

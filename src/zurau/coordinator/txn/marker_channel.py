@@ -93,13 +93,17 @@ class TxnMarkerChannel:
         coordinator_epoch: int,
         partitions: list[TopicPartitionKey],
         done: Callable[[MarkerResults], None],
+        transaction_version: int = 0,
     ) -> None:
-        """Ask ``broker_id`` to write the markers; ``done`` gets every partition's outcome."""
+        """Ask ``broker_id`` to write the markers; ``done`` gets every partition's outcome
+        (``transaction_version``: the transaction's, WriteTxnMarkers v2)."""
         if self._closed:
             done({tp: NotLeaderOrFollowerError("the marker channel is closed") for tp in partitions})
             return
         task = asyncio.get_running_loop().create_task(
-            self._send(broker_id, producer_id, producer_epoch, commit, coordinator_epoch, partitions, done),
+            self._send(
+                broker_id, producer_id, producer_epoch, commit, coordinator_epoch, partitions, done, transaction_version
+            ),
             name=f"zurau-txn-markers-{broker_id}",
         )
         self._tasks.add(task)
@@ -114,6 +118,7 @@ class TxnMarkerChannel:
         coordinator_epoch: int,
         partitions: list[TopicPartitionKey],
         done: Callable[[MarkerResults], None],
+        transaction_version: int = 0,
     ) -> None:
         by_topic: dict[str, list[int]] = defaultdict(list)
         for topic, index in partitions:
@@ -126,7 +131,7 @@ class TxnMarkerChannel:
                     "transaction_result": commit,
                     "topics": [{"name": t, "partition_indexes": idx} for t, idx in by_topic.items()],
                     "coordinator_epoch": coordinator_epoch,
-                    "transaction_version": 0,
+                    "transaction_version": transaction_version,
                 }
             ]
         })

@@ -44,3 +44,13 @@ class ListTransactionsResult:
     error_code: int
     unknown_state_filters: tuple[str, ...] = ()
     transactions: tuple[ListedTransaction, ...] = ()
+
+
+@dataclass(frozen=True)
+class EndTxnResult:
+    """EndTxn's answer: an error code, and (transactions v2, EndTxn v5) the producer id and
+    epoch the producer must use next (-1 when not given)."""
+
+    error_code: int
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_PRODUCER_EPOCH

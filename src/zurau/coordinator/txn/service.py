@@ -26,10 +26,12 @@ from typing import Protocol
 from zurau.coordinator.group.group_runtime import OFFSETS_TOPIC
 from zurau.coordinator.txn.results import (
     DescribedTransaction,
+    EndTxnResult,
     InitProducerIdResult,
     ListTransactionsResult,
 )
 from zurau.coordinator.txn.transaction_runtime import TransactionRuntime
+from zurau.coordinator.txn.transaction_version import TV_2
 from zurau.coordinator.txn.txn_verification_channel import TxnVerificationChannel
 from zurau.protocol.errors import CoordinatorNotAvailableError, KafkaError
 from zurau.types import TopicPartitionKey
@@ -77,8 +79,19 @@ class TxnCoordinatorService(Protocol):
         producer_epoch: int,
         partitions: list[TopicPartitionKey],
         verify_only: bool = False,
+        transaction_version: int = 0,
     ) -> dict[TopicPartitionKey, int]:
-        """An error code per partition (``verify_only``: 0 for those already in the transaction)."""
+        """An error code per partition (``verify_only``: 0 for those already in the transaction;
+        ``transaction_version`` 2: added by a partition leader for a transactions-v2 producer)."""
+        ...
+
+    async def add_partitions_implicitly(
+        self, *, transactional_id: str, producer_id: int, producer_epoch: int, partitions: list[TopicPartitionKey]
+    ) -> dict[TopicPartitionKey, int]:
+        """Transactions v2 (Kafka's ``addPartition``): a partition leader adds the partitions a
+        producer writes first (Produce v12+, TxnOffsetCommit v5+) to its transaction, with this
+        broker's coordinator or the remote one that coordinates the id; a coordinator error code
+        per partition (0: added)."""
         ...
 
     async def add_offsets_to_txn(
@@ -88,8 +101,16 @@ class TxnCoordinatorService(Protocol):
         ...
 
     async def end_txn(
-        self, *, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool
-    ) -> int: ...
+        self,
+        *,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        transaction_version: int = 0,
+    ) -> EndTxnResult:
+        """``transaction_version`` 2: EndTxn v5 with transactions v2 finalized (epoch bump)."""
+        ...
 
     async def write_txn_markers(
         self,
@@ -99,6 +120,7 @@ class TxnCoordinatorService(Protocol):
         commit: bool,
         coordinator_epoch: int,
         partitions: Iterable[TopicPartitionKey],
+        transaction_version: int = 0,
     ) -> dict[TopicPartitionKey, KafkaError | None]:
         """Each partition's marker outcome (None: committed)."""
         ...
@@ -173,13 +195,28 @@ class RuntimeTxnCoordinatorService:
         producer_epoch: int,
         partitions: list[TopicPartitionKey],
         verify_only: bool = False,
+        transaction_version: int = 0,
     ) -> dict[TopicPartitionKey, int]:
         if verify_only:
             _top, codes = self.runtime.core.verify_partitions(
                 transactional_id, producer_id, producer_epoch, partitions
             )
             return codes
-        code = await self._add_partitions(transactional_id, producer_id, producer_epoch, partitions)
+        code = await self._add_partitions(
+            transactional_id, producer_id, producer_epoch, partitions, transaction_version
+        )
+        return dict.fromkeys(partitions, code)
+
+    async def add_partitions_implicitly(
+        self, *, transactional_id: str, producer_id: int, producer_epoch: int, partitions: list[TopicPartitionKey]
+    ) -> dict[TopicPartitionKey, int]:
+        channel = self.runtime.verification_channel
+        if channel is not None and self.runtime.remote_coordinator(transactional_id):
+            return await channel.add(transactional_id, producer_id, producer_epoch, partitions)
+        err = self.runtime.coordinator_error(transactional_id)
+        if err is not None:
+            return dict.fromkeys(partitions, err.code)
+        code = await self._add_partitions(transactional_id, producer_id, producer_epoch, partitions, TV_2)
         return dict.fromkeys(partitions, code)
 
     async def add_offsets_to_txn(
@@ -190,7 +227,12 @@ class RuntimeTxnCoordinatorService:
         )
 
     async def _add_partitions(
-        self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: list[TopicPartitionKey]
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: list[TopicPartitionKey],
+        transaction_version: int = 0,
     ) -> int:
         rt = self.runtime
         code: int = await rt.submit(
@@ -202,16 +244,23 @@ class RuntimeTxnCoordinatorService:
                 producer_epoch=producer_epoch,
                 partitions=partitions,
                 now_ms=now,
+                transaction_version=transaction_version,
             ),
             lambda e: e.code,
         )
         return code
 
     async def end_txn(
-        self, *, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool
-    ) -> int:
+        self,
+        *,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        transaction_version: int = 0,
+    ) -> EndTxnResult:
         rt = self.runtime
-        code: int = await rt.submit(
+        result: EndTxnResult = await rt.submit(
             transactional_id,
             lambda token, now: rt.core.end_transaction(
                 token,
@@ -220,10 +269,11 @@ class RuntimeTxnCoordinatorService:
                 producer_epoch=producer_epoch,
                 commit=commit,
                 now_ms=now,
+                transaction_version=transaction_version,
             ),
-            lambda e: e.code,
+            lambda e: EndTxnResult(e.code),
         )
-        return code
+        return result
 
     async def write_txn_markers(
         self,
@@ -233,8 +283,11 @@ class RuntimeTxnCoordinatorService:
         commit: bool,
         coordinator_epoch: int,
         partitions: Iterable[TopicPartitionKey],
+        transaction_version: int = 0,
     ) -> dict[TopicPartitionKey, KafkaError | None]:
-        return await self.runtime.write_markers(producer_id, producer_epoch, commit, coordinator_epoch, partitions)
+        return await self.runtime.write_markers(
+            producer_id, producer_epoch, commit, coordinator_epoch, partitions, transaction_version
+        )
 
     async def describe_transactions(self, transactional_ids: Sequence[str]) -> list[DescribedTransaction]:
         if not self.runtime.started:

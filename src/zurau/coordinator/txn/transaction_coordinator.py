@@ -76,6 +76,7 @@ from zurau.coordinator.txn.results import (
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     DescribedTransaction,
+    EndTxnResult,
     InitProducerIdResult,
     ListedTransaction,
     ListTransactionsResult,
@@ -85,6 +86,7 @@ from zurau.coordinator.txn.transaction_log_records import (
     TxnLogValue,
     TxnState,
 )
+from zurau.coordinator.txn.transaction_version import TV_2, supports_epoch_bump
 from zurau.coordinator.write_errors import write_error
 from zurau.protocol import errors as E
 from zurau.types import TopicPartitionKey
@@ -152,6 +154,10 @@ class TxnMetadata:
     last_update_ms: int = -1
     start_ms: int = -1
     previous_producer_id: int = NO_PRODUCER_ID
+    # Transactions v2: the producer id a Prepare* record hands over once the transaction is
+    # complete (the epoch was exhausted), and the transaction version of the last state change.
+    next_producer_id: int = NO_PRODUCER_ID
+    client_transaction_version: int = 0
     last_producer_epoch: int = NO_PRODUCER_EPOCH  # in memory only (Kafka does not store it)
 
     def to_value(self) -> TxnLogValue:
@@ -164,6 +170,8 @@ class TxnMetadata:
             last_update_ms=self.last_update_ms,
             start_ms=self.start_ms,
             previous_producer_id=self.previous_producer_id,
+            next_producer_id=self.next_producer_id,
+            client_transaction_version=self.client_transaction_version,
         )
 
     @classmethod
@@ -178,6 +186,8 @@ class TxnMetadata:
             last_update_ms=v.last_update_ms,
             start_ms=v.start_ms,
             previous_producer_id=v.previous_producer_id,
+            next_producer_id=v.next_producer_id,
+            client_transaction_version=v.client_transaction_version,
         )
 
 
@@ -207,6 +217,7 @@ class ParkedRequest:
     producer_epoch: int
     partitions: frozenset[TopicPartitionKey]
     deadline_ms: int
+    transaction_version: int = 0  # TV_2: added implicitly by a partition leader (KIP-890 part 2)
 
 
 # ---------------------------------------------------------------------------------- effects
@@ -237,6 +248,9 @@ class MarkerRequest:
     commit: bool
     coordinator_epoch: int
     partitions: tuple[TopicPartitionKey, ...]
+    # The transaction's version (WriteTxnMarkers v2): with transactions v2 a partition accepts
+    # the marker only if its epoch is above the producer's epoch there.
+    transaction_version: int = 0
 
 
 @dataclass
@@ -263,6 +277,9 @@ class TransactionCoordinator:
     def __init__(self, config: TransactionConfig, next_producer_id: Callable[[], int]) -> None:
         self.config = config
         self._next_producer_id = next_producer_id
+        # The cluster's finalized transaction.version: the version of the aborts the coordinator
+        # starts itself (InitProducerId fencing an ongoing transaction, timeouts), as Kafka's.
+        self.transaction_version: Callable[[], int] = lambda: 0
         self.transactions: dict[str, TxnEntry] = {}
         self.by_producer_id: dict[int, str] = {}  # current producer id -> transactional id
         self.timers: PartitionedTimers[TxnTimer] = PartitionedTimers(self._timer_partition)
@@ -331,7 +348,11 @@ class TransactionCoordinator:
         self.timers.cancel(("concurrent", tid))
         group: list[ParkedRequest] = []
         for p in parked:
-            if group and (p.producer_id, p.producer_epoch) != (group[0].producer_id, group[0].producer_epoch):
+            if group and (p.producer_id, p.producer_epoch, p.transaction_version) != (
+                group[0].producer_id,
+                group[0].producer_epoch,
+                group[0].transaction_version,
+            ):
                 self._add_partitions(fx, tid, group, now_ms)
                 group = []
             group.append(p)
@@ -506,7 +527,9 @@ class TransactionCoordinator:
                 code = E.ConcurrentTransactionsError.code if err is None else err.code
                 fx2.reply(token, InitProducerIdResult(code))
 
-            self._end(fx, entry, commit=False, fence=True, now_ms=now_ms, then=fenced)
+            self._end(
+                fx, entry, commit=False, fence=True, now_ms=now_ms, then=fenced, tv=self.transaction_version()
+            )
             return fx
         if meta.state not in IDLE_STATES:
             raise AssertionError(f"transactional id {transactional_id} is in state {meta.state.kafka_name}")
@@ -596,14 +619,23 @@ class TransactionCoordinator:
         producer_epoch: int,
         partitions: Iterable[TopicPartitionKey],
         now_ms: int,
+        transaction_version: int = 0,
     ) -> TxnEffects:
         """AddPartitionsToTxn (and AddOffsetsToTxn, with its ``__consumer_offsets`` partition).
 
-        Reply: an error code for every partition together (0 when added).
+        ``transaction_version`` 2: a partition leader adds the partition implicitly (a producer's
+        first Produce v12 / TxnOffsetCommit v5 write there, Kafka's ``addPartition``); the
+        transaction is then a transactions-v2 one. Reply: an error code for every partition
+        together (0 when added).
         """
         fx = TxnEffects()
         request = ParkedRequest(
-            token, producer_id, producer_epoch, frozenset(partitions), now_ms + self.config.concurrent_wait_ms
+            token,
+            producer_id,
+            producer_epoch,
+            frozenset(partitions),
+            now_ms + self.config.concurrent_wait_ms,
+            TV_2 if supports_epoch_bump(transaction_version) else 0,
         )
         self._add_partitions(fx, transactional_id, [request], now_ms)
         return fx
@@ -611,9 +643,20 @@ class TransactionCoordinator:
     def _add_partitions(
         self, fx: TxnEffects, transactional_id: str, requests: list[ParkedRequest], now_ms: int
     ) -> None:
-        """:meth:`add_partitions` for ``requests`` (one producer id and epoch) together."""
+        """:meth:`add_partitions` for ``requests`` (one producer id, epoch and version) together."""
         producer_id, producer_epoch = requests[0].producer_id, requests[0].producer_epoch
+        tv = requests[0].transaction_version
         parts = frozenset().union(*(r.partitions for r in requests))
+        current = self.transactions.get(transactional_id)
+        if current is not None and self._handed_over(current, producer_id, producer_epoch):
+            # Transactions v2: the producer already starts its next transaction with the
+            # producer id the completing one hands over (epoch exhaustion): wait for it.
+            if self.config.concurrent_wait_ms > 0:
+                self._park(current, requests, now_ms, fx)
+            else:
+                for r in requests:
+                    fx.reply(r.token, E.ConcurrentTransactionsError.code)
+            return
         try:
             entry = self._check_producer(transactional_id, producer_id, producer_epoch)
             meta = entry.meta
@@ -636,6 +679,7 @@ class TransactionCoordinator:
             partitions=meta.partitions | parts,
             start_ms=now_ms if meta.state in IDLE_STATES else meta.start_ms,
             last_update_ms=now_ms,
+            client_transaction_version=tv,
         )
 
         def stored(err: E.KafkaError | None, now: int, fx2: TxnEffects) -> None:
@@ -701,6 +745,18 @@ class TransactionCoordinator:
         return None
 
     # ------------------------------------------------------------------ EndTxn
+    @staticmethod
+    def _handed_over(entry: TxnEntry, producer_id: int, producer_epoch: int) -> bool:
+        """Whether ``producer_id``/``producer_epoch`` is the new producer id (epoch 0) that the
+        transaction being completed hands over (transactions v2, epoch exhaustion)."""
+        meta = entry.meta
+        completing = entry.pending is not None or meta.state in PREPARE_STATES
+        return (
+            completing
+            and meta.next_producer_id != NO_PRODUCER_ID
+            and (producer_id, producer_epoch) == (meta.next_producer_id, 0)
+        )
+
     def end_transaction(
         self,
         token: Any,
@@ -710,12 +766,17 @@ class TransactionCoordinator:
         producer_epoch: int,
         commit: bool,
         now_ms: int,
+        transaction_version: int = 0,
     ) -> TxnEffects:
-        """EndTxn from a client. Reply: an error code (0 once the Prepare record is stored).
+        """EndTxn from a client. Reply: :class:`EndTxnResult` (0 once the Prepare record is stored).
 
         Any process may send it: only the transactional id, producer id and epoch are checked.
-        Ending a transaction that already completed the same way is answered with 0 (a retry).
+        Transactions v1 (``transaction_version`` < 2, EndTxn v0-v4): ending a transaction that
+        already completed the same way is answered with 0 (a retry). Transactions v2: see
+        :meth:`_end_transaction_v2`.
         """
+        if supports_epoch_bump(transaction_version):
+            return self._end_transaction_v2(token, transactional_id, producer_id, producer_epoch, commit, now_ms)
         fx = TxnEffects()
         try:
             entry = self._check_producer(transactional_id, producer_id, producer_epoch)
@@ -727,7 +788,7 @@ class TransactionCoordinator:
             if state == TxnState.ONGOING:
                 pass
             elif state == wanted_complete:
-                fx.reply(token, 0)
+                fx.reply(token, EndTxnResult(0, entry.meta.producer_id, entry.meta.producer_epoch))
                 return fx
             elif state == wanted_prepare:
                 raise E.ConcurrentTransactionsError(f"{transactional_id} is completing its transaction")
@@ -737,13 +798,106 @@ class TransactionCoordinator:
                     f"in state {state.kafka_name}"
                 )
         except E.KafkaError as e:
-            fx.reply(token, e.code)
+            fx.reply(token, EndTxnResult(e.code))
             return fx
 
         def prepared(err: E.KafkaError | None, now: int, fx2: TxnEffects) -> None:
-            fx2.reply(token, 0 if err is None else write_error(err, for_offsets=False).code)
+            if err is not None:
+                fx2.reply(token, EndTxnResult(write_error(err, for_offsets=False).code))
+            else:
+                meta = self.transactions[transactional_id].meta
+                fx2.reply(token, EndTxnResult(0, meta.producer_id, meta.producer_epoch))
 
         self._end(fx, entry, commit=commit, fence=False, now_ms=now_ms, then=prepared)
+        return fx
+
+    def _end_transaction_v2(
+        self, token: Any, tid: str, producer_id: int, producer_epoch: int, commit: bool, now_ms: int
+    ) -> TxnEffects:
+        """EndTxn v5 with transactions v2 (Kafka 4.x's ``endTransaction``).
+
+        Every commit or abort bumps the epoch: the Prepare record and the markers carry epoch + 1
+        and the reply hands the producer the id and epoch of its next transaction (once the
+        epoch is exhausted, a new producer id with epoch 0: the Prepare record names it in
+        ``next_producer_id`` and the Complete record switches to it). So a request with the
+        epoch before the bump is either a retry of the same EndTxn (answered 0 with the current
+        id and epoch once complete, CONCURRENT_TRANSACTIONS while completing) or a zombie
+        (PRODUCER_FENCED: an older epoch, or the previous one while a new transaction is Ongoing
+        or Empty). An abort with no partition added (Empty, Complete*) is allowed: the epoch is
+        bumped with no marker to write. A state change in flight answers CONCURRENT_TRANSACTIONS
+        before the epoch is looked at, so a producer never fences itself (KAFKA-18464).
+        """
+        fx = TxnEffects()
+
+        def fail(err: type[E.KafkaError]) -> TxnEffects:
+            fx.reply(token, EndTxnResult(err.code))
+            return fx
+
+        if not tid:
+            return fail(E.InvalidRequestError)
+        entry = self.transactions.get(tid)
+        if entry is None:
+            return fail(E.InvalidProducerIdMappingError)
+        meta = entry.meta
+        if self._handed_over(entry, producer_id, producer_epoch):
+            return fail(E.ConcurrentTransactionsError)
+        retry_on_overflow = (
+            meta.previous_producer_id == producer_id
+            and producer_id != meta.producer_id
+            and producer_epoch == MAX_EPOCH - 1
+            and meta.producer_epoch == 0
+        )
+        retry_on_bump = meta.producer_id == producer_id and meta.producer_epoch == producer_epoch + 1
+        if meta.producer_id != producer_id and not retry_on_overflow:
+            return fail(E.InvalidProducerIdMappingError)
+        if entry.pending is not None:
+            return fail(E.ConcurrentTransactionsError)
+        state = meta.state
+        current = producer_epoch == meta.producer_epoch and meta.producer_id == producer_id
+        if state in PREPARE_STATES:
+            valid = retry_on_bump
+        elif state in COMPLETE_STATES:
+            valid = retry_on_bump or retry_on_overflow or current
+        else:  # Ongoing, Empty
+            valid = current
+        if not valid:
+            log.info(
+                "%s: EndTxn with producer id %d epoch %d fenced (current id %d epoch %d, %s)",
+                tid,
+                producer_id,
+                producer_epoch,
+                meta.producer_id,
+                meta.producer_epoch,
+                state.kafka_name,
+            )
+            return fail(E.ProducerFencedError)
+        retry = retry_on_bump or retry_on_overflow
+        wanted_complete = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
+        wanted_prepare = TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT
+        if state == TxnState.ONGOING:
+            pass
+        elif state in COMPLETE_STATES and retry:
+            if state != wanted_complete:
+                return fail(E.InvalidTxnStateError)
+            fx.reply(token, EndTxnResult(0, meta.producer_id, meta.producer_epoch))
+            return fx
+        elif state in PREPARE_STATES:
+            return fail(E.ConcurrentTransactionsError if state == wanted_prepare else E.InvalidTxnStateError)
+        elif commit:  # Empty, or Complete* with the current epoch: nothing to commit
+            return fail(E.InvalidTxnStateError)
+        # else: an abort with no partition added (Empty, Complete*): bump the epoch, no markers
+
+        def prepared(err: E.KafkaError | None, now: int, fx2: TxnEffects) -> None:
+            if err is not None:
+                fx2.reply(token, EndTxnResult(write_error(err, for_offsets=False).code))
+                return
+            done = self.transactions[tid].meta
+            if done.next_producer_id != NO_PRODUCER_ID:
+                fx2.reply(token, EndTxnResult(0, done.next_producer_id, 0))
+            else:
+                fx2.reply(token, EndTxnResult(0, done.producer_id, done.producer_epoch))
+
+        self._end(fx, entry, commit=commit, fence=False, now_ms=now_ms, then=prepared, tv=TV_2)
         return fx
 
     def _end(
@@ -755,15 +909,35 @@ class TransactionCoordinator:
         fence: bool,
         now_ms: int,
         then: Callable[[E.KafkaError | None, int, TxnEffects], None],
+        tv: int = 0,
     ) -> None:
-        """Ongoing -> PrepareCommit/PrepareAbort (``fence``: an abort with the epoch bumped), then
-        markers and Complete*. ``then`` runs once the Prepare record is stored (or failed)."""
+        """Ongoing (or, transactions v2 abort, Empty / Complete*) -> PrepareCommit/PrepareAbort,
+        then markers and Complete*. ``then`` runs once the Prepare record is stored (or failed).
+
+        The epoch is bumped once: by a fence (an abort started by the coordinator: InitProducerId
+        or a timeout; transactions v2 adds no second bump, KAFKA-19367) or by a transactions-v2
+        EndTxn, which also names the next producer id when the epoch is exhausted.
+        """
         meta = entry.meta
+        v2 = supports_epoch_bump(tv)
+        bump = fence or (v2 and meta.producer_epoch < MAX_EPOCH)
+        next_producer_id = NO_PRODUCER_ID
+        if v2 and not fence and is_epoch_exhausted(meta.producer_epoch):
+            next_producer_id = self._next_producer_id()
+        if fence:
+            last_epoch = NO_PRODUCER_EPOCH
+        elif v2:
+            last_epoch = meta.producer_epoch
+        else:
+            last_epoch = meta.last_producer_epoch
         transit = replace(
             meta,
             state=TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT,
-            producer_epoch=meta.producer_epoch + 1 if fence else meta.producer_epoch,
-            last_producer_epoch=NO_PRODUCER_EPOCH if fence else meta.last_producer_epoch,
+            producer_epoch=meta.producer_epoch + 1 if bump else meta.producer_epoch,
+            last_producer_epoch=last_epoch,
+            next_producer_id=next_producer_id,
+            client_transaction_version=TV_2 if v2 else 0,
+            start_ms=meta.start_ms if meta.state == TxnState.ONGOING else now_ms,
             last_update_ms=now_ms,
         )
         tid = meta.transactional_id
@@ -793,6 +967,7 @@ class TransactionCoordinator:
                 meta.state == TxnState.PREPARE_COMMIT,
                 self.config.coordinator_epoch,
                 tuple(sorted(entry.pending_markers)),
+                meta.client_transaction_version,
             )
         )
 
@@ -843,7 +1018,14 @@ class TransactionCoordinator:
             else TxnState.COMPLETE_ABORT,
             partitions=frozenset(),
             last_update_ms=now_ms,
+            next_producer_id=NO_PRODUCER_ID,
         )
+        if meta.next_producer_id != NO_PRODUCER_ID:
+            # Transactions v2 at an exhausted epoch: the transaction hands its producer over to
+            # the new id (the markers went out with the old one).
+            transit = replace(
+                transit, producer_id=meta.next_producer_id, producer_epoch=0, previous_producer_id=meta.producer_id
+            )
         tid = meta.transactional_id
 
         def stored(err: E.KafkaError | None, now: int, fx2: TxnEffects) -> None:
@@ -909,7 +1091,7 @@ class TransactionCoordinator:
                 log.warning("cannot abort the timed-out transaction of %s: %s", tid, err)
                 self._schedule_timeout(tid, now + self.config.marker_retry_backoff_ms)
 
-        self._end(fx, entry, commit=False, fence=True, now_ms=now_ms, then=aborted)
+        self._end(fx, entry, commit=False, fence=True, now_ms=now_ms, then=aborted, tv=self.transaction_version())
 
     def _expire_ids(self, now_ms: int, fx: TxnEffects, partition: int) -> None:
         """Forget the ids of ``partition`` idle (Empty or completed) for ``transactional.id.expiration.ms``."""

@@ -102,6 +102,9 @@ class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, Tx
         self.verify_unknown_producers = False
         # Cluster mode: KIP-890 verification with the coordinator of a transactional id led elsewhere.
         self.verification_channel: TxnVerificationChannel | None = None
+        # The cluster's finalized transaction.version (the composition root reads the metadata
+        # image): the version of the aborts the coordinator starts itself.
+        self.transaction_version: Callable[[], int] = lambda: 0
         super().__init__(writer, topics, create_topic, clock)
         if isinstance(writer, ResignNotifier):
             writer.add_resign_listener(self._on_resigned)
@@ -113,7 +116,9 @@ class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, Tx
     # ------------------------------------------------------------------ hooks
     def _new_core(self, num_partitions: int | None) -> TransactionCoordinator:
         config = TransactionConfig.from_view(self.config, num_partitions)
-        return TransactionCoordinator(config, self._next_producer_id)
+        core = TransactionCoordinator(config, self._next_producer_id)
+        core.transaction_version = lambda: self.transaction_version()
+        return core
 
     def _num_partitions(self) -> int:
         return self.core.config.num_partitions
@@ -188,7 +193,9 @@ class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, Tx
             if len(results) == wanted and self._shards.get(partition) is shard:
                 self._schedule(partition, lambda now: self.core.complete_markers(m, results, now))
 
-        self._write_markers(m.producer_id, m.producer_epoch, m.commit, m.coordinator_epoch, m.partitions, one)
+        self._write_markers(
+            m.producer_id, m.producer_epoch, m.commit, m.coordinator_epoch, m.partitions, one, m.transaction_version
+        )
 
     def write_markers(
         self,
@@ -197,10 +204,12 @@ class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, Tx
         commit: bool,
         coordinator_epoch: int,
         partitions: Iterable[TopicPartitionKey],
+        transaction_version: int = 0,
     ) -> asyncio.Future[dict[TopicPartitionKey, KafkaError | None]]:
         """WriteTxnMarkers: a marker in each partition, written here (a partition this broker
         does not lead gets NOT_LEADER_OR_FOLLOWER, never a forwarded request); the future gets
-        each outcome (None: committed)."""
+        each outcome (None: committed). ``transaction_version`` 2: a marker must carry an epoch
+        above the producer's epoch in the partition (else INVALID_PRODUCER_EPOCH)."""
         fut: asyncio.Future[dict[TopicPartitionKey, KafkaError | None]] = (
             asyncio.get_running_loop().create_future()
         )
@@ -214,7 +223,9 @@ class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, Tx
 
         if not parts:
             fut.set_result(results)
-        self._write_local_markers(producer_id, producer_epoch, commit, coordinator_epoch, parts, one)
+        self._write_local_markers(
+            producer_id, producer_epoch, commit, coordinator_epoch, parts, one, transaction_version
+        )
         return fut
 
     def _write_markers(
@@ -225,13 +236,15 @@ class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, Tx
         coordinator_epoch: int,
         partitions: Iterable[TopicPartitionKey],
         one: MarkerCallback,
+        transaction_version: int = 0,
     ) -> None:
         """The coordinator's markers: in-process where this broker leads the partition, through
         WriteTxnMarkers to the leader elsewhere (cluster mode)."""
         parts = list(dict.fromkeys(partitions))
         channel = self.marker_channel
+        tv = transaction_version
         if channel is None:
-            self._write_local_markers(producer_id, producer_epoch, commit, coordinator_epoch, parts, one)
+            self._write_local_markers(producer_id, producer_epoch, commit, coordinator_epoch, parts, one, tv)
             return
         local, remote = channel.split(parts)
         for broker_id, tps in remote.items():
@@ -240,8 +253,8 @@ class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, Tx
                 for tp in tps:
                     self._guard(one, tp, results.get(tp))
 
-            channel.send(broker_id, producer_id, producer_epoch, commit, coordinator_epoch, tps, report)
-        self._write_local_markers(producer_id, producer_epoch, commit, coordinator_epoch, local, one)
+            channel.send(broker_id, producer_id, producer_epoch, commit, coordinator_epoch, tps, report, tv)
+        self._write_local_markers(producer_id, producer_epoch, commit, coordinator_epoch, local, one, tv)
 
     def _write_local_markers(
         self,
@@ -251,6 +264,7 @@ class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, Tx
         coordinator_epoch: int,
         partitions: Iterable[TopicPartitionKey],
         one: MarkerCallback,
+        transaction_version: int = 0,
     ) -> None:
         for tp in dict.fromkeys(partitions):
             topic, index = tp
@@ -260,12 +274,12 @@ class TransactionRuntime(CoordinatorRuntime[TransactionCoordinator, TxnWrite, Tx
 
             if topic == OFFSETS_TOPIC and self.groups is not None:
                 self.groups.write_txn_marker(
-                    index, producer_id, producer_epoch, commit, coordinator_epoch, done
+                    index, producer_id, producer_epoch, commit, coordinator_epoch, done, transaction_version
                 )
                 continue
             try:
                 last = self.writer.append_markers(
-                    topic, index, producer_id, producer_epoch, commit, coordinator_epoch
+                    topic, index, producer_id, producer_epoch, commit, coordinator_epoch, transaction_version
                 )
             except KafkaError as e:
                 done(e)

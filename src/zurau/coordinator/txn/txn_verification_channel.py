@@ -9,7 +9,10 @@ read_committed readers at the last stable offset. When this broker coordinates t
 transactional id, the check is local (:meth:`TransactionRuntime.verify`); otherwise
 :class:`TxnVerificationChannel` asks the coordinator with AddPartitionsToTxn v4+
 ``verify_only=true``, the broker-to-broker form, which changes nothing and answers 0 for each
-partition already in the ongoing transaction.
+partition already in the ongoing transaction. With transactions v2 the leader instead has the
+coordinator *add* the partition (:meth:`TxnVerificationChannel.add`: AddPartitionsToTxn v5,
+``verify_only=false``, Kafka's ``addPartition`` operation): the producer sent no
+AddPartitionsToTxn of its own.
 
 Errors (the produce response carries them per partition):
 
@@ -66,11 +69,14 @@ _RETRY_AS_NOT_ENOUGH_REPLICAS = frozenset(
 )
 # The first AddPartitionsToTxn version with the broker-to-broker (batched, verify_only) form.
 VERIFY_VERSION = 4
+# The first one whose non-verify-only entries add partitions to a transactions-v2 transaction.
+ADD_VERSION = 5
 
 VerifyResults = dict[TopicPartitionKey, KafkaError | None]
 
 
-def _produce_error(code: int, what: str) -> KafkaError | None:
+def produce_error(code: int, what: str) -> KafkaError | None:
+    """The produce error for a coordinator's error ``code`` about ``what`` (None for 0)."""
     if code == 0:
         return None
     if code in _RETRY_AS_NOT_ENOUGH_REPLICAS:
@@ -122,11 +128,37 @@ class TxnVerificationChannel:
         partitions: Iterable[TopicPartitionKey],
     ) -> VerifyResults:
         """Each partition's verdict: None (in the ongoing transaction) or the produce error."""
+        what = f"producer {producer_id} ({transactional_id!r})"
+        codes = await self._ask(transactional_id, producer_id, producer_epoch, partitions, verify_only=True)
+        return {tp: produce_error(code, what) for tp, code in codes.items()}
+
+    async def add(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: Iterable[TopicPartitionKey],
+    ) -> dict[TopicPartitionKey, int]:
+        """Transactions v2 (Kafka's ``addPartition``): ask the coordinator to add the partitions
+        to the producer's transaction (AddPartitionsToTxn v5, ``verify_only=false``); each
+        partition's coordinator error code (COORDINATOR_NOT_AVAILABLE when it cannot be asked)."""
+        return await self._ask(transactional_id, producer_id, producer_epoch, partitions, verify_only=False)
+
+    async def _ask(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: Iterable[TopicPartitionKey],
+        *,
+        verify_only: bool,
+    ) -> dict[TopicPartitionKey, int]:
         parts = list(dict.fromkeys(partitions))
         what = f"producer {producer_id} ({transactional_id!r})"
         broker = self.coordinator_of(transactional_id)
+        unavailable = CoordinatorNotAvailableError.code
         if self._closed or broker < 0:
-            return {tp: _produce_error(CoordinatorNotAvailableError.code, what) for tp in parts}
+            return dict.fromkeys(parts, unavailable)
         by_topic: dict[str, list[int]] = defaultdict(list)
         for topic, index in parts:
             by_topic[topic].append(index)
@@ -136,35 +168,33 @@ class TxnVerificationChannel:
                     "transactional_id": transactional_id,
                     "producer_id": producer_id,
                     "producer_epoch": producer_epoch,
-                    "verify_only": True,
+                    "verify_only": verify_only,
                     "topics": [{"name": t, "partitions": idx} for t, idx in by_topic.items()],
                 }
             ]
         })
-        results: VerifyResults = {}
+        results: dict[TopicPartitionKey, int] = {}
         try:
             conn = await self._conns.get(broker)
-            version = conn.version(ApiKey.ADD_PARTITIONS_TO_TXN, min_version=VERIFY_VERSION)
+            version = conn.version(
+                ApiKey.ADD_PARTITIONS_TO_TXN, min_version=VERIFY_VERSION if verify_only else ADD_VERSION
+            )
             resp = await conn.call(call, version=version)
             top = resp.get("error_code", 0)
             for tr in resp.get("results_by_transaction", []):
                 for t in tr["topic_results"]:
                     for p in t["results_by_partition"]:
-                        code = p["partition_error_code"] or top
-                        results[(t["name"], p["partition_index"])] = _produce_error(code, what)
+                        results[(t["name"], p["partition_index"])] = p["partition_error_code"] or top
             if top and not results:
-                results = {tp: _produce_error(top, what) for tp in parts}
+                results = dict.fromkeys(parts, top)
         except (ClientError, KafkaError, OSError) as e:
-            log.info("cannot verify %s with broker %d: %s", what, broker, e)
+            log.info("cannot %s %s with broker %d: %s", "verify" if verify_only else "add partitions of", what, broker, e)
             await self._conns.drop(broker)
-        missing = [tp for tp in parts if tp not in results]
-        for tp in missing:
-            results[tp] = _produce_error(CoordinatorNotAvailableError.code, what)
-        return {tp: results[tp] for tp in parts}
+        return {tp: results.get(tp, unavailable) for tp in parts}
 
     async def close(self) -> None:
         self._closed = True
         await self._conns.close()
 
 
-__all__ = ["TxnVerificationChannel", "VerifyResults"]
+__all__ = ["TxnVerificationChannel", "VerifyResults", "produce_error"]
