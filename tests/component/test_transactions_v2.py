@@ -174,7 +174,9 @@ def read_committed(bootstrap: str) -> tuple[list[bytes], int]:
                 idle += 1
                 continue
             assert m.error() is None, m.error()
-            seen.append(m.value())
+            value = m.value()
+            assert value is not None
+            seen.append(value)
         return seen, committed.offset
     finally:
         c.close()
