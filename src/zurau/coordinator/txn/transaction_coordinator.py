@@ -1,7 +1,7 @@
 """The transaction coordinator as a pure state machine (docs/architecture.md): no sockets, no clocks.
 
-It mirrors Kafka's ``TransactionCoordinator`` / ``TransactionMetadata`` (transactions v1, the
-protocol every client speaks unless the broker finalises ``transaction.version=2``) and the group
+It mirrors Kafka's ``TransactionCoordinator`` / ``TransactionMetadata`` (transactions v1, and v2
+when the cluster finalises ``transaction.version=2`` and the client sends EndTxn v5) and the group
 coordinator's structure in this package. Every entry point takes the request's data and ``now_ms``
 and returns :class:`TxnEffects`:
 
@@ -33,6 +33,16 @@ States and transitions (Kafka's)::
     Empty / Complete* idle for transactional.id.expiration.ms --> Dead (a tombstone: forgotten)
 
 ``PrepareEpochFence`` is never stored: the fence is a PrepareAbort whose epoch is bumped.
+
+Transactions v2 (KIP-890 part 2, :mod:`~zurau.coordinator.txn.transaction_version`): partitions
+are added by partition leaders (``add_partitions(transaction_version=2)``); EndTxn v5
+(:meth:`TransactionCoordinator._end_transaction_v2`) bumps the epoch in every Prepare record, so
+the markers and the producer's next transaction use epoch + 1 (at an exhausted epoch the Prepare
+record names ``next_producer_id`` and the Complete record switches to it with epoch 0); it also
+allows an abort from Empty / Complete* (no markers). Aborts the coordinator starts itself run at
+the cluster's finalized level (``transaction_version``) and bump the epoch once, as Kafka 4.x
+(KAFKA-19367). ``client_transaction_version`` (stored) is 2 for transactions-v2 state changes, 0
+otherwise, so transactions v1 records keep their version-0 bytes.
 
 Invariants:
 
