@@ -31,6 +31,8 @@ from typing import Any
 from zurau.broker.auth.authorizer import StandardAuthorizer
 from zurau.broker.auth.broker_client_security import controller_client_security, inter_broker_client_security
 from zurau.broker.broker_reconfigurables import BrokerReconfigurables
+from zurau.broker.client_metrics_manager import ClientMetricsManager
+from zurau.broker.client_telemetry_store import ClientTelemetryStore
 from zurau.broker.dispatcher import api_version_ranges, load_handlers
 from zurau.broker.metadata_publisher import ChunkedPublishing, MetadataPublisher
 from zurau.broker.quotas.client_quota_manager import ClientQuotaManager
@@ -223,6 +225,13 @@ class Broker:
         self._metrics_listener: str = (default_metrics_listener or "") if configured is None else configured
         self.metrics: BrokerMetrics | None = BrokerMetrics() if self._metrics_listener else None
         self.metrics_exporter: MetricsExporter | None = None
+        # Client telemetry (KIP-714): subscriptions read from the image at each request.
+        self.client_metrics = ClientMetricsManager(
+            lambda: self.controller.image.client_metrics,
+            self.clock.now_ms,
+            lambda: int(self.effective_config().get("telemetry.max.bytes")),
+            ClientTelemetryStore(int(config.get("zurau.client.telemetry.max.clients"))),
+        )
         self.loop_watchdog: LoopWatchdog | None = None
         self.publishing: ChunkedPublishing | None = None  # a cluster node's metadata publisher
         # log_config_for's cache: topic -> (its overrides, the effective broker config, LogConfig).
@@ -616,6 +625,7 @@ class Broker:
             quorum=quorum,
             controller_listeners=frozenset(self.config.controller_listener_names),
             metrics=self.metrics,
+            client_metrics=self.client_metrics,
             schema_validator=self.schema_validator,
             # A cluster node's image is empty or stale until it catches up: until then only super
             # users pass (Kafka's authorizer before its initial load; see _catch_up).

@@ -163,6 +163,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._muted = False  # throttled by a quota: nothing is read until _muted_until
         self._muted_until = 0.0
         self.metadata_requests = 0  # Metadata requests received (zurau.broker.broker_rejoin)
+        # (client_software_name, client_software_version) from ApiVersions v3+ (KIP-511).
+        self.client_software: tuple[str, str] | None = None
 
     @property
     def closed(self) -> bool:
@@ -308,7 +310,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 slot.wait = WaitTime()
                 request_wait.set(slot.wait)
             slot.started = time.perf_counter()
-        ctx = RequestContext(header, self.host.services, self.peer, self.listener, session)
+        if api_key == ApiKey.API_VERSIONS and version >= 3:
+            self.client_software = (request.get("client_software_name", ""), request.get("client_software_version", ""))
+        ctx = RequestContext(header, self.host.services, self.peer, self.listener, session, self.client_software)
         if (api_key not in _OPEN_ON_CONTROLLER_LISTENERS and self.host.services.authorizer is not None
                 and self.listener in self.host.services.controller_listeners
                 and not controller_listener_allowed(ctx)):

@@ -59,6 +59,10 @@ HANDLER_MODULES = (
     "incremental_alter_configs",
     "describe_cluster",
     "describe_topic_partitions",
+    # client telemetry (KIP-714) and the config resources' names
+    "get_telemetry_subscriptions",
+    "push_telemetry",
+    "list_config_resources",
     "describe_log_dirs",
     # authentication (broker.auth)
     "sasl_handshake",

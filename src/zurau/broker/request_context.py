@@ -19,6 +19,7 @@ from zurau.protocol.frame import RequestHeader
 if TYPE_CHECKING:
     from zurau.broker.auth.authorizer import StandardAuthorizer
     from zurau.broker.auth.session import SecuritySession
+    from zurau.broker.client_metrics_manager import ClientMetricsManager
     from zurau.broker.fetch_session import FetchSessionCache
     from zurau.broker.interfaces import (
         BrokerMetricsRecorder,
@@ -89,6 +90,9 @@ class BrokerServices:
     # The broker's effective config: ``config`` with the dynamic broker configs of the current
     # metadata image (None: ``config`` itself, as in tests with partial services).
     effective_config: Callable[[], BrokerConfig] | None = None
+    # Client telemetry (KIP-714): subscriptions, client instances, pushed metrics (None: the
+    # telemetry APIs answer UNSUPPORTED_VERSION, as in tests with partial services).
+    client_metrics: ClientMetricsManager | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +102,8 @@ class RequestContext:
     peer: str
     listener: str = ""  # name of the listener the request came in on (e.g. PLAINTEXT, CONTROLLER)
     session: SecuritySession | None = None  # the connection's authentication (None: unauthenticated tests)
+    # (client_software_name, client_software_version) the connection sent in ApiVersions v3+.
+    client_software: tuple[str, str] | None = None
 
     @property
     def principal(self) -> str:

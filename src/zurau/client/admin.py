@@ -44,6 +44,7 @@ from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     KafkaError,
     UnknownTopicOrPartitionError,
+    UnsupportedVersionError,
     for_code,
 )
 from zurau.protocol.messages import (
@@ -71,6 +72,7 @@ class ResourceType(IntEnum):
     TOPIC = 2
     BROKER = 4
     BROKER_LOGGER = 8
+    CLIENT_METRICS = 16
     GROUP = 32
 
 
@@ -466,6 +468,24 @@ class AdminClient:
 
         await asyncio.gather(*(one(n, rs) for n, rs in by_node.items()))
         return out
+
+    async def list_config_resources(self, types: Iterable[ResourceType] = ()) -> list[ConfigResource]:
+        """The config resources of ``types`` (empty: every type the broker lists) with
+        ListConfigResources v1; a broker that serves only v0 (ListClientMetricsResources) lists
+        client metrics resources only (an error for any other type asked)."""
+        wanted = [int(t) for t in types]
+        conn = await self.cluster.any_connection()
+        rng = conn.api_versions.get(int(ApiKey.LIST_CONFIG_RESOURCES))
+        v1 = rng is None or rng[1] >= 1
+        if not v1 and any(t != ResourceType.CLIENT_METRICS for t in wanted):
+            raise UnsupportedVersionError("the broker lists only client metrics resources (ListClientMetricsResources)")
+        resp = await self.cluster.call(None, typed_api.LIST_CONFIG_RESOURCES({"resource_types": wanted}))
+        if resp["error_code"]:
+            raise _error(resp["error_code"], None, "cannot list config resources")
+        return [
+            ConfigResource(ResourceType(r.get("resource_type", ResourceType.CLIENT_METRICS)), r["resource_name"])
+            for r in resp["config_resources"]
+        ]
 
     async def incremental_alter_configs(
         self, changes: Mapping[ConfigResource, Sequence[AlterConfigOp]], *, validate_only: bool = False

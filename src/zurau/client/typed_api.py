@@ -105,6 +105,8 @@ from zurau.protocol.messages import (
     FetchSnapshotResponse,
     FindCoordinatorRequest,
     FindCoordinatorResponse,
+    GetTelemetrySubscriptionsRequest,
+    GetTelemetrySubscriptionsResponse,
     HeartbeatRequest,
     HeartbeatResponse,
     IncrementalAlterConfigsRequest,
@@ -117,6 +119,8 @@ from zurau.protocol.messages import (
     JoinGroupResponse,
     LeaveGroupRequest,
     LeaveGroupResponse,
+    ListConfigResourcesRequest,
+    ListConfigResourcesResponse,
     ListGroupsRequest,
     ListGroupsResponse,
     ListOffsetsRequest,
@@ -137,6 +141,8 @@ from zurau.protocol.messages import (
     OffsetForLeaderEpochResponse,
     ProduceRequest,
     ProduceResponse,
+    PushTelemetryRequest,
+    PushTelemetryResponse,
     ReadShareGroupStateRequest,
     ReadShareGroupStateResponse,
     ReadShareGroupStateSummaryRequest,
@@ -247,6 +253,13 @@ CREATE_ACLS: Api[CreateAclsRequest, CreateAclsResponse] = Api(ApiKey.CREATE_ACLS
 DELETE_ACLS: Api[DeleteAclsRequest, DeleteAclsResponse] = Api(ApiKey.DELETE_ACLS)
 DESCRIBE_CONFIGS: Api[DescribeConfigsRequest, DescribeConfigsResponse] = Api(ApiKey.DESCRIBE_CONFIGS)
 ALTER_CONFIGS: Api[AlterConfigsRequest, AlterConfigsResponse] = Api(ApiKey.ALTER_CONFIGS)
+LIST_CONFIG_RESOURCES: Api[ListConfigResourcesRequest, ListConfigResourcesResponse] = Api(
+    ApiKey.LIST_CONFIG_RESOURCES
+)
+GET_TELEMETRY_SUBSCRIPTIONS: Api[GetTelemetrySubscriptionsRequest, GetTelemetrySubscriptionsResponse] = Api(
+    ApiKey.GET_TELEMETRY_SUBSCRIPTIONS
+)
+PUSH_TELEMETRY: Api[PushTelemetryRequest, PushTelemetryResponse] = Api(ApiKey.PUSH_TELEMETRY)
 DESCRIBE_LOG_DIRS: Api[DescribeLogDirsRequest, DescribeLogDirsResponse] = Api(ApiKey.DESCRIBE_LOG_DIRS)
 SASL_AUTHENTICATE: Api[SaslAuthenticateRequest, SaslAuthenticateResponse] = Api(ApiKey.SASL_AUTHENTICATE)
 CREATE_PARTITIONS: Api[CreatePartitionsRequest, CreatePartitionsResponse] = Api(ApiKey.CREATE_PARTITIONS)
@@ -352,6 +365,9 @@ __all__ = [
     "DESCRIBE_CLIENT_QUOTAS",
     "DESCRIBE_CLUSTER",
     "DESCRIBE_CONFIGS",
+    "GET_TELEMETRY_SUBSCRIPTIONS",
+    "LIST_CONFIG_RESOURCES",
+    "PUSH_TELEMETRY",
     "DESCRIBE_GROUPS",
     "DESCRIBE_LOG_DIRS",
     "DESCRIBE_PRODUCERS",

@@ -90,6 +90,12 @@ SERVER_CONFIGS: tuple[ConfigKey, ...] = (
               "Timeout of requests this node sends to other nodes."),
     ConfigKey("max.request.partition.size.limit", I, 2000, at_least(1), M,
               "Most partitions one DescribeTopicPartitions answer describes."),
+    ConfigKey("telemetry.max.bytes", I, 1_048_576, at_least(1), M,
+              "Largest metrics payload (KIP-714 PushTelemetry) a client may push, compressed and "
+              "decompressed."),
+    ConfigKey("zurau.client.telemetry.max.clients", I, 1000, at_least(1), LO,
+              "Zurau's own: most client instances whose pushed metrics /metrics exposes; the "
+              "client that pushed least recently is dropped first."),
     ConfigKey("metrics.http.listener", S, None, HttpListener(), M,
               "Zurau's own: where to serve Prometheus metrics (GET /metrics); empty: nowhere."),
     ConfigKey("confluent.schema.registry.url", S, None, None, M,

@@ -12,6 +12,12 @@ Invariants:
   resource, type 32), strings as the client sent them; a group with no override left has no entry.
   A persistent (HAMT) map, so a batch costs O(groups changed). Read one group's with
   :meth:`MetadataImage.group_config`; :mod:`zurau.config.group_configs` types and resolves them.
+* ``client_metrics`` maps a client metrics subscription's name to its configs (Kafka's
+  CLIENT_METRICS config resource, type 16: ``metrics``, ``interval.ms``, ``match``), strings as
+  the client sent them; a subscription with no config left has no entry. The mapping object is
+  replaced whenever a subscription changes and shared otherwise (the broker's client metrics
+  manager re-evaluates its clients when it sees a new one).
+  :mod:`zurau.config.client_metrics_configs` reads them.
 * ``broker_configs`` maps a BROKER config resource name to its dynamic broker config overrides:
   a broker id as a decimal string for that broker's own, :data:`DEFAULT_BROKER_RESOURCE` (``""``,
   Kafka's ``<default>``) for the cluster-wide defaults; strings as the client sent them, typed on
@@ -50,6 +56,7 @@ from typing import Any
 from immutables import Map, MapMutation
 
 from zurau.metadata.records import (
+    CLIENT_METRICS_RESOURCE,
     CONTROLLED_SHUTDOWN_ENTER,
     CONTROLLED_SHUTDOWN_NONE,
     FENCING_FENCE,
@@ -218,6 +225,8 @@ class MetadataImage:
     broker_configs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     # group id -> group config overrides (a persistent map: groups may be many).
     group_configs: Mapping[str, Mapping[str, str]] = field(default_factory=Map)
+    # client metrics subscription name -> its configs (KIP-714).
+    client_metrics: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     features: Mapping[str, int] = field(default_factory=dict)
     next_producer_id: int = 0
     offset: int = -1
@@ -331,6 +340,7 @@ class _Delta:
         self.fresh: set[uuid.UUID] = set()
         self.broker_configs: dict[str, dict[str, str]] | None = None
         self.group_configs: MapMutation[str, Mapping[str, str]] | None = None
+        self.client_metrics: dict[str, Mapping[str, str]] | None = None
         self.features: dict[str, int] | None = None
         self.brokers: dict[int, BrokerRegistration] | None = None
         self.scram: dict[tuple[str, ScramMechanism], ScramCredential] | None = None
@@ -441,6 +451,19 @@ class _Delta:
                 if cfg is None:
                     cfg = self.configs[t2.topic_id] = dict(t2.configs)
                     self.fresh.add(t2.topic_id)
+            elif r.resource_type == CLIENT_METRICS_RESOURCE:
+                if self.client_metrics is None:
+                    self.client_metrics = dict(self.base.client_metrics)
+                sub_cfg = dict(self.client_metrics.get(r.resource_name, _EMPTY))
+                if r.value is None:
+                    sub_cfg.pop(r.name, None)
+                else:
+                    sub_cfg[r.name] = r.value
+                if sub_cfg:
+                    self.client_metrics[r.resource_name] = MappingProxyType(sub_cfg)
+                else:
+                    self.client_metrics.pop(r.resource_name, None)
+                return
             elif r.resource_type == GROUP_RESOURCE:
                 if self.group_configs is None:
                     self.group_configs = _mutation(self.base.group_configs)
@@ -581,6 +604,9 @@ class _Delta:
             if self.broker_configs is not None
             else self.base.broker_configs,
             group_configs=self._group_configs(),
+            client_metrics=MappingProxyType(dict(self.client_metrics))
+            if self.client_metrics is not None
+            else self.base.client_metrics,
             features=self.features if self.features is not None else self.base.features,
             next_producer_id=self.next_producer_id,
             offset=offset,

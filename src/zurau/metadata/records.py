@@ -43,6 +43,7 @@ from typing import ClassVar, NamedTuple
 TOPIC_RESOURCE = 2
 BROKER_RESOURCE = 4
 GROUP_RESOURCE = 32
+CLIENT_METRICS_RESOURCE = 16
 
 
 @dataclass(frozen=True, slots=True)

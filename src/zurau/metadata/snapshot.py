@@ -47,6 +47,7 @@ from zurau.metadata.image import MetadataImage
 from zurau.metadata.record_codec import decode_record, encode_record
 from zurau.metadata.records import (
     BROKER_RESOURCE,
+    CLIENT_METRICS_RESOURCE,
     GROUP_RESOURCE,
     TOPIC_RESOURCE,
     AccessControlEntryRecord,
@@ -148,6 +149,9 @@ def image_records(image: MetadataImage) -> list[MetadataRecord]:
     for group_id in sorted(image.group_configs):
         group_cfg = image.group_configs[group_id]
         out += [ConfigRecord(GROUP_RESOURCE, group_id, k, group_cfg[k]) for k in sorted(group_cfg)]
+    for sub_name in sorted(image.client_metrics):
+        sub_cfg = image.client_metrics[sub_name]
+        out += [ConfigRecord(CLIENT_METRICS_RESOURCE, sub_name, k, sub_cfg[k]) for k in sorted(sub_cfg)]
     if image.next_producer_id:
         out.append(ProducerIdsRecord(-1, -1, image.next_producer_id))
     for (user, mech), c in sorted(image.scram_credentials.items()):

@@ -35,6 +35,7 @@ from zurau.coordinator.txn.transaction_runtime import TransactionRuntime
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.kraft_manager import KRaftManager
 from zurau.metadata.metadata_log import MetadataLog
+from zurau.metrics.client_telemetry import client_telemetry_families
 from zurau.metrics.recorder import PHASES, BrokerMetrics, LatencyHistogram
 from zurau.protocol.codec import schema_for
 from zurau.protocol.errors import for_code
@@ -125,6 +126,9 @@ class BrokerCollector(Collector):
         out += self._connections()
         out += self._log_flush_and_cleaner()
         out += self._remote_tier()
+        manager = getattr(self.source, "client_metrics", None)
+        if manager is not None:
+            out += client_telemetry_families(manager, error_name)
         return out
 
     def _requests(self) -> Iterator[Metric]:

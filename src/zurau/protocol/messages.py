@@ -2586,6 +2586,64 @@ class ConsumerGroupDescribeResponse(TypedDict, total=False):
     groups: list[ConsumerGroupDescribeResponseGroups]
 
 
+class GetTelemetrySubscriptionsRequest(TypedDict, total=False):
+    """GetTelemetrySubscriptions request (api key 71), v0-0; flexible v0+."""
+
+    client_instance_id: uuid.UUID
+
+
+class GetTelemetrySubscriptionsResponse(TypedDict, total=False):
+    """GetTelemetrySubscriptions response (api key 71), v0-0; flexible v0+."""
+
+    throttle_time_ms: int
+    error_code: int
+    client_instance_id: uuid.UUID
+    subscription_id: int
+    accepted_compression_types: list[int]
+    push_interval_ms: int
+    telemetry_max_bytes: int
+    delta_temporality: bool
+    requested_metrics: list[str]
+
+
+class PushTelemetryRequest(TypedDict, total=False):
+    """PushTelemetry request (api key 72), v0-0; flexible v0+."""
+
+    client_instance_id: uuid.UUID
+    subscription_id: int
+    terminating: bool
+    compression_type: int
+    metrics: bytes
+
+
+class PushTelemetryResponse(TypedDict, total=False):
+    """PushTelemetry response (api key 72), v0-0; flexible v0+."""
+
+    throttle_time_ms: int
+    error_code: int
+
+
+class ListConfigResourcesRequest(TypedDict, total=False):
+    """ListConfigResources request (api key 74), v0-1; flexible v0+."""
+
+    resource_types: list[int]  # v1+
+
+
+class ListConfigResourcesResponseConfigResources(TypedDict, total=False):
+    """An element of ``ListConfigResourcesResponse.config_resources``."""
+
+    resource_name: str
+    resource_type: int  # v1+
+
+
+class ListConfigResourcesResponse(TypedDict, total=False):
+    """ListConfigResources response (api key 74), v0-1; flexible v0+."""
+
+    throttle_time_ms: int
+    error_code: int
+    config_resources: list[ListConfigResourcesResponseConfigResources]
+
+
 class DescribeTopicPartitionsRequestTopics(TypedDict, total=False):
     """An element of ``DescribeTopicPartitionsRequest.topics``."""
 

@@ -37,6 +37,7 @@ TOPIC_CONFIG_RESOURCE, BROKER_CONFIG_RESOURCE, BROKER_LOGGER_CONFIG_RESOURCE, GR
     8,
     32,
 )
+CLIENT_METRICS_CONFIG_RESOURCE = 16
 CLUSTER_AUTHORIZATION_FAILED = ClusterAuthorizationFailedError.code
 TOPIC_AUTHORIZATION_FAILED = TopicAuthorizationFailedError.code
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED = TransactionalIdAuthorizationFailedError.code
@@ -88,8 +89,8 @@ def controller_listener_allowed(ctx: RequestContext) -> bool:
 def config_denied(ctx: RequestContext, resource_type: int, name: str, op: AclOperation) -> KafkaError | None:
     """For a config resource (DescribeConfigs, AlterConfigs, IncrementalAlterConfigs): ``op``
     (DESCRIBE_CONFIGS or ALTER_CONFIGS) on the topic (2), else TOPIC_AUTHORIZATION_FAILED, on the
-    group (32), else GROUP_AUTHORIZATION_FAILED, or on the cluster for a broker (4) or broker
-    logger (8), else CLUSTER_AUTHORIZATION_FAILED; None: allowed (other resource types are left to
+    group (32), else GROUP_AUTHORIZATION_FAILED, or on the cluster for a broker (4), broker
+    logger (8) or client metrics subscription (16), else CLUSTER_AUTHORIZATION_FAILED; None: allowed (other resource types are left to
     the handler's own errors)."""
     if ctx.services.authorizer is None:
         return None
@@ -99,7 +100,11 @@ def config_denied(ctx: RequestContext, resource_type: int, name: str, op: AclOpe
     elif resource_type == GROUP_CONFIG_RESOURCE:
         if not allowed(ctx, op, GROUP, name):
             return GroupAuthorizationFailedError("Group authorization failed.")
-    elif resource_type in (BROKER_CONFIG_RESOURCE, BROKER_LOGGER_CONFIG_RESOURCE) and not cluster_allowed(
+    elif resource_type in (
+        BROKER_CONFIG_RESOURCE,
+        BROKER_LOGGER_CONFIG_RESOURCE,
+        CLIENT_METRICS_CONFIG_RESOURCE,
+    ) and not cluster_allowed(
         ctx, op
     ):
         return ClusterAuthorizationFailedError("Cluster authorization failed.")

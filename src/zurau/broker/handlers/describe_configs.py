@@ -24,7 +24,12 @@ Per resource, following Kafka's ``ConfigHelper.describeConfigs``:
   read-only: an override with source GROUP_CONFIG (8, the Admin API's DYNAMIC_GROUP_CONFIG), any
   other with the broker's default for it and source DEFAULT_CONFIG. Authorized as
   DESCRIBE_CONFIGS on the group (GROUP_AUTHORIZATION_FAILED), as in Kafka.
-* Any other type (CLIENT_METRICS, unknown): INVALID_REQUEST "Unsupported resource type".
+* CLIENT_METRICS (16): the name is a subscription (empty: INVALID_REQUEST "Client metrics
+  subscription name must not be empty"; it need not exist). Its three configs (``interval.ms``,
+  ``match``, ``metrics``): a set one with source CLIENT_METRICS_CONFIG (7), the others with their
+  defaults and DEFAULT_CONFIG (Kafka's ``createClientMetricsConfigEntry``). Authorized as
+  DESCRIBE_CONFIGS on the cluster.
+* Any other type (unknown): INVALID_REQUEST "Unsupported resource type".
 
 A null or empty ``configuration_keys`` means every config; unknown keys are ignored, as in Kafka.
 Synonyms are returned only when asked (v1+), documentation only when asked (v3+).
@@ -44,10 +49,12 @@ from zurau.config import (
     describe_group_config,
     describe_topic_config,
 )
+from zurau.config.client_metrics_configs import describe_entries as describe_client_metrics
 from zurau.config.dynamic_broker_configs import applied_dynamically
 from zurau.metadata.controller.config_control import (
     RESOURCE_BROKER,
     RESOURCE_BROKER_LOGGER,
+    RESOURCE_CLIENT_METRICS,
     RESOURCE_GROUP,
     RESOURCE_TOPIC,
 )
@@ -149,6 +156,29 @@ def _describe_group(
     return [entry_dict(e, syn, doc) for e in entries]
 
 
+def _describe_client_metrics(
+    ctx: RequestContext, resource: DescribeConfigsRequestResources, syn: bool, doc: bool
+) -> list[DescribeConfigsResponseResultsConfigs]:
+    name = resource["resource_name"]
+    if not name:
+        raise InvalidRequestError("Client metrics subscription name must not be empty")
+    entries = describe_client_metrics(ctx.image.client_metrics.get(name, {}), _keys(resource))
+    return [
+        {
+            "name": e["name"],
+            "value": e["value"],
+            "read_only": False,
+            "config_source": e["source"],
+            "is_default": e["source"] == ConfigSource.DEFAULT_CONFIG,
+            "is_sensitive": False,
+            "synonyms": [{"name": n, "value": v, "source": s} for n, v, s in e["synonyms"]] if syn else [],
+            "config_type": e["config_type"],
+            "documentation": e["doc"] if doc else None,
+        }
+        for e in entries
+    ]
+
+
 def _describe_broker(
     ctx: RequestContext, resource: DescribeConfigsRequestResources, syn: bool, doc: bool
 ) -> list[DescribeConfigsResponseResultsConfigs]:
@@ -223,6 +253,8 @@ def handle(ctx: RequestContext, req: DescribeConfigsRequest) -> DescribeConfigsR
                 result["configs"] = _describe_loggers(ctx, resource)
             elif rtype == RESOURCE_GROUP:
                 result["configs"] = _describe_group(ctx, resource, syn, doc)
+            elif rtype == RESOURCE_CLIENT_METRICS:
+                result["configs"] = _describe_client_metrics(ctx, resource, syn, doc)
             else:
                 raise InvalidRequestError(f"Unsupported resource type: {rtype}")
         except Exception as e:

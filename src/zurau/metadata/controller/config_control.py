@@ -1,7 +1,8 @@
 """The controller's part of configs (Kafka's ``ConfigurationControlManager``): AlterConfigs and
 IncrementalAlterConfigs as ``ConfigRecord``\\ s, and the checks every topic config passes.
 
-TOPIC, GROUP (Kafka's group configs, :mod:`zurau.config.group_configs`) and BROKER (dynamic
+TOPIC, GROUP (Kafka's group configs, :mod:`zurau.config.group_configs`), CLIENT_METRICS
+(KIP-714 subscriptions, :mod:`zurau.config.client_metrics_configs`) and BROKER (dynamic
 broker configs, :mod:`zurau.config.dynamic_broker_configs`) resources are altered here;
 BROKER_LOGGER is the receiving broker's own business (its handler answers it, this module only
 refuses it). A resource named twice in one request gets one INVALID_REQUEST "Duplicate
@@ -21,6 +22,11 @@ Kafka). Its resulting set of overrides is validated as a whole against the broke
 defaults and bounds (INVALID_CONFIG with Kafka's message); APPEND/SUBTRACT are INVALID_CONFIG
 "Can't APPEND to key ... because its type is not LIST." (no group config is a list), as Kafka's
 ``ConfigurationControlManager`` answers. Deleting an override returns the config to its default.
+
+A CLIENT_METRICS resource is named by its subscription (empty: INVALID_REQUEST "Subscription
+name can't be empty"); its resulting set is validated as Kafka's ``ClientMetricsConfigs.validate``
+(unknown config or interval out of range: INVALID_REQUEST; bad value or match pattern:
+INVALID_CONFIG). APPEND/SUBTRACT work on ``metrics`` and ``match`` (LIST configs).
 
 Invariants: an accepted topic config can always be applied (:func:`check_topic_configs` checks it
 as the live log would); a change writes one ConfigRecord per override that changes (removals,
@@ -43,6 +49,7 @@ from zurau.config import (
     format_value,
     resolve_topic_config,
 )
+from zurau.config.client_metrics_configs import CLIENT_METRICS_CONFIGS, validate_client_metrics_configs
 from zurau.config.definitions import BROKER_CONFIGS
 from zurau.config.dynamic_broker_configs import DynamicConfigError, check_dynamic_update, effective_config
 from zurau.config.group_configs import validate_group_configs
@@ -51,6 +58,7 @@ from zurau.metadata.dynamic_broker_config import EffectiveBrokerConfig
 from zurau.metadata.image import DEFAULT_BROKER_RESOURCE, MetadataImage, TopicImage
 from zurau.metadata.records import (
     BROKER_RESOURCE,
+    CLIENT_METRICS_RESOURCE,
     GROUP_RESOURCE,
     TOPIC_RESOURCE,
     ConfigRecord,
@@ -76,8 +84,9 @@ RESOURCE_TOPIC = TOPIC_RESOURCE
 RESOURCE_BROKER = BROKER_RESOURCE
 RESOURCE_BROKER_LOGGER = 8
 RESOURCE_GROUP = GROUP_RESOURCE
+RESOURCE_CLIENT_METRICS = CLIENT_METRICS_RESOURCE
 KNOWN_RESOURCE_TYPES = frozenset(
-    {RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, 16, RESOURCE_GROUP}
+    {RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_CLIENT_METRICS, RESOURCE_GROUP}
 )
 
 # IncrementalAlterConfigs operations.
@@ -148,7 +157,7 @@ def check_resource_type(rtype: int) -> None:
     configs requests do not take."""
     if rtype not in KNOWN_RESOURCE_TYPES:
         raise UnsupportedVersionError(f"Unknown resource type {rtype}.")
-    if rtype not in (RESOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_GROUP):
+    if rtype not in KNOWN_RESOURCE_TYPES:
         raise InvalidRequestError(f"Unexpected resource type {rtype}.")
 
 
@@ -179,6 +188,9 @@ class ConfigurationControlManager:
             if rtype == RESOURCE_GROUP:
                 self._set_group_configs(pending, _group_name(name), new, validate_only)
                 return
+            if rtype == RESOURCE_CLIENT_METRICS:
+                self._set_client_metrics(pending, name, new, validate_only)
+                return
             t = self._topic_for_alter(pending.image, name)
             self._set_topic_configs(pending, t, new, validate_only)
 
@@ -208,6 +220,17 @@ class ConfigurationControlManager:
                 group_id = _group_name(name)
                 new = _incremental_group(dict(pending.image.group_config(group_id)), configs)
                 self._set_group_configs(pending, group_id, new, validate_only)
+                return
+            if rtype == RESOURCE_CLIENT_METRICS:
+                current_sub = dict(pending.image.client_metrics.get(name, {}))
+                new_sub = apply_incremental(
+                    current_sub,
+                    configs,
+                    CLIENT_METRICS_CONFIGS,
+                    lambda d: format_value(d, d.default),
+                    "Unknown client metrics configuration",
+                )
+                self._set_client_metrics(pending, name, new_sub, validate_only)
                 return
             t = self._topic_for_alter(pending.image, name)
             new_topic = self._incremental(pending.image, dict(t.configs), configs)
@@ -325,6 +348,27 @@ class ConfigurationControlManager:
         ]
         records += [
             ConfigRecord(GROUP_RESOURCE, group_id, k, v) for k, v in sorted(wanted.items()) if old.get(k) != v
+        ]
+        pending.add(records)
+
+    @staticmethod
+    def _set_client_metrics(
+        pending: PendingRecords, name: str, new: dict[str, str | None], validate_only: bool
+    ) -> None:
+        """Validate a client metrics subscription's whole new set of configs and write what
+        changes (deleting its last config removes the subscription)."""
+        validate_client_metrics_configs(name, new)
+        if validate_only:
+            return
+        old = dict(pending.image.client_metrics.get(name, {}))
+        wanted = {k: v for k, v in new.items() if v is not None}
+        records: list[MetadataRecord] = [
+            ConfigRecord(CLIENT_METRICS_RESOURCE, name, k, None) for k in sorted(old) if k not in wanted
+        ]
+        records += [
+            ConfigRecord(CLIENT_METRICS_RESOURCE, name, k, v)
+            for k, v in sorted(wanted.items())
+            if old.get(k) != v
         ]
         pending.add(records)
 

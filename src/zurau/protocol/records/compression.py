@@ -73,6 +73,7 @@ __all__ = [
     "ZSTD",
     "CODEC_NAMES",
     "DEFAULT_MAX_OUTPUT",
+    "OutputLimitExceeded",
     "XERIAL_MAGIC",
     "compress",
     "decompress",
@@ -130,6 +131,11 @@ def compress(codec: int, data: Buffer, *, level: int | None = None) -> bytes:
     raise UnsupportedCompressionTypeError(f"unknown compression codec {codec}")
 
 
+class OutputLimitExceeded(CorruptRecordError):
+    """The input would decompress to more than ``max_output`` bytes (a CORRUPT_MESSAGE on the
+    wire, like any other decompression failure; callers that answer differently catch it)."""
+
+
 def decompress(codec: int, data: Buffer, *, max_output: int = DEFAULT_MAX_OUTPUT) -> bytes:
     """Decompress a records section compressed with ``codec``.
 
@@ -138,7 +144,7 @@ def decompress(codec: int, data: Buffer, *, max_output: int = DEFAULT_MAX_OUTPUT
     """
     if codec == NONE:
         if len(data) > max_output:
-            raise CorruptRecordError(f"records exceed the {max_output}-byte limit")
+            raise OutputLimitExceeded(f"records exceed the {max_output}-byte limit")
         return bytes(data)
     if codec == GZIP:
         return _gzip_decompress(data, max_output)
@@ -152,7 +158,7 @@ def decompress(codec: int, data: Buffer, *, max_output: int = DEFAULT_MAX_OUTPUT
 
 
 def _too_big(name: str, max_output: int) -> KafkaError:
-    return CorruptRecordError(f"{name} records decompress to more than the {max_output}-byte limit")
+    return OutputLimitExceeded(f"{name} records decompress to more than the {max_output}-byte limit")
 
 
 # --- gzip ---------------------------------------------------------------------------------------
