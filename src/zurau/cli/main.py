@@ -48,6 +48,7 @@ from zurau.cli import connect as connect_cli
 from zurau.cli import rest_proxy as rest_proxy_cli
 from zurau.cli import schemas as schemas_cli
 from zurau.cli.acls import acls
+from zurau.cli.client_metrics import client_metrics
 from zurau.cli.client_quotas import app as client_quotas_app
 from zurau.cli.common import CommandError, service_properties, setup_service_logging
 from zurau.cli.console import console
@@ -83,6 +84,7 @@ app.add_typer(connect_cli.app, name="connect")
 app.add_typer(user_scram_app, name="user-scram")
 app.add_typer(client_quotas_app, name="client-quotas")
 app.command("acls")(acls)
+app.command("client-metrics")(client_metrics)
 app.command("produce")(produce)
 app.command("consume")(consume)
 app.command("leader-election")(leader_election)
