@@ -211,3 +211,30 @@ def test_kafka_python_and_aiokafka_keep_working(broker: EmbeddedBroker) -> None:
 
     asyncio.run(with_aiokafka())
     assert value(scrape(broker), "kafka_server_client_metrics_push_total") == 0
+
+
+def test_the_console_shows_each_pushing_client(broker: EmbeddedBroker) -> None:
+    """GET /api/clients of a console whose --metrics-url is the broker's: the producer with its
+    software, push interval, headline latency and every series it pushed."""
+    import httpx
+
+    from zurau.console.embedded_console import EmbeddedConsole
+
+    subscribe(broker, "all", metrics="*", interval_ms="500")
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "client.id": "console-producer"})
+    try:
+
+        def work() -> None:
+            producer.produce("telemetry-t", b"v")
+            producer.poll(0.05)
+
+        wait_for(broker, lambda t: bool(samples(t, "org_apache_kafka_producer_request_latency_avg")), work)
+    finally:
+        producer.flush(10)
+    with EmbeddedConsole(broker.bootstrap_servers, metrics_url=broker.metrics_url) as console:
+        body = httpx.get(console.url + "/api/clients", timeout=30).json()
+    (client,) = [c for c in body["clients"] if c["client_id"] == "console-producer"]
+    assert client["software_name"] == "confluent-kafka-python"
+    assert client["push_interval_ms"] == 500 and client["pushes"] >= 1
+    assert "request_latency_avg_ms" in client["main"]
+    assert any(m["name"] == "org_apache_kafka_producer_record_queue_time_avg" for m in client["metrics"])

@@ -34,6 +34,8 @@ POST /api/connect/connectors/{c}/restart               ``?include_tasks=&only_fa
 POST /api/connect/connectors/{c}/tasks/{n}/restart     one task
 GET  /api/rest-proxy                                   ``--rest-proxy-url``: up or not, its clusters
 GET  /api/metrics                                      selected series of ``--metrics-url``
+GET  /api/clients                                      the clients that push their metrics (KIP-714) to the
+                                                       ``--metrics-url`` broker (:mod:`~zurau.console.client_telemetry_view`)
 GET  /api/session                                      ``{login, user, csrf_token}`` (never 401)
 POST /api/login                                        ``{username, password}``: log in (with ``--login``)
 POST /api/logout                                       end the session
@@ -94,6 +96,7 @@ from zurau.client.errors import (
 from zurau.console import (
     balancer_views,
     broker_features,
+    client_telemetry_view,
     cluster_views,
     groups_view,
     service_views,
@@ -678,6 +681,10 @@ class ConsoleApi:
     async def metrics_view(self, request: Request) -> Any:
         return metrics_summary(await self._metrics().scrape())
 
+    async def clients_view(self, request: Request) -> Any:
+        text = await self._metrics().scrape()
+        return {"metrics_url": self.config.metrics_url, "clients": client_telemetry_view.clients(parse_exposition(text))}
+
     async def topic_tiers(self, request: Request) -> Any:
         name = request.path_params["topic"]
         metrics = self._metrics()
@@ -734,6 +741,7 @@ class ConsoleApi:
             ),
             Route("/api/rest-proxy", w(self.rest_proxy_view)),
             Route("/api/metrics", w(self.metrics_view)),
+            Route("/api/clients", w(self.clients_view)),
             Route("/api/session", w(self.session)),
             Route("/api/login", w(self.login), methods=["POST"]),
             Route("/api/logout", w(self.logout), methods=["POST"]),

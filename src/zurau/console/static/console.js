@@ -855,6 +855,46 @@ async function metricsPage() {
   every(2000, poll);
 }
 
+// The clients that push their metrics (KIP-714) to the --metrics-url broker: one row each with its
+// headline numbers, and every series it pushed under it.
+const CLIENT_HEADLINES = [
+  ["record_send_rate", "records sent/s"], ["records_consumed_rate", "records consumed/s"],
+  ["record_error_rate", "record errors/s"], ["request_latency_avg_ms", "request latency ms (avg)"],
+  ["record_queue_time_avg_ms", "queue time ms (avg)"], ["fetch_latency_avg_ms", "fetch latency ms (avg)"],
+  ["records_lag_max", "lag (max)"], ["assigned_partitions", "assigned partitions"],
+];
+
+function fmtNum(v) {
+  if (v === null || v === undefined) return "–";
+  return Number.isInteger(v) ? String(v) : v.toFixed(3);
+}
+
+async function clientsPage() {
+  const show = async () => {
+    const d = await get("/api/clients");
+    const rows = d.clients.map((c) => h("tr", { "data-client": c.client_instance_id },
+      h("td", {}, c.client_id), h("td", {}, [c.software_name, c.software_version].filter(Boolean).join(" ") || "–"),
+      h("td", {}, c.source_address || "–"), h("td", {}, fmtTime(c.last_push_ms)),
+      h("td", { class: "num" }, c.push_interval_ms === null ? "–" : c.push_interval_ms + " ms"),
+      ...CLIENT_HEADLINES.map(([k]) => h("td", { class: "num" }, fmtNum(c.main[k])))));
+    const details = d.clients.map((c) => h("details", { "data-testid": "client-series" },
+      h("summary", {}, `${c.client_id} (${c.client_instance_id}): ${c.metrics.length} series`),
+      table(["series", "labels", "value"], c.metrics.map((m) => h("tr", {}, h("td", {}, m.name),
+        h("td", {}, Object.entries(m.labels).map(([k, v]) => `${k}=${v}`).join(", ")),
+        h("td", { class: "num" }, fmtNum(m.value)))), { num: ["value"] })));
+    main.replaceChildren(h("h1", {}, "Clients"),
+      h("p", { class: "muted" }, `Metrics the clients push (KIP-714) to the broker at ${d.metrics_url}, refreshed every 5 s.` +
+        " A client pushes only what a client metrics subscription asks for (zurau client-metrics)."),
+      d.clients.length
+        ? table(["client id", "software", "address", "last push", "interval", ...CLIENT_HEADLINES.map(([, l]) => l)], rows,
+          { testid: "clients-table", num: ["interval", ...CLIENT_HEADLINES.map(([, l]) => l)] })
+        : h("p", { "data-testid": "no-clients" }, "No client pushes its metrics to this broker."),
+      ...details);
+  };
+  await show();
+  every(5000, () => show().catch((e) => showError(e.message)));
+}
+
 // ---------------------------------------------------------------- login
 function showUser() {
   document.getElementById("user").hidden = !(session.login && session.user);
@@ -926,6 +966,7 @@ async function route() {
     else if (section === "connect") await connectPage();
     else if (section === "rest-proxy") await restProxyPage();
     else if (section === "metrics") await metricsPage();
+    else if (section === "clients") await clientsPage();
     else if (section === "balancer") await balancerPage();
     else main.replaceChildren(h("h1", {}, "No such page"), h("p", {}, h("a", { href: "#/" }, "Back to the overview")));
   } catch (e) {
@@ -944,7 +985,7 @@ async function start() {
   try {
     info = await get("/api/info");
     document.getElementById("cluster").textContent = "cluster " + info.bootstrap_servers;
-    for (const [nav, key] of [["schemas", "registry_url"], ["connect", "connect_url"], ["rest-proxy", "rest_proxy_url"], ["metrics", "metrics_url"]]) {
+    for (const [nav, key] of [["schemas", "registry_url"], ["connect", "connect_url"], ["rest-proxy", "rest_proxy_url"], ["metrics", "metrics_url"], ["clients", "metrics_url"]]) {
       document.querySelector(`[data-nav=${nav}]`).hidden = !info[key];
     }
   } catch (e) {
