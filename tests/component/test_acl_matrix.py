@@ -119,6 +119,42 @@ CASES = [
         ((C, CLUSTER_NAME, Op.DESCRIBE_CONFIGS),),
     ),
     Case(
+        "DescribeConfigs client metrics",
+        ApiKey.DESCRIBE_CONFIGS,
+        4,
+        lambda t, g: {"resources": [{"resource_type": 16, "resource_name": g, "configuration_keys": None}]},
+        lambda r: r["results"][0]["error_code"],
+        CLUSTER_DENIED,
+        ((C, CLUSTER_NAME, Op.DESCRIBE_CONFIGS),),
+    ),
+    Case(
+        "IncrementalAlterConfigs client metrics",
+        ApiKey.INCREMENTAL_ALTER_CONFIGS,
+        1,
+        lambda t, g: {
+            "resources": [
+                {
+                    "resource_type": 16,
+                    "resource_name": g,
+                    "configs": [{"name": "interval.ms", "config_operation": 0, "value": "60000"}],
+                }
+            ],
+            "validate_only": True,
+        },
+        lambda r: r["responses"][0]["error_code"],
+        CLUSTER_DENIED,
+        ((C, CLUSTER_NAME, Op.ALTER_CONFIGS),),
+    ),
+    Case(
+        "ListConfigResources",
+        ApiKey.LIST_CONFIG_RESOURCES,
+        1,
+        lambda t, g: {"resource_types": [16]},
+        lambda r: r["error_code"],
+        CLUSTER_DENIED,
+        ((C, CLUSTER_NAME, Op.DESCRIBE_CONFIGS),),
+    ),
+    Case(
         "IncrementalAlterConfigs",
         ApiKey.INCREMENTAL_ALTER_CONFIGS,
         1,
