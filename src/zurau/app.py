@@ -692,8 +692,22 @@ class Broker:
         await self.server.listen(cfg.listeners)
         self._start_metrics()
         self._tasks.append(asyncio.create_task(self._maintenance()))
+        self._tasks.append(asyncio.create_task(self._sweep_delegation_tokens()))
         self._start_log_cleaner()
         self._start_tiered_storage()
+
+    async def _sweep_delegation_tokens(self) -> None:
+        """A single node's controller: remove expired delegation tokens every
+        ``delegation.token.expiry.check.interval.ms`` (a cluster's active controller does this in
+        :meth:`RaftControllerChannel.fence_expired_brokers`)."""
+        while True:
+            await asyncio.sleep(int(self.config.get("delegation.token.expiry.check.interval.ms")) / 1000)
+            if not self.controller.image.delegation_tokens:
+                continue
+            try:
+                await self.controller.sweep_expired_delegation_tokens()
+            except Exception:
+                log.exception("removing expired delegation tokens failed")
 
     async def _start_cluster(self) -> None:
         """A node of a KRaft cluster: follow (and, as a voter, keep) the metadata quorum; as a

@@ -69,6 +69,11 @@ HANDLER_MODULES = (
     "sasl_authenticate",
     "describe_user_scram_credentials",
     "alter_user_scram_credentials",
+    # delegation tokens (KIP-48)
+    "create_delegation_token",
+    "renew_delegation_token",
+    "expire_delegation_token",
+    "describe_delegation_token",
     # authorisation (broker.auth.authorizer)
     "describe_acls",
     "create_acls",

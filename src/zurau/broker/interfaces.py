@@ -34,6 +34,7 @@ from zurau.protocol.messages import (
     BrokerRegistrationResponse,
     CreateAclsRequestCreations,
     CreateAclsResponseResults,
+    CreateDelegationTokenResponse,
     CreatePartitionsRequestTopics,
     CreatePartitionsResponseResults,
     CreateTopicsRequestTopics,
@@ -108,6 +109,24 @@ class ControllerChannel(Protocol):
     ) -> list[AlterUserScramCredentialsResponseResults]: ...
 
     async def create_acls(self, creations: list[CreateAclsRequestCreations]) -> list[CreateAclsResponseResults]: ...
+
+    async def create_delegation_token(
+        self, owner: str, requester: str, renewers: list[str], max_lifetime_ms: int
+    ) -> CreateDelegationTokenResponse:
+        """CreateDelegationToken for ``owner`` (``Type:name``), asked by ``requester``; the caller
+        has checked that the connection may ask for tokens and for this owner."""
+        ...
+
+    async def renew_delegation_token(self, hmac: bytes, renew_period_ms: int, caller: str | None) -> tuple[int, int]:
+        """RenewDelegationToken: (error code, expiry timestamp). ``caller`` must own or renew the
+        token (None: already checked by the node that forwarded the request)."""
+        ...
+
+    async def expire_delegation_token(
+        self, hmac: bytes, expiry_period_ms: int, caller: str | None
+    ) -> tuple[int, int]:
+        """ExpireDelegationToken: (error code, expiry timestamp); ``caller`` as for renewals."""
+        ...
 
     async def alter_client_quotas(
         self, entries: list[AlterClientQuotasRequestEntries], validate_only: bool

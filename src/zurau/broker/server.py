@@ -40,6 +40,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from zurau.broker.auth.delegation_token_cache import DelegationTokenCache
 from zurau.broker.auth.listener_security import ListenerSecurity, listener_security
 from zurau.broker.auth.session import SecuritySession
 from zurau.broker.auth.ssl_context import ListenerSslContext
@@ -87,6 +88,12 @@ class BrokerServer:
         self.tls: dict[str, ListenerSslContext] = {}
         self._tls_reloader: asyncio.Task[None] | None = None
         self.rejoin = BrokerRejoinRefresh(lambda: self.connections, self._controller_listeners)
+        effective = getattr(services, "effective_config", None)
+        self.delegation_tokens = DelegationTokenCache(
+            lambda: services.metadata.image,
+            effective if effective is not None else (lambda: services.config),
+            services.clock.now_ms,
+        )
 
     def on_image(self, old: MetadataImage, new: MetadataImage) -> None:
         """A metadata image listener: see :mod:`zurau.broker.broker_rejoin`."""
@@ -100,6 +107,7 @@ class BrokerServer:
             self.security.get(conn.listener),
             lambda user, mechanism: metadata.image.scram_credentials.get((user, mechanism)),
             conn.close,
+            self.delegation_tokens.lookup,
         )
 
     async def _reload_tls(self) -> None:

@@ -38,6 +38,7 @@ from typing import Any
 from zurau.client import typed_api
 from zurau.client.cluster import Cluster, PartitionMetadata, TopicMetadata
 from zurau.client.config import ClientConfig
+from zurau.client.delegation_token_admin import DelegationToken, DelegationTokenAdmin
 from zurau.client.errors import ClientError
 from zurau.client.types import TopicPartition
 from zurau.protocol.api_keys import ApiKey
@@ -779,6 +780,27 @@ class AdminClient:
         }
 
     # ------------------------------------------------------------------ cluster membership
+    # ------------------------------------------------------------------ delegation tokens (KIP-48)
+    async def create_delegation_token(
+        self, *, renewers: Sequence[str] = (), max_lifetime_ms: int = -1, owner: str | None = None
+    ) -> DelegationToken:
+        """A new delegation token (see :class:`zurau.client.delegation_token_admin.DelegationTokenAdmin`)."""
+        return await DelegationTokenAdmin(self.cluster).create(
+            renewers=renewers, max_lifetime_ms=max_lifetime_ms, owner=owner
+        )
+
+    async def renew_delegation_token(self, hmac: str | bytes, renew_period_ms: int = -1) -> int:
+        """Renew the token with this HMAC (base64 text or bytes); its new expiry timestamp."""
+        return await DelegationTokenAdmin(self.cluster).renew(hmac, renew_period_ms)
+
+    async def expire_delegation_token(self, hmac: str | bytes, expiry_time_period_ms: int = -1) -> int:
+        """Expire the token with this HMAC (negative period: now); its expiry timestamp."""
+        return await DelegationTokenAdmin(self.cluster).expire(hmac, expiry_time_period_ms)
+
+    async def describe_delegation_tokens(self, owners: Iterable[str] | None = None) -> list[DelegationToken]:
+        """The delegation tokens the caller may see (of ``owners``; None: all)."""
+        return await DelegationTokenAdmin(self.cluster).describe(owners)
+
     async def unregister_broker(self, broker_id: int) -> None:
         """Remove broker ``broker_id``'s registration (UnregisterBroker, decided by the active
         controller); raises the broker's error (BROKER_ID_NOT_REGISTERED for an unknown id)."""

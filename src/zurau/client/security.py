@@ -12,7 +12,9 @@ Properties:
   (``ssl.keystore.type=PEM``, a file holding the key and its certificate chain).
 * SASL: ``sasl.mechanism`` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER; default GSSAPI is
   refused), ``sasl.username`` / ``sasl.password``, or the Java client's ``sasl.jaas.config``
-  (``... required username="u" password="p";``).
+  (``... required username="u" password="p";``). With SCRAM, the ScramLoginModule option
+  ``tokenauth="true"`` logs in with a delegation token (KIP-48: username = token id, password =
+  its base64 HMAC), sending the SCRAM extension ``tokenauth=true`` as Kafka's Java client does.
 * OAUTHBEARER's token, one of: ``sasl.oauthbearer.token`` (a compact JWS, Zurau's own property);
   a callable ``oauthbearer_token_provider`` (``dataclasses.replace`` it into a
   :class:`ClientSecurity`; called at every (re-)authentication); or an unsecured JWT made fresh
@@ -75,6 +77,9 @@ class ClientSecurity:
     sasl_mechanism: str = "GSSAPI"
     sasl_username: str | None = None
     sasl_password: str | None = field(default=None, repr=False)
+    #: Log in with a delegation token (SCRAM extension ``tokenauth=true``; user name = token id,
+    #: password = its base64 HMAC): the Java client's ``tokenauth="true"`` ScramLoginModule option.
+    sasl_token_auth: bool = False
     oauthbearer_token: str | None = field(default=None, repr=False)
     oauthbearer_config: str | None = None  # librdkafka's sasl.oauthbearer.config (unsecured JWT)
     oauthbearer_unsecure_jwt: bool = False
@@ -118,10 +123,15 @@ class ClientSecurity:
                     raise ClientConfigError('sasl.jaas.config needs username="..." and password="..."')
                 kwargs.setdefault("sasl_username", options["username"])
                 kwargs.setdefault("sasl_password", options["password"])
+                if options.get("tokenauth", "").lower() == "true":
+                    kwargs["sasl_token_auth"] = "true"
             elif key.startswith(("ssl.", "sasl.")):
                 raise ClientConfigError(f"{key} is not a security setting this client understands")
         unsecure = kwargs.pop(UNSECURE_JWT, "false") == "true"
-        security = cls(protocol=protocol, oauthbearer_unsecure_jwt=unsecure, **kwargs)  # type: ignore[arg-type]
+        token_auth = kwargs.pop("sasl_token_auth", "false") == "true"
+        security = cls(
+            protocol=protocol, oauthbearer_unsecure_jwt=unsecure, sasl_token_auth=token_auth, **kwargs  # type: ignore[arg-type]
+        )
         security._check()
         return security
 
@@ -174,7 +184,10 @@ class ClientSecurity:
         mechanism = self.sasl_mechanism.upper()
         if mechanism == "PLAIN":
             return PlainClient(self.sasl_username, self.sasl_password)
-        return ScramClient(ScramMechanism.from_name(mechanism), self.sasl_username, self.sasl_password)
+        extensions = {"tokenauth": "true"} if self.sasl_token_auth else None
+        return ScramClient(
+            ScramMechanism.from_name(mechanism), self.sasl_username, self.sasl_password, extensions=extensions
+        )
 
     def _oauthbearer_client(self) -> OAuthBearerClient:
         if self.oauthbearer_token_provider is not None:

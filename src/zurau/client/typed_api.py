@@ -55,6 +55,8 @@ from zurau.protocol.messages import (
     ConsumerGroupHeartbeatResponse,
     CreateAclsRequest,
     CreateAclsResponse,
+    CreateDelegationTokenRequest,
+    CreateDelegationTokenResponse,
     CreatePartitionsRequest,
     CreatePartitionsResponse,
     CreateTopicsRequest,
@@ -79,6 +81,8 @@ from zurau.protocol.messages import (
     DescribeClusterResponse,
     DescribeConfigsRequest,
     DescribeConfigsResponse,
+    DescribeDelegationTokenRequest,
+    DescribeDelegationTokenResponse,
     DescribeGroupsRequest,
     DescribeGroupsResponse,
     DescribeLogDirsRequest,
@@ -99,6 +103,8 @@ from zurau.protocol.messages import (
     EndQuorumEpochResponse,
     EndTxnRequest,
     EndTxnResponse,
+    ExpireDelegationTokenRequest,
+    ExpireDelegationTokenResponse,
     FetchRequest,
     FetchResponse,
     FetchSnapshotRequest,
@@ -149,6 +155,8 @@ from zurau.protocol.messages import (
     ReadShareGroupStateSummaryResponse,
     RemoveRaftVoterRequest,
     RemoveRaftVoterResponse,
+    RenewDelegationTokenRequest,
+    RenewDelegationTokenResponse,
     SaslAuthenticateRequest,
     SaslAuthenticateResponse,
     SaslHandshakeRequest,
@@ -287,6 +295,18 @@ DESCRIBE_USER_SCRAM_CREDENTIALS: Api[
 ALTER_USER_SCRAM_CREDENTIALS: Api[AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse] = Api(
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS
 )
+CREATE_DELEGATION_TOKEN: Api[CreateDelegationTokenRequest, CreateDelegationTokenResponse] = Api(
+    ApiKey.CREATE_DELEGATION_TOKEN
+)
+RENEW_DELEGATION_TOKEN: Api[RenewDelegationTokenRequest, RenewDelegationTokenResponse] = Api(
+    ApiKey.RENEW_DELEGATION_TOKEN
+)
+EXPIRE_DELEGATION_TOKEN: Api[ExpireDelegationTokenRequest, ExpireDelegationTokenResponse] = Api(
+    ApiKey.EXPIRE_DELEGATION_TOKEN
+)
+DESCRIBE_DELEGATION_TOKEN: Api[DescribeDelegationTokenRequest, DescribeDelegationTokenResponse] = Api(
+    ApiKey.DESCRIBE_DELEGATION_TOKEN
+)
 DESCRIBE_QUORUM: Api[DescribeQuorumRequest, DescribeQuorumResponse] = Api(ApiKey.DESCRIBE_QUORUM)
 DESCRIBE_CLUSTER: Api[DescribeClusterRequest, DescribeClusterResponse] = Api(ApiKey.DESCRIBE_CLUSTER)
 DESCRIBE_PRODUCERS: Api[DescribeProducersRequest, DescribeProducersResponse] = Api(ApiKey.DESCRIBE_PRODUCERS)
@@ -354,6 +374,7 @@ __all__ = [
     "CONSUMER_GROUP_DESCRIBE",
     "CONSUMER_GROUP_HEARTBEAT",
     "CREATE_ACLS",
+    "CREATE_DELEGATION_TOKEN",
     "CREATE_PARTITIONS",
     "CREATE_TOPICS",
     "Call",
@@ -365,6 +386,7 @@ __all__ = [
     "DESCRIBE_CLIENT_QUOTAS",
     "DESCRIBE_CLUSTER",
     "DESCRIBE_CONFIGS",
+    "DESCRIBE_DELEGATION_TOKEN",
     "GET_TELEMETRY_SUBSCRIPTIONS",
     "LIST_CONFIG_RESOURCES",
     "PUSH_TELEMETRY",
@@ -377,6 +399,7 @@ __all__ = [
     "ELECT_LEADERS",
     "END_QUORUM_EPOCH",
     "END_TXN",
+    "EXPIRE_DELEGATION_TOKEN",
     "FETCH",
     "FETCH_SNAPSHOT",
     "FIND_COORDINATOR",
@@ -396,6 +419,7 @@ __all__ = [
     "OFFSET_FOR_LEADER_EPOCH",
     "PRODUCE",
     "REMOVE_RAFT_VOTER",
+    "RENEW_DELEGATION_TOKEN",
     "SASL_AUTHENTICATE",
     "SASL_HANDSHAKE",
     "SHARE_GROUP_DESCRIBE",

@@ -109,5 +109,18 @@ SECURITY_CONFIGS: tuple[ConfigKey, ...] = (
               "OAuthBearerLoginCallbackHandler or the unsecured one)."),
     ConfigKey("sasl.oauthbearer.clock.skew.seconds", I, 30, at_least(0), LO,
               "Clock difference with the token issuer tolerated when checking exp and iat."),
+    # Delegation tokens (KIP-48; Kafka's DelegationTokenManagerConfigs), read by the controller
+    # (create, renew, expire, the periodic expiry check) and by every broker (HMACs, SCRAM logins).
+    ConfigKey("delegation.token.secret.key", P, None, None, M,
+              "Secret key that signs delegation tokens (their HMAC); the same on every node. Unset: "
+              "delegation tokens are disabled."),
+    ConfigKey("delegation.token.master.key", P, None, None, M,
+              "Deprecated name of delegation.token.secret.key (used when that is unset)."),
+    ConfigKey("delegation.token.max.lifetime.ms", L, 7 * 24 * 3_600_000, at_least(1), M,
+              "Longest life of a delegation token; renewals never extend it."),
+    ConfigKey("delegation.token.expiry.time.ms", L, 24 * 3_600_000, at_least(1), M,
+              "How long a delegation token stays valid after creation or renewal unless renewed."),
+    ConfigKey("delegation.token.expiry.check.interval.ms", L, 3_600_000, at_least(1), LO,
+              "Interval of the controller's check that removes expired delegation tokens."),
 )
 # fmt: on

@@ -39,6 +39,11 @@ Invariants:
   to its quota values by key; a ``ClientQuotaRecord`` sets or removes one value, and an entity
   with no values left is dropped (so an empty mapping means "no quota anywhere"). Replaced
   whenever a quota changes, shared otherwise (the quota manager rebuilds on a new identity).
+* ``delegation_tokens`` maps a delegation token's id to its latest ``DelegationTokenRecord``
+  (owner, requester, renewers, issue / max / expiration timestamps); a
+  ``RemoveDelegationTokenRecord`` removes it. Expired tokens stay until the controller's periodic
+  check removes them, so readers compare the expiration with their clock. Replaced whenever a token
+  changes, shared otherwise.
 
 Readers (handlers, the replica manager, coordinators) take the current image once per operation
 and read it without locks.
@@ -72,6 +77,7 @@ from zurau.metadata.records import (
     ClientQuotaEntity,
     ClientQuotaRecord,
     ConfigRecord,
+    DelegationTokenRecord,
     FeatureLevelRecord,
     FenceBrokerRecord,
     MetadataRecord,
@@ -80,6 +86,7 @@ from zurau.metadata.records import (
     ProducerIdsRecord,
     RegisterBrokerRecord,
     RemoveAccessControlEntryRecord,
+    RemoveDelegationTokenRecord,
     RemoveTopicRecord,
     RemoveUserScramCredentialRecord,
     TopicRecord,
@@ -237,6 +244,8 @@ class MetadataImage:
     acls: Mapping[uuid.UUID, AclBinding] = field(default_factory=dict)
     # client quota entity -> quota key -> value.
     client_quotas: Mapping[ClientQuotaEntity, Mapping[str, float]] = field(default_factory=dict)
+    # delegation token id -> the token (KIP-48).
+    delegation_tokens: Mapping[str, DelegationTokenRecord] = field(default_factory=dict)
     # What changed from the image this one was built from (not part of its value).
     _parent: weakref.ReferenceType[MetadataImage] | None = field(default=None, compare=False, repr=False)
     _touched: frozenset[uuid.UUID] = field(default=frozenset(), compare=False, repr=False)
@@ -346,6 +355,7 @@ class _Delta:
         self.scram: dict[tuple[str, ScramMechanism], ScramCredential] | None = None
         self.acls: dict[uuid.UUID, AclBinding] | None = None
         self.quotas: dict[ClientQuotaEntity, Mapping[str, float]] | None = None
+        self.tokens: dict[str, DelegationTokenRecord] | None = None
         self.next_producer_id = base.next_producer_id
 
     def _group_configs(self) -> Mapping[str, Mapping[str, str]]:
@@ -566,6 +576,14 @@ class _Delta:
                 self.quotas[r.entity] = MappingProxyType(values)
             else:
                 self.quotas.pop(r.entity, None)
+        elif isinstance(r, DelegationTokenRecord):
+            if self.tokens is None:
+                self.tokens = dict(self.base.delegation_tokens)
+            self.tokens[r.token_id] = r
+        elif isinstance(r, RemoveDelegationTokenRecord):
+            if self.tokens is None:
+                self.tokens = dict(self.base.delegation_tokens)
+            self.tokens.pop(r.token_id, None)
         else:  # pragma: no cover - decode_record only returns the types above
             raise ValueError(f"cannot apply {r!r}")
 
@@ -618,6 +636,9 @@ class _Delta:
             client_quotas=MappingProxyType(self.quotas)
             if self.quotas is not None
             else self.base.client_quotas,
+            delegation_tokens=MappingProxyType(self.tokens)
+            if self.tokens is not None
+            else self.base.delegation_tokens,
             _parent=weakref.ref(self.base) if track_changes else None,
             _touched=frozenset(self.touched | set(self.partitions) | set(self.configs))
             if track_changes

@@ -43,6 +43,7 @@ from zurau.protocol.messages import (
     AlterUserScramCredentialsResponseResults,
     CreateAclsRequestCreations,
     CreateAclsResponseResults,
+    CreateDelegationTokenResponse,
     CreatePartitionsRequestTopics,
     CreatePartitionsResponseResults,
     CreateTopicsRequestTopics,
@@ -159,6 +160,31 @@ class LocalControllerChannel:
 
     async def create_acls(self, creations: list[CreateAclsRequestCreations]) -> list[CreateAclsResponseResults]:
         return await self._durable(self.controller.create_acls(self._image, creations))
+
+    async def create_delegation_token(
+        self, owner: str, requester: str, renewers: list[str], max_lifetime_ms: int
+    ) -> CreateDelegationTokenResponse:
+        return await self._durable(
+            self.controller.create_delegation_token(
+                self._image, owner, requester, renewers, max_lifetime_ms, self.now_ms()
+            )
+        )
+
+    async def renew_delegation_token(self, hmac: bytes, renew_period_ms: int, caller: str | None) -> tuple[int, int]:
+        return await self._durable(
+            self.controller.renew_delegation_token(self._image, hmac, renew_period_ms, caller, self.now_ms())
+        )
+
+    async def expire_delegation_token(
+        self, hmac: bytes, expiry_period_ms: int, caller: str | None
+    ) -> tuple[int, int]:
+        return await self._durable(
+            self.controller.expire_delegation_token(self._image, hmac, expiry_period_ms, caller, self.now_ms())
+        )
+
+    async def sweep_expired_delegation_tokens(self) -> None:
+        """Remove the delegation tokens that have expired (``delegation.token.expiry.check.interval.ms``)."""
+        await self._durable(self.controller.sweep_expired_delegation_tokens(self._image, self.now_ms()))
 
     async def delete_acls(self, filters: list[DeleteAclsRequestFilters]) -> list[DeleteAclsResponseFilterResults]:
         return await self._durable(self.controller.delete_acls(self._image, filters))

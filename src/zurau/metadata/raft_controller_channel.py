@@ -55,13 +55,16 @@ from zurau.client.typed_api import (
     BROKER_HEARTBEAT,
     BROKER_REGISTRATION,
     CREATE_ACLS,
+    CREATE_DELEGATION_TOKEN,
     CREATE_PARTITIONS,
     CREATE_TOPICS,
     DELETE_ACLS,
     DELETE_TOPICS,
     ELECT_LEADERS,
+    EXPIRE_DELEGATION_TOKEN,
     INCREMENTAL_ALTER_CONFIGS,
     LIST_PARTITION_REASSIGNMENTS,
+    RENEW_DELEGATION_TOKEN,
     UNREGISTER_BROKER,
 )
 from zurau.clock import Clock
@@ -70,12 +73,15 @@ from zurau.metadata.controller.config_control import ConfigResource, ConfigResul
 from zurau.metadata.controller.quorum_controller import QuorumController
 from zurau.metadata.controller.replication_control import create_topic_error
 from zurau.metadata.controller.result import ControllerResult
+from zurau.metadata.delegation_token import find_by_hmac, owner_or_renewer, secret_key, split_principal
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.raft_client import RaftClient
 from zurau.metadata.record_codec import decode_record, encode_record
 from zurau.metadata.records import MetadataRecord
 from zurau.protocol.errors import (
     CoordinatorLoadInProgressError,
+    DelegationTokenNotFoundError,
+    DelegationTokenOwnerMismatchError,
     KafkaError,
     LeaderNotAvailableError,
     NotControllerError,
@@ -102,6 +108,8 @@ from zurau.protocol.messages import (
     BrokerRegistrationResponse,
     CreateAclsRequestCreations,
     CreateAclsResponseResults,
+    CreateDelegationTokenRequest,
+    CreateDelegationTokenResponse,
     CreatePartitionsRequest,
     CreatePartitionsRequestTopics,
     CreatePartitionsResponseResults,
@@ -187,6 +195,7 @@ class RaftControllerChannel:
         self._applied_epoch = 0
         self._snapshotting = False
         self._next_balance_ms: int | None = None  # the next auto leader rebalance check
+        self._next_token_sweep_ms: int | None = None  # the next expired delegation token check
         # Broker id -> epoch of the brokers unfenced when this node last became active.
         self.unfenced_at_activation: dict[int, int] = {}
 
@@ -619,6 +628,7 @@ class RaftControllerChannel:
         if not self.active:
             return
         await self._maybe_balance_leaders()
+        await self._maybe_sweep_delegation_tokens()
         now = self.clock.now_ms()
         image = self._root._speculative
         assert image is not None
@@ -836,6 +846,113 @@ class RaftControllerChannel:
             return {"error_code": code, "error_message": msg, "topics": []}
 
         return await self._decide(local, forward, refuse)
+
+    # ------------------------------------------------------------------ delegation tokens
+    async def create_delegation_token(
+        self, owner: str, requester: str, renewers: list[str], max_lifetime_ms: int
+    ) -> CreateDelegationTokenResponse:
+        """CreateDelegationToken, decided by the active controller. Forwarded as Kafka's v3
+        request naming the owner; the request has no field for the requester, so a token created
+        through a forwarding node records its owner as requester too (Kafka wraps the request in
+        an Envelope carrying the caller's principal; Zurau has no Envelope)."""
+
+        async def forward(conn: BrokerConnection) -> CreateDelegationTokenResponse | None:
+            owner_type, owner_name = split_principal(owner)
+            body: CreateDelegationTokenRequest = {
+                "owner_principal_type": owner_type,
+                "owner_principal_name": owner_name,
+                "renewers": [{"principal_type": t, "principal_name": n} for t, n in map(split_principal, renewers)],
+                "max_lifetime_ms": max_lifetime_ms,
+            }
+            resp = await conn.call(CREATE_DELEGATION_TOKEN(body))
+            return None if resp["error_code"] == NotControllerError.code else resp
+
+        def refuse(code: int, msg: str) -> CreateDelegationTokenResponse:
+            owner_type, owner_name = split_principal(owner)
+            return {"error_code": code, "principal_type": owner_type, "principal_name": owner_name,
+                    "issue_timestamp_ms": -1, "expiry_timestamp_ms": -1, "max_timestamp_ms": -1}
+
+        return await self._decide(
+            lambda image: self.controller.create_delegation_token(
+                image, owner, requester, renewers, max_lifetime_ms, self.clock.now_ms()
+            ),
+            forward,
+            refuse,
+        )
+
+    def _precheck_token(self, hmac: bytes, caller: str | None) -> int:
+        """Before forwarding a renewal or expiry without its caller: the caller must own or renew
+        the token as this node's image knows it (a token this node does not know yet: NOT_FOUND).
+        0 when it may be forwarded."""
+        secret = secret_key(self.controller.config)
+        if caller is None or secret is None:
+            return 0  # nothing to check here / the controller answers AUTH_DISABLED
+        token = find_by_hmac(self.image.delegation_tokens, secret, hmac)
+        if token is None:
+            return DelegationTokenNotFoundError.code
+        if not owner_or_renewer(token, caller):
+            return DelegationTokenOwnerMismatchError.code
+        return 0
+
+    async def renew_delegation_token(self, hmac: bytes, renew_period_ms: int, caller: str | None) -> tuple[int, int]:
+        """RenewDelegationToken, decided by the active controller: (error code, expiry)."""
+
+        async def forward(conn: BrokerConnection) -> tuple[int, int] | None:
+            code = self._precheck_token(hmac, caller)
+            if code:
+                return code, -1
+            resp = await conn.call(RENEW_DELEGATION_TOKEN({"hmac": hmac, "renew_period_ms": renew_period_ms}))
+            if resp["error_code"] == NotControllerError.code:
+                return None
+            return resp["error_code"], resp["expiry_timestamp_ms"]
+
+        return await self._decide(
+            lambda image: self.controller.renew_delegation_token(
+                image, hmac, renew_period_ms, caller, self.clock.now_ms()
+            ),
+            forward,
+            lambda code, _msg: (code, -1),
+        )
+
+    async def expire_delegation_token(
+        self, hmac: bytes, expiry_period_ms: int, caller: str | None
+    ) -> tuple[int, int]:
+        """ExpireDelegationToken, decided by the active controller: (error code, expiry)."""
+
+        async def forward(conn: BrokerConnection) -> tuple[int, int] | None:
+            code = self._precheck_token(hmac, caller)
+            if code:
+                return code, -1
+            resp = await conn.call(
+                EXPIRE_DELEGATION_TOKEN({"hmac": hmac, "expiry_time_period_ms": expiry_period_ms})
+            )
+            if resp["error_code"] == NotControllerError.code:
+                return None
+            return resp["error_code"], resp["expiry_timestamp_ms"]
+
+        return await self._decide(
+            lambda image: self.controller.expire_delegation_token(
+                image, hmac, expiry_period_ms, caller, self.clock.now_ms()
+            ),
+            forward,
+            lambda code, _msg: (code, -1),
+        )
+
+    async def _maybe_sweep_delegation_tokens(self) -> None:
+        """On the active controller, every ``delegation.token.expiry.check.interval.ms``: remove
+        the expired delegation tokens."""
+        root = self._root
+        now = self.clock.now_ms()
+        interval_ms = int(self.controller.config.get("delegation.token.expiry.check.interval.ms"))
+        due = root._next_token_sweep_ms
+        if due is None or due > now + interval_ms:
+            root._next_token_sweep_ms = now + interval_ms
+            return
+        if now < due:
+            return
+        root._next_token_sweep_ms = now + interval_ms
+        with contextlib.suppress(KafkaError):
+            await self._run(lambda image: self.controller.sweep_expired_delegation_tokens(image, now))
 
     async def _maybe_balance_leaders(self) -> None:
         """On the active controller, every ``leader.imbalance.check.interval.seconds``: move

@@ -28,6 +28,7 @@ from zurau.metadata.records import (
     BrokerRegistrationChangeRecord,
     ClientQuotaRecord,
     ConfigRecord,
+    DelegationTokenRecord,
     FeatureLevelRecord,
     FenceBrokerRecord,
     MetadataRecord,
@@ -36,6 +37,7 @@ from zurau.metadata.records import (
     ProducerIdsRecord,
     RegisterBrokerRecord,
     RemoveAccessControlEntryRecord,
+    RemoveDelegationTokenRecord,
     RemoveTopicRecord,
     RemoveUserScramCredentialRecord,
     TopicRecord,
@@ -415,8 +417,44 @@ _LAYOUTS: dict[int, _Layout] = {
                 quota_entity((e["entity_type"], e["entity_name"]) for e in d["entity"]), d["key"], d["value"], d["remove"]
             ),
         ),
+        # Kafka's field order: Owner, Requester, Renewers, IssueTimestamp, MaxTimestamp,
+        # ExpirationTimestamp, TokenId.
+        _Layout(
+            DelegationTokenRecord,
+            0,
+            (
+                Field("owner", STRING),
+                Field("requester", STRING),
+                Field("renewers", Array(STRING)),
+                Field("issue_timestamp", INT64),
+                Field("max_timestamp", INT64),
+                Field("expiration_timestamp", INT64),
+                Field("token_id", STRING),
+            ),
+            lambda r: {
+                "owner": r.owner,
+                "requester": r.requester,
+                "renewers": list(r.renewers),
+                "issue_timestamp": r.issue_timestamp,
+                "max_timestamp": r.max_timestamp,
+                "expiration_timestamp": r.expiration_timestamp,
+                "token_id": r.token_id,
+            },
+            lambda d: DelegationTokenRecord(
+                d["token_id"], d["owner"], d["requester"], tuple(d["renewers"]), d["issue_timestamp"],
+                d["max_timestamp"], d["expiration_timestamp"],
+            ),
+        ),
+        _Layout(
+            RemoveDelegationTokenRecord,
+            0,
+            (Field("token_id", STRING),),
+            lambda r: {"token_id": r.token_id},
+            lambda d: RemoveDelegationTokenRecord(d["token_id"]),
+        ),
     )
 }
+
 
 def encode_record(record: MetadataRecord) -> bytes:
     """The record's value bytes: frame version, type, version, flexible body."""

@@ -20,6 +20,10 @@ carry it unchanged:
   credential per mechanism (salt, stored key, server key, iterations; never the password).
 * ``AccessControlEntryRecord`` (18) and ``RemoveAccessControlEntryRecord`` (19): an ACL binding
   (with the id the controller gave it) was added or, by that id, removed.
+* ``DelegationTokenRecord`` (10) and ``RemoveDelegationTokenRecord`` (26): a delegation token
+  (KIP-48) was created or renewed/expired (the whole token again, with its new expiration), or
+  removed. Principals are ``Type:name`` strings (``User:alice``); the HMAC is never stored (every
+  node derives it from ``delegation.token.secret.key`` and the token id).
 * ``ClientQuotaRecord`` (14, Kafka's ``QuotaRecord``): one quota value of a client quota entity
   (``user`` / ``client-id`` / ``ip``, a null name being the default entity) was set, or removed.
 
@@ -270,6 +274,28 @@ class RemoveAccessControlEntryRecord:
     id: uuid.UUID
 
 
+@dataclass(frozen=True, slots=True)
+class DelegationTokenRecord:
+    """A delegation token, created or with a new expiration timestamp (epoch ms throughout)."""
+
+    TYPE: ClassVar[int] = 10
+    token_id: str
+    owner: str
+    requester: str
+    renewers: tuple[str, ...]
+    issue_timestamp: int
+    max_timestamp: int
+    expiration_timestamp: int
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveDelegationTokenRecord:
+    """The delegation token with this id was removed (expired, or expired by request)."""
+
+    TYPE: ClassVar[int] = 26
+    token_id: str
+
+
 # A client quota entity: its (entity type, entity name) pairs sorted by type; a None name is the
 # type's default entity (``<default>``), e.g. (("client-id", None), ("user", "alice")).
 ClientQuotaEntity = tuple[tuple[str, str | None], ...]
@@ -309,4 +335,6 @@ MetadataRecord = (
     | AccessControlEntryRecord
     | RemoveAccessControlEntryRecord
     | ClientQuotaRecord
+    | DelegationTokenRecord
+    | RemoveDelegationTokenRecord
 )

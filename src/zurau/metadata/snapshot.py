@@ -28,7 +28,8 @@ Invariants:
   to ``image`` (the offset aside, which the caller sets): features (``metadata.version`` first),
   broker registrations as ``RegisterBrokerRecord``s carrying their epoch, fencing and
   controlled-shutdown state, topics (each ``TopicRecord`` followed by its ``PartitionRecord``s),
-  topic, broker then group configs, the producer-id bound, SCRAM credentials, ACLs and client quotas. The order is deterministic, so equal
+  topic, broker then group configs, the producer-id bound, SCRAM credentials, ACLs, client quotas
+  and delegation tokens (by id). The order is deterministic, so equal
   images give equal snapshot bytes for the same timestamp.
 * ``decode_snapshot`` accepts only a complete snapshot: the header control batch first, the footer
   control batch last and nothing after it, every batch whole with a good CRC-32C and offsets
@@ -174,6 +175,7 @@ def image_records(image: MetadataImage) -> list[MetadataRecord]:
     for entity in sorted(image.client_quotas, key=_entity_order):
         values = image.client_quotas[entity]
         out += [ClientQuotaRecord(entity, key, values[key]) for key in sorted(values)]
+    out += [image.delegation_tokens[token_id] for token_id in sorted(image.delegation_tokens)]
     return out
 
 

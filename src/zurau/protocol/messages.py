@@ -1438,6 +1438,111 @@ class CreatePartitionsResponse(TypedDict, total=False):
     results: list[CreatePartitionsResponseResults]
 
 
+class CreateDelegationTokenRequestRenewers(TypedDict, total=False):
+    """An element of ``CreateDelegationTokenRequest.renewers``."""
+
+    principal_type: str
+    principal_name: str
+
+
+class CreateDelegationTokenRequest(TypedDict, total=False):
+    """CreateDelegationToken request (api key 38), v1-3; flexible v2+."""
+
+    owner_principal_type: str | None  # v3+, nullable v3+
+    owner_principal_name: str | None  # v3+, nullable v3+
+    renewers: list[CreateDelegationTokenRequestRenewers]
+    max_lifetime_ms: int
+
+
+class CreateDelegationTokenResponse(TypedDict, total=False):
+    """CreateDelegationToken response (api key 38), v1-3; flexible v2+."""
+
+    error_code: int
+    principal_type: str
+    principal_name: str
+    token_requester_principal_type: str  # v3+
+    token_requester_principal_name: str  # v3+
+    issue_timestamp_ms: int
+    expiry_timestamp_ms: int
+    max_timestamp_ms: int
+    token_id: str
+    hmac: bytes
+    throttle_time_ms: int
+
+
+class RenewDelegationTokenRequest(TypedDict, total=False):
+    """RenewDelegationToken request (api key 39), v1-2; flexible v2+."""
+
+    hmac: bytes
+    renew_period_ms: int
+
+
+class RenewDelegationTokenResponse(TypedDict, total=False):
+    """RenewDelegationToken response (api key 39), v1-2; flexible v2+."""
+
+    error_code: int
+    expiry_timestamp_ms: int
+    throttle_time_ms: int
+
+
+class ExpireDelegationTokenRequest(TypedDict, total=False):
+    """ExpireDelegationToken request (api key 40), v1-2; flexible v2+."""
+
+    hmac: bytes
+    expiry_time_period_ms: int
+
+
+class ExpireDelegationTokenResponse(TypedDict, total=False):
+    """ExpireDelegationToken response (api key 40), v1-2; flexible v2+."""
+
+    error_code: int
+    expiry_timestamp_ms: int
+    throttle_time_ms: int
+
+
+class DescribeDelegationTokenRequestOwners(TypedDict, total=False):
+    """An element of ``DescribeDelegationTokenRequest.owners``."""
+
+    principal_type: str
+    principal_name: str
+
+
+class DescribeDelegationTokenRequest(TypedDict, total=False):
+    """DescribeDelegationToken request (api key 41), v1-3; flexible v2+."""
+
+    owners: list[DescribeDelegationTokenRequestOwners] | None  # nullable v0+
+
+
+class DescribeDelegationTokenResponseTokensRenewers(TypedDict, total=False):
+    """An element of ``DescribeDelegationTokenResponseTokens.renewers``."""
+
+    principal_type: str
+    principal_name: str
+
+
+class DescribeDelegationTokenResponseTokens(TypedDict, total=False):
+    """An element of ``DescribeDelegationTokenResponse.tokens``."""
+
+    principal_type: str
+    principal_name: str
+    token_requester_principal_type: str  # v3+
+    token_requester_principal_name: str  # v3+
+    issue_timestamp: int
+    expiry_timestamp: int
+    max_timestamp: int
+    token_id: str
+    hmac: bytes
+    renewers: list[DescribeDelegationTokenResponseTokensRenewers]
+
+
+class DescribeDelegationTokenResponse(TypedDict, total=False):
+    """DescribeDelegationToken response (api key 41), v1-3; flexible v2+."""
+
+    error_code: int
+    tokens: list[DescribeDelegationTokenResponseTokens]
+    throttle_time_ms: int
+
+
 class DeleteGroupsRequest(TypedDict, total=False):
     """DeleteGroups request (api key 42), v0-2; flexible v2+."""
 

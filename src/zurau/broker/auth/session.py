@@ -20,6 +20,19 @@ SaslAuthenticate v1+ tells the client its ``session_lifetime_ms``; the client re
 SaslHandshake and SaslAuthenticate, same mechanism and principal) before it ends. A connection
 whose session ended sends nothing but a re-authentication: any other request closes it.
 
+Delegation tokens (KIP-48): a SCRAM login whose client-first message carries the extension
+``tokenauth=true`` names a delegation token id as its user and proves the token's HMAC (base64)
+as password; the connection's principal is then the token's owner and :attr:`SecuritySession.token_authenticated`
+is set (such a connection may not create, renew or expire tokens), and the session lasts at most
+until the token's expiration as of the login (Kafka's ``CREDENTIAL_LIFETIME_MS``), so a client that
+re-authenticates (KIP-368) must then log in again with the renewed token. librdkafka
+(confluent-kafka 2.16), kafka-python 3.0 and aiokafka 0.14 cannot send SCRAM extensions (their
+client-first message is always ``n,,n=<user>,r=<nonce>``), so, as a compatible fallback, a SCRAM
+login without the extension whose user name is **not** a SCRAM user but **is** the id of a live
+token is authenticated as that token in the same way (a SCRAM user of that name always wins). A
+token that is unknown, expired, removed, or whose key is not configured fails the login like a
+wrong password.
+
 On a TLS listener the client certificate (if any) gives the principal before any SASL:
 ``User:<ssl.principal.mapping.rules applied to its distinguished name>``; without a certificate
 (or without TLS and SASL) the principal is ``User:ANONYMOUS``.
@@ -34,6 +47,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from zurau.broker.auth.delegation_token_cache import TokenCredential
 from zurau.broker.auth.listener_security import ListenerSecurity
 from zurau.broker.auth.principal_mapping import NoMatchingRule, distinguished_name
 from zurau.protocol.api_keys import ApiKey
@@ -53,6 +67,7 @@ log = logging.getLogger("zurau.security")
 
 ANONYMOUS = "User:ANONYMOUS"
 ScramLookup = Callable[[str, ScramMechanism], ScramCredential | None]
+TokenLookup = Callable[[str, ScramMechanism], TokenCredential | None]
 _BEFORE_AUTH = frozenset({ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE})
 _REAUTH = frozenset({ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE})
 
@@ -71,10 +86,14 @@ class SecuritySession:
         security: ListenerSecurity | None,
         scram_lookup: ScramLookup,
         close: Callable[[str], None],
+        token_lookup: TokenLookup | None = None,
     ) -> None:
         self.security = security
         self.principal = ANONYMOUS
+        self.token_authenticated = False  # the principal came from a delegation token login
         self._scram_lookup = scram_lookup
+        self._token_lookup = token_lookup
+        self._token: TokenCredential | None = None  # the token of the SCRAM exchange under way
         self._close = close
         sasl = security is not None and security.uses_sasl
         self._state = _HANDSHAKE if sasl else _AUTHENTICATED
@@ -184,23 +203,45 @@ class SecuritySession:
             return b""
         scram = self._scram
         if scram.requested_user is None:
-            user = parse_client_first(token).username
-            credential = self._scram_lookup(user, scram.mechanism)
+            first = parse_client_first(token)
+            user = first.username
+            self._token = None
+            credential = None if first.token_auth else self._scram_lookup(user, scram.mechanism)
+            if credential is None and self._token_lookup is not None:
+                # tokenauth=true, or the fallback for clients that cannot send it (module docstring)
+                self._token = self._token_lookup(user, scram.mechanism)
+                credential = self._token.credential if self._token is not None else None
             if credential is None:
+                if first.token_auth:
+                    raise SaslError(f"Token Authentication failed: Invalid tokenId : {user}")
                 raise SaslError("Authentication failed: Invalid user credentials")
             return scram.first(token, credential)
         reply = scram.final(token)
         assert scram.username is not None
-        self._complete(scram.username)
+        if self._token is not None:
+            self._complete(scram.username, self._token.expiration_ms, principal=self._token.owner, by_token=True)
+        else:
+            self._complete(scram.username)
         return reply
 
-    def _complete(self, username: str, credential_expires_ms: int | None = None) -> None:
-        """End the exchange as ``username``; the session lasts ``connections.max.reauth.ms`` or
-        until ``credential_expires_ms`` (epoch ms), whichever is sooner (neither: forever)."""
-        principal = f"User:{username}"
+    def _complete(
+        self,
+        username: str,
+        credential_expires_ms: int | None = None,
+        *,
+        principal: str | None = None,
+        by_token: bool = False,
+    ) -> None:
+        """End the exchange as ``username`` (``principal``: the principal instead of
+        ``User:<username>``; ``by_token``: a delegation token login); the session lasts
+        ``connections.max.reauth.ms`` or until ``credential_expires_ms`` (epoch ms), whichever is
+        sooner (neither: forever)."""
+        principal = principal or f"User:{username}"
         if self._reauth and principal != self.principal:
             raise SaslError(f"Cannot change principals during re-authentication from {self.principal}: {principal}")
         self.principal = principal
+        self.token_authenticated = by_token
+        self._token = None
         self._state = _AUTHENTICATED
         self.raw_tokens = False
         self._reauth = False

@@ -19,6 +19,7 @@ manager                            requests
 ``acl_control``                    CreateAcls, DeleteAcls
 ``quota_control``                  AlterClientQuotas
 ``scram_control``                  AlterUserScramCredentials
+``DelegationTokenControlManager``  Create/Renew/ExpireDelegationToken, the expired-token sweep
 =================================  =========================================================
 
 Invariants: the controller never changes an image: the caller appends the records to the
@@ -38,6 +39,7 @@ from zurau.config import BrokerConfig
 from zurau.metadata.controller import acl_control, quota_control, scram_control
 from zurau.metadata.controller.cluster_control import ClusterControlManager
 from zurau.metadata.controller.config_control import ConfigResult, ConfigurationControlManager
+from zurau.metadata.controller.delegation_token_control import DelegationTokenControlManager
 from zurau.metadata.controller.election_control import ElectionControlManager
 from zurau.metadata.controller.feature_control import FeatureControlManager
 from zurau.metadata.controller.partition_change import PartitionChanges
@@ -67,6 +69,7 @@ from zurau.protocol.messages import (
     BrokerRegistrationResponse,
     CreateAclsRequestCreations,
     CreateAclsResponseResults,
+    CreateDelegationTokenResponse,
     CreatePartitionsRequestTopics,
     CreatePartitionsResponseResults,
     CreateTopicsRequestTopics,
@@ -105,6 +108,7 @@ class QuorumController:
         self.features = FeatureControlManager()
         self.cluster = ClusterControlManager(changes, self.features)
         self.producer_ids = ProducerIdControlManager()
+        self.delegation_tokens = DelegationTokenControlManager(config)
 
     # ------------------------------------------------------------------ topics and partitions
     def create_topics(
@@ -209,6 +213,31 @@ class QuorumController:
         image: MetadataImage, entries: list[AlterClientQuotasRequestEntries], validate_only: bool
     ) -> ControllerResult[list[AlterClientQuotasResponseEntries]]:
         return quota_control.alter_client_quotas(image, entries, validate_only)
+
+    # ------------------------------------------------------------------ delegation tokens
+    def create_delegation_token(
+        self,
+        image: MetadataImage,
+        owner: str,
+        requester: str,
+        renewers: Sequence[str],
+        max_lifetime_ms: int,
+        now_ms: int,
+    ) -> ControllerResult[CreateDelegationTokenResponse]:
+        return self.delegation_tokens.create(image, owner, requester, renewers, max_lifetime_ms, now_ms)
+
+    def renew_delegation_token(
+        self, image: MetadataImage, hmac: bytes, renew_period_ms: int, caller: str | None, now_ms: int
+    ) -> ControllerResult[tuple[int, int]]:
+        return self.delegation_tokens.renew(image, hmac, renew_period_ms, caller, now_ms)
+
+    def expire_delegation_token(
+        self, image: MetadataImage, hmac: bytes, expiry_period_ms: int, caller: str | None, now_ms: int
+    ) -> ControllerResult[tuple[int, int]]:
+        return self.delegation_tokens.expire(image, hmac, expiry_period_ms, caller, now_ms)
+
+    def sweep_expired_delegation_tokens(self, image: MetadataImage, now_ms: int) -> ControllerResult[None]:
+        return ControllerResult(self.delegation_tokens.sweep(image, now_ms), None)
 
     @staticmethod
     def alter_user_scram_credentials(

@@ -2,8 +2,10 @@
 
 Messages (attribute=value pairs joined by commas):
 
-* client-first: ``n,[a=authzid],n=<user>,r=<client nonce>`` (the ``n,,`` gs2 header: no binding;
-  Kafka's clients may add extensions such as ``tokenauth=true`` after the nonce; they are ignored);
+* client-first: ``n,[a=authzid],n=<user>,r=<client nonce>[,<key>=<value>...]`` (the ``n,,`` gs2
+  header: no binding). The ``key=value`` pairs after the nonce are Kafka's SCRAM extensions
+  (``ScramExtensions``; keys are alphanumeric): ``tokenauth=true`` says the user name is a
+  delegation token id (KIP-48); the broker decides what they mean (:attr:`ClientFirst.extensions`);
 * server-first: ``r=<client nonce + server nonce>,s=<base64 salt>,i=<iterations>``;
 * client-final: ``c=<base64 gs2 header>,r=<nonce>,p=<base64 proof>``;
 * server-final: ``v=<base64 server signature>`` or ``e=<error>``.
@@ -25,7 +27,7 @@ import binascii
 import hashlib
 import hmac
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 
 from zurau.protocol.sasl.errors import SaslError
@@ -150,6 +152,12 @@ class ClientFirst:
     username: str
     nonce: str
     bare: str
+    extensions: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def token_auth(self) -> bool:
+        """The ``tokenauth`` extension is ``true`` (case-insensitive, as Java's parseBoolean)."""
+        return self.extensions.get("tokenauth", "").lower() == "true"
 
 
 def parse_client_first(token: bytes) -> ClientFirst:
@@ -164,13 +172,20 @@ def parse_client_first(token: bytes) -> ClientFirst:
         raise SaslError("Invalid SCRAM client first message (channel binding is not supported)")
     if authzid and not authzid.startswith("a="):
         raise SaslError("Invalid SCRAM client first message: bad authorization id")
-    attrs = _attributes(bare, "client first")
+    parts = bare.split(",")
+    attrs = _attributes(",".join(parts[:2]), "client first")
     if len(attrs) < 2 or attrs[0][0] != "n" or attrs[1][0] != "r" or not attrs[1][1]:
         raise SaslError("Invalid SCRAM client first message: expected n=<user>,r=<nonce>")
+    extensions: dict[str, str] = {}
+    for part in parts[2:]:
+        key, sep, value = part.partition("=")
+        if not sep or not key.isalnum():
+            raise SaslError("Invalid SCRAM client first message: bad extension")
+        extensions[key] = value
     username = _unescape(attrs[0][1])
     if authzid and _unescape(authzid[2:]) != username:
         raise SaslError("Authentication failed: authorization id differs from the user name")
-    return ClientFirst(f"{flag},{authzid},", username, attrs[1][1], bare)
+    return ClientFirst(f"{flag},{authzid},", username, attrs[1][1], bare, extensions)
 
 
 class ScramServer:
@@ -254,13 +269,24 @@ class ScramClient:
     """The client side: :meth:`first`, then :meth:`step` with server-first (returns client-final),
     then :meth:`step` with server-final (verifies the server's signature, returns None)."""
 
-    def __init__(self, mechanism: ScramMechanism, username: str, password: str, *, nonce: str | None = None) -> None:
+    def __init__(
+        self,
+        mechanism: ScramMechanism,
+        username: str,
+        password: str,
+        *,
+        nonce: str | None = None,
+        extensions: dict[str, str] | None = None,
+    ) -> None:
+        """``extensions``: SCRAM extensions for the client-first message (``{"tokenauth": "true"}``
+        to log in with a delegation token: its id as ``username``, its base64 HMAC as ``password``)."""
         if mechanism is ScramMechanism.UNKNOWN:
             raise SaslError("unknown SCRAM mechanism")
         self.mechanism = mechanism
         self._password = password
         self._nonce = nonce or _nonce()
-        self._bare = f"n={_escape(username)},r={self._nonce}"
+        tail = "".join(f",{k}={v}" for k, v in (extensions or {}).items())
+        self._bare = f"n={_escape(username)},r={self._nonce}{tail}"
         self._server_signature: bytes | None = None
         self.complete = False
 
