@@ -16,16 +16,20 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from confluent_kafka import Consumer as CkConsumer
 from confluent_kafka import KafkaError as CkError
 from confluent_kafka import Producer as CkProducer
+from typer.testing import CliRunner, Result
 
+from zurau.cli.main import app
 from zurau.client import AdminClient, ClientConfig, NewTopic
 from zurau.client.acl_admin import AclAdmin
 from zurau.client.delegation_token_admin import DelegationToken, DelegationTokenAdmin
@@ -40,6 +44,7 @@ from zurau.protocol.errors import (
 
 USERS = {"admin": "admin-pw", "alice": "alice-pw", "bob": "bob-pw", "carol": "carol-pw"}
 TOPIC = "alice-topic"
+runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
@@ -250,3 +255,52 @@ def test_expired_tokens_no_longer_log_in(broker: EmbeddedBroker) -> None:
 def test_unique_token_ids(broker: EmbeddedBroker) -> None:
     ids = {_create(broker, "alice").token_id for _ in range(3)}
     assert len(ids) == 3 and all(uuid.UUID(i) for i in ids)
+
+
+def test_cli_creates_renews_describes_and_expires(broker: EmbeddedBroker, tmp_path: Path) -> None:
+    props = tmp_path / "alice.properties"
+    props.write_text(
+        "".join(f"{k}={v}\n" for k, v in broker.client_config("alice").items() if k != "bootstrap.servers")
+    )
+    common = ["--bootstrap-server", broker.bootstrap_servers, "--command-config", str(props)]
+
+    def cli(*args: str) -> Result:
+        return runner.invoke(app, ["delegation-tokens", *args, *common])
+
+    created = cli(
+        "--create", "--renewer-principal", "User:bob", "--max-life-time-period", "3600000", "--format", "json"
+    )
+    assert created.exit_code == 0, created.output
+    token = json.loads(created.stdout)
+    assert token["owner"] == "User:alice" and token["renewers"] == ["User:bob"]
+    plain = cli("--create")
+    assert plain.exit_code == 0 and "Created delegation token with tokenId : " in plain.stdout, plain.output
+    assert plain.stdout.splitlines()[3].split() == [
+        "TOKENID",
+        "HMAC",
+        "OWNER",
+        "REQUESTER",
+        "RENEWERS",
+        "ISSUEDATE",
+        "EXPIRYDATE",
+        "MAXDATE",
+    ]
+    renewed = cli("--renew", "--hmac", token["hmac"], "--renew-time-period", "60000")
+    assert renewed.exit_code == 0 and "Completed renew operation. New expiry date : " in renewed.stdout, (
+        renewed.output
+    )
+    described = cli("--describe", "--owner-principal", "User:bob", "--format", "json")
+    bobs = json.loads(described.stdout)  # tokens bob owns or renews (an earlier test made one too)
+    assert token["token_id"] in [t["token_id"] for t in bobs] and all(
+        "User:bob" in t["renewers"] for t in bobs
+    )
+    listed = cli("--describe")
+    assert "Total number of tokens : " in listed.stdout and token["token_id"] in listed.stdout
+    expired = cli("--expire", "--hmac", token["hmac"])
+    assert expired.exit_code == 0 and "Completed expire operation." in expired.stdout, expired.output
+    gone = cli("--renew", "--hmac", token["hmac"])
+    assert gone.exit_code == 1 and "DELEGATION_TOKEN_NOT_FOUND" in gone.output.upper().replace(" ", "_"), (
+        gone.output
+    )
+    usage = cli("--create", "--renew")
+    assert usage.exit_code == 1 and "exactly one of" in usage.output

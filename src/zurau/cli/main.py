@@ -53,6 +53,7 @@ from zurau.cli.client_quotas import app as client_quotas_app
 from zurau.cli.common import CommandError, service_properties, setup_service_logging
 from zurau.cli.console import console
 from zurau.cli.consume import consume
+from zurau.cli.delegation_tokens import delegation_tokens
 from zurau.cli.leader_election import leader_election
 from zurau.cli.output import print_error
 from zurau.cli.pipeline import app as pipeline_app
@@ -85,6 +86,7 @@ app.add_typer(user_scram_app, name="user-scram")
 app.add_typer(client_quotas_app, name="client-quotas")
 app.command("acls")(acls)
 app.command("client-metrics")(client_metrics)
+app.command("delegation-tokens")(delegation_tokens)
 app.command("produce")(produce)
 app.command("consume")(consume)
 app.command("leader-election")(leader_election)
