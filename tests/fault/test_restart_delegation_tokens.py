@@ -17,6 +17,7 @@ import asyncio
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer
@@ -39,21 +40,18 @@ ALICE = {
 def broker(tmp_path: Path) -> Iterator[BrokerProcess]:
     port = free_port()
     jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-pw";'
-    b = BrokerProcess(
-        tmp_path / "data",
-        port,
-        **{
-            "listeners": f"SASL_PLAINTEXT://{HOST}:{port}",
-            "listener.security.protocol.map": "SASL_PLAINTEXT:SASL_PLAINTEXT",
-            "inter.broker.listener.name": "SASL_PLAINTEXT",
-            "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256",
-            "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas,
-            "connection.failed.authentication.delay.ms": "0",
-            "delegation.token.secret.key": "restart-secret",
-            "delegation.token.expiry.check.interval.ms": "500",
-            "offsets.topic.replication.factor": "1",
-        },
-    )
+    configs: dict[str, Any] = {  # Any: passed as keyword arguments (config names)
+        "listeners": f"SASL_PLAINTEXT://{HOST}:{port}",
+        "listener.security.protocol.map": "SASL_PLAINTEXT:SASL_PLAINTEXT",
+        "inter.broker.listener.name": "SASL_PLAINTEXT",
+        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas,
+        "connection.failed.authentication.delay.ms": "0",
+        "delegation.token.secret.key": "restart-secret",
+        "delegation.token.expiry.check.interval.ms": "500",
+        "offsets.topic.replication.factor": "1",
+    }
+    b = BrokerProcess(tmp_path / "data", port, **configs)
     b.start()
     try:
         yield b
