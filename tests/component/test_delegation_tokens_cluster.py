@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -30,7 +31,7 @@ USERS = {"admin": "admin-pw", "alice": "alice-pw", "bob": "bob-pw", "carol": "ca
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[EmbeddedCluster]:
-    configs = {
+    configs: dict[str, Any] = {  # Any: passed as keyword arguments (config names)
         "delegation.token.secret.key": "cluster-secret",
         "delegation.token.expiry.check.interval.ms": "300",
         "super.users": "User:admin",
