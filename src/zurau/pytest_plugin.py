@@ -9,7 +9,9 @@ Registered through the ``pytest11`` entry point ``zurau``, so installing Zurau i
   override.
 * ``zurau_secure_broker`` (session scope): an :class:`~zurau.embedded.EmbeddedBroker` with one
   SASL_SSL listener (a generated throwaway CA; PLAIN and SCRAM-SHA-256/512) for the users of the
-  session fixture ``zurau_secure_broker_users`` (``{"alice": "alice-secret"}`` by default);
+  session fixture ``zurau_secure_broker_users`` (``{"alice": "alice-secret"}`` by default) and
+  the broker configs of ``zurau_secure_broker_configs`` (empty by default; e.g.
+  ``delegation.token.secret.key`` to allow delegation tokens);
   ``.client_config("alice")`` gives the client properties, ``.ca_location`` the CA's PEM file.
 * ``zurau_registry`` (session scope): an :class:`~zurau.EmbeddedRegistry` (a Confluent-compatible
   schema registry) on an ephemeral port against ``zurau_broker``; ``.url`` for clients.
@@ -75,11 +77,19 @@ def zurau_secure_broker_users() -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def zurau_secure_broker(zurau_secure_broker_users: dict[str, str]) -> Iterator[EmbeddedBroker]:
+def zurau_secure_broker_configs() -> dict[str, Any]:
+    """Broker configs for ``zurau_secure_broker`` (override in a conftest.py to change them)."""
+    return {}
+
+
+@pytest.fixture(scope="session")
+def zurau_secure_broker(
+    zurau_secure_broker_users: dict[str, str], zurau_secure_broker_configs: dict[str, Any]
+) -> Iterator[EmbeddedBroker]:
     """One embedded broker with a SASL_SSL listener for the whole test session."""
     from zurau.embedded import EmbeddedBroker
 
-    with EmbeddedBroker(security="SASL_SSL", users=zurau_secure_broker_users) as broker:
+    with EmbeddedBroker(security="SASL_SSL", users=zurau_secure_broker_users, **zurau_secure_broker_configs) as broker:
         yield broker
 
 

@@ -27,6 +27,12 @@ def spark(zurau_broker: object) -> Iterator[object]:
         session.stop()
 
 
+@pytest.fixture(scope="session")
+def zurau_secure_broker_configs() -> dict[str, object]:
+    """The secured broker allows delegation tokens (test_security.py reads with one)."""
+    return {"delegation.token.secret.key": "spark-token-secret"}
+
+
 @pytest.fixture
 def new_topic(zurau_broker: object) -> Callable[..., str]:
     """Create a fresh topic on the session broker: ``new_topic(partitions=1, **configs)``."""

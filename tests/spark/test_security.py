@@ -2,7 +2,9 @@
 Kafka user gives (Java client names): ``kafka.security.protocol``, ``kafka.sasl.mechanism``,
 ``kafka.sasl.jaas.config``, ``kafka.ssl.truststore.location`` with ``kafka.ssl.truststore.type=PEM``.
 A batch read, a batch write, and a streaming copy through the exactly-once sink (its executors'
-transactional producers, the marker topic and the driver's EndTxn commits all over SASL_SSL)."""
+transactional producers, the marker topic and the driver's EndTxn commits all over SASL_SSL), and a
+batch read authenticated with a delegation token, as Spark's documentation configures one
+(``ScramLoginModule required tokenauth=true username="<token id>" password="<HMAC>"``)."""
 
 from __future__ import annotations
 
@@ -108,3 +110,28 @@ def test_exactly_once_stream_over_sasl_ssl(
     assert sum(batches) == len(values) and len(batches) >= 3 and max(batches) <= 50
     got = read_values(zurau_secure_broker, dst, len(values), read_committed=True)
     assert sorted(got) == sorted(values)  # committed by the driver, each once
+
+
+def test_batch_read_with_a_delegation_token(
+    spark: Any, zurau_secure_broker: Any, secure_topic: Callable[[int], str]
+) -> None:
+    import asyncio
+
+    from zurau.client import ClientConfig
+    from zurau.client.delegation_token_admin import DelegationTokenAdmin
+
+    async def create() -> Any:
+        async with DelegationTokenAdmin(ClientConfig.from_props(zurau_secure_broker.client_config())) as admin:
+            return await admin.create()
+
+    token = asyncio.run(create())
+    src = secure_topic(1)
+    produce(zurau_secure_broker, src, ["t0", "t1", "t2"])
+    options = {
+        **spark_kafka_options(zurau_secure_broker),
+        "kafka.sasl.mechanism": "SCRAM-SHA-256",
+        "kafka.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required tokenauth=true "
+        f'username="{token.token_id}" password="{token.hmac_base64}";',
+    }
+    rows = spark.read.format("zurau").options(**options).option("subscribe", src).load().collect()
+    assert sorted(bytes(r.value).decode() for r in rows) == ["t0", "t1", "t2"]

@@ -22,7 +22,12 @@ Sink options: ``topic`` (overrides a ``topic`` column) and ``kafka.<config>``.
 (confluent-kafka), which share most names; :func:`librdkafka_config` translates the few that
 differ (``sasl.jaas.config`` becomes ``sasl.username``/``sasl.password``, buffer sizes get their
 ``socket.`` prefix, a PEM ``ssl.truststore.location`` is ``ssl.ca.location`` and a PEM
-``ssl.keystore.location`` is ``ssl.certificate.location`` + ``ssl.key.location``) and drops Java-only tuning knobs with a warning. Unlike Kafka's Java consumer,
+``ssl.keystore.location`` is ``ssl.certificate.location`` + ``ssl.key.location``) and drops Java-only tuning knobs with a warning.
+A delegation token (Spark's documented ``ScramLoginModule required tokenauth=true username="<token
+id>" password="<HMAC>"``) becomes its user name and password: librdkafka cannot send the SCRAM
+``tokenauth`` extension, and Zurau's broker authenticates a SCRAM login whose user name is a live
+token id as that token anyway (:mod:`zurau.broker.auth.session`); a Kafka broker would need the
+extension. Unlike Kafka's Java consumer,
 librdkafka reads ``read_committed`` by default; the source keeps Spark's (Java's) default,
 ``read_uncommitted``, unless ``kafka.isolation.level`` says otherwise.
 """
