@@ -304,3 +304,56 @@ def test_cli_creates_renews_describes_and_expires(broker: EmbeddedBroker, tmp_pa
     )
     usage = cli("--create", "--renew")
     assert usage.exit_code == 1 and "exactly one of" in usage.output
+
+
+def test_acls_cli_grants_describe_on_a_token(broker: EmbeddedBroker, tmp_path: Path) -> None:
+    token = _create(broker, "admin")
+    props = tmp_path / "admin.properties"
+    props.write_text(
+        "".join(f"{k}={v}\n" for k, v in broker.client_config("admin").items() if k != "bootstrap.servers")
+    )
+
+    async def bob_sees() -> set[str]:
+        async with DelegationTokenAdmin(_cfg(broker, "bob")) as bob:
+            return {t.token_id for t in await bob.describe()}
+
+    assert token.token_id not in asyncio.run(bob_sees())
+    common = ["--bootstrap-server", broker.bootstrap_servers, "--command-config", str(props)]
+    added = runner.invoke(
+        app,
+        [
+            "acls",
+            "--add",
+            "--allow-principal",
+            "User:bob",
+            "--operation",
+            "Describe",
+            "--delegation-token",
+            token.token_id,
+            *common,
+        ],
+    )
+    assert added.exit_code == 0, added.output
+    assert token.token_id in asyncio.run(bob_sees())
+    by_user = runner.invoke(
+        app,
+        [
+            "acls",
+            "--add",
+            "--allow-principal",
+            "User:bob",
+            "--operation",
+            "CreateTokens",
+            "--user-principal",
+            "User:carol",
+            *common,
+        ],
+    )
+    assert by_user.exit_code == 0, by_user.output
+
+    async def bob_creates_for_carol() -> DelegationToken:
+        async with DelegationTokenAdmin(_cfg(broker, "bob")) as bob:
+            return await bob.create(owner="User:carol")
+
+    made = asyncio.run(bob_creates_for_carol())
+    assert (made.owner, made.requester) == ("User:carol", "User:bob")

@@ -1,7 +1,7 @@
 """``zurau acls --add | --remove | --list``: ACL bindings, as ``kafka-acls.sh`` manages them.
 
-Resources: ``--topic T``, ``--group G``, ``--transactional-id X`` (each repeatable) and
-``--cluster``; ``--resource-pattern-type`` LITERAL (default) or PREFIXED (``--list`` and
+Resources: ``--topic T``, ``--group G``, ``--transactional-id X``, ``--delegation-token <id>``,
+``--user-principal User:u`` (each repeatable) and ``--cluster``; ``--resource-pattern-type`` LITERAL (default) or PREFIXED (``--list`` and
 ``--remove`` also take ANY and MATCH). Principals: ``--allow-principal User:x`` /
 ``--deny-principal User:x`` (repeatable), with ``--allow-host`` / ``--deny-host`` (``*`` by default)
 and ``--operation`` (repeatable; ALL by default).
@@ -48,7 +48,8 @@ Entry = tuple[str, str, AclOperation, AclPermissionType]  # principal, host, ope
 def _enum(cls: type[AclOperation] | type[PatternType], value: str, what: str) -> AclOperation | PatternType:
     key = value.strip().upper().replace("-", "_")
     aliases = {"IDEMPOTENTWRITE": "IDEMPOTENT_WRITE", "CLUSTERACTION": "CLUSTER_ACTION",
-               "DESCRIBECONFIGS": "DESCRIBE_CONFIGS", "ALTERCONFIGS": "ALTER_CONFIGS"}
+               "DESCRIBECONFIGS": "DESCRIBE_CONFIGS", "ALTERCONFIGS": "ALTER_CONFIGS",
+               "CREATETOKENS": "CREATE_TOKENS", "DESCRIBETOKENS": "DESCRIBE_TOKENS"}
     key = aliases.get(key, key)
     try:
         found = cls[key]
@@ -58,12 +59,21 @@ def _enum(cls: type[AclOperation] | type[PatternType], value: str, what: str) ->
     return found
 
 
-def _resources(topics: list[str], groups: list[str], txn_ids: list[str], cluster: bool) -> list[Resource]:
+def _resources(
+    topics: list[str],
+    groups: list[str],
+    txn_ids: list[str],
+    cluster: bool,
+    tokens: Sequence[str] = (),
+    users: Sequence[str] = (),
+) -> list[Resource]:
     out: list[Resource] = [(ResourceType.TOPIC, t) for t in topics]
     out += [(ResourceType.GROUP, g) for g in groups]
     out += [(ResourceType.TRANSACTIONAL_ID, x) for x in txn_ids]
     if cluster:
         out.append((ResourceType.CLUSTER, CLUSTER_NAME))
+    out += [(ResourceType.DELEGATION_TOKEN, t) for t in tokens]
+    out += [(ResourceType.USER, u) for u in users]
     return out
 
 
@@ -131,6 +141,12 @@ def acls(
     group: list[str] = typer.Option([], "--group", help="Consumer group resource (repeatable)."),
     transactional_id: list[str] = typer.Option([], "--transactional-id", help="Transactional id resource (repeatable)."),
     cluster: bool = typer.Option(False, "--cluster", help="The cluster resource."),
+    delegation_token: list[str] = typer.Option(
+        [], "--delegation-token", help="Delegation token resource, by token id (repeatable)."
+    ),
+    user_principal: list[str] = typer.Option(
+        [], "--user-principal", help="User resource, User:name (CreateTokens, DescribeTokens; repeatable)."
+    ),
     pattern_type: str = typer.Option("LITERAL", "--resource-pattern-type",
                                      help="LITERAL or PREFIXED (--list/--remove: also ANY, MATCH)."),
     allow_principal: list[str] = typer.Option([], "--allow-principal", help="Principal to allow (User:name)."),
@@ -156,7 +172,7 @@ def acls(
         if (add or producer or consumer) and pattern not in (PatternType.LITERAL, PatternType.PREFIXED):
             raise CommandError("--add takes --resource-pattern-type LITERAL or PREFIXED")
         ops = [op for op in (_enum(AclOperation, o, "operation") for o in operation) if isinstance(op, AclOperation)]
-        resources = _resources(topic, group, transactional_id, cluster)
+        resources = _resources(topic, group, transactional_id, cluster, delegation_token, user_principal)
         cfg = client_config(bootstrap_server, command_config)
 
         if list_:
@@ -180,7 +196,10 @@ def acls(
             (r, ops or [AclOperation.ALL]) for r in resources
         ]
         if not entries_ops:
-            raise CommandError("name at least one resource (--topic, --group, --transactional-id, --cluster)")
+            raise CommandError(
+                "name at least one resource (--topic, --group, --transactional-id, --cluster, "
+                "--delegation-token, --user-principal)"
+            )
         principals = bool(allow_principal or deny_principal)
         if add and not principals:
             raise CommandError("--add needs --allow-principal or --deny-principal")
