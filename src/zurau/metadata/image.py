@@ -23,6 +23,9 @@ Invariants:
   Kafka's ``<default>``) for the cluster-wide defaults; strings as the client sent them, typed on
   use (:mod:`zurau.config.dynamic_broker_configs`). Read with :meth:`MetadataImage.broker_config`.
   The mapping object is replaced whenever a broker config changes and shared otherwise.
+* A partition's eligible leader replicas (KIP-966) never overlap its ISR; a ``ClearElrRecord``
+  empties the ELR and last known ELR of every partition of its topic (every topic for "") and
+  bumps the partition epoch of those that had one.
 * ``next_producer_id`` is the first producer id not yet handed out in a block.
 * ``offset`` is the metadata-log offset of the last record applied (-1 for the empty image).
 * ``brokers`` holds one :class:`BrokerRegistration` per registered broker id (KRaft). A
@@ -74,6 +77,7 @@ from zurau.metadata.records import (
     BrokerEndpoint,
     BrokerFeature,
     BrokerRegistrationChangeRecord,
+    ClearElrRecord,
     ClientQuotaEntity,
     ClientQuotaRecord,
     ConfigRecord,
@@ -118,6 +122,11 @@ class PartitionRegistration:
     # before. Both are empty when no reassignment is in progress.
     removing_replicas: tuple[int, ...] = ()
     adding_replicas: tuple[int, ...] = ()
+    # KIP-966: the eligible leader replicas (former ISR members that left it while it was below
+    # min.insync.replicas and hold every committed record; never overlapping the ISR) and the last
+    # known ELR (the last leader, recorded when the ISR became empty). Empty without ELR.
+    elr: tuple[int, ...] = ()
+    last_known_elr: tuple[int, ...] = ()
 
     @property
     def reassigning(self) -> bool:
@@ -152,7 +161,16 @@ class PartitionRegistration:
             self.partition_epoch + 1,
             self.removing_replicas if change.removing_replicas is None else change.removing_replicas,
             self.adding_replicas if change.adding_replicas is None else change.adding_replicas,
+            self.elr if change.eligible_leader_replicas is None else change.eligible_leader_replicas,
+            self.last_known_elr if change.last_known_elr is None else change.last_known_elr,
         )
+
+    def without_elr(self) -> PartitionRegistration:
+        """This partition after a ``ClearElrRecord`` (itself if it has no ELR nor last known
+        ELR; else both emptied and the partition epoch + 1)."""
+        if not self.elr and not self.last_known_elr:
+            return self
+        return replace(self, elr=(), last_known_elr=(), partition_epoch=self.partition_epoch + 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -443,7 +461,26 @@ class _Delta:
                 r.partition_epoch,
                 r.removing_replicas,
                 r.adding_replicas,
+                r.eligible_leader_replicas,
+                r.last_known_elr,
             )
+        elif isinstance(r, ClearElrRecord):
+            if r.topic_name:
+                by_name, _by_id = self._topics()
+                named = by_name.get(r.topic_name)
+                if named is None:
+                    raise ValueError(f"ClearElrRecord names unknown topic {r.topic_name!r}")
+                topic_ids = [named.topic_id]
+            else:
+                _by_name, by_id = self._topics()
+                topic_ids = list(by_id.keys())
+            for topic_id in topic_ids:
+                t3 = self._topic(topic_id, "ClearElrRecord")
+                if not any(p.elr or p.last_known_elr for p in t3.partitions.values()) and topic_id not in self.partitions:
+                    continue
+                parts = self._partitions_of(topic_id, "ClearElrRecord")
+                for index, p in list(parts.items()):
+                    parts[index] = p.without_elr()
         elif isinstance(r, PartitionChangeRecord):
             parts = self._partitions_of(r.topic_id, "PartitionChangeRecord")
             current = parts.get(r.partition_id)

@@ -6,8 +6,9 @@
 * each record type (:mod:`zurau.metadata.records`) has one layout here: its Kafka schema fields
   and the conversions to and from its dataclass.
 
-Invariants: each record type is written at the newest version this module knows and read at any
-version up to it (fields a version lacks take their defaults); a record newer than that, or of an
+Invariants: each record type is written at the newest version this module knows (except
+``PartitionRecord`` and ``PartitionChangeRecord``: at version 2, Kafka's KIP-966 version, only
+when they carry an ELR or last known ELR, else at version 0) and read at any version up to it (fields a version lacks take their defaults); a record newer than that, or of an
 unknown type, is a :class:`~zurau.protocol.primitives.DecodeError` naming it (a newer writer's log
 must not be half-understood silently). ``decode_record(encode_record(r)) == r``.
 """
@@ -26,6 +27,7 @@ from zurau.metadata.records import (
     BrokerEndpoint,
     BrokerFeature,
     BrokerRegistrationChangeRecord,
+    ClearElrRecord,
     ClientQuotaRecord,
     ConfigRecord,
     DelegationTokenRecord,
@@ -56,6 +58,7 @@ from zurau.protocol.schema import (
     INT16,
     INT32,
     INT64,
+    NULL,
     STRING,
     UINT16,
     UUID,
@@ -71,8 +74,9 @@ FRAME_VERSION = 1
 class _Layout:
     """How one record type maps to Kafka's schema: wire fields and the dataclass it builds.
 
-    ``version`` is the newest version known, the one records are written at; ``codec`` is its
-    (decoder, encoder); :meth:`codec_for` gives those of older versions, for reading.
+    ``version`` is the newest version known, the one records are written at unless
+    ``write_version`` picks an older one; ``codec`` is its (decoder, encoder); :meth:`codec_for`
+    gives those of any version up to it.
     """
 
     cls: type
@@ -80,6 +84,9 @@ class _Layout:
     fields: tuple[Field, ...]
     to_wire: Callable[[Any], dict[str, Any]]
     from_wire: Callable[[dict[str, Any]], Any]
+    # The version one record is written at, when not always ``version`` (the lowest version
+    # that carries its fields, so records without the newer fields keep their older bytes).
+    write_version: Callable[[Any], int] | None = None
     codec: tuple[Any, Any] = field(init=False, repr=False, compare=False)
     _older: dict[int, tuple[Any, Any]] = field(init=False, repr=False, compare=False, default_factory=dict)
 
@@ -129,9 +136,11 @@ _LAYOUTS: dict[int, _Layout] = {
             lambda r: {"name": r.name, "topic_id": r.topic_id},
             lambda d: TopicRecord(d["name"], d["topic_id"]),
         ),
+        # v1 added the log directories (KIP-858; written empty, not kept), v2 the tagged ELR and
+        # last known ELR (KIP-966).
         _Layout(
             PartitionRecord,
-            0,
+            2,
             (
                 Field("partition_id", INT32, default=-1),
                 Field("topic_id", UUID),
@@ -143,6 +152,9 @@ _LAYOUTS: dict[int, _Layout] = {
                 Field("leader_recovery_state", INT8, tag=0, tagged="0+", default=0),
                 Field("leader_epoch", INT32, default=-1),
                 Field("partition_epoch", INT32, default=-1),
+                Field("directories", _UUIDS, versions="1+"),
+                Field("eligible_leader_replicas", _I32S, versions="2+", nullable="2+", tag=1, tagged="2+", default=NULL),
+                Field("last_known_elr", _I32S, versions="2+", nullable="2+", tag=2, tagged="2+", default=NULL),
             ),
             lambda r: {
                 "partition_id": r.partition_id,
@@ -155,6 +167,9 @@ _LAYOUTS: dict[int, _Layout] = {
                 "leader_recovery_state": r.leader_recovery_state,
                 "leader_epoch": r.leader_epoch,
                 "partition_epoch": r.partition_epoch,
+                "directories": [],
+                "eligible_leader_replicas": list(r.eligible_leader_replicas) or None,
+                "last_known_elr": list(r.last_known_elr) or None,
             },
             lambda d: PartitionRecord(
                 d["partition_id"],
@@ -167,12 +182,16 @@ _LAYOUTS: dict[int, _Layout] = {
                 tuple(d["removing_replicas"]),
                 tuple(d["adding_replicas"]),
                 d["leader_recovery_state"],
+                tuple(d.get("eligible_leader_replicas") or ()),
+                tuple(d.get("last_known_elr") or ()),
             ),
+            lambda r: 2 if r.eligible_leader_replicas or r.last_known_elr else 0,
         ),
-        # Kafka's v0 with its tagged fields (the ELR and directory fields of v1-v2 are not kept).
+        # v1 added the tagged directories (KIP-858; not kept), v2 the tagged ELR and last known
+        # ELR (KIP-966).
         _Layout(
             PartitionChangeRecord,
-            0,
+            2,
             (
                 Field("partition_id", INT32, default=-1),
                 Field("topic_id", UUID),
@@ -182,6 +201,9 @@ _LAYOUTS: dict[int, _Layout] = {
                 Field("removing_replicas", _I32S, nullable="0+", tag=3, tagged="0+", default=None),
                 Field("adding_replicas", _I32S, nullable="0+", tag=4, tagged="0+", default=None),
                 Field("leader_recovery_state", INT8, tag=5, tagged="0+", default=-1),
+                Field("eligible_leader_replicas", _I32S, versions="2+", nullable="2+", tag=6, tagged="2+", default=NULL),
+                Field("last_known_elr", _I32S, versions="2+", nullable="2+", tag=7, tagged="2+", default=NULL),
+                Field("directories", _UUIDS, versions="1+", nullable="1+", tag=8, tagged="1+", default=NULL),
             ),
             lambda r: {
                 "partition_id": r.partition_id,
@@ -192,6 +214,9 @@ _LAYOUTS: dict[int, _Layout] = {
                 "removing_replicas": _opt_list(r.removing_replicas),
                 "adding_replicas": _opt_list(r.adding_replicas),
                 "leader_recovery_state": r.leader_recovery_state,
+                "eligible_leader_replicas": _opt_list(r.eligible_leader_replicas),
+                "last_known_elr": _opt_list(r.last_known_elr),
+                "directories": None,
             },
             lambda d: PartitionChangeRecord(
                 d["partition_id"],
@@ -202,7 +227,17 @@ _LAYOUTS: dict[int, _Layout] = {
                 _opt_tuple(d["removing_replicas"]),
                 _opt_tuple(d["adding_replicas"]),
                 d["leader_recovery_state"],
+                _opt_tuple(d.get("eligible_leader_replicas")),
+                _opt_tuple(d.get("last_known_elr")),
             ),
+            lambda r: 2 if r.eligible_leader_replicas is not None or r.last_known_elr is not None else 0,
+        ),
+        _Layout(
+            ClearElrRecord,
+            0,
+            (Field("topic_name", STRING),),
+            lambda r: {"topic_name": r.topic_name},
+            lambda d: ClearElrRecord(d["topic_name"]),
         ),
         _Layout(
             ConfigRecord,
@@ -459,11 +494,12 @@ _LAYOUTS: dict[int, _Layout] = {
 def encode_record(record: MetadataRecord) -> bytes:
     """The record's value bytes: frame version, type, version, flexible body."""
     layout = _LAYOUTS[record.TYPE]
+    version = layout.version if layout.write_version is None else layout.write_version(record)
     out = bytearray()
     write_uvarint(out, FRAME_VERSION)
     write_uvarint(out, record.TYPE)
-    write_uvarint(out, layout.version)
-    layout.codec[1](out, layout.to_wire(record), [])
+    write_uvarint(out, version)
+    layout.codec_for(version)[1](out, layout.to_wire(record), [])
     return bytes(out)
 
 

@@ -16,6 +16,11 @@ carry it unchanged:
   identified by its id and its *broker epoch*; fence/unfence/change/unregister records name both.
 * ``PartitionChangeRecord`` (5): a change to one partition (new ISR, new leader, new replicas);
   every such record bumps the partition epoch, and one that names a leader bumps the leader epoch.
+  ``PartitionRecord`` and ``PartitionChangeRecord`` carry, from record version 2 (KIP-966, tagged
+  fields), the partition's eligible leader replicas and last known ELR; they are written at
+  version 2 only when they carry one of those, else at version 0 as before.
+* ``ClearElrRecord`` (28): every partition of a topic (or of every topic, for an empty name) loses
+  its eligible leader replicas and last known ELR (written after a ``min.insync.replicas`` change).
 * ``UserScramCredentialRecord`` (11) and ``RemoveUserScramCredentialRecord`` (22): a user's SCRAM
   credential per mechanism (salt, stored key, server key, iterations; never the password).
 * ``AccessControlEntryRecord`` (18) and ``RemoveAccessControlEntryRecord`` (19): an ACL binding
@@ -74,6 +79,9 @@ class PartitionRecord:
     removing_replicas: tuple[int, ...] = ()
     adding_replicas: tuple[int, ...] = ()
     leader_recovery_state: int = 0
+    # KIP-966 (record version 2, tagged): the eligible leader replicas and the last known ELR.
+    eligible_leader_replicas: tuple[int, ...] = ()
+    last_known_elr: tuple[int, ...] = ()
 
 
 # PartitionChangeRecord.leader: no leader now / the leader did not change.
@@ -96,6 +104,10 @@ class PartitionChangeRecord:
     removing_replicas: tuple[int, ...] | None = None
     adding_replicas: tuple[int, ...] | None = None
     leader_recovery_state: int = -1
+    # KIP-966 (record version 2): None unchanged, else the new eligible leader replicas / last
+    # known ELR (see :mod:`zurau.metadata.controller.partition_change`).
+    eligible_leader_replicas: tuple[int, ...] | None = None
+    last_known_elr: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +136,15 @@ class FeatureLevelRecord:
     TYPE: ClassVar[int] = 12
     name: str
     feature_level: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClearElrRecord:
+    """Clear the ELR and last known ELR of every partition of ``topic_name`` ("" = every topic);
+    each partition that had one gets a new partition epoch (as a ``PartitionChangeRecord`` would)."""
+
+    TYPE: ClassVar[int] = 28
+    topic_name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,6 +344,7 @@ MetadataRecord = (
     | PartitionChangeRecord
     | ConfigRecord
     | RemoveTopicRecord
+    | ClearElrRecord
     | FeatureLevelRecord
     | ProducerIdsRecord
     | RegisterBrokerRecord

@@ -138,6 +138,8 @@ def image_records(image: MetadataImage) -> list[MetadataRecord]:
                     p.partition_epoch,
                     p.removing_replicas,
                     p.adding_replicas,
+                    eligible_leader_replicas=p.elr,
+                    last_known_elr=p.last_known_elr,
                 )
             )
     for t in topics:

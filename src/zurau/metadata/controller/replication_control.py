@@ -455,6 +455,8 @@ class ReplicationControlManager:
                     if new_isr != current.isr:
                         change = self.changes.completed_reassignment(image, topic, index, current, new_isr)
                         if change is None:
+                            change = self.changes.isr_change(image, topic, index, current, new_isr)
+                        if change is None:
                             change = PartitionChangeRecord(index, topic.topic_id, isr=new_isr)
                         records.append(change)
                         after = current.merge(change)
