@@ -473,7 +473,9 @@ class _Delta:
                 topic_ids = [named.topic_id]
             else:
                 _by_name, by_id = self._topics()
-                topic_ids = list(by_id.keys())
+                frozen = by_id.finish()  # a mutation cannot be iterated: freeze, keep a successor
+                self.by_id = frozen.mutate()
+                topic_ids = list(frozen.keys())
             for topic_id in topic_ids:
                 t3 = self._topic(topic_id, "ClearElrRecord")
                 if not any(p.elr or p.last_known_elr for p in t3.partitions.values()) and topic_id not in self.partitions:

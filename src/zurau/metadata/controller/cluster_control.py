@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Callable, Iterable
 
 from zurau.metadata.controller.feature_control import FeatureControlManager
-from zurau.metadata.controller.partition_change import PartitionChanges
+from zurau.metadata.controller.partition_change import PartitionChanges, elr_enabled
 from zurau.metadata.controller.result import ControllerResult, PendingRecords
 from zurau.metadata.image import BrokerRegistration, MetadataImage
 from zurau.metadata.records import (
@@ -94,7 +94,10 @@ class ClusterControlManager:
         * the same incarnation again (a retried request): its current epoch, no records;
         * a ZooKeeper-migration broker: BROKER_ID_NOT_REGISTERED;
         * a listed feature whose finalized level is outside the broker's range: UNSUPPORTED_VERSION;
-        * otherwise one RegisterBrokerRecord of a fenced broker with epoch ``next_offset``.
+        * otherwise one RegisterBrokerRecord of a fenced broker with epoch ``next_offset``,
+          followed by the records taking a former incarnation out of its ISRs and leaderships;
+          with ELR on, a broker whose ``previous_broker_epoch`` is not the epoch of its last
+          registration (it did not shut down cleanly, KIP-966) also leaves every ELR.
 
         Response: the BrokerRegistration response body (``broker_epoch`` -1 on error).
         """
@@ -137,9 +140,15 @@ class ClusterControlManager:
         )
         log.info("registering broker %d (incarnation %s) with broker epoch %d", broker_id, incarnation, next_offset)
         records: list[MetadataRecord] = [record]
-        if existing is not None:
+        # KIP-966: the restart was clean only if the broker proves it with the epoch of its last
+        # registration (from its clean-shutdown marker); else it leaves every ELR too.
+        clean = existing is not None and request.get("previous_broker_epoch", -1) == existing.epoch
+        unclean = not clean and elr_enabled(image)
+        if existing is not None or unclean:
             # A new incarnation starts fenced: the old one's ISR places and leaderships go.
-            records += self.changes.leave_partitions(image.apply(records), broker_id)
+            if unclean:
+                log.info("broker %d restarted without a clean shutdown: it leaves every ISR and ELR", broker_id)
+            records += self.changes.leave_partitions(image.apply(records), broker_id, unclean_shutdown=unclean)
         return ControllerResult(records, _registration_response(0, next_offset))
 
     # ------------------------------------------------------------------ BrokerHeartbeat

@@ -53,6 +53,7 @@ from zurau.config.client_metrics_configs import CLIENT_METRICS_CONFIGS, validate
 from zurau.config.definitions import BROKER_CONFIGS
 from zurau.config.dynamic_broker_configs import DynamicConfigError, check_dynamic_update, effective_config
 from zurau.config.group_configs import validate_group_configs
+from zurau.metadata.controller.partition_change import elr_enabled
 from zurau.metadata.controller.result import ControllerResult, PendingRecords, duplicated, error_of
 from zurau.metadata.dynamic_broker_config import EffectiveBrokerConfig
 from zurau.metadata.image import DEFAULT_BROKER_RESOURCE, MetadataImage, TopicImage
@@ -61,6 +62,7 @@ from zurau.metadata.records import (
     CLIENT_METRICS_RESOURCE,
     GROUP_RESOURCE,
     TOPIC_RESOURCE,
+    ClearElrRecord,
     ConfigRecord,
     MetadataRecord,
 )
@@ -296,7 +298,7 @@ class ConfigurationControlManager:
         records += [
             ConfigRecord(BROKER_RESOURCE, resource, k, v) for k, v in sorted(wanted.items()) if old.get(k) != v
         ]
-        pending.add(records)
+        pending.add(records + _clear_elr_after(image, records, ""))
 
     def _incremental_broker(
         self,
@@ -329,7 +331,7 @@ class ConfigurationControlManager:
         records += [
             ConfigRecord(TOPIC_RESOURCE, t.name, k, v) for k, v in sorted(wanted.items()) if old.get(k) != v
         ]
-        pending.add(records)
+        pending.add(records + _clear_elr_after(pending.image, records, t.name))
 
     def _set_group_configs(
         self, pending: PendingRecords, group_id: str, new: dict[str, str | None], validate_only: bool
@@ -422,6 +424,18 @@ def apply_incremental(
                 items = [v for v in items if v not in drop]
             new[name] = ",".join(items)
     return new
+
+
+MIN_ISR = "min.insync.replicas"
+
+
+def _clear_elr_after(image: MetadataImage, records: list[MetadataRecord], topic: str) -> list[MetadataRecord]:
+    """A ``ClearElrRecord`` for ``topic`` ("": every topic, for a broker resource) when ELR is on
+    and ``records`` change ``min.insync.replicas`` (Kafka's ``createClearElrRecordsAsNeeded``):
+    the ELRs were chosen against the old value, so none may be trusted under the new one."""
+    if elr_enabled(image) and any(isinstance(r, ConfigRecord) and r.name == MIN_ISR for r in records):
+        return [ClearElrRecord(topic)]
+    return []
 
 
 def _group_name(name: str) -> str:

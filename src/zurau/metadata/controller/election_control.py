@@ -2,17 +2,17 @@
 ``ReplicationControlManager.electLeaders`` and ``maybeBalancePartitionLeaders``).
 
 Invariants: an election writes one ``PartitionChangeRecord`` per partition whose leader changes
-(leader epoch + 1) and nothing for the others; a clean election only picks a live ISR member; an
+(leader epoch + 1) and nothing for the others; a clean election only picks a live ISR member (with
+ELR, when the ISR is empty, a live ELR member, which becomes the whole ISR); an
 unclean one (requested, or allowed by the topic) makes the chosen live replica the whole ISR.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 from zurau.config import BrokerConfig
-from zurau.metadata.controller.partition_change import PartitionChanges
+from zurau.metadata.controller.partition_change import PREFERRED, UNCLEAN, PartitionChanges
 from zurau.metadata.controller.result import ControllerResult, PendingRecords
 from zurau.metadata.image import MetadataImage, PartitionRegistration, TopicImage
 from zurau.metadata.records import NO_LEADER, MetadataRecord, PartitionChangeRecord
@@ -91,31 +91,29 @@ class ElectionControlManager:
         if p is None:
             return UnknownTopicOrPartitionError.code, f"No such partition as {name}-{index}"
         image = pending.image
-        is_live = self.changes.is_live
 
-        def valid(b: int) -> bool:
-            return b in p.isr and is_live(image, b)
+        def acceptable(b: int) -> bool:
+            return self.changes.is_live(image, b)
 
         if election_type == ELECTION_PREFERRED:
             if p.replicas and p.leader == p.replicas[0]:
                 return ElectionNotNeededError.code, "Leader election not needed for topic partition."
-            leader = _preferred_choice(p, valid)
-            if leader is None or leader == p.leader:
+            change = self.changes.change(image, t, index, p, acceptable, election=PREFERRED)
+            if change is None or change.leader < 0 or change.leader == p.leader:
                 return PreferredLeaderNotAvailableError.code, "The preferred leader was not available."
-            pending.add([PartitionChangeRecord(index, t.topic_id, leader=leader)])
-            log.info("%s-%d: preferred leader election: %d -> %d", name, index, p.leader, leader)
+            pending.add([change])
+            log.info("%s-%d: preferred leader election: %d -> %d", name, index, p.leader, change.leader)
             return 0, None
         if p.leader != NO_LEADER:
             return ElectionNotNeededError.code, "Leader election not needed for topic partition."
-        clean = [r for r in p.replicas if valid(r)]
-        if clean:
-            pending.add([PartitionChangeRecord(index, t.topic_id, leader=clean[0])])
-            return 0, None
-        live = [r for r in p.replicas if is_live(image, r)]
-        if not live:
+        # The first live ISR member (with ELR, an ELR member if the ISR is empty), else the first
+        # live replica, which becomes the whole ISR.
+        change = self.changes.change(image, t, index, p, acceptable, election=UNCLEAN)
+        if change is None or change.leader < 0:
             return EligibleLeadersNotAvailableError.code, "Eligible topic partition leaders are not available."
-        pending.add([PartitionChangeRecord(index, t.topic_id, isr=(live[0],), leader=live[0])])
-        log.warning("%s-%d: unclean election of broker %d (requested)", name, index, live[0])
+        pending.add([change])
+        if change.isr == (change.leader,) and change.leader not in p.isr and change.leader not in p.elr:
+            log.warning("%s-%d: unclean election of broker %d (requested)", name, index, change.leader)
         return 0, None
 
     def balance_leaders(self, image: MetadataImage) -> ControllerResult[None]:
@@ -148,18 +146,6 @@ class ElectionControlManager:
                     records.append(PartitionChangeRecord(i, t.topic_id, leader=broker))
                     log.info("%s-%d: leader %d -> preferred replica %d (auto rebalance)", t.name, i, p.leader, broker)
         return ControllerResult(records, None)
-
-
-def _preferred_choice(p: PartitionRegistration, valid: Callable[[int], bool]) -> int | None:
-    """Kafka's preferred election: the preferred replica if it may lead, else the current
-    leader if it still may, else the first other replica that may; None if none may."""
-    if not p.replicas:
-        return None
-    if valid(p.replicas[0]):
-        return p.replicas[0]
-    if p.leader != NO_LEADER and valid(p.leader):
-        return p.leader
-    return next((r for r in p.replicas[1:] if valid(r)), None)
 
 
 def _election_result(
