@@ -122,7 +122,7 @@ from zurau.storage.log_cleaner import LogCleaner
 from zurau.storage.log_cleaner_threads import owner_loop_caller, run_cleaner_threads
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_maintenance import LogMaintenance
-from zurau.storage.log_manager import LogManager
+from zurau.storage.log_manager import LogManager, read_clean_shutdown_epoch
 from zurau.storage.remote.plugins import load_remote_storage_manager
 from zurau.storage.remote.remote_storage_manager import RemoteStorageError
 from zurau.types import TopicIdPartition
@@ -762,6 +762,8 @@ class Broker:
             metadata_offset=lambda: channel.image.offset,
             register=channel.register_broker,
             heartbeat=channel.broker_heartbeat,
+            # Read before the logs load (loading removes the markers).
+            previous_broker_epoch=read_clean_shutdown_epoch(cfg.log_dirs),
         )
         self.lifecycle.start()
         log.info("broker %d: waiting to be registered and to catch up with the metadata log", self.node_id)
@@ -1057,6 +1059,8 @@ class Broker:
             await self._stop_step("the partition-metadata client", self.partition_metadata.close())
             self.partition_metadata = None
         if self.lifecycle is not None:
+            if hasattr(self, "log_manager"):  # the clean-shutdown marker names this epoch
+                self.log_manager.broker_epoch = self.lifecycle.broker_epoch
             await self._stop_step("the broker lifecycle", self.lifecycle.close())
             self.lifecycle = None
         if self.server is not None:

@@ -3,7 +3,8 @@
 Life of a broker, as KIP-631 describes it:
 
 1. **Register** with the active controller (BrokerRegistration: node id, a fresh incarnation id
-   per process start, the broker's listeners and rack). The controller answers with the broker
+   per process start, the broker's listeners and rack, and the broker epoch its clean-shutdown
+   markers name as ``previous_broker_epoch``: -1 after a kill -9, see KIP-966). The controller answers with the broker
    epoch (the offset of its RegisterBrokerRecord); the broker starts *fenced*: no partition
    leadership, not listed to clients.
 2. **Heartbeat** every ``broker.heartbeat.interval.ms`` with how far it has replayed the metadata
@@ -65,7 +66,10 @@ class BrokerLifecycleManager:
         metadata_offset: Callable[[], int],
         register: Register,
         heartbeat: Heartbeat,
+        previous_broker_epoch: int = -1,
     ) -> None:
+        """``previous_broker_epoch``: the broker epoch this node's clean-shutdown markers name
+        (-1: the last run did not end cleanly); sent in the registration (KIP-966)."""
         self.node_id = node_id
         self.cluster_id = cluster_id
         self.incarnation_id = uuid.uuid4()
@@ -75,6 +79,7 @@ class BrokerLifecycleManager:
         self._metadata_offset = metadata_offset
         self._register = register
         self._heartbeat = heartbeat
+        self.previous_broker_epoch = previous_broker_epoch
         self.broker_epoch = -1
         self.fenced = True
         self.unfenced = asyncio.Event()
@@ -109,7 +114,7 @@ class BrokerLifecycleManager:
             "rack": self._rack,
             "is_migrating_zk_broker": False,
             "log_dirs": [],
-            "previous_broker_epoch": -1,
+            "previous_broker_epoch": self.previous_broker_epoch,
         }
 
     async def _run(self) -> None:

@@ -6,7 +6,8 @@ Per log dir (Kafka's file names and formats, see checkpoint.py)::
         recovery-point-offset-checkpoint   topic partition recovery_point
         log-start-offset-checkpoint        topic partition log_start_offset
         replication-offset-checkpoint      topic partition high_watermark
-        .kafka_cleanshutdown               present only between a clean close and the next start
+        .kafka_cleanshutdown               present only between a clean close and the next start:
+                                           Kafka's JSON {"version":0,"brokerEpoch":<epoch>}
         <topic>-<partition>/               one PartitionLog each
         <topic>-<partition>.<hex>-delete/  a partition being deleted (removed at startup)
 
@@ -16,6 +17,10 @@ Invariants:
   snapshots written) and the checkpoints were written; it is removed right after loading, so a
   crash at any later time makes the next start an unclean one, which rescans every log from
   its checkpointed recovery point;
+* the marker names the broker epoch the broker had when it closed (KIP-966: read before the
+  broker registers, by :func:`read_clean_shutdown_epoch`, and sent as its
+  ``previous_broker_epoch``; the controller trusts the broker's place in the eligible leader
+  replicas only when it matches). A kill -9 leaves no marker, so the next start proves nothing;
 * checkpoints are replaced atomically; a partition missing from the recovery-point checkpoint is
   recovered from offset 0;
 * a partition this process creates gets its directory and first segment without any fsync
@@ -37,6 +42,7 @@ late write from the worker never replaces a newer checkpoint.
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import os
 import re
@@ -49,7 +55,12 @@ from pathlib import Path
 
 from zurau.protocol.errors import InvalidTopicError, KafkaStorageError
 from zurau.storage.abstract_index import set_max_open_writers
-from zurau.storage.checkpoint import fsync_dir, read_offsets_checkpoint, write_offsets_checkpoint
+from zurau.storage.checkpoint import (
+    atomic_write,
+    fsync_dir,
+    read_offsets_checkpoint,
+    write_offsets_checkpoint,
+)
 from zurau.storage.file_limits import check_open_files, raise_open_files_limit
 from zurau.storage.log_config import LogConfig
 from zurau.storage.log_flush import FileSystemSync, FlushPlan, syncfs_available
@@ -60,6 +71,7 @@ RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
 HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint"
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+CLEAN_SHUTDOWN_VERSION = 0
 
 log_ = logging.getLogger("zurau.storage")
 
@@ -93,6 +105,24 @@ def _check_topic(topic: str) -> None:
         raise InvalidTopicError(f"illegal topic name {topic!r}")
 
 
+
+def read_clean_shutdown_epoch(log_dirs: Sequence[Path | str]) -> int:
+    """The broker epoch the clean-shutdown markers of ``log_dirs`` name (Kafka's
+    ``readBrokerEpochFromCleanShutdownFiles``): -1 unless every dir has a readable marker and
+    they all name the same epoch (a dir without one was not shut down cleanly). Read before the
+    logs are loaded, since loading removes the markers."""
+    epoch: int | None = None
+    for d in log_dirs:
+        try:
+            content = json.loads((Path(d) / CLEAN_SHUTDOWN_FILE).read_bytes() or b"{}")
+            found = int(content["brokerEpoch"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return -1
+        if epoch is not None and found != epoch:
+            return -1
+        epoch = found
+    return -1 if epoch is None else epoch
+
 class LogManager:
     """Owns every PartitionLog; loads them at construction."""
 
@@ -119,6 +149,8 @@ class LogManager:
         self._logs: dict[TopicPartitionKey, PartitionLog] = {}
         self._dir_of: dict[TopicPartitionKey, Path] = {}
         self.had_clean_shutdown: dict[Path, bool] = {}
+        # The broker epoch the clean-shutdown marker will name (-1: unknown, e.g. a single node).
+        self.broker_epoch = -1
         self.closed = False
         self.loaded = False
         self._checkpoint_seq = itertools.count(1)
@@ -424,7 +456,7 @@ class LogManager:
         for log in self._logs.values():
             log.close()
         self.checkpoint()
+        marker = json.dumps({"version": CLEAN_SHUTDOWN_VERSION, "brokerEpoch": self.broker_epoch}).encode()
         for log_dir in self.log_dirs:
-            (log_dir / CLEAN_SHUTDOWN_FILE).touch()
-            fsync_dir(log_dir)
+            atomic_write(log_dir / CLEAN_SHUTDOWN_FILE, marker)
         self.closed = True
