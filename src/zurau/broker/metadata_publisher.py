@@ -33,6 +33,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Protocol
 
+from zurau.metadata.controller.partition_change import elr_enabled
 from zurau.metadata.image import DEFAULT_BROKER_RESOURCE, MetadataImage, PartitionRegistration, TopicImage
 
 log = logging.getLogger("zurau.metadata")
@@ -85,6 +86,8 @@ class HostsPartitions(Protocol):
     def update_config(self, topic: str) -> None: ...
 
     def update_all_configs(self) -> None: ...
+
+    def set_elr_enabled(self, enabled: bool) -> None: ...
 
 
 class Coordinator(Protocol):
@@ -148,6 +151,8 @@ class MetadataPublisher:
         unloads: dict[str, list[int]] = {}
         if new.broker_configs is not old.broker_configs and self._broker_configs_changed(old, new):
             self.replicas.update_all_configs()
+        if new.features is not old.features:
+            self.replicas.set_elr_enabled(elr_enabled(new))
         if new.topics_by_id is old.topics_by_id:
             return  # no topic changed (broker registrations, producer ids, broker configs)
         # Built from ``old`` directly: only the topics it touched (no walk over every topic).

@@ -10,7 +10,9 @@ partition's log start and end offsets::
 
 (fields are tab-separated), or one JSON document with ``--format json`` (or ``--json``). A
 partition being reassigned also shows ``Adding Replicas`` and ``Removing Replicas`` (after
-``Isr``), and one with replicas on brokers that are down ``Offline``, as kafka-topics.sh does;
+``Isr``), one with eligible leader replicas (KIP-966, from DescribeTopicPartitions) ``Elr`` and
+``LastKnownElr`` after ``Isr`` when they are not empty, and one with replicas on brokers that are
+down ``Offline``, as kafka-topics.sh does;
 ``--under-replicated-partitions`` and ``--unavailable-partitions`` keep only the partitions whose
 ISR is smaller than their replicas, or that have no leader.
 
@@ -216,6 +218,8 @@ def _describe_json(
                 "leader_epoch": p.leader_epoch,
                 "replicas": list(p.replicas),
                 "isr": list(p.isr),
+                "elr": list(p.elr),
+                "last_known_elr": list(p.last_known_elr),
                 "offline_replicas": list(p.offline_replicas),
                 "reassignment": reassignment(p),
                 "log_start_offset": p.log_start_offset,
@@ -324,6 +328,10 @@ def describe(
                 f"\tTopic: {d.name}\tPartition: {p.partition}\tLeader: {p.leader if p.leader >= 0 else 'none'}\t"
                 f"Replicas: {_ids(p.replicas)}\tIsr: {_ids(p.isr)}"
             )
+            if p.elr:
+                line += f"\tElr: {_ids(p.elr)}"
+            if p.last_known_elr:
+                line += f"\tLastKnownElr: {_ids(p.last_known_elr)}"
             reassignment = moving.get(TopicPartition(d.name, p.partition))
             if reassignment is not None:
                 line += (

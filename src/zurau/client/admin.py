@@ -194,6 +194,9 @@ class PartitionDescription:
     log_end_offset: int
     offline_replicas: tuple[int, ...] = ()
     error: KafkaError | None = None
+    # KIP-966, from DescribeTopicPartitions (empty when the cluster does not serve it).
+    elr: tuple[int, ...] = ()
+    last_known_elr: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -281,6 +284,10 @@ class AdminClient:
         starts, ends = await asyncio.gather(
             self.list_offsets({tp: EARLIEST for tp in tps}), self.list_offsets({tp: LATEST for tp in tps})
         )
+        elrs: dict[TopicPartition, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        described = [n for n, t in metas.items() if not t.error_code]
+        if described and await self.cluster.supports(ApiKey.DESCRIBE_TOPIC_PARTITIONS):
+            elrs = await self.describe_topic_partitions(described)
         out: dict[str, TopicDescription | KafkaError] = {}
         for name, t in metas.items():
             if (error := t.error) is not None:
@@ -307,10 +314,37 @@ class AdminClient:
                         log_start_offset=start.offset if isinstance(start, OffsetInfo) else -1,
                         log_end_offset=end.offset if isinstance(end, OffsetInfo) else -1,
                         error=err,
+                        elr=elrs.get(tp, ((), ()))[0],
+                        last_known_elr=elrs.get(tp, ((), ()))[1],
                     )
                 )
             out[name] = TopicDescription(name, t.is_internal, tuple(parts), t.topic_id)
         return out
+
+    async def describe_topic_partitions(
+        self, names: Sequence[str], page_limit: int = 2000
+    ) -> dict[TopicPartition, tuple[tuple[int, ...], tuple[int, ...]]]:
+        """Each partition's (eligible leader replicas, last known ELR) of topics ``names``
+        (DescribeTopicPartitions, KIP-966), read page by page (``page_limit`` partitions each);
+        topics the broker answers with an error are left out."""
+        out: dict[TopicPartition, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        cursor: Any = None
+        while True:
+            call = typed_api.DESCRIBE_TOPIC_PARTITIONS(
+                {"topics": [{"name": n} for n in names], "response_partition_limit": page_limit, "cursor": cursor}
+            )
+            resp = await self.cluster.call(None, call)
+            for t in resp["topics"]:
+                if t["error_code"] or t["name"] is None:
+                    continue
+                for p in t["partitions"]:
+                    out[TopicPartition(t["name"], p["partition_index"])] = (
+                        tuple(p.get("eligible_leader_replicas") or ()),
+                        tuple(p.get("last_known_elr") or ()),
+                    )
+            cursor = resp.get("next_cursor")
+            if cursor is None:
+                return out
 
     async def create_topics(
         self, topics: Iterable[NewTopic], *, validate_only: bool = False

@@ -93,6 +93,8 @@ from zurau.protocol.messages import (
     DescribeQuorumResponse,
     DescribeShareGroupOffsetsRequest,
     DescribeShareGroupOffsetsResponse,
+    DescribeTopicPartitionsRequest,
+    DescribeTopicPartitionsResponse,
     DescribeTransactionsRequest,
     DescribeTransactionsResponse,
     DescribeUserScramCredentialsRequest,
@@ -283,6 +285,9 @@ LIST_PARTITION_REASSIGNMENTS: Api[ListPartitionReassignmentsRequest, ListPartiti
     Api(ApiKey.LIST_PARTITION_REASSIGNMENTS)
 )
 OFFSET_DELETE: Api[OffsetDeleteRequest, OffsetDeleteResponse] = Api(ApiKey.OFFSET_DELETE)
+DESCRIBE_TOPIC_PARTITIONS: Api[DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse] = Api(
+    ApiKey.DESCRIBE_TOPIC_PARTITIONS
+)
 DESCRIBE_CLIENT_QUOTAS: Api[DescribeClientQuotasRequest, DescribeClientQuotasResponse] = Api(
     ApiKey.DESCRIBE_CLIENT_QUOTAS
 )

@@ -11,8 +11,11 @@ answer) and ``pending_isr`` the one asked for. The *maximal* ISR, their union, h
 watermark back: the high watermark is the smallest log end offset over the maximal ISR, the
 leader's own included, so a replica being added must have the data before the HW passes it and
 a replica being removed still counts until the controller has agreed. ``min.insync.replicas``
-is checked against the committed ISR. :meth:`Partition.maybe_advance_high_watermark` is the
-single place the high watermark moves.
+is checked against the committed ISR, and, with eligible leader replicas on (``elr_enabled``,
+KIP-966), while the committed ISR is smaller than it (at most the replication factor) the high
+watermark does not move at all (Kafka's ``maybeIncrementLeaderHW``): a replica that left the ISR
+then holds every committed record, which is what makes it an eligible leader replica. :meth:`Partition.maybe_advance_high_watermark` is the single place the
+high watermark moves.
 
 Invariants: high_watermark is monotonic while this replica leads and lies within
 [log_start_offset, log_end_offset]; last_stable_offset <= high_watermark; a follower without a
@@ -63,6 +66,8 @@ class Partition:
     leader_epoch_start_offset: int = 0
     # After a refused ISR change, no new proposal before this time (ms).
     isr_retry_after_ms: int = 0
+    # Eligible leader replicas are on (KIP-966): the high watermark holds below min ISR.
+    elr_enabled: bool = False
 
     @property
     def high_watermark(self) -> int:
@@ -82,6 +87,12 @@ class Partition:
         if self.pending_isr is None:
             return self.isr
         return self.isr + [r for r in self.pending_isr if r not in self.isr]
+
+    @property
+    def under_min_isr(self) -> bool:
+        """Is the committed ISR smaller than ``min.insync.replicas`` (at most the replication
+        factor, Kafka's ``effectiveMinIsr``)?"""
+        return len(self.isr) < min(self.log.config.min_insync_replicas, len(self.replicas) or 1)
 
     def check_min_isr(self, acks: int, min_insync_replicas: int) -> None:
         """acks=all needs at least min.insync.replicas in the ISR, checked before appending."""
@@ -161,6 +172,13 @@ class Partition:
         fetches re-read (a follower's only after an append).
         """
         log = self.log
+        if self.elr_enabled and self.under_min_isr:
+            # KIP-966 (Kafka's maybeIncrementLeaderHW): below min.insync.replicas the high
+            # watermark stays, so every replica that left the ISR meanwhile (the eligible
+            # leader replicas) still holds every committed record.
+            if notify_data and self.on_new_data is not None:
+                self.on_new_data(self, notify_data)
+            return False
         target = log.log_end_offset
         isr = self.maximal_isr
         if len(isr) > 1:

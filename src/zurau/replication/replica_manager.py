@@ -229,6 +229,7 @@ class ReplicaManager:
         self.purgatory = FetchPurgatory(clock)
         self.produce_purgatory = ProducePurgatory(clock)
         self._partitions: dict[tuple[str, int], Partition] = {}
+        self.elr_enabled = False  # KIP-966, from the image's finalized features (set_elr_enabled)
         self.txn_verifier: TxnVerifier | None = None
         self._hw_listeners: list[HighWatermarkListener] = []
         self._resign_listeners: list[Callable[[str, int], None]] = []
@@ -273,6 +274,7 @@ class ReplicaManager:
             leader_id=-1,
             on_new_data=self._on_new_data,
             on_high_watermark=self._on_high_watermark,
+            elr_enabled=self.elr_enabled,
         )
         self._partitions[key] = p
         return p, True
@@ -439,6 +441,17 @@ class ReplicaManager:
         for (t, _i), p in self._partitions.items():
             if t == topic:
                 p.log.update_config(cfg)
+
+    def set_elr_enabled(self, enabled: bool) -> None:
+        """Eligible leader replicas turned on or off (the finalized feature changed): every
+        partition's high watermark holds below min ISR, or no longer (KIP-966)."""
+        if enabled == self.elr_enabled:
+            return
+        self.elr_enabled = enabled
+        for p in self._partitions.values():
+            p.elr_enabled = enabled
+            if not enabled and p.leader_id == self.node_id:
+                p.maybe_advance_high_watermark(notify_data=False)
 
     def update_all_configs(self) -> None:
         """Every hosted log takes its topic's config again (the broker's dynamic configs changed)."""

@@ -22,8 +22,9 @@ Those denied topics come after the described ones, and only those met before the
 
 Per partition: leader (-1 when the leader broker is not registered; Kafka keeps a fenced one),
 leader epoch, replicas and ISR as registered, offline replicas (on unregistered or fenced
-brokers), and the eligible leader replicas and last known ELR. Zurau keeps no ELR yet, so both
-are always empty lists (Kafka's answer for a partition without ELR). Per topic, the topic id, the
+brokers), and the eligible leader replicas and last known ELR as the image holds them (KIP-966;
+empty lists for a partition without, as Kafka answers, and always without the
+``eligible.leader.replicas.version`` feature). Per topic, the topic id, the
 internal flag and ``topic_authorized_operations`` (always filled in, as Kafka does: there is no
 request flag) for each topic not denied.
 
@@ -74,8 +75,8 @@ def _partition_entry(
         "leader_epoch": p.leader_epoch,
         "replica_nodes": list(p.replicas),
         "isr_nodes": list(p.isr),
-        "eligible_leader_replicas": [],  # no ELR in Zurau yet
-        "last_known_elr": [],
+        "eligible_leader_replicas": list(p.elr),
+        "last_known_elr": list(p.last_known_elr),
         "offline_replicas": offline,
     }
 
