@@ -52,6 +52,8 @@ def test_create_list_describe_delete(zurau_broker: EmbeddedBroker) -> None:
             "leader_epoch": p["leader_epoch"],
             "replicas": [node],
             "isr": [node],
+            "elr": [],  # no eligible leader replicas (KIP-966) on one node
+            "last_known_elr": [],
             "offline_replicas": [],
             "reassignment": None,  # no reassignment in progress
             "log_start_offset": 0,
