@@ -151,7 +151,7 @@ class MetadataPublisher:
         unloads: dict[str, list[int]] = {}
         if new.broker_configs is not old.broker_configs and self._broker_configs_changed(old, new):
             self.replicas.update_all_configs()
-        if new.features is not old.features:
+        if new.features is not old.features and elr_enabled(new) != elr_enabled(old):
             self.replicas.set_elr_enabled(elr_enabled(new))
         if new.topics_by_id is old.topics_by_id:
             return  # no topic changed (broker registrations, producer ids, broker configs)
