@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from zurau.metadata.features import bootstrap_feature_records
 from zurau.metadata.metadata_log import METADATA_TOPIC, MetadataLog, open_metadata
 from zurau.metadata.records import ConfigRecord, PartitionRecord, TopicRecord
 from zurau.protocol.errors import KafkaStorageError
@@ -18,22 +19,25 @@ NOW = 1_700_000_000_000
 
 def test_records_survive_a_restart(tmp_path: Path) -> None:
     log, image = open_metadata([tmp_path], tmp_path, 1, None, NOW)
+    base = log.end_offset  # the bootstrap batch (feature levels) comes first
+    assert base == len(bootstrap_feature_records()) and image.offset == base - 1
     tid = uuid.uuid4()
     recs = [TopicRecord("a", tid), PartitionRecord(0, tid, (1,), (1,), 1)]
-    assert log.append(recs, NOW) == 1
+    assert log.append(recs, NOW) == base + 1
     log.append([ConfigRecord(2, "a", "retention.ms", "9")], NOW)
     log.close()
     log2, image2 = open_metadata([tmp_path], tmp_path, 1, None, NOW)
     try:
         t = image2.get("a")
         assert t is not None and t.topic_id == tid and dict(t.configs) == {"retention.ms": "9"}
-        assert image2.cluster_id == image.cluster_id and image2.offset == 2
+        assert image2.cluster_id == image.cluster_id and image2.offset == base + 2
     finally:
         log2.close()
 
 
 def test_a_torn_batch_is_dropped_whole(tmp_path: Path) -> None:
     log, _ = open_metadata([tmp_path], tmp_path, 1, None, NOW)
+    base = log.end_offset
     tid = uuid.uuid4()
     log.append([TopicRecord("kept", tid)], NOW)
     t2 = uuid.uuid4()
@@ -44,7 +48,7 @@ def test_a_torn_batch_is_dropped_whole(tmp_path: Path) -> None:
     log2, image = open_metadata([tmp_path], tmp_path, 1, None, NOW)
     try:
         assert image.names() == ["kept"], "a half-written controller result is not applied at all"
-        assert log2.end_offset == 1
+        assert log2.end_offset == base + 1
     finally:
         log2.close()
 
@@ -97,7 +101,8 @@ def test_a_crash_between_migration_and_rename_does_not_migrate_twice(tmp_path: P
     (legacy / "topics.json.migrated").rename(legacy / "topics.json")  # as if the rename never happened
     log, image = open_metadata([tmp_path], tmp_path, 1, None, NOW)
     log.close()
-    assert image.names() == ["a"] and image.offset == 1
+    # One batch: the feature levels, then the topic and its partition.
+    assert image.names() == ["a"] and image.offset == len(bootstrap_feature_records()) + 1
 
 
 def test_metadata_log_is_kafkas_layout(tmp_path: Path) -> None:

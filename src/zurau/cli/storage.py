@@ -35,6 +35,12 @@ them may be first. A node that is its own single-node cluster appends them when 
 metadata log is still empty. A broker-only node accepts and checks the arguments but writes
 nothing (it never leads the metadata log; Kafka writes the file there too and ignores it).
 
+* ``--feature name=level`` (``-f``, repeatable) and ``--release-version 4.0`` (``-r``) choose the
+  feature levels the new cluster finalizes (KIP-1022; :mod:`zurau.metadata.features`) instead of
+  the defaults: every level goes into the bootstrap metadata as a ``FeatureLevelRecord``. An
+  unknown feature, a level this software does not support or a dependency not met (e.g.
+  ``share.version=1`` needs ``metadata.version`` 27) fails the command.
+
 A broker whose configuration names several controllers refuses to start on unformatted
 directories (format them first, with one cluster id for every node); with no configuration, or
 one naming only this node, the broker formats itself on first start.
@@ -93,12 +99,23 @@ def format_(
         "'SCRAM-SHA-256=[name=alice,password=alice-secret]' or "
         "'SCRAM-SHA-512=[name=alice,iterations=8192,salt=<base64>,saltedpassword=<base64>]'",
     ),
+    feature: list[str] = typer.Option(
+        [],
+        "--feature",
+        "-f",
+        help="a feature level the new cluster finalizes instead of the default (repeatable), e.g. "
+        "'group.version=0' or 'metadata.version=25'",
+    ),
+    release_version: str | None = typer.Option(
+        None, "--release-version", "-r", help="the release whose metadata.version and feature defaults to use, e.g. 4.0"
+    ),
 ) -> None:
     """Write meta.properties into every log directory of this node."""
     from zurau.config import BrokerConfig, ConfigError, load_properties
     from zurau.metadata.bootstrap_metadata import write_bootstrap_metadata
+    from zurau.metadata.features import feature_records
     from zurau.metadata.metadata_log import MetaProperties, format_dirs, valid_cluster_id
-    from zurau.metadata.records import UserScramCredentialRecord
+    from zurau.metadata.records import MetadataRecord, UserScramCredentialRecord
     from zurau.metadata.scram_parser import ScramArgumentError, scram_records
     from zurau.raft.voter_set import ReplicaKey, Voter, VoterSet
 
@@ -135,6 +152,11 @@ def format_(
         typer.echo("This node has no controller role: the --add-scram credentials are checked but not written "
                    "(only controllers bootstrap the metadata log; format them with --add-scram)")
         scram = []
+    try:
+        levels = bootstrap_levels(feature, release_version, dynamic=dynamic)
+    except ValueError as e:
+        _fail(str(e))
+        return
     metadata_dir_id = uuid.uuid4()
     voters = None
     try:
@@ -158,9 +180,14 @@ def format_(
         )
         if voters is not None and cfg.metadata_log_dir in written:
             write_bootstrap_checkpoint(cfg.metadata_log_dir, cluster_id, voters)
-        if scram and cfg.metadata_log_dir in written:
-            path = write_bootstrap_metadata(cfg.metadata_log_dir, scram, int(time.time() * 1000))
-            typer.echo(f"Bootstrap metadata: {len(scram)} SCRAM credential(s) in {path}")
+        if (scram or levels) and cfg.is_controller and cfg.metadata_log_dir in written:
+            records: list[MetadataRecord] = [*feature_records(levels or {}), *scram]
+            path = write_bootstrap_metadata(cfg.metadata_log_dir, records, int(time.time() * 1000))
+            if scram:
+                typer.echo(f"Bootstrap metadata: {len(scram)} SCRAM credential(s) in {path}")
+            if levels:
+                shown = ", ".join(f"{n}={lv}" for n, lv in levels.items())
+                typer.echo(f"Bootstrap metadata: feature levels {shown} in {path}")
     except OSError as e:
         _fail(f"cannot format: {e}")
         return
@@ -169,6 +196,49 @@ def format_(
         return
     for d in dirs:
         typer.echo(f"{'Formatting' if d in written else 'Skipping already formatted'} {d} with cluster.id {cluster_id}")
+
+
+def bootstrap_levels(features: list[str], release_version: str | None, *, dynamic: bool) -> dict[str, int] | None:
+    """The feature levels ``--feature name=level`` and ``--release-version`` ask a new cluster to
+    finalize (every feature of the metadata log, the others at their defaults), or None when
+    neither is given (the defaults then apply at bootstrap). ValueError with Kafka's wording for
+    an unknown feature, a level outside the supported range or a dependency not met.
+    ``kraft.version`` is accepted only at the level the quorum's configuration gives it (1 for a
+    dynamic quorum, else 0): Zurau's quorum decides it, not a record."""
+    from zurau.metadata.features import (
+        KRAFT_VERSION,
+        METADATA_VERSION,
+        default_levels,
+        release_metadata_version,
+        validate_bootstrap_levels,
+    )
+
+    if not features and release_version is None:
+        return None
+    overrides: dict[str, int] = {}
+    for item in features:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise ValueError(f"Can't parse feature={item!r}. The expected format is name=level, e.g. group.version=1")
+        try:
+            overrides[name] = int(value)
+        except ValueError:
+            raise ValueError(f"Can't parse feature={item!r}: {value!r} is not a level (an integer)") from None
+    kraft = overrides.pop(KRAFT_VERSION, None)
+    if kraft is not None and kraft != (1 if dynamic else 0):
+        raise ValueError(
+            f"kraft.version {kraft} does not match this quorum: a static quorum (controller.quorum.voters) is "
+            "kraft.version 0, a dynamic one (controller.quorum.bootstrap.servers) kraft.version 1"
+        )
+    mv = None
+    if release_version is not None:
+        if METADATA_VERSION in overrides:
+            raise ValueError("Use --release-version or --feature metadata.version=..., not both")
+        mv = release_metadata_version(release_version)
+    levels = default_levels(overrides, metadata_version=mv)
+    validate_bootstrap_levels(levels)
+    return levels
 
 
 def controller_endpoints(cfg: BrokerConfig) -> tuple[Endpoint, ...]:

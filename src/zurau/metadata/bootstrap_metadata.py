@@ -32,6 +32,15 @@ controller result does:
 * A single node (:func:`~zurau.metadata.metadata_log.open_metadata`): records are appended and
   fsynced when the local metadata log is empty at start.
 
+**Feature levels.** Every new log starts with the finalized feature levels
+(:mod:`zurau.metadata.features`): :func:`bootstrap_records` puts a ``FeatureLevelRecord`` for
+every feature first (``metadata.version`` first), taking the level from the file when
+``zurau storage format --feature name=level`` wrote one and the default otherwise. So a controller
+with no file at all still bootstraps its log (with the default levels only). A log that already
+holds metadata but no ``metadata.version`` was written by an earlier Zurau: its active controller
+proposes :func:`~zurau.metadata.features.upgrade_feature_records` once on activation (a single
+node appends them at start); see :mod:`zurau.metadata.features` for the levels chosen.
+
 Brokers never read the file (Kafka writes it on brokers too and ignores it there; ``zurau storage
 format`` writes it only for nodes with the controller role). Format every controller with the same
 ``--add-scram`` arguments so any of them may be the first leader.
@@ -43,7 +52,8 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from zurau.metadata.records import MetadataRecord
+from zurau.metadata.features import bootstrap_feature_records
+from zurau.metadata.records import FeatureLevelRecord, MetadataRecord
 from zurau.metadata.snapshot import decode_snapshot, encode_checkpoint
 from zurau.protocol.errors import KafkaStorageError
 from zurau.protocol.primitives import DecodeError
@@ -79,3 +89,16 @@ def read_bootstrap_metadata(metadata_dir: Path) -> list[MetadataRecord]:
         return decode_snapshot(data)
     except DecodeError as e:
         raise KafkaStorageError(f"the bootstrap metadata {path} is corrupt: {e}") from None
+
+
+def with_feature_levels(records: Sequence[MetadataRecord]) -> list[MetadataRecord]:
+    """``records`` (a bootstrap file's) with the feature levels first: those the file names, the
+    defaults for the rest (see the module docstring)."""
+    given = [r for r in records if isinstance(r, FeatureLevelRecord)]
+    return [*bootstrap_feature_records(given), *(r for r in records if not isinstance(r, FeatureLevelRecord))]
+
+
+def bootstrap_records(metadata_dir: Path) -> list[MetadataRecord]:
+    """What a new metadata log starts with: the bootstrap file's records (if any) with every
+    feature level first. KafkaStorageError as :func:`read_bootstrap_metadata`."""
+    return with_feature_levels(read_bootstrap_metadata(metadata_dir))

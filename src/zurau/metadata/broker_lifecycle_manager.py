@@ -38,6 +38,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 
+from zurau.metadata.features import supported_ranges
 from zurau.protocol.errors import DuplicateBrokerRegistrationError
 from zurau.protocol.messages import (
     BrokerHeartbeatRequest,
@@ -110,7 +111,10 @@ class BrokerLifecycleManager:
                 {"name": name, "host": host, "port": port, "security_protocol": SECURITY_PROTOCOL_IDS.get(proto, 0)}
                 for name, host, port, proto in self._endpoints()
             ],
-            "features": [{"name": "metadata.version", "min_supported_version": 1, "max_supported_version": 25}],
+            "features": [
+                {"name": f.name, "min_supported_version": f.min_supported_version, "max_supported_version": f.max_supported_version}
+                for f in supported_ranges()
+            ],
             "rack": self._rack,
             "is_migrating_zk_broker": False,
             "log_dirs": [],

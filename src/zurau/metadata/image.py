@@ -552,7 +552,10 @@ class _Delta:
         elif isinstance(r, FeatureLevelRecord):
             if self.features is None:
                 self.features = dict(self.base.features)
-            self.features[r.name] = r.feature_level
+            if r.feature_level == 0 and r.name != "metadata.version":
+                self.features.pop(r.name, None)  # level 0: not finalized (Kafka's FeaturesDelta)
+            else:
+                self.features[r.name] = r.feature_level
         elif isinstance(r, RegisterBrokerRecord):
             self._brokers()[r.broker_id] = BrokerRegistration(
                 r.broker_id,

@@ -30,7 +30,7 @@ from zurau.client.security import ClientSecurity
 from zurau.client.typed_api import ADD_RAFT_VOTER, DESCRIBE_QUORUM, REMOVE_RAFT_VOTER, UPDATE_RAFT_VOTER, Api
 from zurau.clock import Clock
 from zurau.config import BrokerConfig
-from zurau.metadata.bootstrap_metadata import read_bootstrap_metadata
+from zurau.metadata.bootstrap_metadata import bootstrap_records
 from zurau.metadata.broker_liveness_watch import BrokerLivenessWatch, WatchTarget
 from zurau.metadata.controller.quorum_controller import QuorumController
 from zurau.metadata.image import MetadataImage
@@ -122,7 +122,7 @@ class KRaftManager:
                 snapshot_bytes=cfg.get("metadata.log.max.record.bytes.between.snapshots"),
                 snapshot_interval_ms=cfg.get("metadata.log.max.snapshot.interval.ms"),
                 # Only a controller can lead the log; a broker's file (if any) is never used.
-                bootstrap_records=read_bootstrap_metadata(metadata_dir) if cfg.is_controller else (),
+                bootstrap_records=bootstrap_records(metadata_dir) if cfg.is_controller else (),
             )
             self.liveness = BrokerLivenessWatch(self.channel.fence_gone_broker)
             self.raft = RaftClient(

@@ -20,7 +20,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from zurau.metadata.bootstrap_metadata import read_bootstrap_metadata
+from zurau.metadata.bootstrap_metadata import bootstrap_records
+from zurau.metadata.features import upgrade_feature_records
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.record_codec import decode_record, encode_record
 from zurau.metadata.records import (
@@ -315,15 +316,13 @@ def open_metadata(
     mlog = MetadataLog(metadata_dir, now_ms)
     try:
         if mlog.end_offset == 0:
-            # A new log starts with the bootstrap metadata of ``zurau storage format``
-            # (zurau.metadata.bootstrap_metadata), then any legacy metadata, in one batch: the
-            # log is never empty again, so neither is written twice.
-            bootstrap = read_bootstrap_metadata(metadata_dir)
-            if bootstrap or legacy:
-                mlog.append([*bootstrap, *legacy], now_ms)
-                mlog.flush()
-            if bootstrap:
-                log.info("wrote %d bootstrap metadata records into the new metadata log", len(bootstrap))
+            # A new log starts with the bootstrap metadata (the feature levels, then what
+            # ``zurau storage format`` wrote; zurau.metadata.bootstrap_metadata), then any legacy
+            # metadata, in one batch: the log is never empty again, so neither is written twice.
+            bootstrap = bootstrap_records(metadata_dir)
+            mlog.append([*bootstrap, *legacy], now_ms)
+            mlog.flush()
+            log.info("wrote %d bootstrap metadata records into the new metadata log", len(bootstrap))
             if legacy:
                 log.info("migrated %d metadata records from %s", len(legacy), legacy_dir)
         retire_legacy(legacy_dir)
@@ -334,6 +333,13 @@ def open_metadata(
             records.append(rec)
             last = offset
         image = image.apply(records, last)
+        upgrade = upgrade_feature_records(image)
+        if upgrade:
+            # A log written by a Zurau that knew no feature levels (zurau.metadata.features).
+            last = mlog.append(upgrade, now_ms)
+            mlog.flush()
+            image = image.apply(upgrade, last)
+            log.info("finalized feature levels %s in a metadata log that had none", {r.name: r.feature_level for r in upgrade})
     except BaseException:
         mlog.close()
         raise

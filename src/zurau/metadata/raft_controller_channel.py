@@ -14,8 +14,10 @@ uncommitted results: each request runs the pure
 batch, and the response is given once that batch is committed. Requests are decided one at a
 time on the event loop, so two results never interleave. When it loses leadership it fails the
 waiting requests with NOT_CONTROLLER and drops the speculative image. An active controller that
-finds no metadata record in the log first proposes its bootstrap records (``zurau storage format
---add-scram``; see :mod:`zurau.metadata.bootstrap_metadata`), so they are the log's first batch.
+finds no metadata record in the log first proposes its bootstrap records (the feature levels and
+what ``zurau storage format`` wrote; see :mod:`zurau.metadata.bootstrap_metadata`), so they are
+the log's first batch; one that finds metadata but no ``metadata.version`` (a log an earlier Zurau
+wrote) first proposes the feature levels (:func:`~zurau.metadata.features.upgrade_feature_records`).
 
 **Any other node** forwards the request to the active controller's controller listener (as
 Kafka's brokers forward admin requests), in Kafka's own API at our newest version, and returns its
@@ -74,10 +76,11 @@ from zurau.metadata.controller.quorum_controller import QuorumController
 from zurau.metadata.controller.replication_control import create_topic_error
 from zurau.metadata.controller.result import ControllerResult
 from zurau.metadata.delegation_token import find_by_hmac, owner_or_renewer, secret_key, split_principal
+from zurau.metadata.features import upgrade_feature_records
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.raft_client import RaftClient
 from zurau.metadata.record_codec import decode_record, encode_record
-from zurau.metadata.records import MetadataRecord
+from zurau.metadata.records import FeatureLevelRecord, MetadataRecord
 from zurau.protocol.errors import (
     CoordinatorLoadInProgressError,
     DelegationTokenNotFoundError,
@@ -359,7 +362,7 @@ class RaftControllerChannel:
         if self.raft.high_watermark >= self._activation_offset and not self._batch:
             if self._bootstrap and self._image.offset >= 0:
                 self._bootstrap = ()  # the log holds metadata: it never bootstraps again
-            if not self._bootstrap:
+            if not self._first_records():
                 self._activate()
             elif not self._bootstrap_pending:
                 # Decided once the Raft step that got here has handed over all it committed
@@ -380,25 +383,43 @@ class RaftControllerChannel:
             return
         if raft.high_watermark < activation_offset or self._batch:
             return  # the next commit calls _maybe_activate again
-        if self._image.offset >= 0 or not self._bootstrap:
+        if self._image.offset >= 0:
             self._bootstrap = ()
+        records = self._first_records()
+        if not records:
             self._activate()
             return
-        records = list(self._bootstrap)
         try:
             last = raft.propose([encode_record(r) for r in records])
         except KafkaError as e:
             log.warning("node %d could not write its bootstrap metadata: %s", self.node_id, e)
             return
-        log.info(
-            "node %d found the metadata log empty: wrote %d bootstrap metadata records (offset %d)",
-            self.node_id,
-            len(records),
-            last,
-        )
+        if self._image.offset < 0:
+            log.info(
+                "node %d found the metadata log empty: wrote %d bootstrap metadata records (offset %d)",
+                self.node_id,
+                len(records),
+                last,
+            )
+        else:
+            log.info(
+                "node %d found no feature levels in the metadata log (written by an earlier Zurau): "
+                "finalizing %s (offset %d)",
+                self.node_id,
+                {r.name: r.feature_level for r in records if isinstance(r, FeatureLevelRecord)},
+                last,
+            )
         self._activate()
         assert self._speculative is not None
         self._speculative = self._speculative.apply(records, last)
+
+    def _first_records(self) -> list[MetadataRecord]:
+        """What a new active controller proposes before deciding anything: its bootstrap records
+        on a log with no metadata, the feature levels on a log an earlier Zurau wrote without
+        them (see :mod:`zurau.metadata.bootstrap_metadata`), else nothing."""
+        if self._image.offset < 0:
+            return list(self._bootstrap)
+        return list(upgrade_feature_records(self._image))
 
     def _activate(self) -> None:
         assert self.raft is not None
