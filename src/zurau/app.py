@@ -1167,6 +1167,10 @@ class SingleNodeQuorum:
     def __init__(self, broker: Broker) -> None:
         self._broker = broker
 
+    @property
+    def kraft_version(self) -> int:
+        return 0  # no voters to change: a static quorum of one
+
     async def handle_raft_request(
         self, api_key: int, version: int, body: Mapping[str, Any]
     ) -> dict[str, Any]:

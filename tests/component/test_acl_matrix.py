@@ -447,6 +447,19 @@ CASES = [
         ((C, CLUSTER_NAME, Op.DESCRIBE),),
     ),
     Case(
+        "UpdateFeatures",
+        ApiKey.UPDATE_FEATURES,
+        1,
+        lambda t, g: {
+            "timeout_ms": 5000,
+            "feature_updates": [{"feature": "group.version", "max_version_level": 1, "upgrade_type": 1}],
+            "validate_only": True,
+        },
+        lambda r: r["error_code"],
+        CLUSTER_DENIED,
+        ((C, CLUSTER_NAME, Op.ALTER),),
+    ),
+    Case(
         "Vote",
         ApiKey.VOTE,
         0,

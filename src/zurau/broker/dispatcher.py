@@ -97,6 +97,7 @@ HANDLER_MODULES = (
     "broker_heartbeat",
     "allocate_producer_ids",
     "unregister_broker",
+    "update_features",
     # group coordinator
     "find_coordinator",
     "join_group",

@@ -13,6 +13,7 @@ from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from zurau.metadata.controller.feature_control import FeatureUpdate, FeatureUpdateOutcome
 from zurau.metadata.image import MetadataImage
 from zurau.protocol.messages import (
     AddRaftVoterRequest,
@@ -156,6 +157,10 @@ class ControllerChannel(Protocol):
         """UnregisterBroker: ``error_code`` and ``error_message`` of the response."""
         ...
 
+    async def update_features(self, updates: list[FeatureUpdate], validate_only: bool) -> FeatureUpdateOutcome:
+        """UpdateFeatures, decided by the active controller: the request's one error (atomic)."""
+        ...
+
     def create_topic_now(
         self, name: str, partitions: int, replication_factor: int, configs: Mapping[str, str | None]
     ) -> CreateTopicsResponseTopics:
@@ -182,6 +187,11 @@ class QuorumService(Protocol):
     The Raft messages (Vote, BeginQuorumEpoch, EndQuorumEpoch, a metadata Fetch, FetchSnapshot)
     go through one door keyed by api key, as plain dicts: the Raft core's wire adapter
     (:mod:`zurau.raft.wire`) reads and builds them by api key. Every other API has its typed method."""
+
+    @property
+    def kraft_version(self) -> int:
+        """The quorum's ``kraft.version``: 1 for a dynamic quorum (KIP-853), else 0."""
+        ...
 
     async def handle_raft_request(self, api_key: int, version: int, body: Mapping[str, Any]) -> dict[str, Any]:
         """Vote, BeginQuorumEpoch, EndQuorumEpoch, a Fetch of ``__cluster_metadata`` or

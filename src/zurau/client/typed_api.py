@@ -173,6 +173,8 @@ from zurau.protocol.messages import (
     TxnOffsetCommitResponse,
     UnregisterBrokerRequest,
     UnregisterBrokerResponse,
+    UpdateFeaturesRequest,
+    UpdateFeaturesResponse,
     UpdateRaftVoterRequest,
     UpdateRaftVoterResponse,
     VoteRequest,
@@ -354,6 +356,7 @@ ADD_RAFT_VOTER: Api[AddRaftVoterRequest, AddRaftVoterResponse] = Api(ApiKey.ADD_
 REMOVE_RAFT_VOTER: Api[RemoveRaftVoterRequest, RemoveRaftVoterResponse] = Api(ApiKey.REMOVE_RAFT_VOTER)
 UPDATE_RAFT_VOTER: Api[UpdateRaftVoterRequest, UpdateRaftVoterResponse] = Api(ApiKey.UPDATE_RAFT_VOTER)
 UNREGISTER_BROKER: Api[UnregisterBrokerRequest, UnregisterBrokerResponse] = Api(ApiKey.UNREGISTER_BROKER)
+UPDATE_FEATURES: Api[UpdateFeaturesRequest, UpdateFeaturesResponse] = Api(ApiKey.UPDATE_FEATURES)
 # The Raft messages of the KRaft quorum (the Raft client sends them by api key, through
 # zurau.raft.wire; these name their types for the handlers that answer them).
 VOTE: Api[VoteRequest, VoteResponse] = Api(ApiKey.VOTE)
@@ -432,6 +435,7 @@ __all__ = [
     "SYNC_GROUP",
     "TXN_OFFSET_COMMIT",
     "UNREGISTER_BROKER",
+    "UPDATE_FEATURES",
     "UPDATE_RAFT_VOTER",
     "VOTE",
     "WRITE_TXN_MARKERS",

@@ -151,6 +151,11 @@ class KRaftManager:
         return self.log.directory
 
     @property
+    def kraft_version(self) -> int:
+        """``kraft.version``: 1 for a dynamic quorum (its voters in the log, KIP-853), else 0."""
+        return 1 if self.dynamic else 0
+
+    @property
     def is_voter(self) -> bool:
         node = self.raft.node
         return node.is_voter if node is not None else self.node_id in self.voters

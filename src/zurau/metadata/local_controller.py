@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TypeVar
 
 from zurau.metadata.controller.config_control import ConfigResult
+from zurau.metadata.controller.feature_control import FeatureUpdate, FeatureUpdateOutcome
 from zurau.metadata.controller.quorum_controller import QuorumController
 from zurau.metadata.controller.result import ControllerResult
 from zurau.metadata.image import MetadataImage
@@ -213,6 +214,9 @@ class LocalControllerChannel:
 
     async def unregister_broker(self, broker_id: int) -> UnregisterBrokerResponse:
         return await self._durable(self.controller.unregister_broker(self._image, broker_id))
+
+    async def update_features(self, updates: list[FeatureUpdate], validate_only: bool) -> FeatureUpdateOutcome:
+        return await self._durable(self.controller.update_features(self._image, updates, validate_only))
 
     async def list_partition_reassignments(
         self, topics: list[ListPartitionReassignmentsRequestTopics] | None

@@ -68,10 +68,12 @@ from zurau.client.typed_api import (
     LIST_PARTITION_REASSIGNMENTS,
     RENEW_DELEGATION_TOKEN,
     UNREGISTER_BROKER,
+    UPDATE_FEATURES,
 )
 from zurau.clock import Clock
 from zurau.metadata.controller.broker_heartbeat_manager import BrokerHeartbeatManager
 from zurau.metadata.controller.config_control import ConfigResource, ConfigResult, config_result
+from zurau.metadata.controller.feature_control import FeatureUpdate, FeatureUpdateOutcome
 from zurau.metadata.controller.quorum_controller import QuorumController
 from zurau.metadata.controller.replication_control import create_topic_error
 from zurau.metadata.controller.result import ControllerResult
@@ -134,6 +136,7 @@ from zurau.protocol.messages import (
     ListPartitionReassignmentsRequestTopics,
     ListPartitionReassignmentsResponse,
     UnregisterBrokerResponse,
+    UpdateFeaturesRequest,
 )
 from zurau.protocol.primitives import DecodeError
 from zurau.raft import Entry, OffsetAndEpoch, Role, RoleChange
@@ -695,6 +698,31 @@ class RaftControllerChannel:
             return {"throttle_time_ms": 0, "error_code": code, "error_message": msg}
 
         return await self._decide(local, forward, refuse)
+
+    async def update_features(self, updates: list[FeatureUpdate], validate_only: bool) -> FeatureUpdateOutcome:
+        """UpdateFeatures, decided by the active controller (forwarded at v2: one error for the
+        whole request, which is atomic)."""
+
+        async def forward(conn: BrokerConnection) -> FeatureUpdateOutcome | None:
+            body: UpdateFeaturesRequest = {
+                "timeout_ms": int(FORWARD_TIMEOUT_S * 1000),
+                "feature_updates": [
+                    {"feature": u.feature, "max_version_level": u.level, "upgrade_type": u.upgrade_type}
+                    for u in updates
+                ],
+                "validate_only": validate_only,
+            }
+            resp = await conn.call(UPDATE_FEATURES(body))
+            if resp["error_code"] == NotControllerError.code:
+                return None
+            return FeatureUpdateOutcome(resp["error_code"], resp["error_message"])
+
+        def refuse(code: int, msg: str) -> FeatureUpdateOutcome:
+            return FeatureUpdateOutcome(code, msg)
+
+        return await self._decide(
+            lambda image: self.controller.update_features(image, updates, validate_only), forward, refuse
+        )
 
     async def allocate_producer_ids(self, broker_id: int, broker_epoch: int) -> tuple[int, int]:
         async def forward(conn: BrokerConnection) -> tuple[int, int] | None:

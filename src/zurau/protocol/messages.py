@@ -2273,6 +2273,40 @@ class AlterPartitionResponse(TypedDict, total=False):
     topics: list[AlterPartitionResponseTopics]
 
 
+class UpdateFeaturesRequestFeatureUpdates(TypedDict, total=False):
+    """An element of ``UpdateFeaturesRequest.feature_updates``."""
+
+    feature: str
+    max_version_level: int
+    allow_downgrade: bool  # v0
+    upgrade_type: int  # v1+
+
+
+class UpdateFeaturesRequest(TypedDict, total=False):
+    """UpdateFeatures request (api key 57), v0-2; flexible v0+."""
+
+    timeout_ms: int
+    feature_updates: list[UpdateFeaturesRequestFeatureUpdates]
+    validate_only: bool  # v1+
+
+
+class UpdateFeaturesResponseResults(TypedDict, total=False):
+    """An element of ``UpdateFeaturesResponse.results``."""
+
+    feature: str
+    error_code: int
+    error_message: str | None  # nullable v0+
+
+
+class UpdateFeaturesResponse(TypedDict, total=False):
+    """UpdateFeatures response (api key 57), v0-2; flexible v0+."""
+
+    throttle_time_ms: int
+    error_code: int
+    error_message: str | None  # nullable v0+
+    results: list[UpdateFeaturesResponseResults]  # v0-1
+
+
 class FetchSnapshotRequestTopicsPartitionsSnapshotId(TypedDict, total=False):
     """The value of ``FetchSnapshotRequestTopicsPartitions.snapshot_id``."""
 

@@ -41,7 +41,11 @@ from zurau.metadata.controller.cluster_control import ClusterControlManager
 from zurau.metadata.controller.config_control import ConfigResult, ConfigurationControlManager
 from zurau.metadata.controller.delegation_token_control import DelegationTokenControlManager
 from zurau.metadata.controller.election_control import ElectionControlManager
-from zurau.metadata.controller.feature_control import FeatureControlManager
+from zurau.metadata.controller.feature_control import (
+    FeatureControlManager,
+    FeatureUpdate,
+    FeatureUpdateOutcome,
+)
 from zurau.metadata.controller.partition_change import PartitionChanges
 from zurau.metadata.controller.placement import ReplicaPlacer
 from zurau.metadata.controller.producer_id_control import ProducerIdControlManager
@@ -105,7 +109,7 @@ class QuorumController:
         self.elections = ElectionControlManager(config, changes)
         self.reassignments = ReassignmentControlManager(placer, changes)
         self.configs = ConfigurationControlManager(config, brokers)
-        self.features = FeatureControlManager()
+        self.features = FeatureControlManager(config.node_id, 1 if config.dynamic_quorum else 0)
         self.cluster = ClusterControlManager(changes, self.features)
         self.producer_ids = ProducerIdControlManager()
         self.delegation_tokens = DelegationTokenControlManager(config)
@@ -194,6 +198,12 @@ class QuorumController:
         self, image: MetadataImage, broker_id: int, broker_epoch: int
     ) -> ControllerResult[tuple[int, int]]:
         return self.producer_ids.allocate_producer_ids(image, broker_id, broker_epoch)
+
+    # ------------------------------------------------------------------ features
+    def update_features(
+        self, image: MetadataImage, updates: Sequence[FeatureUpdate], validate_only: bool
+    ) -> ControllerResult[FeatureUpdateOutcome]:
+        return self.features.update_features(image, updates, validate_only)
 
     # ------------------------------------------------------------------ security
     @staticmethod

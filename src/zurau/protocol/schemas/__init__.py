@@ -95,6 +95,7 @@ _MODULES = (
     "broker_heartbeat",
     "allocate_producer_ids",
     "unregister_broker",
+    "update_features",
     "add_raft_voter",
     "remove_raft_voter",
     "update_raft_voter",
