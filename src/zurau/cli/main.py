@@ -12,6 +12,7 @@
 * ``zurau console`` runs the web console (:mod:`zurau.cli.console`).
 * ``zurau cluster start --nodes 3`` runs a local KRaft cluster of combined nodes, one process each.
 * ``zurau metadata-quorum describe --status|--replication`` (``kafka-metadata-quorum.sh``).
+* ``zurau features describe|upgrade|downgrade|disable`` (``kafka-features.sh``).
 * ``zurau topics list|create|describe|delete|alter``, ``zurau configs describe|alter``,
   ``zurau leader-election`` (kafka-leader-election.sh), ``zurau reassign-partitions``
   (kafka-reassign-partitions.sh),
@@ -36,6 +37,7 @@ from zurau.cli import (
     balancer,
     cluster,
     configs,
+    features,
     groups,
     metadata_quorum,
     registry,
@@ -77,6 +79,7 @@ app.add_typer(transactions.app, name="transactions")
 app.add_typer(pipeline_app, name="pipeline")
 app.add_typer(storage.app, name="storage")
 app.add_typer(cluster.app, name="cluster")
+app.add_typer(features.app, name="features")
 app.add_typer(metadata_quorum.app, name="metadata-quorum")
 app.add_typer(registry.app, name="registry")
 app.add_typer(rest_proxy_cli.app, name="rest-proxy")

@@ -19,6 +19,8 @@ elect_leaders                  ElectLeaders (PREFERRED or UNCLEAN)
 alter_partition_reassignments  AlterPartitionReassignments (start or cancel)
 list_partition_reassignments   ListPartitionReassignments
 unregister_broker              UnregisterBroker
+describe_features              ApiVersions (v3+: supported and finalized features)
+update_features                UpdateFeatures
 describe_log_dirs              DescribeLogDirs to each named broker
 =============================  ===========================================================
 
@@ -56,6 +58,7 @@ from zurau.protocol.messages import (
     ElectLeadersRequestTopicPartitions,
     ListOffsetsRequestTopicsPartitions,
     ListPartitionReassignmentsRequestTopics,
+    UpdateFeaturesRequest,
 )
 from zurau.types import ZERO_UUID
 
@@ -813,6 +816,50 @@ class AdminClient:
             for p in t["partitions"]
         }
 
+    # ------------------------------------------------------------------ features
+    async def describe_features(self) -> FeatureMetadata:
+        """Supported and finalized features, from one broker's ApiVersions (v3+), as
+        ``kafka-features.sh describe`` reads them."""
+        resp = await self.cluster.call(
+            None, typed_api.API_VERSIONS({"client_software_name": "zurau", "client_software_version": "1"})
+        )
+        if resp["error_code"]:
+            raise _error(resp["error_code"], None, "ApiVersions failed")
+        epoch = resp.get("finalized_features_epoch", -1)
+        return FeatureMetadata(
+            {f["name"]: (f["min_version"], f["max_version"]) for f in resp.get("supported_features") or ()},
+            {f["name"]: f["max_version_level"] for f in resp.get("finalized_features") or ()},
+            epoch if epoch is not None and epoch >= 0 else None,
+        )
+
+    async def update_features(
+        self, updates: Mapping[str, tuple[int, FeatureUpgradeType]], *, validate_only: bool = False
+    ) -> None:
+        """Set each feature to its level with its upgrade type (UpdateFeatures, decided by the
+        active controller, all or nothing); raises the controller's error (e.g.
+        INVALID_UPDATE_VERSION with its reason). ``validate_only`` checks without changing."""
+        body: UpdateFeaturesRequest = {
+            "timeout_ms": self._timeout_ms,
+            "feature_updates": [
+                {
+                    "feature": name,
+                    "max_version_level": level,
+                    "allow_downgrade": kind != FeatureUpgradeType.UPGRADE,
+                    "upgrade_type": int(kind),
+                }
+                for name, (level, kind) in updates.items()
+            ],
+            "validate_only": validate_only,
+        }
+        resp = await self.cluster.call(None, typed_api.UPDATE_FEATURES(body))
+        code, message = resp["error_code"], resp.get("error_message")
+        if not code:
+            failed = [r for r in resp.get("results") or () if r["error_code"]]
+            if failed:
+                code, message = failed[0]["error_code"], failed[0].get("error_message")
+        if code:
+            raise _error(code, message, "UpdateFeatures failed")
+
     # ------------------------------------------------------------------ cluster membership
     # ------------------------------------------------------------------ delegation tokens (KIP-48)
     async def create_delegation_token(
@@ -841,6 +888,25 @@ class AdminClient:
         resp = await self.cluster.call(None, typed_api.UNREGISTER_BROKER({"broker_id": broker_id}))
         if resp["error_code"]:
             raise _error(resp["error_code"], resp.get("error_message"), f"cannot unregister broker {broker_id}")
+
+
+@dataclass(frozen=True)
+class FeatureMetadata:
+    """The features one broker reports (KIP-584): its supported range of each, and the cluster's
+    finalized levels (a feature at level 0 is not finalized and not listed) as of
+    ``finalized_epoch`` (None when the broker reports none)."""
+
+    supported: dict[str, tuple[int, int]]
+    finalized: dict[str, int]
+    finalized_epoch: int | None
+
+
+class FeatureUpgradeType(IntEnum):
+    """UpdateFeatures' upgrade types (Kafka's ``FeatureUpdate.UpgradeType``)."""
+
+    UPGRADE = 1
+    SAFE_DOWNGRADE = 2
+    UNSAFE_DOWNGRADE = 3
 
 
 def _source(c: DescribeConfigsResponseResultsConfigs) -> ConfigSource:
@@ -872,6 +938,8 @@ __all__ = [
     "ConfigSource",
     "CreatedTopic",
     "ElectionType",
+    "FeatureMetadata",
+    "FeatureUpgradeType",
     "LogDirDescription",
     "NewTopic",
     "OffsetInfo",
