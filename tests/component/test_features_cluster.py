@@ -29,9 +29,7 @@ DEFAULTS = {
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluster]:
-    c = EmbeddedCluster(
-        3, data_dir=tmp_path_factory.mktemp("features"), **{"broker.heartbeat.interval.ms": "500"}
-    )
+    c = EmbeddedCluster(3, data_dir=tmp_path_factory.mktemp("features"))
     with c:
         yield c
 
