@@ -21,6 +21,7 @@ runner = CliRunner()
 INVALID_UPDATE_VERSION = 95
 DEFAULTS = {
     "metadata.version": 29,
+    "transaction.version": 2,
     "group.version": 1,
     "eligible.leader.replicas.version": 1,
     "share.version": 1,
@@ -90,7 +91,7 @@ def test_every_node_reports_the_bootstrapped_levels(cluster: EmbeddedCluster) ->
     v4 = api_versions(cluster, 3)
     supported = {f["name"]: (f["min_version"], f["max_version"]) for f in v4["supported_features"]}
     assert supported["group.version"] == (0, 1) and supported["kraft.version"] == (0, 1)
-    assert "transaction.version" not in supported  # not served above 0 yet
+    assert supported["transaction.version"] == (0, 2)  # transactions v2
     assert finalized(cluster, 1, listener="CONTROLLER") == DEFAULTS
     # Every broker registered its range of every feature.
     reg = cluster.node(1).image.brokers[2]
@@ -155,6 +156,7 @@ def test_the_features_command(cluster: EmbeddedCluster) -> None:
         "Feature: kraft.version",
         "Feature: metadata.version",
         "Feature: share.version",
+        "Feature: transaction.version",
     ]
     mv = next(ln for ln in lines if ln.startswith("Feature: metadata.version"))
     assert (

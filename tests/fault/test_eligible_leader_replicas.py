@@ -3,7 +3,7 @@ member that shut down cleanly is elected without an unclean election or a lost r
 
 Layout: three combined nodes (1-3: the controller quorum, which never loses its majority, and
 brokers that keep answering while the partition's replicas are down) and three brokers (4-6),
-``eligible.leader.replicas.version=1`` bootstrapped on the controllers. Topic ``elr``: one
+``eligible.leader.replicas.version=1`` (a new cluster's default). Topic ``elr``: one
 partition on brokers 4, 5, 6 (4 leads), ``min.insync.replicas=2``; an idempotent ``acks=all``
 producer records every send and delivery report in a Jepsen-style history
 (:mod:`zurau.testing.jepsen`), whose checker proves at the end that every acknowledged record is
@@ -33,9 +33,6 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 
-from zurau.metadata.bootstrap_metadata import write_bootstrap_metadata
-from zurau.metadata.controller.partition_change import ELR_FEATURE
-from zurau.metadata.records import FeatureLevelRecord
 from zurau.testing.cluster_process import ClusterProcesses
 from zurau.testing.jepsen import READ_COMMITTED, READ_UNCOMMITTED, History
 
@@ -54,12 +51,8 @@ OVERRIDES = {
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[ClusterProcesses]:
+    # ELR is on from the start: a new cluster finalizes eligible.leader.replicas.version=1.
     c = ClusterProcesses(tmp_path, controllers=3, brokers=3, combined=True, **OVERRIDES)
-    # ELR on from the start: the first active controller writes this as its bootstrap batch.
-    for node in c.controller_ids:
-        write_bootstrap_metadata(
-            tmp_path / f"node-{node}", [FeatureLevelRecord(ELR_FEATURE, 1)], int(time.time() * 1000)
-        )
     with c:
         yield c
 

@@ -39,21 +39,21 @@ from zurau.metadata.snapshot import decode_snapshot, encode_snapshot, image_from
 
 DEFAULTS = {
     METADATA_VERSION: 29,
-    TRANSACTION_VERSION: 0,
+    TRANSACTION_VERSION: 2,
     GROUP_VERSION: 1,
     ELIGIBLE_LEADER_REPLICAS_VERSION: 1,
     SHARE_VERSION: 1,
 }
 
 
-def test_defaults_are_kafka_42s_with_transactions_v1_not_yet_served() -> None:
+def test_defaults_are_kafka_42s() -> None:
     assert default_levels() == DEFAULTS
     assert metadata_version_name(METADATA_VERSION_LATEST) == "4.2-IV1"
     ranges = {f.name: (f.min_supported_version, f.max_supported_version) for f in supported_ranges()}
     assert ranges == {
         METADATA_VERSION: (7, 29),
         KRAFT_VERSION: (0, 1),
-        TRANSACTION_VERSION: (0, 0),
+        TRANSACTION_VERSION: (0, 2),
         GROUP_VERSION: (0, 1),
         ELIGIBLE_LEADER_REPLICAS_VERSION: (0, 1),
         SHARE_VERSION: (0, 1),
@@ -74,7 +74,7 @@ def test_a_release_version_gives_that_releases_defaults() -> None:
         release_metadata_version("5.9")
     assert default_levels(metadata_version=25) == {
         METADATA_VERSION: 25,
-        TRANSACTION_VERSION: 0,
+        TRANSACTION_VERSION: 2,
         GROUP_VERSION: 1,
         ELIGIBLE_LEADER_REPLICAS_VERSION: 0,
         SHARE_VERSION: 0,
@@ -107,7 +107,7 @@ def test_metadata_changes_decide_safe_downgrades() -> None:
 def test_level_zero_is_not_finalized_and_survives_a_snapshot() -> None:
     image = MetadataImage("c").apply(bootstrap_feature_records(), 4)
     assert dict(image.features) == {k: v for k, v in DEFAULTS.items() if v}
-    assert finalized_level(image, TRANSACTION_VERSION) == 0 and finalized_level(image, SHARE_VERSION) == 1
+    assert finalized_level(image, TRANSACTION_VERSION) == 2 and finalized_level(image, SHARE_VERSION) == 1
     image = image.apply([FeatureLevelRecord(SHARE_VERSION, 0)], 5)
     assert SHARE_VERSION not in image.features and finalized_level(image, SHARE_VERSION) == 0
     again = image_from_snapshot("c", encode_snapshot(image, 0), image.offset)

@@ -55,7 +55,7 @@ METADATA_VERSIONS: Mapping[int, tuple[str, bool]] = {
 }
 METADATA_VERSION_MIN = 7  # 3.3-IV3, Kafka 4's MetadataVersion.MINIMUM_VERSION
 METADATA_VERSION_LATEST = 29  # 4.2-IV1, the level Zurau claims (Kafka 4.2's latest production)
-TRANSACTION_VERSION_MAX = 0  # raise to 2 once the coordinator serves transactions v2
+TRANSACTION_VERSION_MAX = 2  # transactions v2 (KIP-890 part 2): zurau.coordinator.txn.transaction_version
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +95,7 @@ SUPPORTED_FEATURES: Mapping[str, FeatureSpec] = {
     for spec in (
         FeatureSpec(METADATA_VERSION, METADATA_VERSION_MIN, METADATA_VERSION_LATEST, METADATA_VERSION_LATEST),
         FeatureSpec(KRAFT_VERSION, 0, 1, 0, in_metadata_log=False),
-        FeatureSpec(TRANSACTION_VERSION, 0, TRANSACTION_VERSION_MAX, 0, {1: 24, 2: 24}),
+        FeatureSpec(TRANSACTION_VERSION, 0, TRANSACTION_VERSION_MAX, TRANSACTION_VERSION_MAX, {1: 24, 2: 24}),
         FeatureSpec(GROUP_VERSION, 0, 1, 1, {1: 22}),
         FeatureSpec(ELIGIBLE_LEADER_REPLICAS_VERSION, 0, 1, 1, {1: 26}, {1: {METADATA_VERSION: 24}}),
         FeatureSpec(SHARE_VERSION, 0, 1, 1, {1: 28}, {1: {METADATA_VERSION: 27}}),
