@@ -174,6 +174,12 @@ class SinkTaskContext:
         self._assignment: list[TopicPartition] = []
         self.requested_offsets: dict[TopicPartition, int] = {}
         self.commit_requested = False
+        self.timeout_ms = -1
+
+    def timeout(self, timeout_ms: int) -> None:
+        """After ``put`` raised RetriableException, hand the batch again in ``timeout_ms`` (instead
+        of at the next offset flush)."""
+        self.timeout_ms = timeout_ms
 
     def assignment(self) -> list[TopicPartition]:
         """The partitions the task currently consumes."""

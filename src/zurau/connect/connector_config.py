@@ -4,8 +4,13 @@ pieces a connector config names: its converters and its transform chain.
 Common settings: ``name``, ``connector.class``, ``tasks.max`` (default 1), ``key.converter`` /
 ``value.converter`` (default: the worker's, with their ``key.converter.*`` settings),
 ``header.converter`` (accepted, headers are passed through), ``transforms``, ``predicates``,
-``errors.tolerance`` (``none``: a failing record fails the task; ``all``: it is skipped and
-logged), and for sinks ``topics`` / ``topics.regex`` (exactly one of them).
+the error handling settings (``errors.retry.timeout``, ``errors.retry.delay.max.ms``,
+``errors.tolerance``, ``errors.log.enable``, ``errors.log.include.messages``; see
+:mod:`zurau.connect.errors`), and for sinks ``topics`` / ``topics.regex`` (exactly one of them)
+and the dead letter queue (``errors.deadletterqueue.topic.name``, ``.topic.replication.factor``,
+``.context.headers.enable``; the DLQ topic may be neither among ``topics`` nor matched by
+``topics.regex``). As in Kafka, the dead letter queue settings are sink settings only: a source
+connector's config does not define them, and they have no effect there.
 
 Transforms: ``transforms=a,b`` with ``transforms.a.type`` (a class name, see
 :mod:`zurau.connect.plugins`), ``transforms.a.predicate`` naming one of ``predicates``, and
@@ -76,10 +81,33 @@ def _common_def() -> ConfigDef:
     d.define("predicates", ConfigType.LIST, "", importance=Importance.LOW, group=PREDICATES_GROUP,
              order_in_group=8, width=Width.LONG, display_name="Predicates",
              documentation="Aliases for the predicates used by transformations.")
+    d.define("errors.retry.timeout", ConfigType.LONG, 0, importance=Importance.MEDIUM, group=ERRORS_GROUP,
+             order_in_group=1, width=Width.MEDIUM, display_name="Retry Timeout for Errors",
+             documentation="The maximum duration in milliseconds that a failed operation will be reattempted. "
+                           "The default is 0, which means no retries will be attempted. Use -1 for infinite retries.")
+    d.define("errors.retry.delay.max.ms", ConfigType.LONG, 60000, importance=Importance.MEDIUM, group=ERRORS_GROUP,
+             order_in_group=2, width=Width.MEDIUM, display_name="Maximum Delay Between Retries for Errors",
+             documentation="The maximum duration in milliseconds between consecutive retry attempts. Jitter will "
+                           "be added to the delay once this limit is reached to prevent thundering herd issues.")
     d.define("errors.tolerance", ConfigType.STRING, "none", validator=valid_string("none", "all"),
-             importance=Importance.MEDIUM, group=ERRORS_GROUP, order_in_group=9, width=Width.SHORT,
+             importance=Importance.MEDIUM, group=ERRORS_GROUP, order_in_group=3, width=Width.SHORT,
              display_name="Error Tolerance",
-             documentation="none: a record that fails conversion or transformation fails the task; all: skip it.")
+             documentation="Behavior for tolerating errors during connector operation. 'none' is the default value "
+                           "and signals that any error will result in an immediate connector task failure; 'all' "
+                           "changes the behavior to skip over problematic records.")
+    d.define("errors.log.enable", ConfigType.BOOLEAN, False, importance=Importance.MEDIUM, group=ERRORS_GROUP,
+             order_in_group=4, width=Width.SHORT, display_name="Log Errors",
+             documentation="If true, write each error and the details of the failed operation and problematic "
+                           "record to the Connect application log. This is 'false' by default, so that only errors "
+                           "that are not tolerated are reported.")
+    d.define("errors.log.include.messages", ConfigType.BOOLEAN, False, importance=Importance.MEDIUM,
+             group=ERRORS_GROUP, order_in_group=5, width=Width.SHORT, display_name="Log Error Details",
+             documentation="Whether to include in the log the Connect record that resulted in a failure. For sink "
+                           "records, the topic, partition, offset, and timestamp will be logged. For source records, "
+                           "the key and value (and their schemas), all headers, and the timestamp, Kafka topic, Kafka "
+                           "partition, source partition, and source offset will be logged. This is 'false' by "
+                           "default, which will prevent record keys, values, and headers from being written to log "
+                           "files.")
     return d
 
 
@@ -89,7 +117,25 @@ def _sink_def() -> ConfigDef:
                     width=Width.LONG, display_name="Topics", documentation="List of topics to consume.")
             .define("topics.regex", ConfigType.STRING, "", importance=Importance.HIGH, group=COMMON_GROUP,
                     order_in_group=4, width=Width.LONG, display_name="Topics regex",
-                    documentation="Regular expression giving topics to consume."))
+                    documentation="Regular expression giving topics to consume.")
+            .define("errors.deadletterqueue.topic.name", ConfigType.STRING, "", importance=Importance.MEDIUM,
+                    group=ERRORS_GROUP, order_in_group=6, width=Width.MEDIUM,
+                    display_name="Dead Letter Queue Topic Name",
+                    documentation="The name of the topic to be used as the dead letter queue (DLQ) for messages that "
+                                  "result in an error when processed by this sink connector, or its transformations "
+                                  "or converters. The topic name is blank by default, which means that no messages "
+                                  "are to be recorded in the DLQ.")
+            .define("errors.deadletterqueue.topic.replication.factor", ConfigType.SHORT, 3,
+                    importance=Importance.MEDIUM, group=ERRORS_GROUP, order_in_group=7, width=Width.MEDIUM,
+                    display_name="Dead Letter Queue Topic Replication Factor",
+                    documentation="Replication factor used to create the dead letter queue topic when it doesn't "
+                                  "already exist.")
+            .define("errors.deadletterqueue.context.headers.enable", ConfigType.BOOLEAN, False,
+                    importance=Importance.MEDIUM, group=ERRORS_GROUP, order_in_group=8, width=Width.MEDIUM,
+                    display_name="Enable Error Context Headers",
+                    documentation="If true, add headers containing error context to the messages written to the "
+                                  "dead letter queue. To avoid clashing with headers from the original record, all "
+                                  "error context header keys will start with <code>__connect.errors.</code>"))
 
 
 COMMON_CONFIG = _common_def()
@@ -220,11 +266,21 @@ def validate_connector_config(config: Mapping[str, Any], plugins: PluginRegistry
                    else "topics and topics.regex are mutually exclusive options, but both are set.")
             by_name["topics"].errors.append(msg)
             by_name["topics.regex"].errors.append(msg)
+        pattern = None
         if regex:
             try:
-                re.compile(regex)
+                pattern = re.compile(regex)
             except re.error as e:
                 by_name["topics.regex"].errors.append(f"Invalid value {regex} for configuration topics.regex: {e}")
+        dlq = str(config.get("errors.deadletterqueue.topic.name") or "").strip()
+        if dlq and topics and dlq in topics:
+            by_name["topics"].errors.append(
+                f"The DLQ topic '{dlq}' may not be included in the list of topics "
+                f"('topics=[{', '.join(dict.fromkeys(topics))}]') consumed by the connector")
+        if dlq and pattern is not None and pattern.fullmatch(dlq):
+            by_name["topics.regex"].errors.append(
+                f"The DLQ topic '{dlq}' may not be matched by the regex for the topics ('topics.regex={regex}') "
+                "consumed by the connector")
     if not is_sink:
         try:
             topic_creation_groups({str(k): str(v) for k, v in config.items()})

@@ -16,7 +16,8 @@ strings as given, numbers and booleans as their JSON text, objects and arrays re
 except in ``PATCH /config``, where it removes the key (KIP-477). Sink offsets are checked against
 Kafka's types (``kafka_partition`` int32, ``kafka_offset`` int64, both non-negative) before they
 reach the group coordinator. Boolean query parameters are true only for ``true`` in any case
-(``connectorsOnly`` defaults to true).
+(``connectorsOnly`` defaults to true). ``GET /metrics`` (not in Kafka's REST API, which has JMX
+instead) gives the tasks' error metrics in Prometheus form (:mod:`zurau.connect.connect_metrics`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from zurau.config import ConfigKey, ConfigType, ConfigValue
+from zurau.connect import connect_metrics
 from zurau.connect.config_infos import config_key_info, config_value_info
 from zurau.connect.plugins import (
     KIND_CONNECTOR,
@@ -167,6 +169,7 @@ class RestApi:
             Route("/connector-plugins", self.plugins, methods=["GET"]),
             Route("/connector-plugins/{plugin}/config", self.plugin_config, methods=["GET"]),
             Route("/connector-plugins/{plugin}/config/validate", self.validate, methods=["PUT"]),
+            Route("/metrics", self.metrics, methods=["GET"]),
         ]
         self._routes = routes
         app = Starlette(routes=routes)
@@ -190,6 +193,11 @@ class RestApi:
     async def _internal(self, request: Request, exc: Exception) -> Response:
         log.exception("request %s %s failed", request.method, request.url.path)
         return _error(500, f"{type(exc).__name__}: {exc}")
+
+    async def metrics(self, request: Request) -> Response:
+        """Prometheus text: Kafka's task-error-metrics of the tasks this worker runs."""
+        return Response(connect_metrics.render(self.worker.task_error_metrics),
+                        media_type=connect_metrics.CONTENT_TYPE)
 
     # ------------------------------------------------------------------ root and connectors
     async def root(self, request: Request) -> Response:

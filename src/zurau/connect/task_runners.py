@@ -17,13 +17,23 @@ stop waits for everything.
 Sink: a consumer in group ``connect-<connector>`` subscribed to ``topics`` (or the topics
 matching ``topics.regex`` when the task starts) → converters → transforms → ``put()``. Every
 ``offset.flush.interval.ms`` and on stop: ``pre_commit()`` (by default ``flush()``) and then the
-returned offsets are committed for the group.
+returned offsets are committed for the group. A ``put()`` raising RetriableException gets the same
+batch again (after ``context.timeout(ms)``, else at the next offset flush); the batch's offsets
+count only once ``put()`` took it.
+
+Converters, header conversion and transforms run under the task's
+:class:`~zurau.connect.errors.RetryWithToleranceOperator` (``errors.*``: retries, tolerance, the
+error log and, for sinks, the dead letter queue); a failure it does not tolerate fails the task
+with "Tolerance exceeded in error handler". Sink offsets are committed only after the dead letter
+queue writes of the records before them are acknowledged. A source record whose send failed is
+skipped (its offset committed) with ``errors.tolerance=all`` (KIP-779), else it fails the task.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import re
@@ -39,10 +49,11 @@ from zurau.client.admin import AdminClient
 from zurau.client.cluster import Cluster
 from zurau.client.consumer import Consumer
 from zurau.client.producer import Producer
-from zurau.client.types import RecordMetadata, TopicPartition
+from zurau.client.types import ConsumerRecord, RecordMetadata, TopicPartition
 from zurau.connect.api import (
     Converter,
     OffsetStorageReader,
+    RetriableException,
     SinkTask,
     SinkTaskContext,
     SourceTask,
@@ -50,7 +61,13 @@ from zurau.connect.api import (
     Task,
 )
 from zurau.connect.connector_config import TransformChain
-from zurau.connect.records import Header, SinkRecord, SourceRecord
+from zurau.connect.errors import (
+    ErrorHandlingConfig,
+    ProcessingContext,
+    RetryWithToleranceOperator,
+    Stage,
+)
+from zurau.connect.records import ConnectRecord, Header, SinkRecord, SourceRecord
 from zurau.connect.stores import OffsetStore, offset_key
 from zurau.connect.threads import CallThread, call_in_daemon
 from zurau.connect.topic_creation import TopicCreator
@@ -71,6 +88,21 @@ def header_bytes(value: Any) -> bytes | None:
     if isinstance(value, str):
         return value.encode("utf-8")
     return json.dumps(value, separators=(",", ":"), default=str).encode("utf-8")
+
+
+async def apply_transforms(chain: TransformChain, operator: RetryWithToleranceOperator, context: ProcessingContext,
+                           record: ConnectRecord) -> ConnectRecord | None:
+    """Kafka's TransformationChain: each step under the error handler (stage TRANSFORMATION, the
+    transform's class); None when a step drops the record or fails tolerably."""
+    current: ConnectRecord | None = record
+    for step in chain.steps:
+        if current is None:
+            return None
+        current = await operator.execute(context, functools.partial(step.apply, current), Stage.TRANSFORMATION,
+                                         type(step.transform))
+        if context.failed:
+            return None
+    return current
 
 
 class StoreOffsetReader(OffsetStorageReader):
@@ -99,8 +131,17 @@ class TaskEnv:
     flush_interval: float
     on_status: StatusCallback
     on_topic: TopicCallback
-    errors_tolerance_all: bool = False
+    errors: RetryWithToleranceOperator | None = None  # None: errors.* defaults (nothing tolerated)
     start_config: dict[str, str] | None = None  # ``config`` with config-provider placeholders resolved
+
+    def __post_init__(self) -> None:
+        if self.errors is None:
+            self.errors = RetryWithToleranceOperator(ErrorHandlingConfig())
+
+    @property
+    def operator(self) -> RetryWithToleranceOperator:
+        assert self.errors is not None
+        return self.errors
 
     @property
     def task_config(self) -> dict[str, str]:
@@ -179,6 +220,7 @@ class TaskRunner(ABC):
         """Ask the task to stop and wait up to ``timeout`` (``kill``: skip the final commit)."""
         self.killed = kill
         self.stopping.set()
+        self.env.operator.trigger_stop()  # a record waiting for its next retry gives up
         runner = self._runner
         if runner is None:
             return
@@ -267,24 +309,28 @@ class SourceTaskRunner(TaskRunner):
             await self.call(self.task.stop)
 
     async def _send(self, record: SourceRecord) -> None:
+        """Transforms, then converters, each under the error handler (Kafka's order); a record
+        dropped by a transform or skipped as a tolerated failure counts as acknowledged."""
         env = self.env
-        try:
-            transformed = env.transforms.apply(record)
-            if transformed is None:
-                self.outstanding.append((record, None))
-                return
-            key = env.key_converter.from_connect_data(transformed.topic, transformed.key_schema, transformed.key)
-            value = env.value_converter.from_connect_data(transformed.topic, transformed.value_schema, transformed.value)
-            headers = [(k, header_bytes(v)) for k, v in transformed.headers]
-        except Exception:
-            if env.errors_tolerance_all:
-                log.warning("task %s skipped a record it could not convert or transform", self.name, exc_info=True)
-                self.outstanding.append((record, None))
-                return
-            raise
+        op = env.operator
+        context = ProcessingContext(source_record=record)
+        transformed = await apply_transforms(env.transforms, op, context, record)
+        if transformed is None:
+            self.outstanding.append((record, None))
+            return
+        key = await op.execute(context, lambda: env.key_converter.from_connect_data(
+            transformed.topic, transformed.key_schema, transformed.key), Stage.KEY_CONVERTER, type(env.key_converter))
+        value = await op.execute(context, lambda: env.value_converter.from_connect_data(
+            transformed.topic, transformed.value_schema, transformed.value), Stage.VALUE_CONVERTER,
+            type(env.value_converter))
+        headers = await op.execute(context, lambda: [(k, header_bytes(v)) for k, v in transformed.headers],
+                                   Stage.HEADER_CONVERTER, type(self))
+        if context.failed:
+            self.outstanding.append((record, None))
+            return
         if self.topic_creator is not None:
             await self.topic_creator.ensure(transformed.topic)
-        fut = await self.producer.send(transformed.topic, value, key, headers=headers,
+        fut = await self.producer.send(transformed.topic, value, key, headers=headers or [],
                                        partition=transformed.kafka_partition, timestamp_ms=transformed.timestamp)
         self.outstanding.append((record, fut))
         if transformed.topic not in self.topics_seen:
@@ -321,7 +367,15 @@ class SourceTaskRunner(TaskRunner):
         for record, fut in done:
             meta = None
             if fut is not None:
-                meta = await fut  # a delivery failure raises here and fails the task
+                try:
+                    meta = await fut
+                except Exception as e:
+                    # KIP-779: with errors.tolerance=all a failed send is reported and skipped (its
+                    # offset committed); otherwise the delivery failure fails the task.
+                    if not self.env.operator.config.tolerance_all:
+                        raise
+                    await self.env.operator.execute_failed(ProcessingContext(source_record=record),
+                                                           Stage.KAFKA_PRODUCE, type(self), e)
             acked.append((record, meta))
             if record.source_partition is not None and record.source_offset is not None:
                 latest[offset_key(self.env.connector, record.source_partition)] = dict(record.source_offset)
@@ -340,9 +394,10 @@ class SinkTaskRunner(TaskRunner):
     task: SinkTask
 
     def __init__(self, env: TaskEnv, task: SinkTask, cluster: Cluster, session_timeout_ms: int,
-                 heartbeat_interval_ms: int) -> None:
+                 heartbeat_interval_ms: int, dlq_setup: Callable[[], Awaitable[None]] | None = None) -> None:
         super().__init__(env, task)
         self.cluster = cluster
+        self.dlq_setup = dlq_setup  # creates the dead letter queue topic if missing
         self.consumer = Consumer(cluster, group_id=f"connect-{env.connector}", auto_offset_reset="earliest",
                                  fetch_max_wait_ms=200, session_timeout_ms=session_timeout_ms,
                                  heartbeat_interval_ms=heartbeat_interval_ms)
@@ -360,6 +415,8 @@ class SinkTaskRunner(TaskRunner):
 
     async def run(self) -> None:
         env = self.env
+        if self.dlq_setup is not None:
+            await self.dlq_setup()
         context = SinkTaskContext(env.task_config)
         self.task.initialize(context)
         await self.call(self.task.start, env.task_config)
@@ -380,15 +437,19 @@ class SinkTaskRunner(TaskRunner):
                 batches = await self.consumer.getmany(timeout_ms=200, max_records=500)
                 await self._sync_assignment(context)
                 records: list[SinkRecord] = []
+                consumed: dict[TopicPartition, int] = {}
                 for tp, recs in batches.items():
                     for r in recs:
-                        converted = self._convert(r)
+                        converted = await self._convert(r)
                         if converted is not None:
                             records.append(converted)
                     if recs:
-                        self.positions[tp] = recs[-1].offset + 1
-                if records:
-                    await self.call(self.task.put, records)
+                        consumed[tp] = recs[-1].offset + 1
+                if records and not await self._put(context, records, last_flush):
+                    break  # stopping while put() kept asking for redelivery: nothing of this batch counts
+                for tp, off in consumed.items():
+                    if tp in self.assigned:
+                        self.positions[tp] = off
                 if context.commit_requested or time.monotonic() - last_flush >= env.flush_interval:
                     context.commit_requested = False
                     await self.commit_offsets()
@@ -421,28 +482,56 @@ class SinkTaskRunner(TaskRunner):
         if new:
             await self.call(self.task.open, new)
 
-    def _convert(self, r: Any) -> SinkRecord | None:
+    async def _put(self, context: SinkTaskContext, records: list[SinkRecord], last_flush: float) -> bool:
+        """``put(records)``; a RetriableException hands the same batch again after
+        ``context.timeout(ms)`` (else at the next offset flush), as Kafka's redelivery does, with
+        offset commits of what came before going on meanwhile. False when the task stops first."""
+        while True:
+            try:
+                await self.call(self.task.put, records)
+                return True
+            except RetriableException as e:
+                log.warning("task %s: RetriableException from put(), the %d records are delivered again: %s",
+                            self.name, len(records), e)
+            wait = context.timeout_ms / 1000 if context.timeout_ms > 0 else max(
+                0.0, self.env.flush_interval - (time.monotonic() - last_flush))
+            context.timeout_ms = -1
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), max(wait, 0.01))
+            if self.stopping.is_set():
+                return False
+            if context.commit_requested or time.monotonic() - last_flush >= self.env.flush_interval:
+                context.commit_requested = False
+                await self.commit_offsets()
+                last_flush = time.monotonic()
+
+    async def _convert(self, r: ConsumerRecord) -> SinkRecord | None:
+        """Converters (key, value, headers), then transforms, each under the error handler with the
+        consumed record in the context (for the dead letter queue); None: dropped or skipped."""
         env = self.env
-        try:
-            key = env.key_converter.to_connect_data(r.topic, r.key)
-            value = env.value_converter.to_connect_data(r.topic, r.value)
-            headers: tuple[Header, ...] = tuple((k, v) for k, v in r.headers)
-            record = SinkRecord(topic=r.topic, kafka_partition=r.partition, key_schema=key.schema, key=key.value,
-                                value_schema=value.schema, value=value.value, timestamp=r.timestamp,
-                                headers=headers, kafka_offset=r.offset,
-                                timestamp_type="LogAppendTime" if r.timestamp_type == 1 else "CreateTime")
-            out = env.transforms.apply(record)
-            return out if isinstance(out, SinkRecord) or out is None else None
-        except Exception:
-            if env.errors_tolerance_all:
-                log.warning("task %s skipped the record at %s-%d@%d", self.name, r.topic, r.partition, r.offset,
-                            exc_info=True)
-                return None
-            raise
+        op = env.operator
+        context = ProcessingContext(consumer_record=r)
+        key = await op.execute(context, lambda: env.key_converter.to_connect_data(r.topic, r.key),
+                               Stage.KEY_CONVERTER, type(env.key_converter))
+        value = await op.execute(context, lambda: env.value_converter.to_connect_data(r.topic, r.value),
+                                 Stage.VALUE_CONVERTER, type(env.value_converter))
+        headers: tuple[Header, ...] | None = await op.execute(
+            context, lambda: tuple((k, v) for k, v in r.headers), Stage.HEADER_CONVERTER, type(self))
+        if context.failed or key is None or value is None:
+            return None
+        record = SinkRecord(topic=r.topic, kafka_partition=r.partition, key_schema=key.schema, key=key.value,
+                            value_schema=value.schema, value=value.value, timestamp=r.timestamp,
+                            headers=headers or (), kafka_offset=r.offset,
+                            timestamp_type="LogAppendTime" if r.timestamp_type == 1 else "CreateTime")
+        out = await apply_transforms(env.transforms, op, context, record)
+        return out if isinstance(out, SinkRecord) else None
 
     async def commit_offsets(self) -> None:
+        """Flush the task (``pre_commit``) and commit what it returns, after every dead letter queue
+        write of the records before these offsets is acknowledged (a failed one fails the task)."""
         if not self.positions:
             return
+        await self.env.operator.await_reported()
         current = dict(self.positions)
         to_commit = await self.call(self.task.pre_commit, current)
         if to_commit:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 import traceback
@@ -30,14 +31,24 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from zurau.client.admin import AdminClient, NewTopic
 from zurau.client.cluster import Cluster
 from zurau.client.config import ClientConfig, parse_bootstrap
 from zurau.client.groups_admin import GroupAdmin
 from zurau.client.producer import Producer
 from zurau.client.security import ClientSecurity
+from zurau.client.topic_admin import ensure_topic
 from zurau.client.types import TopicPartition
 from zurau.config import ConfigException, ConfigKey, ConfigType, ConfigValue
-from zurau.connect.api import Connector, ConnectorContext, SinkConnector, SinkTask, SourceTask, Task
+from zurau.connect.api import (
+    ConnectException,
+    Connector,
+    ConnectorContext,
+    SinkConnector,
+    SinkTask,
+    SourceTask,
+    Task,
+)
 from zurau.connect.client_configs import ADMIN, CONSUMER, PRODUCER, override_errors, task_client_security
 from zurau.connect.config_infos import config_key_info, config_value_info
 from zurau.connect.config_providers import ConfigProviders
@@ -48,6 +59,14 @@ from zurau.connect.connector_config import (
     connector_type,
     validate_connector_config,
     validation_errors,
+)
+from zurau.connect.errors import (
+    DLQ_NUM_PARTITIONS,
+    DeadLetterQueueReporter,
+    ErrorHandlingConfig,
+    ErrorHandlingMetrics,
+    LogReporter,
+    RetryWithToleranceOperator,
 )
 from zurau.connect.plugins import KIND_CONNECTOR, PluginNotFound, PluginRegistry, _load
 from zurau.connect.stores import (
@@ -472,6 +491,12 @@ class Worker:
             if not issubclass(task_cls, Task):
                 raise TypeError(f"{task_cls} is not a Task")
             resolved = self.providers.resolve(connector_config)
+            task = task_cls()
+            errors = ErrorHandlingConfig.from_connector_config(resolved, sink=isinstance(task, SinkTask))
+            metrics = ErrorHandlingMetrics()
+            operator = RetryWithToleranceOperator(errors, metrics, class_name=self._class_name)
+            if errors.log_enable:
+                operator.reporters.append(LogReporter(c, n, errors.log_include_messages, metrics, self._class_name))
             env = TaskEnv(
                 connector=c, task_id=n, config=task_config, connector_config=resolved,
                 start_config=self.providers.resolve(task_config),
@@ -481,9 +506,8 @@ class Worker:
                 flush_interval=self.config.offset_flush_interval_ms / 1000,
                 on_status=lambda state, trace: self._put_task_status(c, n, state, trace),
                 on_topic=lambda topic: self.status_store.put_topic(c, topic, n, int(time.time() * 1000)),
-                errors_tolerance_all=connector_config.get("errors.tolerance", "none").strip().lower() == "all",
+                errors=operator,
             )
-            task = task_cls()
             runner: TaskRunner
             client_props = self.config.client_props
             if isinstance(task, SourceTask):
@@ -495,9 +519,16 @@ class Worker:
                 producer = await self._task_producer(task_client_security(client_props, PRODUCER, resolved))
                 runner = SourceTaskRunner(env, task, producer, self.offset_store, creator)
             elif isinstance(task, SinkTask):
+                dlq_setup = None
+                if errors.dlq_topic:
+                    dlq_producer = await self._task_producer(task_client_security(client_props, PRODUCER, resolved))
+                    dlq_admin = await self._admin_cluster(task_client_security(client_props, ADMIN, resolved))
+                    operator.reporters.append(DeadLetterQueueReporter(
+                        dlq_producer, errors.dlq_topic, errors.dlq_context_headers, c, n, metrics, self._class_name))
+                    dlq_setup = functools.partial(_create_dlq_topic, dlq_admin, errors)
                 sink_cluster = Cluster(self._client_config(task_client_security(client_props, CONSUMER, resolved)))
                 runner = SinkTaskRunner(env, task, sink_cluster, self.config.session_timeout_ms,
-                                        self.config.heartbeat_interval_ms)
+                                        self.config.heartbeat_interval_ms, dlq_setup)
             else:
                 raise TypeError(f"{task_cls} is neither a SourceTask nor a SinkTask")
         except Exception as e:
@@ -507,6 +538,15 @@ class Worker:
             return
         self.tasks[tid] = runner
         runner.start(paused=paused)
+
+    def _class_name(self, cls: type) -> str:
+        """How a converter, transform or other executing class is named in error reports: Kafka's
+        class name for a built-in plugin that has one, else the Python class path."""
+        return self.plugins.display_name(cls)
+
+    def task_error_metrics(self) -> list[tuple[str, int, dict[str, int]]]:
+        """``(connector, task, Kafka's task-error-metrics)`` for each task this worker runs."""
+        return [(c, n, runner.env.operator.metrics.values()) for (c, n), runner in sorted(self.tasks.items())]
 
     async def _apply_restart(self, req: RestartRequest) -> None:
         if req.task is not None:
@@ -795,6 +835,17 @@ class Worker:
         return ("The Connect framework-managed offsets for this connector have been altered successfully. However, if "
                 "this connector manages offsets externally, they will need to be manually altered in the system that "
                 "the connector uses.")
+
+
+async def _create_dlq_topic(cluster: Cluster, errors: ErrorHandlingConfig) -> None:
+    """Kafka's DeadLetterQueueReporter setup: create the topic with one partition and
+    ``errors.deadletterqueue.topic.replication.factor`` replicas unless it exists (the factor is
+    not fitted to the brokers: more than there are fails the task)."""
+    topic = errors.dlq_topic
+    try:
+        await ensure_topic(AdminClient(cluster), NewTopic(topic, DLQ_NUM_PARTITIONS, errors.dlq_replication_factor))
+    except Exception as e:
+        raise ConnectException(f"Could not initialize dead letter queue with topic={topic}") from e
 
 
 def _text(v: Any) -> str:
