@@ -32,7 +32,7 @@ from zurau.connect.embedded_connect import EmbeddedConnect
 
 REJECT = "tests.component.connect_plugins.RejectField"
 FLAKY = "tests.component.connect_plugins.FlakyTransform"
-WORKER = {
+WORKER: dict[str, Any] = {
     "offset_flush_interval_ms": 300,
     "task_shutdown_graceful_timeout_ms": 2000,
     "session_timeout_ms": 1500,
@@ -62,7 +62,14 @@ def produce(
 ) -> None:
     p = Producer({"bootstrap.servers": broker.bootstrap_servers})
     for key, value, headers in records:
-        p.produce(topic, value=value, key=key, headers=headers, timestamp=1_700_000_000_000 + len(key))
+        sent_headers: list[tuple[str, str | bytes | None]] = list(headers)
+        p.produce(
+            topic,
+            value=value,
+            key=key,
+            headers=sent_headers,
+            timestamp=1_700_000_000_000 + len(key),
+        )
     assert p.flush(20) == 0
 
 
