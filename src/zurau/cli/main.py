@@ -9,6 +9,7 @@
   ``zurau schemas list|get|register|check|delete|config`` talks to one (:mod:`zurau.cli.schemas`).
 * ``zurau rest-proxy start`` runs a Kafka REST proxy, Confluent's v3 and v2 APIs (:mod:`zurau.cli.rest_proxy`).
 * ``zurau connect start`` runs a Kafka Connect worker (:mod:`zurau.cli.connect`).
+* ``zurau mirror-maker mm2.properties`` runs MirrorMaker 2 in dedicated mode (:mod:`zurau.cli.mirror_maker`).
 * ``zurau console`` runs the web console (:mod:`zurau.cli.console`).
 * ``zurau cluster start --nodes 3`` runs a local KRaft cluster of combined nodes, one process each.
 * ``zurau metadata-quorum describe --status|--replication`` (``kafka-metadata-quorum.sh``).
@@ -57,6 +58,7 @@ from zurau.cli.console import console
 from zurau.cli.consume import consume
 from zurau.cli.delegation_tokens import delegation_tokens
 from zurau.cli.leader_election import leader_election
+from zurau.cli.mirror_maker import mirror_maker
 from zurau.cli.output import print_error
 from zurau.cli.pipeline import app as pipeline_app
 from zurau.cli.produce import produce
@@ -95,6 +97,7 @@ app.command("consume")(consume)
 app.command("leader-election")(leader_election)
 app.command("reassign-partitions")(reassign_partitions)
 app.command("console")(console)
+app.command("mirror-maker")(mirror_maker)
 
 
 # Where `zurau broker start` serves Prometheus metrics unless metrics.http.listener is set

@@ -38,6 +38,7 @@ BUILTIN: dict[str, str] = {
     "io.confluent.connect.jdbc.JdbcSinkConnector": "zurau.connect.jdbc_sink:PostgresSinkConnector",
     "org.apache.kafka.connect.mirror.MirrorSourceConnector": "zurau.connect.mirror:MirrorSourceConnector",
     "org.apache.kafka.connect.mirror.MirrorCheckpointConnector": "zurau.connect.mirror:MirrorCheckpointConnector",
+    "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector": "zurau.connect.mirror:MirrorHeartbeatConnector",
     "org.apache.kafka.connect.json.JsonConverter": "zurau.connect.converters:JsonConverter",
     "org.apache.kafka.connect.storage.StringConverter": "zurau.connect.converters:StringConverter",
     "org.apache.kafka.connect.converters.ByteArrayConverter": "zurau.connect.converters:ByteArrayConverter",

@@ -9,7 +9,8 @@ Every ``emit.checkpoints.interval.seconds`` a task reads the new offset syncs wr
 of replicated topics on the source and translates each (see :meth:`OffsetTranslator.translate`);
 a checkpoint is emitted when a translation changed. Every ``sync.group.offsets.interval.seconds``
 the translated offsets are committed to the target group, only while that group has no active
-member and only forward (a target offset is never moved back), as MM2 does.
+member and only forward (a target offset is never moved back), as MM2 does. With
+``enabled=false`` the connector has no tasks.
 """
 
 from __future__ import annotations
@@ -114,6 +115,9 @@ class MirrorCheckpointConnector(SourceConnector):
         self.stopping = threading.Event()
         self.refresher: threading.Thread | None = None
         self.settings, parsed = MirrorSettings.from_props(config, CHECKPOINT_DEF)
+        self.groups: list[str] = []
+        if not self.settings.enabled:
+            return  # no tasks
         self.include = [re.compile(p) for p in parsed["groups"] if p]
         self.exclude = [re.compile(p) for p in parsed["groups.exclude"] if p]
         self.bridge = AsyncBridge(f"mirror-checkpoint-{self.settings.source_alias}")

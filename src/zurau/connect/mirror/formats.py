@@ -10,6 +10,10 @@ Both use Kafka's protocol encoding: ``STRING`` is an int16 length then UTF-8, ``
 * Checkpoint (topic ``<source alias>.checkpoints.internal`` on the target): key ``group: STRING,
   topic: STRING, partition: INT32`` (the downstream, renamed partition), value ``version: INT16``
   (0) then ``upstreamOffset: INT64, offset: INT64, metadata: STRING``.
+* Heartbeat (topic ``heartbeats`` on the target of a flow, replicated onwards as
+  ``<alias>.heartbeats``): key ``sourceClusterAlias: STRING, targetClusterAlias: STRING``, value
+  ``version: INT16`` (0) then ``timestamp: INT64`` (milliseconds since the epoch, when it was
+  emitted).
 """
 
 from __future__ import annotations
@@ -104,3 +108,35 @@ class Checkpoint:
             raise FormatError(str(e)) from None
         metadata, _ = _read_string(value, 18)
         return Checkpoint(group, topic, partition, upstream, downstream, metadata)
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    source_cluster_alias: str
+    target_cluster_alias: str
+    timestamp: int
+
+    def key(self) -> bytes:
+        return _string(self.source_cluster_alias) + _string(self.target_cluster_alias)
+
+    def value(self) -> bytes:
+        return _I16.pack(0) + _I64.pack(self.timestamp)
+
+    def connect_partition(self) -> dict[str, str]:
+        """The source partition MM2 uses for a heartbeat."""
+        return {"sourceClusterAlias": self.source_cluster_alias, "targetClusterAlias": self.target_cluster_alias}
+
+    @staticmethod
+    def decode(key: bytes | None, value: bytes | None) -> Heartbeat:
+        if key is None or value is None:
+            raise FormatError("a heartbeat has a key and a value")
+        source, pos = _read_string(key, 0)
+        target, _ = _read_string(key, pos)
+        try:
+            (version,) = _I16.unpack_from(value, 0)
+            if version != 0:
+                raise FormatError(f"unknown heartbeat version {version}")
+            (timestamp,) = _I64.unpack_from(value, 2)
+        except struct.error as e:
+            raise FormatError(str(e)) from None
+        return Heartbeat(source, target, timestamp)

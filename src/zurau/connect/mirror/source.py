@@ -1,7 +1,7 @@
 """MirrorMaker 2's ``MirrorSourceConnector``: copies source topics into the worker's cluster.
 
-Each replicated source topic ``t`` (``topics`` minus ``topics.exclude``, never a remote topic of
-the target itself) goes to ``<source alias><separator>t`` (DefaultReplicationPolicy) with the same
+Each replicated source topic ``t`` (``topics`` minus ``topics.exclude``, plus heartbeats topics,
+never an internal topic nor a remote topic of the target itself: see :mod:`.config`) goes to ``<source alias><separator>t`` (DefaultReplicationPolicy) with the same
 partition count; record ``(t, p, offset)`` goes to partition ``p`` with its key, value, headers and
 timestamp unchanged. Run it with ``key.converter``/``value.converter`` set to
 ``org.apache.kafka.connect.converters.ByteArrayConverter`` (as MM2 on Connect needs): then the
@@ -19,16 +19,23 @@ is not its upstream offset plus the last sync's difference (a gap: compaction, t
 a re-copy), when ``offset.lag.max`` records passed since the last sync, and at each offset flush
 for the last copied record. Between two consecutive syncs upstream and downstream offsets thus
 advance together, which makes translation exact there.
+
+In the background the connector looks for new topics and partitions every
+``refresh.topics.interval.seconds`` (creating the remote topics with the source topics' configs),
+syncs topic configs every ``sync.topic.configs.interval.seconds`` (:mod:`.topic_configs`) and
+topic ACLs every ``sync.topic.acls.interval.seconds`` (:mod:`.topic_acls`). With
+``enabled=false`` it runs nothing and has no tasks.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from zurau.client.acl_admin import AclAdmin
+from zurau.client.admin import AdminClient
 from zurau.client.consumer import Consumer
 from zurau.client.producer import Producer
 from zurau.client.types import TopicPartition
@@ -48,6 +55,14 @@ from zurau.connect.api import (
 from zurau.connect.mirror.bridge import AsyncBridge
 from zurau.connect.mirror.config import COMMON, MirrorSettings
 from zurau.connect.mirror.formats import OffsetSync
+from zurau.connect.mirror.scheduler import Scheduler
+from zurau.connect.mirror.topic_acls import TopicAclSync
+from zurau.connect.mirror.topic_configs import (
+    SYNC_DEF,
+    ConfigPropertyFilter,
+    describe_topic_configs,
+    sync_topic_configs,
+)
 from zurau.connect.mirror.topics import decode_partitions, encode_partitions, ensure_topics, source_partitions
 
 log = logging.getLogger("zurau.connect.mirror")
@@ -69,7 +84,7 @@ SOURCE_DEF = COMMON.merged(
             documentation="Replication factor of created remote topics (-1: the broker's default).")
     .define("offset-syncs.topic.replication.factor", ConfigType.INT, -1, importance=Importance.LOW,
             documentation="Replication factor of the offset-syncs topic (-1: the broker's default).")
-)
+).merged(SYNC_DEF)
 
 
 def validate_mirror(definition: ConfigDef, config: Mapping[str, Any]) -> list[ConfigValue]:
@@ -84,14 +99,19 @@ def validate_mirror(definition: ConfigDef, config: Mapping[str, Any]) -> list[Co
 
 
 class MirrorSourceConnector(SourceConnector):
-    """Spreads the replicated source partitions over the tasks, round robin."""
+    """Spreads the replicated source partitions over the tasks, round robin; in the background
+    looks for new topics and partitions, and syncs topic configs and ACLs (:class:`Scheduler`)."""
 
     def start(self, config: dict[str, str]) -> None:
         self.config = dict(config)
-        self.stopping = threading.Event()
-        self.refresher: threading.Thread | None = None
+        self.partitions: list[TopicPartition] = []
+        self.scheduler: Scheduler | None = None
         self.settings, parsed = MirrorSettings.from_props(config, SOURCE_DEF)
+        if not self.settings.enabled:
+            return
         self.replication_factor: int = parsed["replication.factor"]
+        self.config_filter = ConfigPropertyFilter.from_parsed(parsed, config)
+        self.acl_sync = TopicAclSync(self.settings.replicates, self.settings.remote_topic)
         self.bridge = AsyncBridge(f"mirror-source-{self.settings.source_alias}")
         try:
             self.partitions = self._refresh()
@@ -104,31 +124,64 @@ class MirrorSourceConnector(SourceConnector):
             raise ConnectException(f"mirror {self.settings.source_alias}: cannot list or create topics "
                                    f"(source {config.get('source.cluster.bootstrap.servers')}, target "
                                    f"{config.get('target.cluster.bootstrap.servers')}): {e!r}") from e
+        self.scheduler = Scheduler(f"mirror-source-{self.settings.source_alias}->{self.settings.target_alias}")
+        if parsed["sync.topic.acls.enabled"]:
+            self.scheduler.every(float(parsed["sync.topic.acls.interval.seconds"]), "syncing topic ACLs",
+                                 self.sync_topic_acls)
+        if parsed["sync.topic.configs.enabled"]:
+            self.scheduler.every(float(parsed["sync.topic.configs.interval.seconds"]), "syncing topic configs",
+                                 self.sync_topic_configs)
         if parsed["refresh.topics.enabled"]:
-            interval = float(parsed["refresh.topics.interval.seconds"])
-            self.refresher = threading.Thread(target=self._refresh_loop, args=(interval,), daemon=True,
-                                              name="mirror-source-refresh")
-            self.refresher.start()
+            self.scheduler.every(float(parsed["refresh.topics.interval.seconds"]), "refreshing topics",
+                                 self.refresh_topic_partitions, delayed=True)
+        self.scheduler.start()
 
     def _refresh(self) -> list[TopicPartition]:
-        """Create the remote topics and return every replicated source partition."""
-        counts = self.bridge.run(source_partitions(self.settings))
-        remote = {self.settings.policy.format_remote_topic(self.settings.source_alias, t): n for t, n in counts.items()}
-        self.bridge.run(ensure_topics(self.settings.target, remote, self.replication_factor))
+        """Create the remote topics (with their source topics' configs) and return every
+        replicated source partition."""
+        return self.bridge.run(self._refresh_async())
+
+    async def _refresh_async(self) -> list[TopicPartition]:
+        settings = self.settings
+        counts = await source_partitions(settings)
+        remote = {settings.remote_topic(t): n for t, n in counts.items()}
+        async with AdminClient(settings.target) as target:
+            existing = set(await target.list_topics())
+        new = [t for t in counts if settings.remote_topic(t) not in existing]
+        configs: dict[str, dict[str, str]] = {}
+        if new:
+            async with AdminClient(settings.source) as source:
+                described = await describe_topic_configs(source, new)
+            configs = {settings.remote_topic(t): self.config_filter.creation_configs(entries)
+                       for t, entries in described.items()}
+        await ensure_topics(settings.target, remote, self.replication_factor, topic_configs=configs)
         return sorted(TopicPartition(t, p) for t, n in counts.items() for p in range(n))
 
-    def _refresh_loop(self, interval: float) -> None:
-        while not self.stopping.wait(interval):
-            try:
-                now = self._refresh()
-            except Exception as e:  # the source may be away for a while: try again next time
-                log.warning("mirror %s: cannot list source topics: %s", self.settings.source_alias, e)
-                continue
-            if now != self.partitions:
-                log.info("mirror %s: replicated partitions changed (%d -> %d)", self.settings.source_alias,
-                         len(self.partitions), len(now))
-                self.partitions = now
-                self.context.request_task_reconfiguration()
+    def refresh_topic_partitions(self) -> None:
+        now = self._refresh()
+        if now != self.partitions:
+            log.info("mirror %s: replicated partitions changed (%d -> %d)", self.settings.source_alias,
+                     len(self.partitions), len(now))
+            self.partitions = now
+            self.context.request_task_reconfiguration()
+
+    def sync_topic_configs(self) -> None:
+        """One config sync of every replicated topic (MM2's ``syncTopicConfigs``)."""
+        remote = {t: self.settings.remote_topic(t) for t in sorted({tp.topic for tp in self.partitions})}
+        if not remote:
+            return
+
+        async def sync() -> None:
+            async with AdminClient(self.settings.source) as source, AdminClient(self.settings.target) as target:
+                await sync_topic_configs(source, target, remote, self.config_filter)
+        self.bridge.run(sync())
+
+    def sync_topic_acls(self) -> None:
+        """One ACL sync (MM2's ``syncTopicAcls``)."""
+        async def sync() -> None:
+            async with AclAdmin(self.settings.source) as source, AclAdmin(self.settings.target) as target:
+                await self.acl_sync.run(source, target)
+        self.bridge.run(sync())
 
     def task_class(self) -> type[Task]:
         return MirrorSourceTask
@@ -138,9 +191,8 @@ class MirrorSourceConnector(SourceConnector):
         return [dict(self.config, **{ASSIGNED: encode_partitions(self.partitions[i::n])}) for i in range(n)]
 
     def stop(self) -> None:
-        self.stopping.set()
-        if self.refresher is not None:
-            self.refresher.join(5)
+        if self.scheduler is not None:
+            self.scheduler.stop()
         bridge = getattr(self, "bridge", None)
         if bridge is not None:
             bridge.close()
@@ -170,8 +222,7 @@ class MirrorSourceTask(SourceTask):
         self.emit_syncs: bool = parsed["emit.offset-syncs.enabled"]
         self.lag_max: int = parsed["offset.lag.max"]
         self.assigned = decode_partitions(config.get(ASSIGNED, ""))
-        self.remote = {tp.topic: self.settings.policy.format_remote_topic(self.settings.source_alias, tp.topic)
-                       for tp in self.assigned}
+        self.remote = {tp.topic: self.settings.remote_topic(tp.topic) for tp in self.assigned}
         self.syncs: dict[TopicPartition, _SyncState] = {}
         self.pending: list[OffsetSync] = []
         self.bridge = AsyncBridge(f"mirror-source-task-{self.settings.source_alias}")

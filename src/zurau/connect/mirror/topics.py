@@ -4,7 +4,8 @@ remote and internal topics (all through zurau.client)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+import logging
+from collections.abc import Iterable, Mapping
 
 from zurau.client.admin import AdminClient, NewTopic
 from zurau.client.config import ClientConfig
@@ -13,6 +14,8 @@ from zurau.client.types import TopicPartition
 from zurau.connect.api import ConnectException
 from zurau.connect.mirror.config import MirrorSettings
 from zurau.protocol.errors import KafkaError
+
+log = logging.getLogger("zurau.connect.mirror")
 
 
 async def source_partitions(settings: MirrorSettings) -> dict[str, int]:
@@ -26,16 +29,29 @@ async def source_partitions(settings: MirrorSettings) -> dict[str, int]:
 
 
 async def ensure_topics(config: ClientConfig, topics: dict[str, int], replication_factor: int,
-                        configs: dict[str, str] | None = None) -> None:
-    """Create each of ``topics`` with its partition count, or grow it to that count."""
+                        configs: dict[str, str] | None = None,
+                        topic_configs: Mapping[str, Mapping[str, str]] | None = None) -> None:
+    """Create each of ``topics`` with its partition count (and ``configs``, then its own
+    ``topic_configs``), or grow it to that count. A topic the target refuses to create with its
+    own configs (a config it does not know) is created without them, with a warning."""
     if not topics:
         return
     async with AdminClient(config) as admin:
 
         async def ensure(name: str, partitions: int) -> None:
+            own = dict((topic_configs or {}).get(name, {}))
             try:
-                found = await ensure_topic(admin, NewTopic(name, partitions, replication_factor, configs or {}),
-                                           leader_timeout=None)
+                try:
+                    found = await ensure_topic(
+                        admin, NewTopic(name, partitions, replication_factor, {**own, **(configs or {})}),
+                        leader_timeout=None)
+                except KafkaError as e:
+                    if not own:
+                        raise
+                    log.warning("mirror: cannot create topic %s with configs %s (%s): creating it without them",
+                                name, own, e)
+                    found = await ensure_topic(admin, NewTopic(name, partitions, replication_factor, configs or {}),
+                                               leader_timeout=None)
             except KafkaError as e:
                 raise ConnectException(f"cannot create topic {name}: {e}") from e
             if not found.created and found.partitions < partitions:
