@@ -40,7 +40,7 @@ from zurau.connect.api import (
     SourceTask,
     Task,
 )
-from zurau.connect.mirror.bridge import AsyncBridge
+from zurau.connect.mirror.bridge import AsyncBridge, BridgedTask
 from zurau.connect.mirror.config import COMMON, GROUPS_EXCLUDE_DEFAULT, MirrorSettings, regex_list
 from zurau.connect.mirror.formats import Checkpoint, FormatError, OffsetSync
 from zurau.connect.mirror.source import validate_mirror
@@ -175,7 +175,7 @@ class MirrorCheckpointConnector(SourceConnector):
         return validate_mirror(CHECKPOINT_DEF, config)
 
 
-class MirrorCheckpointTask(SourceTask):
+class MirrorCheckpointTask(BridgedTask, SourceTask):
     def start(self, config: dict[str, str]) -> None:
         self.settings, parsed = MirrorSettings.from_props(config, CHECKPOINT_DEF)
         self.groups = [g for g in config.get(ASSIGNED, "").split(",") if g]
@@ -188,15 +188,25 @@ class MirrorCheckpointTask(SourceTask):
         self.emitted: dict[tuple[str, TopicPartition], Checkpoint] = {}
         self.next_emit = self.next_sync = time.monotonic()
         self.bridge = AsyncBridge(f"mirror-checkpoint-task-{self.settings.source_alias}")
-        self.bridge.run(self._open())
+        self._clients: list[Consumer | AdminClient] = []  # what _open() made, to close
+        try:
+            self.bridge.run(self._open())
+        except BaseException:
+            self.bridge.run(self._close_clients(), timeout=10)
+            self.bridge.close()
+            raise
+        if self._started():
+            self._close()
 
     async def _open(self) -> None:
         self.syncs_consumer = Consumer(self.settings.offset_syncs_cluster, auto_offset_reset="earliest",
                                        fetch_max_wait_ms=100)
+        self._clients.append(self.syncs_consumer)
         await self.syncs_consumer.start()
         self.syncs_consumer.assign([TopicPartition(self.settings.offset_syncs_topic, 0)])
         self.source_admin = AdminClient(self.settings.source)
         self.target_admin = AdminClient(self.settings.target)
+        self._clients += [self.source_admin, self.target_admin]
 
     async def _read_syncs(self) -> None:
         while True:
@@ -278,14 +288,21 @@ class MirrorCheckpointTask(SourceTask):
             time.sleep(min(0.2, self.emit_interval))
         return records
 
-    def stop(self) -> None:
-        async def close() -> None:
-            await self.syncs_consumer.close()
-            await self.source_admin.close()
-            await self.target_admin.close()
+    async def _close_clients(self) -> None:
+        for client in self._clients:
+            try:
+                await client.close()
+            except Exception as e:
+                log.info("mirror checkpoint task: closing %s failed: %s", type(client).__name__, e)
+
+    def _close(self) -> None:
         try:
-            self.bridge.run(close(), timeout=10)
+            self.bridge.run(self._close_clients(), timeout=10)
         except Exception as e:
             log.warning("mirror checkpoint task: closing the clients failed: %s", e)
         finally:
             self.bridge.close()
+
+    def stop(self) -> None:
+        if self._stopping():
+            self._close()

@@ -110,7 +110,7 @@ class MirrorClient:
         return {t for t in await self.list_topics() if is_checkpoint_topic(t)}
 
     async def remote_topics(self, source: str | None = None) -> set[str]:
-        """Remote topics (not heartbeats or checkpoints); only those from ``source`` if given."""
+        """Remote topics (replicated heartbeats too, not checkpoints); only those from ``source`` if given."""
         return {
             t
             for t in await self.list_topics()

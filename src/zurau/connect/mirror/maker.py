@@ -36,15 +36,18 @@ The file (MM2's ``MirrorMakerConfig``)::
 all by default: several processes with the same file and different ``--clusters`` split the
 work, and processes with the same targets share it through the worker groups), writes the three
 connector configs to each (unless they are already those), and stops them all on :meth:`stop`.
-Workers have no REST API here (as MM2's dedicated mode by default).
+Workers have no REST API here (as MM2's dedicated mode by default). :class:`EmbeddedMirrorMaker`
+runs one in this process on a thread of its own, for tests.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
 import socket
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -54,6 +57,7 @@ from zurau.connect.mirror.source import BYTE_ARRAY_CONVERTER, SOURCE_DEF
 from zurau.connect.plugins import PluginRegistry
 from zurau.connect.worker import Worker
 from zurau.connect.worker_config import WorkerConfig
+from zurau.edge_service import run_in_thread, set_threadsafe
 
 log = logging.getLogger("zurau.connect.mirror")
 
@@ -255,3 +259,40 @@ class MirrorMaker:
             log.info("MirrorMaker: stopping the worker of %s", pair)
             with contextlib.suppress(Exception):
                 await worker.stop()
+
+
+class EmbeddedMirrorMaker:
+    """A :class:`MirrorMaker` in this process, on its own thread and event loop, for tests::
+
+    with EmbeddedMirrorMaker({"clusters": "A, B", "A.bootstrap.servers": a, ...}):
+        ...
+
+    ``props`` are mm2.properties; ``clusters`` as ``--clusters``.
+    """
+
+    def __init__(
+        self,
+        props: Mapping[str, str],
+        clusters: Iterable[str] | None = None,
+        plugins: PluginRegistry | None = None,
+    ) -> None:
+        self.maker = MirrorMaker(MirrorMakerConfig(props), clusters, plugins)
+        self._running: tuple[asyncio.AbstractEventLoop, threading.Thread, asyncio.Event] | None = None
+
+    def start(self) -> EmbeddedMirrorMaker:
+        if self._running is None:
+            self._running = run_in_thread("zurau-embedded-mirror-maker", self.maker.start, self.maker.stop)
+        return self
+
+    def stop(self) -> None:
+        if self._running is not None:
+            loop, thread, stop = self._running
+            self._running = None
+            set_threadsafe(loop, stop)
+            thread.join()
+
+    def __enter__(self) -> EmbeddedMirrorMaker:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

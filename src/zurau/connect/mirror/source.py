@@ -52,7 +52,7 @@ from zurau.connect.api import (
     SourceTask,
     Task,
 )
-from zurau.connect.mirror.bridge import AsyncBridge
+from zurau.connect.mirror.bridge import AsyncBridge, BridgedTask
 from zurau.connect.mirror.config import COMMON, MirrorSettings
 from zurau.connect.mirror.formats import OffsetSync
 from zurau.connect.mirror.scheduler import Scheduler
@@ -214,7 +214,7 @@ class _SyncState:
     last_downstream: int
 
 
-class MirrorSourceTask(SourceTask):
+class MirrorSourceTask(BridgedTask, SourceTask):
     """Consumes its assigned source partitions and returns their records, renamed."""
 
     def start(self, config: dict[str, str]) -> None:
@@ -233,7 +233,14 @@ class MirrorSourceTask(SourceTask):
             last = self.context.offset_storage_reader.offset(self._partition(tp))
             if last is not None and isinstance(last.get("offset"), int):
                 starts[tp] = int(last["offset"]) + 1
-        self.bridge.run(self._open(starts))
+        try:
+            self.bridge.run(self._open(starts))
+        except BaseException:
+            self.bridge.run(self._close_clients(), timeout=10)
+            self.bridge.close()
+            raise
+        if self._started():
+            self._close()
 
     def _partition(self, tp: TopicPartition) -> dict[str, Any]:
         return {"cluster": self.settings.source_alias, "topic": tp.topic, "partition": tp.partition}
@@ -279,8 +286,9 @@ class MirrorSourceTask(SourceTask):
 
     def commit(self) -> None:
         """After each offset flush: a sync for the last copied record of every partition, then
-        every pending sync is written."""
-        if not self.emit_syncs:
+        every pending sync is written (not after stop(): its clients are closed; the next start
+        writes syncs again)."""
+        if not self.emit_syncs or self._stop_requested:
             return
         for tp, state in self.syncs.items():
             if state.last_upstream != state.upstream:
@@ -298,15 +306,24 @@ class MirrorSourceTask(SourceTask):
             await self.producer.send(topic, sync.value(), sync.key(), partition=0)
         await self.producer.flush()
 
-    def stop(self) -> None:
-        async def close() -> None:
-            if self.consumer is not None:
-                await self.consumer.close()
-            if self.producer is not None:
-                await self.producer.close()
+    async def _close_clients(self) -> None:
+        # The producer first and on its own: the consumer may be in the middle of a fetch that
+        # poll() started on another thread.
+        for client in (self.producer, self.consumer):
+            if client is not None:
+                try:
+                    await client.close()
+                except Exception as e:
+                    log.info("mirror task: closing %s failed: %s", type(client).__name__, e)
+
+    def _close(self) -> None:
         try:
-            self.bridge.run(close(), timeout=10)
+            self.bridge.run(self._close_clients(), timeout=10)
         except Exception as e:
             log.warning("mirror task: closing the clients failed: %s", e)
         finally:
             self.bridge.close()
+
+    def stop(self) -> None:
+        if self._stopping():
+            self._close()
