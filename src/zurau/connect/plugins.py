@@ -44,6 +44,7 @@ BUILTIN: dict[str, str] = {
     "org.apache.kafka.connect.converters.ByteArrayConverter": "zurau.connect.converters:ByteArrayConverter",
     "io.confluent.connect.avro.AvroConverter": "zurau.connect.avro_converter:AvroConverter",
     "io.debezium.transforms.ExtractNewRecordState": "zurau.connect.transforms:ExtractNewRecordState",
+    "io.debezium.transforms.outbox.EventRouter": "zurau.connect.outbox_event_router:EventRouter",
     "org.apache.kafka.connect.transforms.RegexRouter": "zurau.connect.transforms:RegexRouter",
     "org.apache.kafka.connect.transforms.InsertField$Value": "zurau.connect.transforms:InsertFieldValue",
     "org.apache.kafka.connect.transforms.InsertField$Key": "zurau.connect.transforms:InsertFieldKey",

@@ -11,6 +11,9 @@
   source fields into the value (``op,table,lsn,source.ts_ms`` gives ``__op``, ``__table``, ``__lsn``,
   ``__source_ts_ms``; ``field:name`` renames), ``add.headers`` into headers. Truncate events are
   dropped; records that are not Debezium envelopes pass unchanged.
+* :class:`~zurau.connect.outbox_event_router.EventRouter`
+  (``io.debezium.transforms.outbox.EventRouter``): Debezium's outbox event router, described in
+  :mod:`zurau.connect.outbox_event_router`.
 * :class:`RegexRouter`: ``regex`` (whole topic) and ``replacement`` (``$1`` groups).
 * :class:`InsertField` (``$Key``/``$Value``): ``topic.field``, ``partition.field``, ``offset.field``,
   ``timestamp.field``, ``static.field``/``static.value``; a ``!`` suffix makes the field required.
@@ -44,6 +47,7 @@ from zurau.connect.data import (
     Timestamp,
     Type,
 )
+from zurau.connect.outbox_event_router import EventRouter
 from zurau.connect.records import ConnectRecord, SinkRecord
 
 # --------------------------------------------------------------------------- helpers
@@ -459,6 +463,7 @@ class RecordIsTombstone(Predicate):
 
 TRANSFORM_ALIASES: dict[str, type[Transformation]] = {
     "io.debezium.transforms.ExtractNewRecordState": ExtractNewRecordState,
+    "io.debezium.transforms.outbox.EventRouter": EventRouter,
     "org.apache.kafka.connect.transforms.RegexRouter": RegexRouter,
     "org.apache.kafka.connect.transforms.InsertField$Value": InsertFieldValue,
     "org.apache.kafka.connect.transforms.InsertField$Key": InsertFieldKey,
