@@ -48,6 +48,8 @@ _SYSTEM_SCHEMAS = ("pg_catalog", "information_schema", "pg_toast")
 GROUP_CONNECTION = "Connection"
 GROUP_CONNECTOR = "Connector"
 GROUP_EVENTS = "Events"
+GROUP_SIGNALS = "Signals"
+SIGNAL_CHANNELS = ("source", "kafka")
 
 
 def _topic_prefix(name: str, value: Any) -> None:
@@ -77,6 +79,19 @@ def _skipped_operations(name: str, value: Any) -> None:
     for op in value or []:
         if op not in ("c", "u", "d", "t", "none"):
             raise ConfigException(f"Invalid value {op} for configuration {name}: operations are c, u, d, t or none")
+
+
+def _qualified_table(name: str, value: Any) -> None:
+    if value is not None and len(str(value).split(".")) != 2:
+        raise ConfigException(f"Invalid value {value} for configuration {name}: expected <schema>.<table>")
+
+
+def _channels(name: str, value: Any) -> None:
+    for channel in value or []:
+        if channel not in SIGNAL_CHANNELS:
+            raise ConfigException(
+                f"Invalid value {channel} for configuration {name}: the channels are {', '.join(SIGNAL_CHANNELS)}"
+            )
 
 
 def _slot_name(name: str, value: Any) -> None:
@@ -161,6 +176,28 @@ CONFIG_DEF = (
     .define("retriable.restart.connector.wait.ms", ConfigType.INT, 10000, validator=Range.at_least(0),
             importance=Importance.LOW, group=GROUP_CONNECTOR,
             documentation="Wait between reconnection attempts after the server went away.")
+    .define("signal.data.collection", ConfigType.STRING, None, validator=_qualified_table, importance=Importance.MEDIUM,
+            group=GROUP_SIGNALS, order_in_group=1,
+            documentation="The signaling table <schema>.<table> (columns id, type, data): rows inserted there are "
+            "signals to the connector (execute-snapshot, stop-snapshot, pause-snapshot, resume-snapshot, log), and "
+            "incremental snapshots write their watermarks there.")
+    .define("signal.enabled.channels", ConfigType.LIST, "source", validator=_channels, importance=Importance.MEDIUM,
+            group=GROUP_SIGNALS, order_in_group=2, documentation="Where signals come from: source (the signaling "
+            "table, through the replication stream) and kafka (signal.kafka.topic).")
+    .define("signal.kafka.topic", ConfigType.STRING, None, importance=Importance.MEDIUM, group=GROUP_SIGNALS,
+            documentation="Topic of the kafka signal channel (default <topic.prefix>-signal); partition 0 is read, "
+            "records keyed by topic.prefix with a JSON value {\"type\": ..., \"data\": {...}}.")
+    .define("signal.kafka.bootstrap.servers", ConfigType.STRING, None, importance=Importance.MEDIUM,
+            group=GROUP_SIGNALS, documentation="Brokers of the kafka signal channel.")
+    .define("signal.kafka.poll.timeout.ms", ConfigType.INT, 100, validator=Range.at_least(0), importance=Importance.LOW,
+            group=GROUP_SIGNALS, documentation="Longest wait for kafka signals in one poll.")
+    .define("incremental.snapshot.chunk.size", ConfigType.INT, 1024, validator=Range.at_least(1),
+            importance=Importance.MEDIUM, group=GROUP_SIGNALS,
+            documentation="Rows read per chunk of an incremental snapshot.")
+    .define("incremental.snapshot.watermarking.strategy", ConfigType.STRING, "insert_insert",
+            validator=valid_string("insert_insert", "insert_delete"), importance=Importance.LOW, group=GROUP_SIGNALS,
+            documentation="insert_insert: each chunk inserts an open and a close row into the signaling table; "
+            "insert_delete: the close deletes the open row, so the table does not grow.")
     .define("errors.max.retries", ConfigType.INT, -1, validator=Range.at_least(-1), importance=Importance.LOW,
             group=GROUP_CONNECTOR, documentation="Reconnection attempts before the task fails (-1: no limit).")
 )
@@ -173,6 +210,11 @@ def validate_config(props: Mapping[str, Any]) -> list[ConfigValue]:
     for a, b in (("table.include.list", "table.exclude.list"), ("schema.include.list", "schema.exclude.list")):
         if props.get(a) and props.get(b):
             by_name[b].errors.append(f"\"{a}\" is already specified: {a} and {b} cannot both be set")
+    channels = str(props.get("signal.enabled.channels") or "source").replace(" ", "").split(",")
+    if "kafka" in channels and not props.get("signal.kafka.bootstrap.servers"):
+        by_name["signal.kafka.bootstrap.servers"].errors.append(
+            "signal.kafka.bootstrap.servers is required when signal.enabled.channels has kafka"
+        )
     return values
 
 
@@ -233,6 +275,13 @@ class PostgresConnectorConfig:
     poll_interval_ms: int
     retry_wait_ms: int
     max_retries: int
+    signal_data_collection: str | None = None
+    signal_channels: tuple[str, ...] = ("source",)
+    signal_kafka_topic: str = ""
+    signal_kafka_bootstrap_servers: str | None = None
+    signal_kafka_poll_timeout_ms: int = 100
+    incremental_snapshot_chunk_size: int = 1024
+    watermarking_strategy: str = "insert_insert"
 
     @classmethod
     def from_props(cls, props: Mapping[str, Any]) -> PostgresConnectorConfig:
@@ -273,6 +322,13 @@ class PostgresConnectorConfig:
             poll_interval_ms=p["poll.interval.ms"],
             retry_wait_ms=p["retriable.restart.connector.wait.ms"],
             max_retries=p["errors.max.retries"],
+            signal_data_collection=p["signal.data.collection"],
+            signal_channels=tuple(p["signal.enabled.channels"] or ()),
+            signal_kafka_topic=p["signal.kafka.topic"] or f"{p['topic.prefix']}-signal",
+            signal_kafka_bootstrap_servers=p["signal.kafka.bootstrap.servers"],
+            signal_kafka_poll_timeout_ms=p["signal.kafka.poll.timeout.ms"],
+            incremental_snapshot_chunk_size=p["incremental.snapshot.chunk.size"],
+            watermarking_strategy=p["incremental.snapshot.watermarking.strategy"].lower(),
         )
 
     def connect_kwargs(self) -> dict[str, Any]:

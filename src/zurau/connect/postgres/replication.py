@@ -127,7 +127,12 @@ def ensure_publication(conn: Any, config: PostgresConnectorConfig) -> None:
                 cur.execute(sql.SQL("CREATE PUBLICATION {}").format(sql.Identifier(name)))
             return
         # filtered: exactly the tables the include/exclude lists select, now
-        tables = [_qualified(schema, table) for _, schema, table in list_tables(conn, config.table_filter)]
+        names = [(schema, table) for _, schema, table in list_tables(conn, config.table_filter)]
+        if config.signal_data_collection:  # signals and watermarks come through the stream
+            signal_schema, _, signal_table = config.signal_data_collection.partition(".")
+            if (signal_schema, signal_table) not in names:
+                names.append((signal_schema, signal_table))
+        tables = [_qualified(schema, table) for schema, table in names]
         if row is not None and row[0]:
             raise ConnectException(
                 f"publication {name!r} is FOR ALL TABLES, which publication.autocreate.mode=filtered cannot narrow: "

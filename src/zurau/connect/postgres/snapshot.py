@@ -11,12 +11,14 @@ by table in name order, through a server-side cursor ``snapshot.fetch.size`` row
 Each row comes with its marker for ``source.snapshot``: ``first`` (the snapshot's first row),
 ``first_in_data_collection`` (a later table's first row), ``true``, ``last_in_data_collection``
 (a table's last row) and ``last`` (the snapshot's last row); a one-row look-ahead decides them.
+``queries`` replaces a table's ``SELECT`` by the user's (the columns are taken by name from it):
+blocking snapshots' ``additional-conditions``.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,8 +45,17 @@ class SnapshotReader:
     """Reads the tables ``tables`` (``(oid, schema, name)``) on ``conn`` (a fresh connection,
     not autocommit) in one REPEATABLE READ transaction, adopting ``snapshot_name`` if given."""
 
-    def __init__(self, conn: Any, tables: list[tuple[int, str, str]], snapshot_name: str | None, fetch_size: int) -> None:
+    def __init__(
+        self,
+        conn: Any,
+        tables: list[tuple[int, str, str]],
+        snapshot_name: str | None,
+        fetch_size: int,
+        queries: Mapping[int, str] | None = None,
+    ) -> None:
         self.conn = conn
+        #: A table's rows from a SELECT of the user (blocking snapshots' additional conditions).
+        self.queries = dict(queries or {})
         self.tables = tables
         self.fetch_size = fetch_size
         self.ts_us = time.time_ns() // 1000
@@ -63,7 +74,11 @@ class SnapshotReader:
         caster = psycopg2.extensions.new_type(tuple(oids), "ZURAU_TEXT", _as_text)
         psycopg2.extensions.register_type(caster, self.conn)
         columns = sql.SQL(", ").join(sql.Identifier(c.name) for c in table.columns)
-        query = sql.SQL("SELECT {} FROM {}.{}").format(columns, sql.Identifier(table.schema), sql.Identifier(table.name))
+        override = self.queries.get(table.oid)
+        if override is not None:
+            query = sql.SQL("SELECT {} FROM ({}) AS zurau_selected").format(columns, sql.SQL(override.rstrip().rstrip(";")))
+        else:
+            query = sql.SQL("SELECT {} FROM {}.{}").format(columns, sql.Identifier(table.schema), sql.Identifier(table.name))
         with self.conn.cursor(name=f"zurau_snapshot_{table.oid}") as cur:
             cur.itersize = self.fetch_size
             cur.execute(query)

@@ -18,6 +18,16 @@ task resumes from the committed offset; changes between it and the crash are pro
 least once, in commit order), except the already-committed records of the transaction the offset
 points into, which are skipped.
 
+Signals (``signal.data.collection``, ``signal.enabled.channels``; see :mod:`.signals`) arrive in the
+stream (source channel) or are read from Kafka before each stream read (kafka channel). An
+incremental snapshot (:mod:`.incremental_snapshot`) reads its chunks on a connection of its own
+while streaming goes on; the task is the stream's observer: it keeps the window, emits its rows at
+the high watermark and puts the snapshot's progress into every offset, so a restart resumes it. A
+blocking snapshot pauses streaming where its signal was seen, reads the chosen tables (``op: "r"``,
+``source.snapshot`` first/true/last...) in one REPEATABLE READ transaction, then streaming goes on.
+Its rows' offsets point just before the signal (part -2; the last row at the signal itself, part
+-1), so a crash during it takes it again and one after it does not.
+
 PostgreSQL going away (a broken connection, a restart) does not fail the task: ``poll`` returns
 nothing, and every ``retriable.restart.connector.wait.ms`` it reconnects and resumes after the last
 record it handed over, failing only after ``errors.max.retries`` attempts (-1: never). A dropped
@@ -30,6 +40,7 @@ import logging
 import threading
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
 from zurau.connect.api import ConnectException, RetriableException, SourceRecord, SourceTask
@@ -43,7 +54,16 @@ from zurau.connect.postgres.change_events import (
     heartbeat_value,
 )
 from zurau.connect.postgres.config import PostgresConnectorConfig
-from zurau.connect.postgres.pgoutput import format_lsn, parse_lsn
+from zurau.connect.postgres.incremental_snapshot import (
+    WINDOW_CLOSE,
+    WINDOW_OPEN,
+    ChunkReader,
+    DataCollection,
+    IncrementalSnapshotContext,
+    IncrementalSnapshotter,
+    WindowRow,
+)
+from zurau.connect.postgres.pgoutput import Begin, TupleData, format_lsn, parse_lsn, pg_timestamp_to_unix_us
 from zurau.connect.postgres.replication import (
     check_server,
     connect,
@@ -54,11 +74,39 @@ from zurau.connect.postgres.replication import (
     pg_errors,
     slot_info,
 )
+from zurau.connect.postgres.signals import (
+    CHANNEL_OFFSET,
+    EXECUTE_SNAPSHOT,
+    LOG,
+    PAUSE_SNAPSHOT,
+    RESUME_SNAPSHOT,
+    STOP_SNAPSHOT,
+    KafkaSignalChannel,
+    Signal,
+    SnapshotRequest,
+    parse_snapshot_request,
+    parse_stop_request,
+    signal_from_row,
+)
 from zurau.connect.postgres.snapshot import SnapshotReader, SnapshotRow
-from zurau.connect.postgres.streaming import LogicalStream, ResumePoint, position_offset
+from zurau.connect.postgres.streaming import SIGNAL_PART, LogicalStream, Part, ResumePoint, position_offset
 from zurau.connect.postgres.type_mapping import MappingOptions
 
 log = logging.getLogger("zurau.connect.postgres")
+
+
+@dataclass
+class BlockingSnapshot:
+    """A requested blocking snapshot: the tables, their SELECTs, and the offsets its rows carry."""
+
+    tables: list[str]
+    queries: dict[str, str]
+    offset: dict[str, Any]
+    last_offset: dict[str, Any]
+    lsn: int | None
+    channel_offset: int | None = None
+    reader: SnapshotReader | None = None
+    schemas: dict[int, TableSchema] = field(default_factory=dict)
 
 
 class PostgresSourceTask(SourceTask):
@@ -87,6 +135,15 @@ class PostgresSourceTask(SourceTask):
         self._failures = 0
         self._last_error = ""
         self._last_heartbeat = time.monotonic()
+        # Signals and ad-hoc snapshots.
+        self._incremental = IncrementalSnapshotContext()
+        self._snapshotter: IncrementalSnapshotter | None = None
+        self._chunk_conn: Any = None
+        self._resume_chunk = False
+        self._kafka_signals: KafkaSignalChannel | None = None
+        self._channel_offset: int | None = None
+        self._blocking: BlockingSnapshot | None = None
+        self._incremental_schemas: dict[tuple[str, int], TableSchema] = {}
 
     def version(self) -> str:
         from zurau import __version__
@@ -154,10 +211,36 @@ class PostgresSourceTask(SourceTask):
             resume = ResumePoint.from_offset(offset) if snapshot_done and not offset_is_snapshot(offset) else None
         self._handed_position = start_lsn
         self._handed_resume = resume
+        self._start_signals(offset if snapshot_done and not offset_is_snapshot(offset) else None)
         if self._snapshot is not None:
             self._stream_after_snapshot = (start_lsn, resume)
         else:
             self._open_stream(start_lsn, resume)
+
+    def _start_signals(self, offset: dict[str, Any] | None) -> None:
+        """Open what signals need; restore an incremental snapshot in progress from ``offset``."""
+        cfg = self.config
+        assert cfg is not None
+        self._incremental = IncrementalSnapshotContext.from_offset(offset)
+        if offset and offset.get(CHANNEL_OFFSET) is not None:
+            self._channel_offset = int(offset[CHANNEL_OFFSET])
+        if cfg.signal_data_collection or self._incremental.running:
+            if not cfg.signal_data_collection:
+                log.warning("an incremental snapshot is in the offsets but signal.data.collection is not set: dropped")
+                self._incremental = IncrementalSnapshotContext()
+            else:
+                self._chunk_conn = connect(cfg)
+                reader = ChunkReader(self._chunk_conn, cfg.signal_data_collection, cfg.watermarking_strategy)
+                self._snapshotter = IncrementalSnapshotter(self._incremental, reader, cfg.incremental_snapshot_chunk_size)
+                self._resume_chunk = self._incremental.running
+                if self._resume_chunk:
+                    log.info("resuming the incremental snapshot of %s after key %s",
+                             [c.id for c in self._incremental.collections], self._incremental.chunk_end)
+        if "kafka" in cfg.signal_channels and cfg.signal_kafka_bootstrap_servers:
+            start = None if self._channel_offset is None else self._channel_offset + 1
+            self._kafka_signals = KafkaSignalChannel(
+                cfg.signal_kafka_bootstrap_servers, cfg.signal_kafka_topic, cfg.topic_prefix, start
+            )
 
     def _begin_snapshot(self, snapshot_name: str | None) -> None:
         cfg = self.config
@@ -175,7 +258,7 @@ class PostgresSourceTask(SourceTask):
     def _open_stream(self, start_lsn: int, resume: ResumePoint | None) -> None:
         cfg = self.config
         assert cfg is not None
-        stream = LogicalStream(cfg, self._catalog, start_lsn, resume, self._last_commit_lsn)
+        stream = LogicalStream(cfg, self._catalog, start_lsn, resume, self._last_commit_lsn, observer=self)
         stream.open()
         self._stream = stream
         log.info("streaming from slot %s at %s", cfg.slot_name, format_lsn(start_lsn))
@@ -198,7 +281,20 @@ class PostgresSourceTask(SourceTask):
             assert stream is not None
             try:
                 stream.send_feedback(self._flush_target())
-                records = stream.read(cfg.max_batch_size, cfg.poll_interval_ms / 1000, self._stopping.is_set)
+                if self._blocking is not None:
+                    return self._poll_blocking(stream)
+                if self._resume_chunk and self._snapshotter is not None:
+                    self._resume_chunk = False
+                    self._snapshotter.read_chunk()
+                if self._kafka_signals is not None:
+                    self._read_kafka_signals(cfg)
+                    if self._blocking is not None:
+                        return self._poll_blocking(stream)
+                records = stream.read(
+                    cfg.max_batch_size,
+                    cfg.poll_interval_ms / 1000,
+                    lambda: self._stopping.is_set() or self._blocking is not None,
+                )
             except RetriableException as e:
                 self._lost(e)
                 return []
@@ -280,7 +376,7 @@ class PostgresSourceTask(SourceTask):
         self._last_heartbeat = now
         return SourceRecord(
             source_partition=cfg.source_partition,
-            source_offset=position_offset(stream.safe_position()),
+            source_offset={**position_offset(stream.safe_position()), **self.offset_fields()},
             topic=cfg.heartbeat_topic,
             key_schema=HEARTBEAT_KEY_SCHEMA,
             key=heartbeat_key(cfg.topic_prefix),
@@ -300,6 +396,244 @@ class PostgresSourceTask(SourceTask):
                     self._handed_resume = point
             self._handed_position = stream.safe_position() if not stream.in_transaction else stream.processed_lsn
             self._last_commit_lsn = stream.last_commit_lsn
+
+    # -- signals (the stream's observer) -------------------------------------------------------
+    def offset_fields(self) -> dict[str, Any]:
+        fields = self._incremental.offset_fields()
+        if self._channel_offset is not None:
+            fields[CHANNEL_OFFSET] = self._channel_offset
+        return fields
+
+    def captured_change(self, collection: str, keys: list[tuple[str | None, ...]] | None) -> None:
+        if keys is None:
+            self._incremental.truncated(collection)
+        elif self._incremental.deduplicate(collection, keys):
+            log.debug("incremental snapshot: %s rows of the window superseded by a streamed change", collection)
+
+    def signal_change(self, kind: str, values: TupleData, txn: Begin, lsn: int, last_commit_lsn: int | None) -> list[Part]:
+        if kind == "delete":  # insert_delete watermarking: deleting the open row closes the window
+            raw = values[0] if values else None
+            signal_id = raw.decode("utf-8") if isinstance(raw, bytes) else str(raw or "")
+            if signal_id.endswith("-open"):
+                return self._handle_signal(Signal(signal_id, WINDOW_CLOSE), (txn, lsn, last_commit_lsn))
+            return []
+        signal = signal_from_row(values)
+        if signal is None:
+            return []
+        cfg = self.config
+        assert cfg is not None
+        if signal.type not in (WINDOW_OPEN, WINDOW_CLOSE) and "source" not in cfg.signal_channels:
+            log.info("signal %s (%s) in the signaling table ignored: the source channel is not enabled", signal.id, signal.type)
+            return []
+        return self._handle_signal(signal, (txn, lsn, last_commit_lsn))
+
+    def _read_kafka_signals(self, cfg: PostgresConnectorConfig) -> None:
+        assert self._kafka_signals is not None
+        for offset, signal in self._kafka_signals.read(cfg.signal_kafka_poll_timeout_ms):
+            log.info("kafka signal %s (%s) at offset %d", signal.id, signal.type, offset)
+            self._handle_signal(signal, None, channel_offset=offset)
+            if self._blocking is None or self._blocking.channel_offset != offset:
+                self._channel_offset = offset
+            if self._blocking is not None:
+                break  # the rest waits until the blocking snapshot is done
+
+    def _handle_signal(
+        self, signal: Signal, position: tuple[Begin, int, int | None] | None, channel_offset: int | None = None
+    ) -> list[Part]:
+        """Run one signal; ``position`` is where the stream saw it (None: from Kafka)."""
+        kind = signal.type
+        context = self._incremental
+        if kind == WINDOW_OPEN:
+            context.open_window(signal.id)
+            return []
+        if kind == WINDOW_CLOSE:
+            rows = context.close_window(signal.id)
+            if rows is None:
+                return []
+            assert position is not None
+            parts = [self._window_part(row, *position) for row in rows]
+            if self._snapshotter is not None:
+                self._snapshotter.read_chunk()
+            return parts
+        if kind == EXECUTE_SNAPSHOT:
+            request = parse_snapshot_request(signal.data)
+            if request is not None:
+                self._execute_snapshot(signal, request, position, channel_offset)
+        elif kind == STOP_SNAPSHOT:
+            snapshot_type, patterns = parse_stop_request(signal.data)
+            if snapshot_type != "incremental":
+                log.warning("stop-snapshot of type %s: only incremental snapshots can be stopped", snapshot_type)
+            else:
+                removed = context.stop(patterns)
+                log.info("stop-snapshot: %s removed from the incremental snapshot", removed or "nothing")
+                if removed and context.running and not context.awaiting_close and self._snapshotter is not None:
+                    self._snapshotter.read_chunk()
+        elif kind == PAUSE_SNAPSHOT:
+            if context.running:
+                log.info("incremental snapshot paused")
+                context.paused = True
+        elif kind == RESUME_SNAPSHOT:
+            if context.paused:
+                log.info("incremental snapshot resumed")
+                context.paused = False
+                if context.running and not context.awaiting_close and self._snapshotter is not None:
+                    self._snapshotter.read_chunk()
+        elif kind == LOG:
+            message = str(signal.data.get("message", ""))
+            where = "{}" if position is None else f"{{lsn_commit={position[0].final_lsn}, lsn={position[1]}}}"
+            log.info(message.replace("{}", where, 1) if "{}" in message else message)
+        else:
+            log.warning("unknown signal type %r (id %s): ignored", kind, signal.id)
+        return []
+
+    def _captured_tables(self) -> list[str]:
+        cfg = self.config
+        assert cfg is not None
+        with pg_errors("listing the captured tables"):
+            tables = list_tables(self._catalog, cfg.table_filter)
+        return [f"{schema}.{name}" for _, schema, name in tables if f"{schema}.{name}" != cfg.signal_data_collection]
+
+    def _execute_snapshot(
+        self,
+        signal: Signal,
+        request: SnapshotRequest,
+        position: tuple[Begin, int, int | None] | None,
+        channel_offset: int | None,
+    ) -> None:
+        tables = request.tables(self._captured_tables())
+        if not tables:
+            log.warning("execute-snapshot %s: no table to snapshot", signal.id)
+            return
+        if request.kind == "blocking":
+            self._blocking = self._blocking_request(request, tables, position, channel_offset)
+            log.info("blocking snapshot of %s requested: streaming pauses", tables)
+            return
+        if self._snapshotter is None:
+            log.warning("execute-snapshot %s: incremental snapshots need signal.data.collection (their "
+                        "watermarks go there) and the source channel", signal.id)
+            return
+        if request.surrogate_key:
+            log.warning("execute-snapshot %s: surrogate-key is not supported; the primary key is used", signal.id)
+        was_running = self._incremental.running
+        added = self._incremental.add(
+            [DataCollection(t, request.condition_for(t)) for t in tables], signal.id or None
+        )
+        log.info("incremental snapshot of %s requested (%s)", [c.id for c in added], signal.id)
+        if added and not was_running:
+            self._snapshotter.read_chunk()
+
+    def _window_part(self, row: WindowRow, txn: Begin, lsn: int, last_commit_lsn: int | None) -> Part:
+        cfg = self.config
+        assert cfg is not None and self._snapshotter is not None
+        table = self._snapshotter.tables[row.collection]
+        schema = self._incremental_schemas.get((row.collection, table.oid))
+        if schema is None:
+            options = MappingOptions(cfg.decimal_handling_mode, cfg.time_precision_mode, cfg.binary_handling_mode)
+            schema = TableSchema.for_table(cfg.topic_prefix, table, options, cfg.unavailable_value_placeholder)
+            self._incremental_schemas[(row.collection, table.oid)] = schema
+        source = SourceInfo(
+            server_name=cfg.topic_prefix,
+            db=cfg.dbname,
+            ts_us=time.time_ns() // 1000,
+            snapshot="incremental",
+            last_commit_lsn=last_commit_lsn,
+            lsn=lsn,
+            tx_id=txn.xid,
+        )
+        envelope = schema.envelope("r", None, schema.row(row.values), source.struct(schema.schema_name, schema.table_name))
+        self._incremental.sent(row.key)
+        return (schema.topic, schema.key_schema, schema.key(row.values), schema.envelope_schema, envelope, self.offset_fields())
+
+    # -- blocking snapshots ------------------------------------------------------------------------
+    def _blocking_request(
+        self,
+        request: SnapshotRequest,
+        tables: list[str],
+        position: tuple[Begin, int, int | None] | None,
+        channel_offset: int | None,
+    ) -> BlockingSnapshot:
+        queries = {t: request.condition_for(t) for t in tables if request.condition_for(t)}
+        if position is not None:
+            txn, lsn, _ = position
+            base = {
+                "lsn_commit": txn.final_lsn,
+                "lsn": lsn,
+                "event_part": SIGNAL_PART - 1,
+                "lsn_proc": lsn,
+                "txId": txn.xid,
+                "ts_usec": pg_timestamp_to_unix_us(txn.commit_ts),
+            }
+            last = {**base, "event_part": SIGNAL_PART}
+            return BlockingSnapshot(tables, queries, base, last, lsn)
+        with self._lock:
+            point = self._handed_position
+        base = position_offset(point)
+        return BlockingSnapshot(tables, queries, base, dict(base), None, channel_offset)
+
+    def _poll_blocking(self, stream: LogicalStream) -> list[SourceRecord]:
+        cfg = self.config
+        assert cfg is not None and self._blocking is not None
+        blocking = self._blocking
+        if blocking.reader is None:
+            with pg_errors("listing the tables of the blocking snapshot"):
+                listed = {f"{schema}.{name}": (oid, schema, name) for oid, schema, name in list_tables(self._catalog, cfg.table_filter)}
+            chosen = [listed[t] for t in blocking.tables if t in listed]
+            queries = {listed[t][0]: q for t, q in blocking.queries.items() if t in listed}
+            conn = connect(cfg, autocommit=False)
+            try:
+                blocking.reader = SnapshotReader(conn, chosen, None, cfg.snapshot_fetch_size, queries)
+            except BaseException:
+                conn.close()
+                raise
+            log.info("blocking snapshot of %s started", blocking.tables)
+        reader = blocking.reader
+        rows = reader.rows(cfg.max_batch_size)
+        records = []
+        for row in rows:
+            last = row.marker == "last"
+            if last and blocking.channel_offset is not None:
+                self._channel_offset = blocking.channel_offset
+            offset = {**(blocking.last_offset if last else blocking.offset), **self.offset_fields()}
+            records.append(self._blocking_record(row, reader, blocking, offset, stream))
+        if not rows or rows[-1].marker == "last":
+            reader.close()
+            if blocking.channel_offset is not None:
+                self._channel_offset = blocking.channel_offset
+            self._blocking = None
+            log.info("blocking snapshot complete: streaming resumes")
+        self._hand_over(records, stream)
+        return records
+
+    def _blocking_record(
+        self, row: SnapshotRow, reader: SnapshotReader, blocking: BlockingSnapshot, offset: dict[str, Any], stream: LogicalStream
+    ) -> SourceRecord:
+        cfg = self.config
+        assert cfg is not None
+        schema = blocking.schemas.get(row.table.oid)
+        if schema is None:
+            options = MappingOptions(cfg.decimal_handling_mode, cfg.time_precision_mode, cfg.binary_handling_mode)
+            schema = blocking.schemas[row.table.oid] = TableSchema.for_table(
+                cfg.topic_prefix, row.table, options, cfg.unavailable_value_placeholder
+            )
+        source = SourceInfo(
+            server_name=cfg.topic_prefix,
+            db=cfg.dbname,
+            ts_us=reader.ts_us,
+            snapshot=row.marker,
+            last_commit_lsn=stream.last_commit_lsn,
+            lsn=blocking.lsn,
+            tx_id=int(reader.tx_id),
+        )
+        envelope = schema.envelope("r", None, schema.row(row.values), source.struct(schema.schema_name, schema.table_name))
+        return SourceRecord(
+            source_partition=cfg.source_partition,
+            source_offset=offset,
+            topic=schema.topic,
+            key_schema=schema.key_schema,
+            key=schema.key(row.values),
+            value_schema=schema.envelope_schema,
+            value=envelope,
+        )
 
     # -- acknowledgements ------------------------------------------------------------------------
     def commit_record(self, record: SourceRecord, metadata: Any) -> None:
@@ -368,6 +702,7 @@ class PostgresSourceTask(SourceTask):
         except RetriableException as e:
             self._lost(e)
             return False
+        self._resume_chunk = self._incremental.running  # the chunk in flight may have been lost
         self._failures = 0
         self._reconnect_at = None
         log.info("reconnected to PostgreSQL")
@@ -385,6 +720,17 @@ class PostgresSourceTask(SourceTask):
 
     def _release(self, drop_slot_now: bool = False) -> None:
         """Close every connection (dropping the slot first when ``slot.drop.on.stop``)."""
+        if self._kafka_signals is not None:
+            self._kafka_signals.close()
+            self._kafka_signals = None
+        for conn in (self._chunk_conn, self._blocking.reader.conn if self._blocking and self._blocking.reader else None):
+            if conn is not None:
+                try:
+                    conn.close()
+                except Exception:  # already broken
+                    pass
+        self._chunk_conn = None
+        self._blocking = None
         try:
             if self._stream is not None:
                 self._stream.close()

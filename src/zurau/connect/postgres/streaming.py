@@ -16,6 +16,15 @@ and resends the others whole. So a session resumed at ``C`` from a change offset
 transaction ``C`` whole, and :class:`LogicalStream` drops its records up to ``(E, k)``; one
 resumed from a position-only offset drops nothing.
 
+Signals and incremental snapshots. A :class:`StreamObserver` (the task's) sees every change of
+the signaling table (``signal.data.collection``) and the keys of every captured change, in stream
+order, and may add records to a change: the rows of an incremental snapshot's window are emitted
+as further parts of the change that carries its high watermark. Every record's offset carries the
+observer's ``offset_fields()`` (the incremental snapshot's progress). A signal at or before the
+resume point (it was handled before the restart) is not seen again: a signal's own position is
+part -1 of its change, so records placed just before it (part -2) make it run again after a
+restart.
+
 Relation messages (sent before a relation's first change in a session and after every change of
 its definition, such as an added column) replace the table's :class:`TableSchema`, built from the
 message's columns plus the catalog's nullability and primary key.
@@ -28,7 +37,7 @@ import select
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import psycopg2
 import psycopg2.errors
@@ -75,6 +84,28 @@ class ResumePoint:
         return cls(int(offset["lsn_commit"]), int(offset["lsn"]), int(offset.get("event_part", 0)))
 
 
+#: One record to make of a change: topic, key schema, key, value schema, value, and offset fields
+#: to add (None: the observer's current ones).
+Part = tuple[str, Any, Any, Any, Any, "dict[str, Any] | None"]
+#: The event part of a signal's own position (see the module docstring).
+SIGNAL_PART = -1
+
+
+class StreamObserver(Protocol):
+    def signal_change(self, kind: str, values: TupleData, txn: Begin, lsn: int, last_commit_lsn: int | None) -> list[Part]:
+        """A row was inserted (``kind`` "insert") into or deleted ("delete", key columns only)
+        from the signaling table; returns records to emit as more parts of this change."""
+        ...
+
+    def captured_change(self, collection: str, keys: list[tuple[str | None, ...]] | None) -> None:
+        """A change of ``<schema>.<table>`` touched the primary ``keys`` (None: all, a truncate)."""
+        ...
+
+    def offset_fields(self) -> dict[str, Any]:
+        """Fields every record's offset carries now."""
+        ...
+
+
 def position_offset(lsn: int) -> dict[str, Any]:
     """A position-only offset: every transaction committed before ``lsn`` is done."""
     return {"lsn_commit": lsn, "lsn_proc": lsn}
@@ -91,8 +122,11 @@ class LogicalStream:
         start_lsn: int,
         resume: ResumePoint | None,
         last_commit_lsn: int | None,
+        observer: StreamObserver | None = None,
     ) -> None:
         self.config = config
+        self.observer = observer
+        self.signal_table = config.signal_data_collection
         self.catalog_conn = catalog_conn
         self.start_lsn = start_lsn
         self.resume = resume
@@ -245,20 +279,25 @@ class LogicalStream:
             tx_id=txn.xid,
         )
         skipped = self.config.skipped_operations
-        parts: list[tuple[str, Any, Any, Any, Any]] = []  # (topic, key_schema, key, value_schema, value)
+        parts: list[Part] = []
         if isinstance(message, Truncate):
-            if "t" in skipped:
-                return []
             for oid in message.relation_oids:
                 if not self._captured(oid):
                     continue
                 table = self._table_schema(oid)
+                if self.observer is not None:
+                    self.observer.captured_change(f"{table.schema_name}.{table.table_name}", None)
+                if "t" in skipped:
+                    continue
                 envelope = table.envelope("t", None, None, source.struct(table.schema_name, table.table_name))
-                parts.append((table.topic, None, None, table.envelope_schema, envelope))
+                parts.append((table.topic, None, None, table.envelope_schema, envelope, None))
             return self._records(parts, txn, lsn, commit_us)
+        extra = self._signal(message, txn, lsn)
         if not self._captured(message.relation_oid):
-            return []
+            return self._records(extra, txn, lsn, commit_us) if extra else []
         table = self._table_schema(message.relation_oid)
+        if self.observer is not None and table.key_schema is not None:
+            self.observer.captured_change(f"{table.schema_name}.{table.table_name}", self._keys(table, message))
         src = source.struct(table.schema_name, table.table_name)
         if isinstance(message, Insert):
             if "c" not in skipped:
@@ -268,11 +307,43 @@ class LogicalStream:
                 parts += self._delete(table, message.old, src)
         else:
             parts += self._update(table, message, src, skipped)
-        return self._records(parts, txn, lsn, commit_us)
+        return self._records(parts + extra, txn, lsn, commit_us)
+
+    @staticmethod
+    def _keys(table: TableSchema, message: Insert | Update | Delete) -> list[tuple[str | None, ...]]:
+        def text(values: TupleData) -> tuple[str | None, ...]:
+            return tuple(v.decode("utf-8") if isinstance(v, bytes) else v if isinstance(v, str) or v is None else str(v)
+                         for v in table.key_values(values))
+
+        if isinstance(message, Insert):
+            return [text(message.new)]
+        if isinstance(message, Delete):
+            return [text(message.old)]
+        keys = [text(message.new)]
+        if message.old is not None:
+            keys.append(text(message.old))
+        return keys
+
+    def _signal(self, message: Insert | Update | Delete, txn: Begin, lsn: int) -> list[Part]:
+        """Hand a change of the signaling table to the observer (unless handled before a restart)."""
+        if self.observer is None or self.signal_table is None or isinstance(message, Update):
+            return []
+        relation = self.relations.relation(message.relation_oid)
+        if f"{relation.namespace}.{relation.name}" != self.signal_table:
+            return []
+        resume = self.resume
+        if resume is not None and (
+            txn.final_lsn < resume.lsn_commit
+            or (txn.final_lsn == resume.lsn_commit and (lsn, SIGNAL_PART) <= (resume.lsn, resume.event_part))
+        ):
+            return []
+        if isinstance(message, Insert):
+            return self.observer.signal_change("insert", message.new, txn, lsn, self.last_commit_lsn)
+        return self.observer.signal_change("delete", message.old, txn, lsn, self.last_commit_lsn)
 
     def _event(
         self, table: TableSchema, op: str, before: TupleData | None, after: TupleData | None, src: Any
-    ) -> tuple[str, Any, Any, Any, Any]:
+    ) -> Part:
         keyed = after if after is not None else before
         assert keyed is not None
         envelope = table.envelope(
@@ -281,15 +352,15 @@ class LogicalStream:
             None if after is None else table.row(after),
             src,
         )
-        return (table.topic, table.key_schema, table.key(keyed), table.envelope_schema, envelope)
+        return (table.topic, table.key_schema, table.key(keyed), table.envelope_schema, envelope, None)
 
-    def _delete(self, table: TableSchema, old: TupleData, src: Any) -> list[tuple[str, Any, Any, Any, Any]]:
+    def _delete(self, table: TableSchema, old: TupleData, src: Any) -> list[Part]:
         out = [self._event(table, "d", old, None, src)]
         if self.config.tombstones_on_delete:
-            out.append((table.topic, table.key_schema, table.key(old), None, None))
+            out.append((table.topic, table.key_schema, table.key(old), None, None, None))
         return out
 
-    def _update(self, table: TableSchema, message: Update, src: Any, skipped: frozenset[str]) -> list[tuple[str, Any, Any, Any, Any]]:
+    def _update(self, table: TableSchema, message: Update, src: Any, skipped: frozenset[str]) -> list[Part]:
         old = message.old
         if old is not None and table.key_schema is not None and table.key_values(old) != table.key_values(message.new):
             # The primary key changed: Debezium's delete (with tombstone) of the old key, then a create.
@@ -302,9 +373,10 @@ class LogicalStream:
         before = old if message.old_kind == "O" else None
         return [self._event(table, "u", before, message.new, src)]
 
-    def _records(self, parts: list[tuple[str, Any, Any, Any, Any]], txn: Begin, lsn: int, commit_us: int) -> list[SourceRecord]:
+    def _records(self, parts: list[Part], txn: Begin, lsn: int, commit_us: int) -> list[SourceRecord]:
         out = []
-        for part, (topic, key_schema, key, value_schema, value) in enumerate(parts):
+        fields = self.observer.offset_fields() if self.observer is not None else {}
+        for part, (topic, key_schema, key, value_schema, value, extra) in enumerate(parts):
             if self.resume is not None and txn.final_lsn == self.resume.lsn_commit and (lsn, part) <= (
                 self.resume.lsn,
                 self.resume.event_part,
@@ -318,6 +390,7 @@ class LogicalStream:
                 "txId": txn.xid,
                 "ts_usec": commit_us,
             }
+            offset.update(fields if extra is None else extra)
             out.append(
                 SourceRecord(
                     source_partition=self.config.source_partition,
@@ -332,4 +405,4 @@ class LogicalStream:
         return out
 
 
-__all__ = ["LogicalStream", "ResumePoint", "position_offset"]
+__all__ = ["SIGNAL_PART", "LogicalStream", "Part", "ResumePoint", "StreamObserver", "position_offset"]
