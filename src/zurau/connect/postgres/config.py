@@ -14,6 +14,8 @@ Differences from Debezium (written down so nobody is surprised):
   accepted: the other plugins need server extensions.
 * ``snapshot.mode`` takes ``initial``, ``initial_only``, ``when_needed``, ``always``, ``never``
   and its Debezium 2 name ``no_data``; ``custom`` and ``configuration_based`` are refused.
+* ``signal.enabled.channels`` knows ``source`` and ``kafka`` (not ``jmx`` or ``file``); the
+  incremental snapshot's keys in the offsets are our own encoding (see :mod:`.incremental_snapshot`).
 """
 
 from __future__ import annotations
