@@ -131,9 +131,12 @@ def compress(codec: int, data: Buffer, *, level: int | None = None) -> bytes:
     raise UnsupportedCompressionTypeError(f"unknown compression codec {codec}")
 
 
-class OutputLimitExceeded(CorruptRecordError):
-    """The input would decompress to more than ``max_output`` bytes (a CORRUPT_MESSAGE on the
-    wire, like any other decompression failure; callers that answer differently catch it)."""
+#: The input would decompress to more than ``max_output`` bytes: a CORRUPT_MESSAGE on the wire,
+#: like any other decompression failure (a subclass of CorruptRecordError, built the way the
+#: error classes are); callers that answer differently catch it.
+OutputLimitExceeded: type[KafkaError] = type(
+    "OutputLimitExceeded", (CorruptRecordError,), {"__doc__": "Decompressed output over the limit."}
+)
 
 
 def decompress(codec: int, data: Buffer, *, max_output: int = DEFAULT_MAX_OUTPUT) -> bytes:
