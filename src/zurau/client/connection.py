@@ -188,6 +188,9 @@ class BrokerConnection:
         self.client_id = client_id
         self.request_timeout = request_timeout
         self.api_versions: dict[int, tuple[int, int]] = {}
+        #: The cluster's finalized feature levels (KIP-584) as ApiVersions v3+ reported them when
+        #: this connection was made (e.g. ``transaction.version``); empty before v3.
+        self.finalized_features: dict[str, int] = {}
         self._transport: asyncio.Transport | None = None
         self._protocol: _ResponseProtocol | None = None
         self._pending: dict[int, tuple[asyncio.Future[dict[str, Any]], int, int]] = {}
@@ -256,6 +259,9 @@ class BrokerConnection:
             if resp["error_code"]:
                 raise UnsupportedApiError(f"{self.address} refused ApiVersions (error {resp['error_code']})")
             self.api_versions = ranges
+            self.finalized_features = {
+                f["name"]: f["max_version_level"] for f in resp.get("finalized_features") or ()
+            }
             return
         raise UnsupportedApiError(f"{self.address} speaks no ApiVersions version this client knows")
 

@@ -19,6 +19,12 @@ Behaviour, with Kafka's producer property names in brackets:
   carries the partition's next sequence number, assigned once when the batch is first built, so a
   resent batch is recognised by the broker as a duplicate (DUPLICATE_SEQUENCE_NUMBER counts as
   success). Requires ``acks=all``.
+* Transactions [``transactional.id``, ``transaction.timeout.ms``]: ``init_transactions``,
+  ``begin_transaction``, sends, ``send_offsets_to_transaction``, ``commit_transaction`` (flush,
+  then EndTxn) or ``abort_transaction``, as Kafka's Java producer; transactions v2 (KIP-890 part 2)
+  when the cluster's finalized ``transaction.version`` is 2 or more, else v1. The coordinator side
+  and the error states are :mod:`zurau.client.transaction_manager`'s. A transactional producer is
+  idempotent; its batches carry the transactional flag and its Produce requests the id.
 
 Invariants: every record future returned by :meth:`Producer.send` is completed exactly once
 (with its :class:`~zurau.client.types.RecordMetadata` or an exception); after :meth:`close` no
@@ -33,7 +39,7 @@ import logging
 import random
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +48,13 @@ from zurau.client.cluster import Cluster, TopicMetadata
 from zurau.client.config import ClientConfig
 from zurau.client.errors import ClientError
 from zurau.client.partitioner import partition_for_key
+from zurau.client.transaction_manager import (
+    ConsumerGroupMetadata,
+    TransactionAbortedError,
+    TransactionManager,
+    TransactionState,
+    TransactionStateError,
+)
 from zurau.client.types import RecordMetadata, TopicPartition
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
@@ -111,9 +124,16 @@ class Producer:
         retry_backoff_ms: int = 100,
         enable_idempotence: bool = False,
         allow_auto_topic_creation: bool = True,
+        transactional_id: str | None = None,
+        transaction_timeout_ms: int = 60_000,
+        max_block_ms: int = 60_000,
     ) -> None:
         self.cluster, self._owns_cluster = Cluster.of(config)
         self.acks = parse_acks(acks)
+        if transactional_id is not None:
+            if self.acks != -1:
+                raise ValueError("a transactional producer needs acks=all")
+            enable_idempotence = True
         self.compression = compression if isinstance(compression, int) else parse_compression(compression)
         if self.compression not in CODEC_NAMES:
             raise ValueError(f"unknown compression codec {compression}")
@@ -129,6 +149,18 @@ class Producer:
         self.allow_auto_topic_creation = allow_auto_topic_creation
         self.producer_id = -1
         self.producer_epoch = -1
+        self.transactional_id = transactional_id
+        self._txn = (
+            TransactionManager(
+                self.cluster,
+                transactional_id,
+                transaction_timeout_ms=transaction_timeout_ms,
+                retry_backoff=self.retry_backoff,
+                max_block=max_block_ms / 1000,
+            )
+            if transactional_id is not None
+            else None
+        )
         self._sequences: dict[TopicPartition, int] = {}
         self._open: dict[TopicPartition, _Batch] = {}
         self._ready: dict[TopicPartition, deque[_Batch]] = {}
@@ -164,7 +196,7 @@ class Producer:
         self._space = asyncio.Event()
         self._space.set()
         await self.cluster.bootstrap()
-        if self.enable_idempotence:
+        if self.enable_idempotence and self._txn is None:
             await self._init_producer_id()
         self._sender = asyncio.get_running_loop().create_task(
             self._run_sender(), name="zurau-producer-sender"
@@ -184,6 +216,83 @@ class Producer:
             if not err.retriable or time.monotonic() > deadline:
                 raise err
             await asyncio.sleep(self.retry_backoff)
+
+    # ------------------------------------------------------------------ transactions
+    def _transactions(self) -> TransactionManager:
+        if self._txn is None:
+            raise TransactionStateError("this producer has no transactional.id")
+        return self._txn
+
+    @property
+    def transaction_state(self) -> TransactionState | None:
+        return None if self._txn is None else self._txn.state
+
+    @property
+    def transaction_version(self) -> int:
+        """1 or 2: the transaction protocol in use (0 before ``init_transactions``)."""
+        if self._txn is None or self._txn.state is TransactionState.UNINITIALIZED:
+            return 0
+        return 2 if self._txn.v2 else 1
+
+    async def init_transactions(self) -> None:
+        """Get a producer id and epoch for the transactional id, fencing every earlier producer of
+        it (its open transaction is aborted). Call once, before the first transaction."""
+        txn = self._transactions()
+        if not self._started:
+            await self.start()
+        self._adopt(*await txn.init())
+
+    def begin_transaction(self) -> None:
+        self._transactions().begin()
+
+    async def send_offsets_to_transaction(
+        self, offsets: Mapping[TopicPartition, int], group: ConsumerGroupMetadata | str
+    ) -> None:
+        """Commit a consumer group's ``offsets`` (the next offset to read per partition) in the
+        open transaction: the group sees them only if the transaction commits."""
+        meta = ConsumerGroupMetadata(group) if isinstance(group, str) else group
+        await self._transactions().send_offsets(offsets, meta)
+
+    async def commit_transaction(self) -> None:
+        """Send every buffered record, then commit. A failed send raises
+        :class:`~zurau.client.transaction_manager.AbortableTransactionError` (abort, then go on);
+        fencing raises ProducerFencedError (close the producer)."""
+        txn = self._transactions()
+        txn.check_in_transaction("commit")
+        await self.flush()
+        txn.check_in_transaction("commit")
+        if await txn.end(commit=True):
+            self._adopt(txn.producer_id, txn.producer_epoch)
+
+    async def abort_transaction(self) -> None:
+        """Abort the open transaction: batches not yet sent are dropped (their futures fail),
+        those in flight are waited for, then EndTxn(abort)."""
+        txn = self._transactions()
+        if txn.state is TransactionState.FATAL_ERROR:
+            txn.check_usable()
+        if txn.state not in (TransactionState.IN_TRANSACTION, TransactionState.ABORTABLE_ERROR):
+            raise TransactionStateError(f"cannot abort: no transaction is open (state {txn.state.value})")
+        self._drop_unsent(TransactionAbortedError(f"transactional id '{txn.transactional_id}': aborted"))
+        if self._idle is not None:
+            await self._idle.wait()
+        if await txn.end(commit=False):
+            self._adopt(txn.producer_id, txn.producer_epoch)
+
+    def _adopt(self, producer_id: int, producer_epoch: int) -> None:
+        """Use a new producer id/epoch: sequence numbers start again at 0."""
+        self.producer_id, self.producer_epoch = producer_id, producer_epoch
+        self._sequences.clear()
+
+    def _drop_unsent(self, error: BaseException) -> None:
+        """Fail the batches that were never sent (no sequence number given out yet)."""
+        for tp in list(self._open):
+            self._close_batch(tp)
+        for tp, queue in self._ready.items():
+            keep = deque(b for b in queue if b.payload is not None)
+            for b in queue:
+                if b.payload is None:
+                    self._finish(b, error=error)
+            self._ready[tp] = keep
 
     async def flush(self) -> None:
         """Send every buffered record and wait until each one is acknowledged or failed."""
@@ -241,6 +350,8 @@ class Producer:
             raise ClientError("producer is closed")
         if not self._started:
             await self.start()
+        if self._txn is not None:
+            self._txn.check_in_transaction("send")
         assert self._wakeup is not None and self._space is not None and self._idle is not None
         t = await self._topic(topic)
         n = len(t.partitions)
@@ -264,6 +375,8 @@ class Producer:
             self._space.clear()
             await self._space.wait()
         tp = TopicPartition(topic, partition)
+        if self._txn is not None:
+            await self._txn.add_partitions([tp])
         batch = self._open.get(tp)
         if batch is not None and batch.size + size > max(self.batch_size, size + 61):
             self._close_batch(tp)
@@ -387,6 +500,7 @@ class Producer:
                 producer_id=self.producer_id,
                 producer_epoch=self.producer_epoch,
                 base_sequence=batch.base_sequence,
+                is_transactional=self._txn is not None,
             )
         return batch.payload
 
@@ -411,7 +525,7 @@ class Producer:
             topics.setdefault(b.tp.topic, []).append({"index": b.tp.partition, "records": b.payload})
         call = typed_api.PRODUCE(
             {
-                "transactional_id": None,
+                "transactional_id": self.transactional_id,
                 "acks": self.acks,
                 "timeout_ms": self.cluster.config.request_timeout_ms,
                 "topic_data": [{"name": n, "partition_data": ps} for n, ps in topics.items()],
@@ -420,7 +534,12 @@ class Producer:
         retry: list[tuple[_Batch, BaseException]] = []
         try:
             conn = await self.cluster.connection(node)
-            version = conn.version(ApiKey.PRODUCE, PRODUCE_MAX_VERSION, min_version=3)
+            if self._txn is not None:
+                self._txn.started = True
+                lo, hi = self._txn.produce_versions()
+                version = conn.version(ApiKey.PRODUCE, hi, min_version=lo)
+            else:
+                version = conn.version(ApiKey.PRODUCE, PRODUCE_MAX_VERSION, min_version=3)
             if self.acks == 0:
                 await conn.send_only(call, version=version)
                 for b in batches:
@@ -472,6 +591,8 @@ class Producer:
     def _finish(
         self, b: _Batch, *, base_offset: int = -1, append_time: int = -1, error: BaseException | None = None
     ) -> None:
+        if error is not None and self._txn is not None and b.records:
+            self._txn.fail(error)
         for i, (rec, fut) in enumerate(zip(b.records, b.futures, strict=True)):
             if fut.done():
                 continue
