@@ -16,6 +16,9 @@ every instance (and an instance that restarts) ends up with the same state, in t
   :meth:`write` / :meth:`write_many` also wait until the reader applied the written records
   (read-your-writes); :meth:`read_to_end` waits until every record written before the call, by
   anyone, has been applied (Kafka's ``readToEnd``, used as a flush).
+* ``read_committed=True`` reads only committed transactional writes (Connect's offsets topic with
+  exactly-once sources); :meth:`read_to_end` then waits for the last stable offset, and a
+  partition's position moves past transaction markers and aborted batches too.
 * The cluster is the caller's: :meth:`close` stops the reader and closes the producer and the
   consumer, not the cluster.
 """
@@ -29,7 +32,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from zurau.client.admin import AdminClient, NewTopic
 from zurau.client.cluster import Cluster
-from zurau.client.consumer import Consumer
+from zurau.client.consumer import READ_COMMITTED, READ_UNCOMMITTED, Consumer
 from zurau.client.producer import Producer
 from zurau.client.topic_admin import ensure_topic
 from zurau.client.types import ConsumerRecord, RecordMetadata, TopicPartition
@@ -55,8 +58,10 @@ class KafkaBasedLog:
         required_partitions: int | None = None,
         poll_timeout_ms: int = 200,
         name: str | None = None,
+        read_committed: bool = False,
     ) -> None:
         self.cluster = cluster
+        self.isolation_level = READ_COMMITTED if read_committed else READ_UNCOMMITTED
         self.new_topic = topic
         self.topic = topic.name
         self.partitions = topic.num_partitions
@@ -81,7 +86,9 @@ class KafkaBasedLog:
         self.partitions = ensured.partitions
         self._producer = Producer(self.cluster, acks="all", linger_ms=0)
         await self._producer.start()
-        self._consumer = Consumer(self.cluster, auto_offset_reset="earliest", fetch_max_wait_ms=100)
+        self._consumer = Consumer(
+            self.cluster, auto_offset_reset="earliest", fetch_max_wait_ms=100, isolation_level=self.isolation_level
+        )
         await self._consumer.start()
         tps = [TopicPartition(self.topic, p) for p in range(self.partitions)]
         self._consumer.assign(tps)
@@ -109,12 +116,20 @@ class KafkaBasedLog:
         try:
             while True:
                 batches = await self._consumer.getmany(timeout_ms=self.poll_timeout_ms)
-                if not batches:
-                    continue
+                moved = bool(batches)
                 for tp, records in batches.items():
                     for record in records:
                         self.on_record(record)
                         self._positions[tp.partition] = record.offset + 1
+                if self.isolation_level == READ_COMMITTED:
+                    # markers and aborted batches carry no record: the position moves past them
+                    for p in range(self.partitions):
+                        at = await self._consumer.position(TopicPartition(self.topic, p))
+                        if at > self._positions.get(p, 0):
+                            self._positions[p] = at
+                            moved = True
+                if not moved:
+                    continue
                 async with self._progress:
                     self._progress.notify_all()
         except asyncio.CancelledError:
@@ -150,7 +165,7 @@ class KafkaBasedLog:
         """Until every record written before this call has been applied."""
         assert self._consumer is not None
         ends = await self._consumer.admin.list_offsets(
-            {TopicPartition(self.topic, p): -1 for p in range(self.partitions)})
+            {TopicPartition(self.topic, p): -1 for p in range(self.partitions)}, isolation_level=self.isolation_level)
         await self._wait({tp.partition: r.offset for tp, r in ends.items() if not isinstance(r, BaseException)},
                          timeout)
 

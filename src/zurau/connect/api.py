@@ -302,6 +302,15 @@ class Connector(ABC):
 class SourceConnector(Connector):
     TYPE: ClassVar[str] = "source"
 
+    def exactly_once_support(self, config: Mapping[str, str]) -> str | None:
+        """KIP-618's ``exactlyOnceSupport``: ``"SUPPORTED"``, ``"UNSUPPORTED"`` or None (unknown);
+        ``exactly.once.support=required`` needs SUPPORTED."""
+        return None
+
+    def can_define_transaction_boundaries(self, config: Mapping[str, str]) -> bool:
+        """KIP-618's ``canDefineTransactionBoundaries`` (``transaction.boundary=connector``)."""
+        return False
+
 
 class SinkConnector(Connector):
     TYPE: ClassVar[str] = "sink"

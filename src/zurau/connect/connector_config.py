@@ -36,10 +36,11 @@ from zurau.config import (
     ConfigValue,
     Importance,
     Range,
+    ValidString,
     Width,
     valid_string,
 )
-from zurau.connect.api import Connector, Converter, Predicate, SinkConnector, Transformation
+from zurau.connect.api import Connector, Converter, Predicate, SinkConnector, SourceConnector, Transformation
 from zurau.connect.config_infos import config_infos, valid_connector_name
 from zurau.connect.plugins import (
     KIND_CONNECTOR,
@@ -138,8 +139,38 @@ def _sink_def() -> ConfigDef:
                                   "error context header keys will start with <code>__connect.errors.</code>"))
 
 
+def _source_def() -> ConfigDef:
+    """KIP-618's source connector settings (:mod:`zurau.connect.exactly_once`)."""
+    group = "Exactly Once Support"
+    return (ConfigDef()
+            .define("exactly.once.support", ConfigType.STRING, "requested",
+                    validator=ValidString(("requested", "required"), case_insensitive=True),
+                    importance=Importance.MEDIUM, group=group, order_in_group=1,
+                    documentation="Permitted values are requested, required. If set to \"required\", forces a "
+                                  "preflight check for the connector to ensure that it can provide exactly-once "
+                                  "semantics with the given configuration.")
+            .define("transaction.boundary", ConfigType.STRING, "poll",
+                    validator=ValidString(("poll", "interval", "connector"), case_insensitive=True),
+                    importance=Importance.MEDIUM, group=group, order_in_group=2,
+                    documentation="Permitted values are: poll, interval, connector. If set to 'poll', a new "
+                                  "producer transaction will be started and committed for every batch of records "
+                                  "that each task from this connector provides to Connect. If set to 'connector', "
+                                  "relies on connector-defined transaction boundaries. If set to 'interval', "
+                                  "commits transactions only after a user-defined time interval has passed.")
+            .define("transaction.boundary.interval.ms", ConfigType.LONG, None, importance=Importance.LOW,
+                    group=group, order_in_group=3,
+                    documentation="If 'transaction.boundary' is set to 'interval', determines the interval for "
+                                  "producer transaction commits by connector tasks. If unset, defaults to the "
+                                  "value of the worker-level 'offset.flush.interval.ms' property.")
+            .define("offsets.storage.topic", ConfigType.STRING, None, importance=Importance.LOW, group=group,
+                    order_in_group=4,
+                    documentation="The name of a separate offsets topic to use for this connector. If empty or "
+                                  "not specified, the worker's global offsets topic name will be used."))
+
+
 COMMON_CONFIG = _common_def()
 SINK_CONFIG = COMMON_CONFIG.merged(_sink_def())
+SOURCE_CONFIG = COMMON_CONFIG.merged(_source_def())
 
 
 def _sub(config: Mapping[str, Any], prefix: str) -> dict[str, Any]:
@@ -250,12 +281,14 @@ def _plugin_def(plugin: Any) -> ConfigDef:
         return ConfigDef()
 
 
-def validate_connector_config(config: Mapping[str, Any], plugins: PluginRegistry) -> dict[str, Any]:
+def validate_connector_config(config: Mapping[str, Any], plugins: PluginRegistry, *,
+                              exactly_once_source: bool = False) -> dict[str, Any]:
     """Connect's ConfigInfos for ``config``; ``connector.class`` must resolve (else
-    :class:`PluginNotFound`)."""
+    :class:`PluginNotFound`). ``exactly_once_source``: the worker runs sources exactly once
+    (KIP-618's preflight checks apply)."""
     cls = plugins.resolve(str(config.get("connector.class", "")), KIND_CONNECTOR)
     is_sink = issubclass(cls, SinkConnector)
-    base = SINK_CONFIG if is_sink else COMMON_CONFIG
+    base = SINK_CONFIG if is_sink else SOURCE_CONFIG
     definition = ConfigDef(base.keys())
     values = base.validate(config)
     by_name = {v.name: v for v in values}
@@ -345,7 +378,18 @@ def validate_connector_config(config: Mapping[str, Any], plugins: PluginRegistry
             index[cv.name] = cv
         else:
             target.errors.extend([e for e in cv.errors if e not in target.errors])
+    if isinstance(connector, SourceConnector):
+        from zurau.connect.exactly_once import validation_errors as eos_errors
+
+        for eos_key, message in eos_errors(connector, config, exactly_once_source).items():
+            target = index.get(eos_key)
+            if target is None:
+                target = index[eos_key] = ConfigValue(eos_key, config.get(eos_key))
+                values.append(target)
+            target.errors.append(message)
     groups = [COMMON_GROUP, TRANSFORMS_GROUP, PREDICATES_GROUP, ERRORS_GROUP, *extra_groups]
+    if not is_sink:
+        groups.append("Exactly Once Support")
     return config_infos(plugins.display_name(cls), definition, values, groups)
 
 

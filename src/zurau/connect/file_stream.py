@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Mapping
 from typing import IO, Any
 
 from zurau.connect.api import (
@@ -118,6 +119,9 @@ class FileStreamSourceTask(SourceTask):
 
 class FileStreamSourceConnector(SourceConnector):
     """One task reading ``file`` into ``topic``."""
+
+    def exactly_once_support(self, config: Mapping[str, str]) -> str | None:
+        return "SUPPORTED"  # positions are offsets: records and positions commit together
 
     def version(self) -> str:
         return "1.0"

@@ -158,7 +158,7 @@ def parse_offset_key(key: bytes | None) -> tuple[str, dict[str, Any]] | None:
 
 
 def topic_log(cluster: Cluster, topic: str, partitions: int, replication_factor: int,
-              on_record: Callable[[ConsumerRecord], None]) -> KafkaBasedLog:
+              on_record: Callable[[ConsumerRecord], None], *, read_committed: bool = False) -> KafkaBasedLog:
     """A store's compacted topic; a record the store cannot apply is logged and skipped."""
 
     def apply(record: ConsumerRecord) -> None:
@@ -168,7 +168,7 @@ def topic_log(cluster: Cluster, topic: str, partitions: int, replication_factor:
             log.exception("cannot apply a record of %s at offset %d", topic, record.offset)
 
     return KafkaBasedLog(cluster, NewTopic(topic, partitions, replication_factor, COMPACT), apply,
-                         name=f"zurau-connect-{topic}")
+                         name=f"zurau-connect-{topic}", read_committed=read_committed)
 
 
 async def start_log(topic_log: KafkaBasedLog) -> None:
@@ -320,9 +320,15 @@ class FileOffsetStore(OffsetStore):
 
 
 class KafkaOffsetStore(OffsetStore):
-    def __init__(self, cluster: Cluster, topic: str, partitions: int, replication_factor: int) -> None:
+    """Offsets in a compacted topic; ``read_committed`` with exactly-once sources, whose tasks
+    write their offsets in their transactions (:mod:`zurau.connect.exactly_once`)."""
+
+    def __init__(self, cluster: Cluster, topic: str, partitions: int, replication_factor: int,
+                 *, read_committed: bool = False) -> None:
         super().__init__()
-        self.log = topic_log(cluster, topic, partitions, replication_factor, self._on_record)
+        self.topic = topic
+        self.log = topic_log(cluster, topic, partitions, replication_factor, self._on_record,
+                             read_committed=read_committed)
 
     def _on_record(self, record: ConsumerRecord) -> None:
         if record.key is not None:

@@ -38,6 +38,7 @@ from zurau.client.groups_admin import GroupAdmin
 from zurau.client.producer import Producer
 from zurau.client.security import ClientSecurity
 from zurau.client.topic_admin import ensure_topic
+from zurau.client.transactions_admin import TransactionsAdmin
 from zurau.client.types import TopicPartition
 from zurau.config import ConfigException, ConfigKey, ConfigType, ConfigValue
 from zurau.connect.api import (
@@ -67,6 +68,12 @@ from zurau.connect.errors import (
     ErrorHandlingMetrics,
     LogReporter,
     RetryWithToleranceOperator,
+)
+from zurau.connect.exactly_once import (
+    ConnectorOffsetStore,
+    ExactlyOnceSettings,
+    ExactlyOnceSourceTaskRunner,
+    transactional_id,
 )
 from zurau.connect.plugins import KIND_CONNECTOR, PluginNotFound, PluginRegistry, _load
 from zurau.connect.stores import (
@@ -179,6 +186,7 @@ class Worker:
         # the tasks' clients whose security differs from the worker's own, shared by security
         self._task_producers: dict[ClientSecurity, tuple[Cluster, Producer]] = {}
         self._admin_clusters: dict[ClientSecurity, Cluster] = {}
+        self._connector_offset_stores: dict[str, KafkaOffsetStore] = {}  # offsets.storage.topic stores
 
     def set_rest_address(self, host: str, port: int) -> None:
         """Called by the server once its port is bound (port 0 picks one)."""
@@ -197,7 +205,8 @@ class Worker:
         if cfg.distributed:
             self.config_store = KafkaConfigStore(self.cluster, cfg.config_topic, cfg.config_replication_factor)
             self.offset_store = KafkaOffsetStore(self.cluster, cfg.offset_topic, cfg.offset_partitions,
-                                                 cfg.offset_replication_factor)
+                                                 cfg.offset_replication_factor,
+                                                 read_committed=cfg.exactly_once_source)
             self.status_store = KafkaStatusStore(self.cluster, cfg.status_topic, cfg.status_partitions,
                                                  cfg.status_replication_factor)
         else:
@@ -296,6 +305,10 @@ class Worker:
         for cluster in self._admin_clusters.values():
             with contextlib.suppress(Exception):
                 await cluster.close()
+        for store in self._connector_offset_stores.values():
+            with contextlib.suppress(Exception):
+                await store.close()
+        self._connector_offset_stores.clear()
         self._task_producers.clear()
         self._admin_clusters.clear()
 
@@ -480,7 +493,10 @@ class Worker:
         full = [{**self.providers.reverse(runner.config, runner.resolved, {str(k): str(v) for k, v in c.items()}),
                  "task.class": task_class} for c in configs]
         if self.config_store.state.tasks.get(runner.name) != full:
+            before = len(self.config_store.state.tasks.get(runner.name) or ())
             await self.config_store.write(task_records(runner.name, full))
+            if not self._is_sink(runner.config):
+                await self._fence_removed_tasks(runner.name, before, len(full))
 
     async def _start_task(self, tid: TaskId, task_config: dict[str, str], connector_config: dict[str, str],
                           paused: bool) -> None:
@@ -516,8 +532,12 @@ class Worker:
                 if groups is not None:
                     admin = await self._admin_cluster(task_client_security(client_props, ADMIN, resolved))
                     creator = TopicCreator(admin, groups)
-                producer = await self._task_producer(task_client_security(client_props, PRODUCER, resolved))
-                runner = SourceTaskRunner(env, task, producer, self.offset_store, creator)
+                security = task_client_security(client_props, PRODUCER, resolved)
+                if self.config.exactly_once_source:
+                    runner = await self._exactly_once_runner(env, task, security, resolved, creator)
+                else:
+                    producer = await self._task_producer(security)
+                    runner = SourceTaskRunner(env, task, producer, self.offset_store, creator)
             elif isinstance(task, SinkTask):
                 dlq_setup = None
                 if errors.dlq_topic:
@@ -538,6 +558,40 @@ class Worker:
             return
         self.tasks[tid] = runner
         runner.start(paused=paused)
+
+    async def _exactly_once_runner(self, env: TaskEnv, task: SourceTask, security: ClientSecurity,
+                                   config: Mapping[str, str], creator: TopicCreator | None) -> TaskRunner:
+        """KIP-618: the task's own transactional producer, its offsets in the connector's
+        ``offsets.storage.topic`` (read before the worker's) or the worker's offsets topic."""
+        assert self.cluster is not None and self.config.group_id is not None
+        settings = ExactlyOnceSettings.of(config)
+        offsets: OffsetStore = self.offset_store
+        topic = self.config.offset_topic
+        if settings.offsets_topic and settings.offsets_topic != self.config.offset_topic:
+            topic = settings.offsets_topic
+            own = self._connector_offset_stores.get(topic)
+            if own is None:
+                own = KafkaOffsetStore(self.cluster, topic, self.config.offset_partitions,
+                                       self.config.offset_replication_factor, read_committed=True)
+                await own.start()
+                self._connector_offset_stores[topic] = own
+            offsets = ConnectorOffsetStore(own, self.offset_store)
+        producer = Producer(self._client_config(security), acks="all", linger_ms=5,
+                            transactional_id=transactional_id(self.config.group_id, env.connector, env.task_id))
+        return ExactlyOnceSourceTaskRunner(env, task, producer, offsets, topic, settings, creator)
+
+    async def _fence_removed_tasks(self, name: str, old: int, new: int) -> None:
+        """KIP-618: fence the transactional ids of a source connector's tasks that are gone."""
+        if not self.config.exactly_once_source or new >= old or self.cluster is None:
+            return
+        assert self.config.group_id is not None
+        txn = TransactionsAdmin(self.cluster)
+        for n in range(new, old):
+            tid = transactional_id(self.config.group_id, name, n)
+            try:
+                await txn.init_producer_id(tid, 60_000)
+            except Exception as e:
+                log.warning("cannot fence the transactional id %s: %s", tid, e)
 
     def _class_name(self, cls: type) -> str:
         """How a converter, transform or other executing class is named in error reports: Kafka's
@@ -649,7 +703,8 @@ class Worker:
         except ConfigException as e:
             raise ConnectError(400, str(e)) from None
         try:
-            infos = validate_connector_config({**raw, **resolved}, self.plugins)
+            infos = validate_connector_config({**raw, **resolved}, self.plugins,
+                                              exactly_once_source=self.config.exactly_once_source)
         except PluginNotFound as e:
             raise ConnectError(400, str(e)) from None
         overrides = override_errors(self.config.client_props, {**{k: str(v) for k, v in raw.items()}, **resolved},

@@ -17,6 +17,8 @@
   ``heartbeat.interval.ms`` (3000), ``rebalance.timeout.ms`` (60000), ``task.shutdown.graceful.timeout.ms``
   (5000);
 * ``config.providers`` and ``config.providers.<name>.class`` (:mod:`~zurau.connect.config_providers`);
+* ``exactly.once.source.support`` (KIP-618, distributed mode only): ``disabled`` (default),
+  ``preparing`` or ``enabled`` (:mod:`~zurau.connect.exactly_once`);
 * ``plugin.path`` is accepted and ignored: plugins are Python entry points;
 * the clients' security, Kafka Connect's way (:mod:`~zurau.connect.client_configs`):
   ``security.protocol``, ``ssl.*``, ``sasl.*`` for the worker's own clients, the same prefixed
@@ -36,7 +38,7 @@ from urllib.parse import urlsplit
 
 from zurau.client.errors import ClientConfigError
 from zurau.client.security import ClientSecurity
-from zurau.config import ConfigDef, ConfigException, ConfigType, Importance, Range
+from zurau.config import ConfigDef, ConfigException, ConfigType, Importance, Range, ValidString
 from zurau.connect.client_configs import (
     OVERRIDE_POLICY,
     check_worker_clients,
@@ -49,6 +51,11 @@ from zurau.connect.config_providers import ConfigProviders
 
 class WorkerConfigError(ValueError):
     pass
+
+
+#: ``exactly.once.source.support`` (KIP-618): ``enabled`` runs source tasks in transactions,
+#: ``preparing`` only readies a rolling upgrade (Zurau: no change), ``disabled`` is the default.
+EXACTLY_ONCE_SOURCE_SUPPORT = ("disabled", "preparing", "enabled")
 
 
 _DEF = (ConfigDef()
@@ -75,7 +82,9 @@ _DEF = (ConfigDef()
         .define("heartbeat.interval.ms", ConfigType.INT, 3_000, validator=Range.at_least(1))
         .define("rebalance.timeout.ms", ConfigType.INT, 60_000, validator=Range.at_least(1))
         .define("task.shutdown.graceful.timeout.ms", ConfigType.LONG, 5_000, validator=Range.at_least(0))
-        .define("plugin.path", ConfigType.LIST, None))
+        .define("plugin.path", ConfigType.LIST, None)
+        .define("exactly.once.source.support", ConfigType.STRING, "disabled",
+                validator=ValidString(EXACTLY_ONCE_SOURCE_SUPPORT, case_insensitive=True)))
 
 
 @dataclass(frozen=True)
@@ -102,12 +111,18 @@ class WorkerConfig:
     task_shutdown_timeout_ms: int = 5_000
     security: ClientSecurity = field(default_factory=ClientSecurity)  # the worker's own clients
     client_override_policy: str = "All"
+    exactly_once_source_support: str = "disabled"
     client_props: Mapping[str, str] = field(default_factory=dict)  # security settings, providers resolved
     props: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def distributed(self) -> bool:
         return self.group_id is not None
+
+    @property
+    def exactly_once_source(self) -> bool:
+        """Whether source tasks run exactly once (KIP-618: ``exactly.once.source.support=enabled``)."""
+        return self.exactly_once_source_support == "enabled"
 
     @classmethod
     def from_props(cls, props: Mapping[str, str]) -> WorkerConfig:
@@ -135,6 +150,9 @@ class WorkerConfig:
             if missing:
                 raise WorkerConfigError(
                     f'Missing required configuration "{missing[0]}" which has no default value (distributed mode).')
+        eos = str(c["exactly.once.source.support"]).lower()
+        if eos != "disabled" and group is None:
+            raise WorkerConfigError("exactly.once.source.support is only supported in distributed mode")
         full = {k: str(v) for k, v in props.items()}
         try:
             client_props = ConfigProviders(full).resolve(client_security_props(full))
@@ -162,5 +180,5 @@ class WorkerConfig:
             offset_flush_interval_ms=c["offset.flush.interval.ms"], session_timeout_ms=c["session.timeout.ms"],
             heartbeat_interval_ms=c["heartbeat.interval.ms"], rebalance_timeout_ms=c["rebalance.timeout.ms"],
             task_shutdown_timeout_ms=c["task.shutdown.graceful.timeout.ms"], security=security,
-            client_override_policy=policy, client_props=client_props, props=full,
+            client_override_policy=policy, exactly_once_source_support=eos, client_props=client_props, props=full,
         )
