@@ -52,7 +52,7 @@ from zurau.client import typed_api
 from zurau.client.cluster import Cluster
 from zurau.client.connection import BrokerConnection
 from zurau.client.coordinator_lookup import GROUP, TRANSACTION, find_coordinator
-from zurau.client.errors import ClientError, ConnectionLostError, RequestTimeoutError
+from zurau.client.errors import BrokerUnreachableError, ClientError, ConnectionLostError, RequestTimeoutError
 from zurau.client.typed_api import Call
 from zurau.client.types import TopicPartition, partitions_by_topic
 from zurau.protocol.api_keys import ApiKey
@@ -251,7 +251,9 @@ class TransactionManager:
                 node = self._coordinator
             try:
                 code, answer = await attempt(node)
-            except (ConnectionLostError, RequestTimeoutError) as e:
+            except (BrokerUnreachableError, ConnectionLostError, RequestTimeoutError) as e:
+                # The coordinator's node is gone (killed, stopping, or unreachable): look the
+                # coordinator up again, as for NOT_COORDINATOR.
                 code, answer = NotCoordinatorError.code, e
             if not code:
                 return answer
