@@ -35,25 +35,31 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 #: Test directories whose tests each start several node processes or a JVM: under pytest-xdist
-#: (``pytest -n 2 --dist loadgroup``; ``make test`` still runs serially, until two workers are
-#: shown stable under load) they all go to one worker, one at a time, so that two of them never
-#: share the two cores; every other test file is one group of its own, its tests on one worker
-#: (module fixtures are set up once).
+#: (``pytest -n 2``; ``make test`` still runs serially, until two workers are shown stable under
+#: load) they all go to one worker, one at a time, so that two of them never share the two cores;
+#: every other test file is one unit of its own, its tests on one worker (module fixtures are set
+#: up once).
 HEAVY_DIRS = ("fault", "spark")
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    root = Path(__file__).resolve().parent
-    for item in items:
-        path = Path(str(item.fspath)).resolve()
-        try:
-            parts = path.relative_to(root).parts
-        except ValueError:
-            continue
-        group = "heavy" if parts and parts[0] in HEAVY_DIRS else "/".join(parts)
-        item.add_marker(pytest.mark.xdist_group(group))
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """The scheduler of ``pytest -n N``: whole files, and all of HEAVY_DIRS as one unit.
+
+    A scheduler, not ``xdist_group`` marks: ``--dist loadgroup`` groups by a suffix it writes into
+    each test's nodeid, which pytest 9.2 no longer lets it change (pytest-dev/pytest-xdist#1386),
+    so the marks were silently ignored and two fault tests could run at once.
+    """
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
+
+    class HeavyApartScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            parts = path.split("/")
+            if len(parts) > 2 and parts[0] == "tests" and parts[1] in HEAVY_DIRS:
+                return "heavy"
+            return path
+
+    return HeavyApartScheduling(config, log)
 
 
 @pytest.fixture
