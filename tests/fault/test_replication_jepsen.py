@@ -42,7 +42,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -709,12 +709,24 @@ def _replica_records(node_dir: Path, partition: int) -> list[tuple[int, bytes]]:
 NemesisFactory = Callable[[ClusterProcesses, AdminClient, History, "Workload"], NemesisBase]
 
 
-def _jepsen(tmp_path: Path, make_nemesis: NemesisFactory, seconds: float, label: str) -> None:
+def _jepsen(
+    tmp_path: Path,
+    make_nemesis: NemesisFactory,
+    seconds: float,
+    label: str,
+    format_args: Sequence[str] = (),
+) -> None:
     """The whole run: cluster, topic, workload and tail readers for ``seconds`` (or until the
     nemesis has finished), the nemesis ``make_nemesis`` builds, then heal, liveness, final reads,
-    replica logs and the checker (see the module docstring)."""
+    replica logs and the checker (see the module docstring). ``format_args`` go to every node's
+    ``zurau storage format``."""
     c = ClusterProcesses(
-        tmp_path, controllers=3, proxy_inter_broker=True, proxy_controller=True, **BROKER_CONFIGS
+        tmp_path,
+        controllers=3,
+        proxy_inter_broker=True,
+        proxy_controller=True,
+        format_args=format_args,
+        **BROKER_CONFIGS,
     )
     history = History(TOPIC)
     nemesis: NemesisBase | None = None
@@ -817,10 +829,17 @@ def test_acks_all_replication_under_kill_pause_and_partition(tmp_path: Path) -> 
 def test_acks_all_lone_leader_after_restarts(tmp_path: Path) -> None:
     """Issue 27: :class:`LoneLeaderNemesis` (every node restarted, then a lone leader's acks=all
     writes, its ``kill -9`` and an unclean election of a follower); no acknowledged record may be
-    lost, and the lone leader must have answered NOT_ENOUGH_REPLICAS."""
+    lost, and the lone leader must have answered NOT_ENOUGH_REPLICAS.
+
+    Eligible leader replicas are off (``eligible.leader.replicas.version=0`` at format): this
+    schedule is about a follower cut off from the lone leader and then elected *uncleanly*, as
+    in a cluster without KIP-966. With ELR on (a new cluster's default) the cut-off followers are
+    in the ELR, the lone leader's high watermark stays put, and one of them is elected cleanly
+    when it is killed: tests/fault/test_eligible_leader_replicas.py covers that path."""
     _jepsen(
         tmp_path,
         lambda c, admin, h, w: LoneLeaderNemesis(c, admin, h, SEED, w),
         LONE_MAX_SECONDS,
         "restarts, then a lone leader killed",
+        format_args=["--feature", "eligible.leader.replicas.version=0"],
     )
