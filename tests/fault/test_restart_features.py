@@ -62,7 +62,12 @@ def _wait_levels(cluster: ClusterProcesses, expected: dict[str, int], what: str)
 
 def test_feature_levels_hold_over_sigterm_and_kill9(tmp_path_factory: pytest.TempPathFactory) -> None:
     root = tmp_path_factory.mktemp("restart-features")
-    formatted = {"metadata.version": 29, "eligible.leader.replicas.version": 1, "share.version": 1}
+    formatted = {
+        "metadata.version": 29,
+        "eligible.leader.replicas.version": 1,
+        "share.version": 1,
+        "transaction.version": 2,
+    }
     with ClusterProcesses(
         root, controllers=3, format_args=["--feature", "group.version=0"], **CONFIGS
     ) as cluster:
@@ -75,7 +80,12 @@ def test_feature_levels_hold_over_sigterm_and_kill9(tmp_path_factory: pytest.Tem
 
         assert features("upgrade", "--feature", "group.version=1") == "group.version was upgraded to 1.\n"
         assert features("disable", "--feature", "share.version") == "share.version was disabled.\n"
-        changed = {"metadata.version": 29, "eligible.leader.replicas.version": 1, "group.version": 1}
+        changed = {
+            "metadata.version": 29,
+            "eligible.leader.replicas.version": 1,
+            "group.version": 1,
+            "transaction.version": 2,
+        }
         _wait_levels(cluster, changed, "after the changes")
 
         node1 = cluster.nodes[1]

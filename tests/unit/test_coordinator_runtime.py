@@ -20,6 +20,7 @@ from zurau.coordinator.group.group_runtime import OFFSETS_TOPIC, GroupCoordinato
 from zurau.coordinator.group.results import OffsetCommitEntry
 from zurau.coordinator.partition_writer import ReplicaManagerPartitionWriter
 from zurau.coordinator.timers import PartitionedTimers
+from zurau.coordinator.txn.results import EndTxnResult
 from zurau.coordinator.txn.transaction_log_records import TxnState
 from zurau.coordinator.txn.transaction_runtime import TRANSACTION_STATE_TOPIC
 from zurau.protocol import errors as E
@@ -126,7 +127,9 @@ def test_txn_end_is_answered_once_prepare_is_committed_and_completes_once_marker
     assert replies == [] and d.state().state == TxnState.ONGOING
     d.writer.hold("t", 1)  # one data partition's ISR is slow
     d.writer.release(TRANSACTION_STATE_TOPIC)
-    assert replies == [(0, None)] and d.state().state == TxnState.PREPARE_COMMIT
+    # Transactions v1 (no EndTxn v5): the same producer id and epoch go on.
+    assert replies == [(EndTxnResult(0, r.producer_id, r.producer_epoch), None)]
+    assert d.state().state == TxnState.PREPARE_COMMIT
     assert [m[:2] for m in d.markers] == [("t", 0)], "the other marker is not committed yet"
     d.writer.release("t", 1)
     assert d.state().state == TxnState.COMPLETE_COMMIT and len(d.markers) == 2
