@@ -31,6 +31,13 @@ class PostgresConnector(SourceConnector):
         PostgresConnectorConfig.from_props(config)  # raises ConfigException naming the bad setting
         self.config = dict(config)
 
+    def exactly_once_support(self, config: Mapping[str, str]) -> str | None:
+        """SUPPORTED (KIP-618): every record's offset names its exact place in the change stream
+        (commit LSN, event LSN, part; or the snapshot's progress), a restarted task resumes just
+        after the last committed one, and the slot's flush position is acknowledged only once the
+        transaction holding those offsets committed, so the changes after it are still there."""
+        return "SUPPORTED"
+
     def task_class(self) -> type[Task]:
         return PostgresSourceTask
 
