@@ -161,6 +161,27 @@ def _fail(message: str) -> None:
     raise typer.Exit(1)
 
 
+def _change_levels(
+    verb: str,
+    kind: str,
+    feature: list[str],
+    release_version: str | None,
+    metadata: str | None,
+    dry_run: bool,
+    bootstrap_server: str | None,
+    command_config: Path | None,
+) -> None:
+    """upgrade or downgrade: the levels asked for (a release's levels are compared with the
+    finalized ones, so only the finalized are fetched first), then one UpdateFeatures of ``kind``."""
+    finalized = _finalized(bootstrap_server, command_config) if release_version is not None else {}
+    try:
+        levels = requested(feature, release_version, metadata, finalized, upgrade=verb == "upgrade")
+    except ValueError as e:
+        _fail(str(e))
+        return
+    _update(verb, levels, kind, dry_run, bootstrap_server, command_config)
+
+
 @app.command("describe")
 def describe(
     bootstrap_server: str | None = BootstrapOption, command_config: Path | None = CommandConfigOption
@@ -196,13 +217,9 @@ def upgrade(
     command_config: Path | None = CommandConfigOption,
 ) -> None:
     """Raise feature levels (kafka-features.sh upgrade)."""
-    finalized = _finalized(bootstrap_server, command_config) if release_version is not None else {}
-    try:
-        levels = requested(feature, release_version, metadata, finalized, upgrade=True)
-    except ValueError as e:
-        _fail(str(e))
-        return
-    _update("upgrade", levels, "UPGRADE", dry_run, bootstrap_server, command_config)
+    _change_levels(
+        "upgrade", "UPGRADE", feature, release_version, metadata, dry_run, bootstrap_server, command_config
+    )
 
 
 @app.command("downgrade")
@@ -216,14 +233,10 @@ def downgrade(
     command_config: Path | None = CommandConfigOption,
 ) -> None:
     """Lower feature levels (kafka-features.sh downgrade)."""
-    finalized = _finalized(bootstrap_server, command_config) if release_version is not None else {}
-    try:
-        levels = requested(feature, release_version, metadata, finalized, upgrade=False)
-    except ValueError as e:
-        _fail(str(e))
-        return
     kind = "UNSAFE_DOWNGRADE" if unsafe else "SAFE_DOWNGRADE"
-    _update("downgrade", levels, kind, dry_run, bootstrap_server, command_config)
+    _change_levels(
+        "downgrade", kind, feature, release_version, metadata, dry_run, bootstrap_server, command_config
+    )
 
 
 @app.command("disable")

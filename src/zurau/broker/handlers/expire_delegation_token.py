@@ -6,27 +6,19 @@ at once; connections already authenticated with it stay open until their session
 
 from __future__ import annotations
 
-from zurau.broker.handlers._tokens import token_requests_allowed
+from typing import cast
+
+from zurau.broker.handlers._tokens import change_token_period
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.api_keys import ApiKey
-from zurau.protocol.errors import DelegationTokenRequestNotAllowedError
 from zurau.protocol.messages import ExpireDelegationTokenRequest, ExpireDelegationTokenResponse
 
 API_KEY = ApiKey.EXPIRE_DELEGATION_TOKEN
 
 
 async def handle(ctx: RequestContext, req: ExpireDelegationTokenRequest) -> ExpireDelegationTokenResponse:
-    if ctx.on_controller_listener:
-        caller = None
-    elif not token_requests_allowed(ctx):
-        return {
-            "error_code": DelegationTokenRequestNotAllowedError.code,
-            "expiry_timestamp_ms": -1,
-            "throttle_time_ms": 0,
-        }
-    else:
-        caller = ctx.principal
-    code, expiry = await ctx.controller.expire_delegation_token(
-        bytes(req["hmac"]), req["expiry_time_period_ms"], caller
+    change = ctx.controller.expire_delegation_token
+    return cast(
+        ExpireDelegationTokenResponse,
+        await change_token_period(ctx, change, bytes(req["hmac"]), req["expiry_time_period_ms"]),
     )
-    return {"error_code": code, "expiry_timestamp_ms": expiry, "throttle_time_ms": 0}
