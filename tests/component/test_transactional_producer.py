@@ -6,14 +6,12 @@ consumer, abort hides them, a second producer with the same id fences the first.
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
-from confluent_kafka import Consumer
-from confluent_kafka import TopicPartition as CkTopicPartition
 
+from tests.support.reading import committed_offset, read_values
 from zurau.client import AdminClient, ClientConfig, Producer, TopicPartition
 from zurau.client.admin import FeatureUpgradeType
 from zurau.client.transaction_manager import (
@@ -45,53 +43,6 @@ async def broker(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Embedded
 
 def cfg(bootstrap: str) -> ClientConfig:
     return ClientConfig.load(bootstrap_servers=bootstrap)
-
-
-def read_committed(bootstrap: str, topic: str, partitions: int = 1) -> list[bytes]:
-    """Every value a read_committed confluent-kafka consumer sees in ``topic``."""
-    c = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"reader-{uuid.uuid4().hex[:6]}",
-            "isolation.level": "read_committed",
-            "enable.auto.commit": False,
-            "auto.offset.reset": "earliest",
-        }
-    )
-    try:
-        c.assign([CkTopicPartition(topic, p, 0) for p in range(partitions)])
-        seen: list[bytes] = []
-        idle = 0
-        while idle < 3:
-            m = c.poll(0.5)
-            if m is None:
-                idle += 1
-                continue
-            assert m.error() is None, m.error()
-            value = m.value()
-            assert value is not None
-            seen.append(value)
-        return seen
-    finally:
-        c.close()
-
-
-def committed_offset(bootstrap: str, group: str, topic: str, isolation: str = "read_committed") -> int:
-    """The group's committed offset; read_committed asks for stable offsets (KIP-447), which a
-    pending transactional commit holds back, so look before the commit with read_uncommitted."""
-    c = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": group,
-            "enable.auto.commit": False,
-            "isolation.level": isolation,
-        }
-    )
-    try:
-        (tp,) = c.committed([CkTopicPartition(topic, 0)], timeout=10)
-        return int(tp.offset)
-    finally:
-        c.close()
 
 
 async def test_commit_shows_and_abort_hides_records_and_offsets(broker: tuple[EmbeddedBroker, int]) -> None:
@@ -131,7 +82,7 @@ async def test_commit_shows_and_abort_hides_records_and_offsets(broker: tuple[Em
         p.begin_transaction()  # an empty transaction commits without EndTxn
         await p.commit_transaction()
 
-    seen = await asyncio.to_thread(read_committed, boot, "txn-out", 2)
+    seen = await asyncio.to_thread(read_values, boot, "txn-out", partitions=range(2))
     assert sorted(seen) == [f"c{i}".encode() for i in range(7)]
     assert await asyncio.to_thread(committed_offset, boot, "txn-group", "txn-in") == 8
 
@@ -144,7 +95,7 @@ async def test_offsets_appear_only_on_commit(broker: tuple[EmbeddedBroker, int])
         await p.init_transactions()
         p.begin_transaction()
         await p.send_offsets_to_transaction({TopicPartition("off-in", 0): 5}, "off-group")
-        assert await asyncio.to_thread(committed_offset, boot, "off-group", "off-in", "read_uncommitted") < 0
+        assert await asyncio.to_thread(lambda: committed_offset(boot, "off-group", "off-in", isolation="read_uncommitted")) < 0
         await p.commit_transaction()
     assert await asyncio.to_thread(committed_offset, boot, "off-group", "off-in") == 5
 
@@ -167,7 +118,7 @@ async def test_a_second_producer_fences_the_first(broker: tuple[EmbeddedBroker, 
             p.begin_transaction()
             await p.send("fence-out", b"winner")
             await p.commit_transaction()
-    assert await asyncio.to_thread(read_committed, boot, "fence-out") == [b"winner"]
+    assert await asyncio.to_thread(read_values, boot, "fence-out") == [b"winner"]
 
 
 async def test_misuse_and_abortable_errors(broker: tuple[EmbeddedBroker, int]) -> None:
@@ -193,7 +144,7 @@ async def test_misuse_and_abortable_errors(broker: tuple[EmbeddedBroker, int]) -
         p.begin_transaction()
         await p.send("misuse-out", b"after-abort")
         await p.commit_transaction()
-    assert await asyncio.to_thread(read_committed, boot, "misuse-out") == [b"after-abort"]
+    assert await asyncio.to_thread(read_values, boot, "misuse-out") == [b"after-abort"]
 
 
 async def test_transactions_on_a_three_node_cluster() -> None:
@@ -212,5 +163,5 @@ async def test_transactions_on_a_three_node_cluster() -> None:
             dropped = await p.send("cluster-out", b"gone", partition=1)
             await p.abort_transaction()  # never sent: dropped, and no EndTxn is needed
             assert isinstance(dropped.exception(), TransactionAbortedError)
-        seen = await asyncio.to_thread(read_committed, boot, "cluster-out", 3)
+        seen = await asyncio.to_thread(read_values, boot, "cluster-out", partitions=range(3))
         assert sorted(seen) == [f"v{i}".encode() for i in range(9)]

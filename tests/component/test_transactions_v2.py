@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from confluent_kafka import Consumer, TopicPartition
 
+from tests.support.reading import committed_offset, read_values
 from zurau.client import typed_api as api
 from zurau.client.connection import BrokerConnection
 from zurau.embedded import EmbeddedBroker
@@ -152,36 +152,6 @@ async def describe(conn: BrokerConnection) -> Any:
     return r["transaction_states"][0]
 
 
-def read_committed(bootstrap: str) -> tuple[list[bytes], int]:
-    """Every record a read_committed consumer sees in the topic, and the group's committed offset."""
-    c = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": GROUP,
-            "isolation.level": "read_committed",
-            "enable.auto.commit": False,
-            "auto.offset.reset": "earliest",
-        }
-    )
-    try:
-        (committed,) = c.committed([TopicPartition(TOPIC, 0)], timeout=10)
-        c.assign([TopicPartition(TOPIC, 0, 0)])
-        seen: list[bytes] = []
-        idle = 0
-        while idle < 3:
-            m = c.poll(0.5)
-            if m is None:
-                idle += 1
-                continue
-            assert m.error() is None, m.error()
-            value = m.value()
-            assert value is not None
-            seen.append(value)
-        return seen, committed.offset
-    finally:
-        c.close()
-
-
 async def test_a_transactions_v2_producer_commits_aborts_and_fences_its_zombie(
     broker: EmbeddedBroker, conn: BrokerConnection
 ) -> None:
@@ -210,7 +180,8 @@ async def test_a_transactions_v2_producer_commits_aborts_and_fences_its_zombie(
     r = await end_txn(conn, pid, epoch, False)
     assert (r["error_code"], r["producer_id"], r["producer_epoch"]) == (0, pid, epoch + 1)
 
-    seen, committed = await asyncio.to_thread(read_committed, broker.bootstrap_servers)
+    seen = await asyncio.to_thread(read_values, broker.bootstrap_servers, TOPIC)
+    committed = await asyncio.to_thread(committed_offset, broker.bootstrap_servers, GROUP, TOPIC)
     assert seen == [b"a", b"b", b"c"] and committed == 3
 
 

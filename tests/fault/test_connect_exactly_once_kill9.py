@@ -38,11 +38,11 @@ from typing import Any
 
 import httpx
 import pytest
-from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.component.test_postgres_cdc_connect import database  # noqa: F401 (a fixture)
 from tests.support.broker_process import free_port
+from tests.support.reading import read_records
 from tests.support.waiting import wait_for
 from zurau.testing.cluster_process import ClusterProcesses
 
@@ -139,41 +139,14 @@ class Worker:
             self.proc.wait(30)
 
 
-def read_topic(bootstrap: str, topic: str, isolation: str) -> list[tuple[bytes | None, bytes | None]]:
-    """Every record of the topic's single partition as a reader with ``isolation`` sees it (until
-    it has been idle for 2 s)."""
-    c = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"check-{uuid.uuid4().hex[:6]}",
-            "enable.auto.commit": False,
-            "isolation.level": isolation,
-        }
-    )
-    c.assign([TopicPartition(topic, 0, 0)])
-    out: list[tuple[bytes | None, bytes | None]] = []
-    idle = 0
-    try:
-        while idle < 4:
-            m = c.poll(0.5)
-            if m is None:
-                idle += 1
-            elif m.error() is None:
-                idle = 0
-                out.append((m.key(), m.value()))
-    finally:
-        c.close()
-    return out
-
-
 def lines(bootstrap: str, isolation: str) -> list[str]:
-    return [json.loads(v) if v is not None else "" for _, v in read_topic(bootstrap, FILE_TOPIC, isolation)]
+    return [json.loads(v) if v is not None else "" for _, v in read_records(bootstrap, FILE_TOPIC, isolation=isolation, idle_polls=4)]
 
 
 def rounds_per_row(bootstrap: str, isolation: str = "read_committed") -> dict[int, list[int]]:
     """For every row id, the ``n`` of each change event in topic order."""
     per_row: dict[int, list[int]] = {}
-    for key, value in read_topic(bootstrap, CDC_TOPIC, isolation):
+    for key, value in read_records(bootstrap, CDC_TOPIC, isolation=isolation, idle_polls=4):
         assert key is not None and value is not None
         per_row.setdefault(json.loads(key)["id"], []).append(json.loads(value)["after"]["n"])
     return per_row
