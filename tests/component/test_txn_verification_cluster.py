@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -29,7 +30,10 @@ TOPIC = "verified"
 CONFIGS = {"transaction.state.log.num.partitions": "3", "offsets.topic.num.partitions": "3"}
 
 
-async def _produce(conn: BrokerConnection, tid: str, pid: int, epoch: int, seq: int, partition: int) -> int:
+async def _produce(
+    conn: BrokerConnection, tid: str, pid: int, epoch: int, seq: int, partition: int, version: int = 9
+) -> int:
+    """One transactional record to ``partition`` of TOPIC; its partition error code."""
     batch = build_batch(
         [(None, b"v%d" % seq, (), int(time.time() * 1000))],
         producer_id=pid,
@@ -43,7 +47,7 @@ async def _produce(conn: BrokerConnection, tid: str, pid: int, epoch: int, seq: 
         "timeout_ms": 5000,
         "topic_data": [{"name": TOPIC, "partition_data": [{"index": partition, "records": batch}]}],
     }
-    r = await conn.request(ApiKey.PRODUCE, body, version=9)
+    r = await conn.request(ApiKey.PRODUCE, body, version=version)
     code: int = r["responses"][0]["partition_responses"][0]["error_code"]
     return code
 
@@ -71,36 +75,60 @@ async def _init(conn: BrokerConnection, tid: str) -> dict[str, Any]:
         await asyncio.sleep(0.1)
 
 
+@dataclass
+class RemoteLeader:
+    """A transactional id whose coordinator does not lead ``partition`` of TOPIC, with
+    connections to node 1, to the coordinator and to that partition's leader, and the producer
+    id and epoch InitProducerId gave."""
+
+    conn1: BrokerConnection
+    coord: BrokerConnection
+    leader: BrokerConnection
+    leader_id: int
+    partition: int
+    pid: int
+    epoch: int
+
+    async def close(self) -> None:
+        for conn in (self.conn1, self.coord, self.leader):
+            await conn.close()
+
+
+async def remote_leader(c: EmbeddedCluster, tid: str) -> RemoteLeader:
+    """TOPIC with 3 partitions (replication factor 1) and ``tid`` initialized at its coordinator."""
+    conn1 = await _connect(c, 1)
+    await conn1.request(
+        ApiKey.CREATE_TOPICS,
+        {
+            "topics": [{"name": TOPIC, "num_partitions": 3, "replication_factor": 1, "assignments": [], "configs": []}],
+            "timeout_ms": 10_000,
+        },
+        version=5,
+    )
+    await c.wait_for_topic(TOPIC)
+    coordinator = await _coordinator(c, conn1, tid, key_type=1)
+    leaders = {i: p.leader for i, p in c.node(1).image.get(TOPIC).partitions.items()}  # type: ignore[union-attr]
+    partition = next(p for p, leader in leaders.items() if leader != coordinator)
+    coord = await _connect(c, coordinator)
+    leader = await _connect(c, leaders[partition])
+    init = await _init(coord, tid)
+    assert init["error_code"] == 0, init
+    return RemoteLeader(conn1, coord, leader, leaders[partition], partition, init["producer_id"], init["producer_epoch"])
+
+
 async def test_a_partition_leader_verifies_with_a_remote_coordinator(tmp_path: Any) -> None:
     async with EmbeddedCluster(3, data_dir=tmp_path, **CONFIGS) as c:
-        conn1 = await _connect(c, 1)
-        await conn1.request(
-            ApiKey.CREATE_TOPICS,
-            {
-                "topics": [{"name": TOPIC, "num_partitions": 3, "replication_factor": 1, "assignments": [], "configs": []}],
-                "timeout_ms": 10_000,
-            },
-            version=5,
-        )
-        await c.wait_for_topic(TOPIC)
-        tid = "verify-me"
-        coordinator = await _coordinator(c, conn1, tid, key_type=1)
-        leaders = {i: p.leader for i, p in c.node(1).image.get(TOPIC).partitions.items()}  # type: ignore[union-attr]
-        partition = next(p for p, leader in leaders.items() if leader != coordinator)
-        coord = await _connect(c, coordinator)
-        leader = await _connect(c, leaders[partition])
-        init = await _init(coord, tid)
-        assert init["error_code"] == 0, init
-        pid, epoch = init["producer_id"], init["producer_epoch"]
+        r = await remote_leader(c, "verify-me")
+        tid, leader, partition, pid, epoch = "verify-me", r.leader, r.partition, r.pid, r.epoch
+        log = c.node(r.leader_id).replica_manager.partition(TOPIC, partition).log
 
         assert await _produce(leader, tid, pid, epoch, 0, partition) == E.InvalidTxnStateError.code
         assert await _produce(leader, tid, pid + 1000, 0, 0, partition) == E.InvalidProducerIdMappingError.code
         assert await _produce(leader, tid, pid, epoch + 1, 0, partition) == E.InvalidProducerEpochError.code
-        assert c.node(leaders[partition]).replica_manager.partition(TOPIC, partition).log.log_end_offset == 0
+        assert log.log_end_offset == 0
 
-        assert await _add(coord, tid, pid, epoch, partition) == 0
+        assert await _add(r.coord, tid, pid, epoch, partition) == 0
         assert await _produce(leader, tid, pid, epoch, 0, partition) == 0
         assert await _produce(leader, tid, pid, epoch, 1, partition) == 0
-        assert c.node(leaders[partition]).replica_manager.partition(TOPIC, partition).log.log_end_offset == 2
-        for conn in (conn1, coord, leader):
-            await conn.close()
+        assert log.log_end_offset == 2
+        await r.close()
