@@ -9,6 +9,7 @@ where the coordinator expects None.
 from __future__ import annotations
 
 from zurau.broker.handlers._authz import GROUP, Op, allowed
+from zurau.broker.handlers._feature_gates import feature_gate_error
 from zurau.broker.request_context import RequestContext
 from zurau.coordinator.group.service import GroupCoordinatorService
 from zurau.protocol.acl import AclOperation
@@ -25,8 +26,13 @@ def coordinator(ctx: RequestContext) -> GroupCoordinatorService:
 
 
 def group_error(ctx: RequestContext, group_id: str, op: AclOperation = Op.READ) -> KafkaError | None:
-    """GROUP_AUTHORIZATION_FAILED when the principal may not do ``op`` on the group (checked
-    first, as Kafka does), else the coordinator's error for the group (not coordinator, loading)."""
+    """UNSUPPORTED_VERSION when the API's feature level is not finalized
+    (:mod:`~zurau.broker.handlers._feature_gates`), then GROUP_AUTHORIZATION_FAILED when the
+    principal may not do ``op`` on the group (checked before the group, as Kafka does), else the
+    coordinator's error for the group (not coordinator, loading)."""
+    gated = feature_gate_error(ctx)
+    if gated is not None:
+        return gated
     if not allowed(ctx, op, GROUP, group_id):
         return GroupAuthorizationFailedError("Group authorization failed.")
     return ctx.groups.coordinator_error(group_id)

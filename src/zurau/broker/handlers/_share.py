@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from zurau.broker.handlers._authz import GROUP, TOPIC, Op, allowed, allowed_names
+from zurau.broker.handlers._feature_gates import feature_gate_error
 from zurau.broker.request_context import RequestContext
 from zurau.protocol.errors import (
     GroupAuthorizationFailedError,
@@ -48,7 +49,10 @@ def request_error(
 ) -> KafkaError | None:
     """The request-level error before any session work: READ on the group (Kafka checks it
     first), then a group id and a member id that are present, and no renew acknowledgement (v2,
-    not served)."""
+    not served); first of all the share.version gate (:mod:`~zurau.broker.handlers._feature_gates`)."""
+    gated = feature_gate_error(ctx)
+    if gated is not None:
+        return gated
     if not group_id:
         return InvalidRequestError("The group id must not be empty.")
     if not allowed(ctx, Op.READ, GROUP, group_id):
