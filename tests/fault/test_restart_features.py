@@ -6,12 +6,16 @@ active controller bootstraps the log with that level instead of the default 1. `
 then raises ``group.version`` to 1 and disables ``share.version`` (UpdateFeatures through any
 node, forwarded to the active controller). Node 1 is stopped with SIGTERM and node 2 killed with
 ``kill -9``, both start again over their data; afterwards every node's ApiVersions reports the
-changed levels: they are ``FeatureLevelRecord``s of the replicated metadata log.
+changed levels: they are ``FeatureLevelRecord``s of the replicated metadata log. And the levels
+act on every node: a KIP-848 ConsumerGroupHeartbeat is refused with UNSUPPORTED_VERSION while
+``group.version`` is 0 and served after the upgrade, a ShareGroupHeartbeat the other way round,
+before and after the restarts.
 """
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
 
 import pytest
@@ -43,6 +47,35 @@ async def _finalized(port: int) -> dict[str, int]:
     return {f["name"]: f["max_version_level"] for f in resp["finalized_features"]}
 
 
+UNSUPPORTED_VERSION = 35
+
+
+async def _gated(port: int) -> tuple[bool, bool]:
+    """Whether the node refuses (UNSUPPORTED_VERSION) a consumer-protocol heartbeat and a share
+    heartbeat; any other answer (NOT_COORDINATOR on a node not coordinating the group, or a
+    member epoch) means the API is served."""
+    conn = await BrokerConnection("127.0.0.1", port).connect()
+    common = {"group_id": "gated", "member_id": uuid.uuid4().hex, "member_epoch": 0, "rack_id": None}
+    try:
+        consumer = await conn.request(
+            ApiKey.CONSUMER_GROUP_HEARTBEAT,
+            {**common, "instance_id": None, "rebalance_timeout_ms": 30_000, "subscribed_topic_names": ["t"],
+             "subscribed_topic_regex": None, "server_assignor": None, "topic_partitions": []},
+            version=1,
+        )
+        share = await conn.request(
+            ApiKey.SHARE_GROUP_HEARTBEAT, {**common, "subscribed_topic_names": ["t"]}, version=1
+        )
+    finally:
+        await conn.close()
+    return consumer["error_code"] == UNSUPPORTED_VERSION, share["error_code"] == UNSUPPORTED_VERSION
+
+
+def _assert_gates(cluster: ClusterProcesses, consumer_gated: bool, share_gated: bool) -> None:
+    for node_id, node in cluster.nodes.items():
+        assert asyncio.run(_gated(node.port)) == (consumer_gated, share_gated), f"node {node_id}"
+
+
 def _wait_levels(cluster: ClusterProcesses, expected: dict[str, int], what: str) -> None:
     for node_id, node in cluster.nodes.items():
         seen: list[dict[str, int]] = []
@@ -72,6 +105,7 @@ def test_feature_levels_hold_over_sigterm_and_kill9(tmp_path_factory: pytest.Tem
         root, controllers=3, format_args=["--feature", "group.version=0"], **CONFIGS
     ) as cluster:
         _wait_levels(cluster, formatted, "after the first start")
+        _assert_gates(cluster, consumer_gated=True, share_gated=False)
 
         def features(*args: str) -> str:
             return ok(
@@ -87,6 +121,7 @@ def test_feature_levels_hold_over_sigterm_and_kill9(tmp_path_factory: pytest.Tem
             "transaction.version": 2,
         }
         _wait_levels(cluster, changed, "after the changes")
+        _assert_gates(cluster, consumer_gated=False, share_gated=True)
 
         node1 = cluster.nodes[1]
         assert node1.stop() == 0, "node 1 did not exit cleanly on SIGTERM"
@@ -94,4 +129,5 @@ def test_feature_levels_hold_over_sigterm_and_kill9(tmp_path_factory: pytest.Tem
         node1.wait_ready(60)
         cluster.restart(2)  # kill -9, then start over the same data
         _wait_levels(cluster, changed, "after the restarts")
+        _assert_gates(cluster, consumer_gated=False, share_gated=True)
         assert "group.version" in features("describe")
