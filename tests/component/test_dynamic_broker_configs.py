@@ -18,7 +18,7 @@ from zurau.config import BrokerConfig
 BROKER, TOPIC = 4, 2
 DESCRIBE_CONFIGS, ALTER_CONFIGS, INCREMENTAL_ALTER_CONFIGS = 32, 33, 44
 SET, DELETE = 0, 1
-NOT_ENOUGH_REPLICAS, INVALID_REQUEST = 19, 42
+NOT_ENOUGH_REPLICAS, INVALID_REQUEST, INVALID_CONFIG = 19, 42, 40
 DYNAMIC_TOPIC, DYNAMIC_BROKER, DYNAMIC_DEFAULT, STATIC, DEFAULT = 1, 2, 3, 4, 5
 WEEK_MS = 7 * 24 * 3600 * 1000
 
@@ -117,7 +117,17 @@ async def test_dynamic_min_insync_replicas_refuses_acks_all_and_survives_a_resta
     assert (described["min.insync.replicas"]["value"], described["min.insync.replicas"]["config_source"]) == (
         "2", DYNAMIC_DEFAULT
     )
-    assert (await _alter(env, "", ("min.insync.replicas", DELETE, None)))["error_code"] == 0
+    # with eligible leader replicas on (the default), the cluster-level value may change but not go
+    # (KAFKA-16540), and no broker may have a value of its own
+    removed = await _alter(env, "", ("min.insync.replicas", DELETE, None))
+    assert (removed["error_code"], removed["error_message"]) == (
+        INVALID_CONFIG, "Cluster-level min.insync.replicas cannot be removed while ELR is enabled."
+    )
+    own = await _alter(env, "1", ("min.insync.replicas", SET, "1"))
+    assert (own["error_code"], own["error_message"]) == (
+        INVALID_CONFIG, "Broker-level min.insync.replicas cannot be altered while ELR is enabled."
+    )
+    assert (await _alter(env, "", ("min.insync.replicas", SET, "1")))["error_code"] == 0
     assert (await env.produce("t", 0, [b"d"]))["error_code"] == 0
 
 

@@ -4,7 +4,9 @@ and ConsumerGroupDescribe are answered UNSUPPORTED_VERSION with a message naming
 confluent-kafka consumer with ``group.protocol=consumer`` gets that error (librdkafka makes it
 fatal, as against Kafka), while a classic group
 still works; with ``share.version`` at 0 ShareGroupHeartbeat and ShareFetch are refused the same
-way. Upgrading the levels again serves them at once."""
+way. Upgrading the levels again serves them at once. With eligible leader replicas on (KIP-966),
+no broker may have a ``min.insync.replicas`` of its own; turning ELR on removes such values and
+writes a cluster-level one (KAFKA-16540)."""
 
 from __future__ import annotations
 
@@ -15,9 +17,13 @@ from typing import Any
 
 import pytest_asyncio
 from confluent_kafka import Consumer, KafkaError
+from confluent_kafka.admin import AdminClient as CkAdmin
+from confluent_kafka.admin import ConfigResource, ConfigSource, ResourceType
 
 from zurau.client import AdminClient, ClientConfig
-from zurau.client.admin import FeatureUpgradeType
+from zurau.client.admin import AlterConfigOp, FeatureUpgradeType
+from zurau.client.admin import ConfigResource as ZConfigResource
+from zurau.client.admin import ResourceType as ZResourceType
 from zurau.client.connection import BrokerConnection
 from zurau.embedded import EmbeddedBroker
 from zurau.protocol import errors as E
@@ -92,8 +98,8 @@ def _first_error(bootstrap: str, protocol: str) -> KafkaError | None:
         c.subscribe([TOPIC])
         for _ in range(20):
             m = c.poll(0.5)
-            if m is not None and m.error() is not None:
-                err: KafkaError = m.error()
+            err = None if m is None else m.error()
+            if err is not None:
                 return err
             if c.assignment():
                 return None
@@ -146,3 +152,37 @@ async def test_share_version_0_refuses_share_groups_until_upgraded(broker: Embed
     await _set(broker, "share.version", 1, FeatureUpgradeType.UPGRADE)
     r = await _call(broker, ApiKey.SHARE_GROUP_HEARTBEAT, _share_heartbeat("sg"), 1)
     assert r["error_code"] == 0 and r["member_epoch"] > 0
+
+
+def _broker_min_isr(bootstrap: str) -> tuple[str, str]:
+    """Broker 1's effective ``min.insync.replicas`` and where it comes from."""
+    admin = CkAdmin({"bootstrap.servers": bootstrap})
+    res = ConfigResource(ResourceType.BROKER, "1")
+    entry = admin.describe_configs([res])[res].result(10)["min.insync.replicas"]
+    return entry.value, ConfigSource(entry.source).name
+
+
+async def _alter_min_isr(b: EmbeddedBroker, broker: str, value: str) -> E.KafkaError | None:
+    """Set ``min.insync.replicas`` on BROKER resource ``broker`` ("": cluster level); the error."""
+    res = ZConfigResource(ZResourceType.BROKER, broker)
+    async with AdminClient(ClientConfig.load(bootstrap_servers=b.bootstrap_servers)) as admin:
+        errors = await admin.incremental_alter_configs({res: [AlterConfigOp("min.insync.replicas", value=value)]})
+    return errors[res]
+
+
+async def test_turning_elr_on_replaces_broker_level_min_isr_with_a_cluster_level_one(broker: EmbeddedBroker) -> None:
+    boot = broker.bootstrap_servers
+    assert await asyncio.to_thread(_broker_min_isr, boot) == ("1", "DEFAULT_CONFIG")
+    refused = await _alter_min_isr(broker, "1", "2")
+    assert isinstance(refused, E.InvalidConfigError), refused
+    assert str(refused) == "Broker-level min.insync.replicas cannot be altered while ELR is enabled."
+
+    await _set(broker, "eligible.leader.replicas.version", 0, FeatureUpgradeType.SAFE_DOWNGRADE)
+    assert await _alter_min_isr(broker, "1", "2") is None  # allowed with ELR off
+    assert await asyncio.to_thread(_broker_min_isr, boot) == ("2", "DYNAMIC_BROKER_CONFIG")
+
+    # on again: the broker's own value goes, a cluster-level one (the controller's static value) comes
+    await _set(broker, "eligible.leader.replicas.version", 1, FeatureUpgradeType.UPGRADE)
+    assert await asyncio.to_thread(_broker_min_isr, boot) == ("1", "DYNAMIC_DEFAULT_BROKER_CONFIG")
+    assert await _alter_min_isr(broker, "", "2") is None  # the cluster-level value may change
+    assert await asyncio.to_thread(_broker_min_isr, boot) == ("2", "DYNAMIC_DEFAULT_BROKER_CONFIG")

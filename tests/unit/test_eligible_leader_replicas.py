@@ -571,3 +571,36 @@ def test_the_clean_shutdown_marker_names_the_broker_epoch(tmp_path: Any) -> None
     assert read_clean_shutdown_epoch(dirs) == -1, "dirs that disagree prove nothing"
     LogManager(dirs, lambda: 0)  # loading removes the markers: a kill -9 from now on is unclean
     assert read_clean_shutdown_epoch(dirs) == -1
+
+
+# ------------------------------------------------------------------ turning ELR on and off
+
+
+def _update_elr(image: MetadataImage, level: int) -> list[Any]:
+    """The records of an UpdateFeatures setting the ELR level, as the controller writes them (its
+    own ``min.insync.replicas`` is 2)."""
+    from zurau.metadata.controller.config_control import elr_transition_records
+
+    feature = [FeatureLevelRecord(ELR_FEATURE, level)] if image.features.get(ELR_FEATURE, 0) != level else []
+    return feature + elr_transition_records(image, feature, 2)
+
+
+def test_turning_elr_off_clears_every_elr_and_on_moves_min_isr_to_the_cluster_level() -> None:
+    image = _brokers_image(extra=[PartitionChangeRecord(0, TID, isr=(1,), eligible_leader_replicas=(2, 3))])
+    assert _update_elr(image, 0) == [FeatureLevelRecord(ELR_FEATURE, 0), ClearElrRecord("")]
+
+    off = _brokers_image(
+        elr=False,
+        extra=[
+            ConfigRecord(BROKER_RESOURCE, "2", "min.insync.replicas", "3"),
+            ConfigRecord(BROKER_RESOURCE, "2", "log.retention.ms", "1000"),
+        ],
+    )
+    assert _update_elr(off, 1) == [
+        FeatureLevelRecord(ELR_FEATURE, 1),
+        ConfigRecord(BROKER_RESOURCE, "2", "min.insync.replicas", None),  # the other override stays
+        ConfigRecord(BROKER_RESOURCE, "", "min.insync.replicas", "2"),  # this controller's value
+    ]
+    with_default = off.apply([ConfigRecord(BROKER_RESOURCE, "", "min.insync.replicas", "3")])
+    assert _update_elr(with_default, 1)[-1] == ConfigRecord(BROKER_RESOURCE, "2", "min.insync.replicas", None)
+    assert _update_elr(_brokers_image(), 1) == []  # already on: nothing to write

@@ -53,7 +53,7 @@ from zurau.config.client_metrics_configs import CLIENT_METRICS_CONFIGS, validate
 from zurau.config.definitions import BROKER_CONFIGS
 from zurau.config.dynamic_broker_configs import DynamicConfigError, check_dynamic_update, effective_config
 from zurau.config.group_configs import validate_group_configs
-from zurau.metadata.controller.partition_change import elr_enabled
+from zurau.metadata.controller.partition_change import ELR_FEATURE, elr_enabled
 from zurau.metadata.controller.result import ControllerResult, PendingRecords, duplicated, error_of
 from zurau.metadata.dynamic_broker_config import EffectiveBrokerConfig
 from zurau.metadata.image import DEFAULT_BROKER_RESOURCE, MetadataImage, TopicImage
@@ -64,6 +64,7 @@ from zurau.metadata.records import (
     TOPIC_RESOURCE,
     ClearElrRecord,
     ConfigRecord,
+    FeatureLevelRecord,
     MetadataRecord,
 )
 from zurau.metadata.topic_names import validate_topic_name
@@ -281,6 +282,9 @@ class ConfigurationControlManager:
                 raise InvalidRequestError(str(e)) from None
             raise InvalidConfigError(str(e)) from None
         image = pending.image
+        elr_error = _elr_config_error(image, resource, wanted)
+        if elr_error is not None:
+            raise InvalidConfigError(elr_error)
         if per_broker:
             broker_layer, default_layer = wanted, dict(image.broker_config(DEFAULT_BROKER_RESOURCE))
         else:
@@ -436,6 +440,51 @@ def _clear_elr_after(image: MetadataImage, records: list[MetadataRecord], topic:
     if elr_enabled(image) and any(isinstance(r, ConfigRecord) and r.name == MIN_ISR for r in records):
         return [ClearElrRecord(topic)]
     return []
+
+
+def elr_transition_records(
+    image: MetadataImage, feature_records: Sequence[MetadataRecord], static_min_isr: int
+) -> list[MetadataRecord]:
+    """What an UpdateFeatures that turns eligible leader replicas on or off writes besides its
+    ``FeatureLevelRecord``s (Kafka's KAFKA-16540 invariants; KIP-966).
+
+    Turned on: every broker-level ``min.insync.replicas`` override is removed, and a cluster-level
+    one is written (``static_min_isr``, this controller's own config) unless there is one, so that
+    every broker judges "under min ISR" alike. Turned off: every partition's ELR and last known
+    ELR are cleared (``ClearElrRecord("")``): they are no longer kept up to date, and a later
+    upgrade must not elect from stale ones."""
+    before = image.features.get(ELR_FEATURE, 0) >= 1
+    after = before
+    for r in feature_records:
+        if isinstance(r, FeatureLevelRecord) and r.name == ELR_FEATURE:
+            after = r.feature_level >= 1
+    if before == after:
+        return []
+    if not after:
+        return [ClearElrRecord("")]
+    records: list[MetadataRecord] = [
+        ConfigRecord(BROKER_RESOURCE, name, MIN_ISR, None)
+        for name, overrides in sorted(image.broker_configs.items())
+        if name != DEFAULT_BROKER_RESOURCE and MIN_ISR in overrides
+    ]
+    if MIN_ISR not in image.broker_config(DEFAULT_BROKER_RESOURCE):
+        records.append(ConfigRecord(BROKER_RESOURCE, DEFAULT_BROKER_RESOURCE, MIN_ISR, str(static_min_isr)))
+    return records
+
+
+def _elr_config_error(image: MetadataImage, resource: str, wanted: Mapping[str, str]) -> str | None:
+    """Why a BROKER resource's new overrides break the ELR invariants, if ELR is on: no
+    broker-level ``min.insync.replicas`` may be set or changed, the cluster-level one may not be
+    removed (Kafka's messages, INVALID_CONFIG)."""
+    if not elr_enabled(image):
+        return None
+    old = image.broker_config(resource)
+    if resource != DEFAULT_BROKER_RESOURCE:
+        if MIN_ISR in wanted and wanted[MIN_ISR] != old.get(MIN_ISR):
+            return "Broker-level min.insync.replicas cannot be altered while ELR is enabled."
+    elif MIN_ISR in old and MIN_ISR not in wanted:
+        return "Cluster-level min.insync.replicas cannot be removed while ELR is enabled."
+    return None
 
 
 def _group_name(name: str) -> str:

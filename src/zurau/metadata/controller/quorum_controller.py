@@ -38,7 +38,11 @@ from collections.abc import Callable, Iterable, Sequence
 from zurau.config import BrokerConfig
 from zurau.metadata.controller import acl_control, quota_control, scram_control
 from zurau.metadata.controller.cluster_control import ClusterControlManager
-from zurau.metadata.controller.config_control import ConfigResult, ConfigurationControlManager
+from zurau.metadata.controller.config_control import (
+    ConfigResult,
+    ConfigurationControlManager,
+    elr_transition_records,
+)
 from zurau.metadata.controller.delegation_token_control import DelegationTokenControlManager
 from zurau.metadata.controller.election_control import ElectionControlManager
 from zurau.metadata.controller.feature_control import (
@@ -203,7 +207,14 @@ class QuorumController:
     def update_features(
         self, image: MetadataImage, updates: Sequence[FeatureUpdate], validate_only: bool
     ) -> ControllerResult[FeatureUpdateOutcome]:
-        return self.features.update_features(image, updates, validate_only)
+        """UpdateFeatures, plus what turning eligible leader replicas on or off writes with the
+        level (:func:`~zurau.metadata.controller.config_control.elr_transition_records`)."""
+        result = self.features.update_features(image, updates, validate_only)
+        if result.response.error_code or not result.records:
+            return result
+        static_min_isr = int(self.config.get("min.insync.replicas"))
+        extra = elr_transition_records(image, result.records, static_min_isr)
+        return ControllerResult(result.records + extra, result.response) if extra else result
 
     # ------------------------------------------------------------------ security
     @staticmethod
