@@ -204,6 +204,8 @@ class Broker:
         self.failed = asyncio.Event()
         self.fatal_error: BaseException | None = None
         self.lifecycle: BrokerLifecycleManager | None = None
+        # The metadata image has caught up with the quorum (see BrokerServices.metadata_caught_up).
+        self._image_caught_up = False
         self._tasks: list[asyncio.Task[Any]] = []
         # Replication (cluster mode): follower fetchers and the leader's ISR proposals.
         self.fetchers: ReplicaFetcherManager | None = None
@@ -596,7 +598,12 @@ class Broker:
         )
         return self.partition_metadata
 
-    def _services(self, quorum: Any = None, controller_id: Callable[[], int] = lambda: -1) -> BrokerServices:
+    def _services(
+        self,
+        quorum: Any = None,
+        controller_id: Callable[[], int] = lambda: -1,
+        metadata_caught_up: Callable[[], bool] = lambda: True,
+    ) -> BrokerServices:
         shares = RuntimeShareCoordinatorService(self.share_coordinator)
         channel = self._share_state_channel(shares)
         self.group_service = RuntimeGroupCoordinatorService(
@@ -607,6 +614,7 @@ class Broker:
         self.share_partitions = self._share_partition_manager(channel)
         return BrokerServices(
             node_id=self.node_id,
+            metadata_caught_up=metadata_caught_up,
             config=self.config,
             effective_config=self.effective_config,
             clock=self.clock,
@@ -739,7 +747,7 @@ class Broker:
         producer_ids = ClusterProducerIdManager(channel, self.node_id, lambda: self._broker_epoch())
         self._build_broker(lambda: channel.image, producer_ids.next_id)
         self._wire_replication(lambda: channel.image, channel.alter_partition)
-        self.services = self._services(self.kraft, self._controller_id)
+        self.services = self._services(self.kraft, self._controller_id, lambda: self._image_caught_up)
         self.server = BrokerServer(self.services, self.handlers)
         controller_names = set(cfg.controller_listener_names)
         await self.server.listen(cfg.listeners, serving=controller_names)
@@ -750,7 +758,7 @@ class Broker:
             self.balancer.start()
         if not cfg.is_broker:  # a controller hosts no partitions: nothing to catch up for
             await self._catch_up()
-            self._tasks.append(asyncio.create_task(self._load_authorizer_when_caught_up()))
+            self._tasks.append(asyncio.create_task(self._controller_caught_up()))
             await self.server.start_serving()
             return
         self.lifecycle = BrokerLifecycleManager(
@@ -809,8 +817,10 @@ class Broker:
         channel.add_listener(self.publishing.publish)
         if self.server is not None:  # clients that forgot a broker while it was down see it again
             channel.add_listener(self.server.on_image)
-        if self.lifecycle is not None and self.services.authorizer is not None:
-            self.services.authorizer.complete_initial_load()  # the controller said we caught up
+        if self.lifecycle is not None:  # the controller said we caught up, and the image is applied
+            self._image_caught_up = True
+            if self.services.authorizer is not None:
+                self.services.authorizer.complete_initial_load()
         log.info(
             "node %d: %d partition logs loaded and metadata offset %d applied in %.2f s",
             self.node_id,
@@ -826,12 +836,13 @@ class Broker:
             asyncio.create_task(isr_maintenance(self.replica_manager, cfg.get("replica.lag.time.max.ms")))
         )
 
-    async def _load_authorizer_when_caught_up(self) -> None:
-        """A dedicated controller's authorizer decides from its ACLs once its image holds the
-        log up to the quorum's high watermark as it was when this node first learned one."""
+    async def _controller_caught_up(self) -> None:
+        """A dedicated controller's image has caught up once it holds the log up to the quorum's
+        high watermark as it was when this node first learned one: from then on its controller
+        listener answers from it (``metadata_caught_up``) and its authorizer decides from its ACLs."""
         authorizer = self.services.authorizer
         kraft = self.kraft
-        if authorizer is None or kraft is None:
+        if kraft is None:
             return
         raft, channel = kraft.raft, kraft.channel
         target = 0
@@ -839,12 +850,10 @@ class Broker:
             if target <= 0 and raft.leader_id is not None:
                 target = raft.high_watermark
             if target > 0 and channel.image.offset >= target - 1:
-                authorizer.complete_initial_load()
-                log.info(
-                    "node %d: the authorizer has loaded the ACLs at metadata offset %d",
-                    self.node_id,
-                    channel.image.offset,
-                )
+                self._image_caught_up = True
+                if authorizer is not None:
+                    authorizer.complete_initial_load()
+                log.info("node %d: metadata caught up at offset %d", self.node_id, channel.image.offset)
                 return
             await asyncio.sleep(0.05)
 

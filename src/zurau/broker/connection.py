@@ -82,6 +82,26 @@ if TYPE_CHECKING:
 #: APIs anyone may send on a controller listener (to learn versions and authenticate).
 _OPEN_ON_CONTROLLER_LISTENERS = frozenset({ApiKey.SASL_HANDSHAKE, ApiKey.API_VERSIONS, ApiKey.SASL_AUTHENTICATE})
 
+#: APIs a node answers from its own metadata image (not through the active controller). On a
+#: controller listener, which serves from the moment the node listens (Raft needs it), they are
+#: refused (the connection closed with the reason logged, so the client retries elsewhere or
+#: later) until the node's image has caught up with the quorum: a node restarted without a
+#: snapshot starts from an empty image, and one whose quorum has no leader would otherwise answer
+#: from it indefinitely.
+LOCAL_IMAGE_APIS = frozenset(
+    {
+        ApiKey.METADATA,
+        ApiKey.DESCRIBE_ACLS,
+        ApiKey.DESCRIBE_CONFIGS,
+        ApiKey.DESCRIBE_CLIENT_QUOTAS,
+        ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS,
+        ApiKey.DESCRIBE_CLUSTER,
+        ApiKey.DESCRIBE_TOPIC_PARTITIONS,
+        ApiKey.DESCRIBE_DELEGATION_TOKEN,
+        ApiKey.LIST_CONFIG_RESOURCES,
+    }
+)
+
 
 class ConnectionHost(Protocol):
     """What a connection needs of the server that accepted it (:class:`zurau.broker.server.BrokerServer`)."""
@@ -321,6 +341,13 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self.close(
                 f"{session.principal} sent {schema.name} on controller listener {self.listener} without "
                 "CLUSTER_ACTION on the cluster (only the cluster's own nodes may use it)"
+            )
+            return
+        if (api_key in LOCAL_IMAGE_APIS and self.listener in self.host.services.controller_listeners
+                and not self.host.services.metadata_caught_up()):
+            self.close(
+                f"{schema.name} on controller listener {self.listener} before this node's metadata has "
+                "caught up with the quorum (it would be answered from an incomplete image)"
             )
             return
         try:

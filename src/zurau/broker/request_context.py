@@ -93,6 +93,11 @@ class BrokerServices:
     # Client telemetry (KIP-714): subscriptions, client instances, pushed metrics (None: the
     # telemetry APIs answer UNSUPPORTED_VERSION, as in tests with partial services).
     client_metrics: ClientMetricsManager | None = None
+    # Has this node's metadata image caught up with the quorum (a broker: the controller said so
+    # and the image was applied; a dedicated controller: its image reached the quorum's high
+    # watermark)? Until then a controller listener refuses the APIs answered from the local image
+    # (zurau.broker.connection.LOCAL_IMAGE_APIS). Client listeners open only after catch-up.
+    metadata_caught_up: Callable[[], bool] = lambda: True
 
 
 @dataclass(frozen=True, slots=True)
