@@ -609,6 +609,11 @@ async def test_the_controller_listener_does_not_answer_from_an_image_that_has_no
             answers["scram users"] = users["error_code"] or sorted(r["user"] for r in users["results"])
         except Exception as e:
             answers["scram users"] = repr(e)
+        try:  # no SCRAM credential is known there before catch-up
+            await (await _connect(port, "frank", "f", SCRAM)).close()
+            answers["frank's login"] = ["accepted"]
+        except Exception:  # noqa: BLE001 - refused is right
+            pass
     finally:
         _start_stopped(c)
     wrong = {k: v for k, v in answers.items() if isinstance(v, list) and topic not in v and "frank" not in v}
@@ -619,6 +624,7 @@ async def test_the_controller_listener_does_not_answer_from_an_image_that_has_no
         try:
             md = await _ask(port, "admin", ApiKey.METADATA, {"topics": None, "allow_auto_topic_creation": False})
             users = await _ask(port, "admin", ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, {"users": None})
+            await (await _connect(port, "frank", "f", SCRAM)).close()  # and frank logs in there
         except Exception:  # noqa: BLE001 - refused until caught up
             return False
         return topic in {t["name"] for t in md["topics"]} and "frank" in {r["user"] for r in users["results"]}

@@ -50,6 +50,7 @@ from zurau.broker.dispatcher import Handler
 from zurau.broker.request_context import BrokerServices
 from zurau.config import parse_connection_overrides
 from zurau.metadata.image import MetadataImage
+from zurau.protocol.sasl import ScramCredential, ScramMechanism
 
 log = logging.getLogger("zurau.connection")
 
@@ -102,10 +103,20 @@ class BrokerServer:
     # ------------------------------------------------------------------ security
     def new_session(self, conn: KafkaConnection) -> SecuritySession:
         """The authentication state of a connection accepted on ``conn.listener``."""
-        metadata = self.services.metadata
+        metadata, services = self.services.metadata, self.services
+        on_controller = conn.listener in self._controller_listeners
+
+        def scram_credential(user: str, mechanism: ScramMechanism) -> ScramCredential | None:
+            # Credentials are image state: on a controller listener (open before catch-up) none
+            # is known until the node has caught up, so a deleted or changed credential cannot
+            # log in from an image that has not replayed the change yet.
+            if on_controller and not services.metadata_caught_up():
+                return None
+            return metadata.image.scram_credentials.get((user, mechanism))
+
         return SecuritySession(
             self.security.get(conn.listener),
-            lambda user, mechanism: metadata.image.scram_credentials.get((user, mechanism)),
+            scram_credential,
             conn.close,
             self.delegation_tokens.lookup,
         )
