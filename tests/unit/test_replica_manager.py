@@ -456,3 +456,40 @@ def test_tiered_log_list_offsets_and_reads_below_the_local_start(tmp_path: Path)
     r = rm.read("t", 0, 1, 1 << 20, replica_id=2)
     assert isinstance(r.error, OffsetMovedToTieredStorageError)
     assert offsets(read_bytes(rm, bases[3]))[0][0] == bases[3]
+
+
+def test_latest_offset_is_not_available_until_a_new_leaders_high_watermark_reaches_its_epoch(
+    tmp_path: Path,
+) -> None:
+    """KIP-207: leader again at epoch 1 with offsets 0-1 not yet replicated (high watermark 0,
+    epoch start 2): a consumer's ListOffsets(latest) is refused (OFFSET_NOT_AVAILABLE from v5,
+    LEADER_NOT_AVAILABLE before), a replica's is answered; once the follower has fetched up to
+    the epoch start, the consumer gets the high watermark."""
+    from zurau.broker.handlers import list_offsets
+    from zurau.protocol.errors import LeaderNotAvailableError, OffsetNotAvailableError
+
+    rm = make_rm(tmp_path)
+    rm.make_leader("t", 0, leader_epoch=0, replicas=[1, 2], isr=[1, 2])
+    rm.append_as_leader("t", 0, make_batch(2), required_acks=1)
+    rm.make_leader("t", 0, leader_epoch=1, replicas=[1, 2], isr=[1, 2])
+    assert rm.high_watermark("t", 0) == 0
+    with pytest.raises(OffsetNotAvailableError):
+        rm.fetch_offset_for_timestamp("t", 0, -1, client_request=True)
+    assert rm.fetch_offset_for_timestamp("t", 0, -1).offset == 0  # a replica's request
+    assert rm.fetch_offset_for_timestamp("t", 0, -2, client_request=True).offset == 0  # earliest: fine
+
+    def answer(version: int) -> int:
+        ctx = _ctx(rm)
+        ctx.api_version = version
+        ctx.principal = "User:ANONYMOUS"
+        req = {"replica_id": -1, "isolation_level": 0,
+               "topics": [{"name": "t", "partitions": [{"partition_index": 0, "timestamp": -1}]}]}
+        resp = list_offsets.handle(ctx, req)  # type: ignore[arg-type]
+        assert isinstance(resp, dict)
+        code: int = resp["topics"][0]["partitions"][0]["error_code"]
+        return code
+
+    assert answer(5) == OffsetNotAvailableError.code and answer(4) == LeaderNotAvailableError.code
+    read_bytes(rm, 2, replica_id=2)  # the follower holds 0..1: the high watermark reaches 2
+    assert rm.fetch_offset_for_timestamp("t", 0, -1, client_request=True).offset == 2
+    assert answer(5) == 0

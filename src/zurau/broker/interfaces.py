@@ -289,6 +289,7 @@ class ReplicaManagerService(Protocol):
         *,
         isolation_level: int = 0,
         current_leader_epoch: LeaderEpoch = ...,
+        client_request: bool = False,
     ) -> OffsetForTimestamp: ...
 
     def tiered_timestamp_log(self, topic: str, partition: int, timestamp: int) -> Any:

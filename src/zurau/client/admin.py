@@ -32,6 +32,7 @@ so a caller can report every failure; ``raise_first`` turns them into an excepti
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -46,6 +47,9 @@ from zurau.client.types import TopicPartition
 from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     KafkaError,
+    LeaderNotAvailableError,
+    NotLeaderOrFollowerError,
+    OffsetNotAvailableError,
     UnknownTopicOrPartitionError,
     UnsupportedVersionError,
     for_code,
@@ -68,6 +72,8 @@ EARLIEST, LATEST, MAX_TIMESTAMP = -2, -1, -3
 EARLIEST_LOCAL, LATEST_TIERED = -4, -5
 #: The lowest ListOffsets version that knows each special timestamp.
 _LIST_OFFSETS_MIN_VERSION = {MAX_TIMESTAMP: 3, EARLIEST_LOCAL: 8, LATEST_TIERED: 9}
+#: ListOffsets errors of a leadership change in progress, retried until the request timeout
+_LEADERSHIP_CHANGING = (OffsetNotAvailableError, LeaderNotAvailableError, NotLeaderOrFollowerError)
 
 
 class ResourceType(IntEnum):
@@ -595,7 +601,12 @@ class AdminClient:
         broker's ListOffsets is too old for one of the special timestamps asked."""
         out: dict[TopicPartition, OffsetInfo | KafkaError] = {}
         todo = dict(specs)
-        for attempt in range(3):
+        # Retriable errors are retried 3 times; those of a leadership change for up to the request
+        # timeout (10 s at most): a new leader answers OFFSET_NOT_AVAILABLE until its high
+        # watermark catches up (KIP-207).
+        deadline = time.monotonic() + min(self._timeout_ms / 1000, 10.0)
+        attempt = 0
+        while True:
             groups, errors = await self._by_leader(todo, refresh=attempt > 0)
             out.update(errors)
 
@@ -635,9 +646,11 @@ class AdminClient:
             todo = {
                 tp: s for tp, s in todo.items() if isinstance(r := out.get(tp), KafkaError) and r.retriable
             }
-            if not todo:
+            attempt += 1
+            transient = all(isinstance(out.get(tp), _LEADERSHIP_CHANGING) for tp in todo)
+            if not todo or (attempt >= 3 and (not transient or time.monotonic() >= deadline)):
                 break
-            await asyncio.sleep(0.05 * (attempt + 1))
+            await asyncio.sleep(min(0.05 * attempt, 0.5))
         return out
 
     async def delete_records(

@@ -60,6 +60,7 @@ from zurau.protocol.errors import (
     NotEnoughReplicasAfterAppendError,
     NotLeaderOrFollowerError,
     OffsetMovedToTieredStorageError,
+    OffsetNotAvailableError,
     OffsetOutOfRangeError,
     PolicyViolationError,
     UnknownLeaderEpochError,
@@ -1063,8 +1064,13 @@ class ReplicaManager:
         *,
         isolation_level: int = READ_UNCOMMITTED,
         current_leader_epoch: int = -1,
+        client_request: bool = False,
     ) -> OffsetForTimestamp:
         """ListOffsets for one partition this broker leads.
+
+        ``client_request`` (a consumer's, not a replica's): the latest offset is refused with
+        OFFSET_NOT_AVAILABLE while the high watermark is below the start of this leader's epoch
+        (KIP-207; it has not caught up since the election).
 
         Special timestamps: -2 earliest (the log start offset), -4 earliest local (the local log
         start offset of a tiered log, with the epoch that wrote it; else as -2), -1 latest
@@ -1086,6 +1092,14 @@ class ReplicaManager:
             local_start = plog.local_log_start_offset
             return OffsetForTimestamp(local_start, -1, plog.leader_epoch_cache.epoch_for_offset(local_start))
         if timestamp == LATEST_TIMESTAMP:
+            if client_request and p.leader_epoch_start_offset > plog.high_watermark:
+                # KIP-207: a new leader's high watermark is not known to be final until it reaches
+                # the start of its epoch; an answer below what the last leader gave could make a
+                # consumer's end offset go backwards
+                raise OffsetNotAvailableError(
+                    f"the high watermark {plog.high_watermark} of {topic}-{partition} has not reached "
+                    f"the start offset {p.leader_epoch_start_offset} of leader epoch {epoch} yet"
+                )
             latest = plog.last_stable_offset if isolation_level == READ_COMMITTED else plog.high_watermark
             return OffsetForTimestamp(latest, -1, epoch)
         if timestamp == LATEST_TIERED_TIMESTAMP:

@@ -2,7 +2,9 @@
 (-5), or the first offset whose timestamp is at or after a given time.
 
 "Latest" is the high watermark for read_uncommitted and the last stable offset for read_committed,
-as in Kafka; a timestamp with no record at or after it answers offset -1, timestamp -1. The
+as in Kafka; a consumer asking for it from a leader whose high watermark has not yet reached the
+start of its leader epoch gets OFFSET_NOT_AVAILABLE (KIP-207; LEADER_NOT_AVAILABLE before v5),
+both retriable; a timestamp with no record at or after it answers offset -1, timestamp -1. The
 lookup itself is the replica manager's (``fetch_offset_for_timestamp``).
 """
 
@@ -19,6 +21,8 @@ from zurau.protocol.api_keys import ApiKey
 from zurau.protocol.errors import (
     KafkaError,
     KafkaStorageError,
+    LeaderNotAvailableError,
+    OffsetNotAvailableError,
     TopicAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
@@ -33,6 +37,11 @@ from zurau.types import LeaderEpoch
 log = logging.getLogger("zurau.broker")
 
 API_KEY = ApiKey.LIST_OFFSETS
+#: ``replica_id`` of a consumer's request (a follower or a debugging tool sends another)
+CONSUMER_REPLICA_ID = -1
+#: ListOffsets versions before this answer LEADER_NOT_AVAILABLE where later ones answer
+#: OFFSET_NOT_AVAILABLE (KIP-207)
+FIRST_OFFSET_NOT_AVAILABLE_VERSION = 5
 
 
 def handle(
@@ -43,6 +52,7 @@ def handle(
     # earlier record found there replaces the local answer (Kafka's DelayedRemoteListOffsets).
     remote: list[tuple[ListOffsetsResponseTopicsPartitions, str, Any, int]] = []  # (.., the log, ..)
     read_committed = req.get("isolation_level", 0) == 1
+    client_request = req.get("replica_id", CONSUMER_REPLICA_ID) == CONSUMER_REPLICA_ID
     topics_out: list[ListOffsetsResponseTopics] = []
     described = allowed_names(ctx, Op.DESCRIBE, TOPIC, (t["name"] for t in req["topics"]))
     for rt in req["topics"]:
@@ -75,11 +85,18 @@ def handle(
                     rp["timestamp"],
                     isolation_level=1 if read_committed else 0,
                     current_leader_epoch=LeaderEpoch(rp.get("current_leader_epoch", -1)),
+                    client_request=client_request,
                 )
                 entry["offset"], entry["timestamp"], entry["leader_epoch"] = found
                 plog = rm.tiered_timestamp_log(topic.name, index, rp["timestamp"])
                 if plog is not None:
                     remote.append((entry, topic.name, plog, rp["timestamp"]))
+            except OffsetNotAvailableError:
+                # Kafka's answer to versions before 5, which predate the error (aiokafka, for one,
+                # does not know code 78 and would fail; it retries LEADER_NOT_AVAILABLE)
+                old = ctx.api_version < FIRST_OFFSET_NOT_AVAILABLE_VERSION
+                entry["error_code"] = LeaderNotAvailableError.code if old else OffsetNotAvailableError.code
+                entry["leader_epoch"] = -1
             except Exception as e:
                 entry["error_code"], _ = error_of(e)
                 entry["leader_epoch"] = -1
