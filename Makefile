@@ -55,8 +55,11 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
+# Two pytest workers (tests/conftest.py keeps the fault and Spark tests, which start node
+# processes or a JVM, on one worker, one at a time), then the `solo` tests alone.
 test: $(STAMP) kcat java chromium postgres lint
-	$(BIN)/pytest -q -p no:cacheprovider --durations=30 tests
+	$(BIN)/pytest -q -p no:cacheprovider -n 2 -m "not solo" --durations=30 tests
+	$(BIN)/pytest -q -p no:cacheprovider -m solo --durations=5 tests
 
 clean:
 	rm -rf $(VENV) build *.egg-info

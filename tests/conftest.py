@@ -35,8 +35,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 #: Test directories whose tests each start several node processes or a JVM: under pytest-xdist
-#: (``pytest -n 2``; ``make test`` still runs serially, until two workers are shown stable under
-#: load) they all go to one worker, one at a time, so that two of them never share the two cores;
+#: (``pytest -n 2``, as ``make test`` runs; its ``solo`` tests then run alone) they all go to one
+#: worker, one at a time, so that two of them never share the two cores;
 #: every other test file is one unit of its own, its tests on one worker (module fixtures are set
 #: up once).
 HEAVY_DIRS = ("fault", "spark")
