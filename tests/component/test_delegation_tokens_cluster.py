@@ -3,7 +3,9 @@ node that is not the active controller are forwarded to it, the token reaches ev
 through the metadata log, and a token login works on every node.
 
 * a follower checks owner/renewer itself before forwarding a renewal (the forwarded request does
-  not carry the caller): a stranger gets DELEGATION_TOKEN_OWNER_MISMATCH, a renewer succeeds;
+  not carry the caller): a stranger gets DELEGATION_TOKEN_OWNER_MISMATCH, a renewer succeeds, also
+  right after the token was created, when the follower may not have replicated it yet (it then
+  checks against the active controller's tokens);
 * a token created through a follower for another owner (by a super user) records the owner as
   requester too (the forwarded CreateDelegationToken v3 has no requester field: see
   :meth:`zurau.metadata.raft_controller_channel.RaftControllerChannel.create_delegation_token`);
@@ -90,6 +92,19 @@ def test_forwarded_token_operations(cluster: EmbeddedCluster) -> None:
                 await carol.renew(token.hmac)
         async with admin("bob") as bob:
             assert token.expiry_timestamp_ms <= await bob.renew(token.hmac) <= token.max_timestamp_ms
+        # Renewed and expired at once through the other follower, which may not have replicated
+        # the token yet: it checks the caller against the active controller's tokens then.
+        other = next(i for i in (1, 2, 3) if i not in (via, cluster.controller_id))
+        for _ in range(5):
+            async with admin("alice") as alice:
+                fresh = await alice.create(renewers=["User:bob"])
+            elsewhere = ClientConfig.from_props(_props(cluster, other, "bob"))
+            async with DelegationTokenAdmin(elsewhere) as bob_elsewhere:
+                assert await bob_elsewhere.renew(fresh.hmac) > 0
+            elsewhere = ClientConfig.from_props(_props(cluster, other, "carol"))
+            async with DelegationTokenAdmin(elsewhere) as carol_elsewhere:
+                with pytest.raises(DelegationTokenOwnerMismatchError):
+                    await carol_elsewhere.expire(fresh.hmac, -1)
         async with admin("admin") as super_user:
             for_alice = await super_user.create(owner="User:alice")
         assert (for_alice.owner, for_alice.requester) == ("User:alice", "User:alice")

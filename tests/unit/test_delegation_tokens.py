@@ -321,3 +321,37 @@ def test_malformed_extensions_fail(bad: bytes) -> None:
     with pytest.raises(SaslError):
         parse_client_first(bad)
     assert SaslAuthenticationFailedError.code == 58
+
+
+async def test_a_follower_that_has_not_replicated_a_token_checks_the_caller_at_the_controller() -> None:
+    """Renew/Expire through a node whose image lacks the token (created a moment ago): the
+    caller is checked against the active controller's DescribeDelegationToken answer."""
+    from types import SimpleNamespace
+
+    from zurau.metadata.raft_controller_channel import RaftControllerChannel
+    from zurau.protocol.errors import DelegationTokenNotFoundError, DelegationTokenOwnerMismatchError
+
+    described = {
+        "error_code": 0,
+        "tokens": [
+            {"principal_type": "User", "principal_name": "alice", "hmac": b"mac-1",
+             "renewers": [{"principal_type": "User", "principal_name": "bob"}]},
+        ],
+    }
+    asked: list[object] = []
+
+    class Conn:
+        async def call(self, call: object) -> dict[str, object]:
+            asked.append(call)
+            return described
+
+    node = SimpleNamespace(_precheck_token=lambda hmac, caller: DelegationTokenNotFoundError.code)
+    check = RaftControllerChannel._precheck_token_at
+    assert await check(node, Conn(), b"mac-1", "User:alice") == 0  # type: ignore[arg-type]
+    assert await check(node, Conn(), b"mac-1", "User:bob") == 0  # type: ignore[arg-type]
+    assert await check(node, Conn(), b"mac-1", "User:carol") == DelegationTokenOwnerMismatchError.code  # type: ignore[arg-type]
+    assert await check(node, Conn(), b"mac-2", "User:alice") == DelegationTokenNotFoundError.code  # type: ignore[arg-type]
+    assert len(asked) == 4
+    known = SimpleNamespace(_precheck_token=lambda hmac, caller: 0)  # in this node's image: no call
+    assert await check(known, Conn(), b"mac-1", "User:carol") == 0  # type: ignore[arg-type]
+    assert len(asked) == 4

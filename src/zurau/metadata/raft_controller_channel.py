@@ -62,6 +62,7 @@ from zurau.client.typed_api import (
     CREATE_TOPICS,
     DELETE_ACLS,
     DELETE_TOPICS,
+    DESCRIBE_DELEGATION_TOKEN,
     ELECT_LEADERS,
     EXPIRE_DELEGATION_TOKEN,
     INCREMENTAL_ALTER_CONFIGS,
@@ -77,7 +78,13 @@ from zurau.metadata.controller.feature_control import FeatureUpdate, FeatureUpda
 from zurau.metadata.controller.quorum_controller import QuorumController
 from zurau.metadata.controller.replication_control import create_topic_error
 from zurau.metadata.controller.result import ControllerResult
-from zurau.metadata.delegation_token import find_by_hmac, owner_or_renewer, secret_key, split_principal
+from zurau.metadata.delegation_token import (
+    find_by_hmac,
+    owner_or_renewer,
+    principal,
+    secret_key,
+    split_principal,
+)
 from zurau.metadata.features import upgrade_feature_records
 from zurau.metadata.image import MetadataImage
 from zurau.metadata.raft_client import RaftClient
@@ -943,11 +950,29 @@ class RaftControllerChannel:
             return DelegationTokenOwnerMismatchError.code
         return 0
 
+    async def _precheck_token_at(self, conn: BrokerConnection, hmac: bytes, caller: str | None) -> int:
+        """:meth:`_precheck_token`, and when this node's image does not have the token (it may
+        have been created a moment ago, committed by the controller but not yet replicated
+        here), the same check against the active controller's tokens (DescribeDelegationToken
+        on its controller listener, where a node sees every token)."""
+        code = self._precheck_token(hmac, caller)
+        if code != DelegationTokenNotFoundError.code:
+            return code
+        resp = await conn.call(DESCRIBE_DELEGATION_TOKEN({"owners": None}))
+        if resp["error_code"]:
+            return int(resp["error_code"])
+        for t in resp["tokens"]:
+            if bytes(t["hmac"]) == hmac:
+                owner = principal(t["principal_type"], t["principal_name"])
+                renewers = {principal(r["principal_type"], r["principal_name"]) for r in t["renewers"]}
+                return 0 if caller in renewers or caller == owner else DelegationTokenOwnerMismatchError.code
+        return DelegationTokenNotFoundError.code
+
     async def renew_delegation_token(self, hmac: bytes, renew_period_ms: int, caller: str | None) -> tuple[int, int]:
         """RenewDelegationToken, decided by the active controller: (error code, expiry)."""
 
         async def forward(conn: BrokerConnection) -> tuple[int, int] | None:
-            code = self._precheck_token(hmac, caller)
+            code = await self._precheck_token_at(conn, hmac, caller)
             if code:
                 return code, -1
             resp = await conn.call(RENEW_DELEGATION_TOKEN({"hmac": hmac, "renew_period_ms": renew_period_ms}))
@@ -969,7 +994,7 @@ class RaftControllerChannel:
         """ExpireDelegationToken, decided by the active controller: (error code, expiry)."""
 
         async def forward(conn: BrokerConnection) -> tuple[int, int] | None:
-            code = self._precheck_token(hmac, caller)
+            code = await self._precheck_token_at(conn, hmac, caller)
             if code:
                 return code, -1
             resp = await conn.call(

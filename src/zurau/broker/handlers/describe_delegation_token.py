@@ -38,7 +38,8 @@ API_KEY = ApiKey.DESCRIBE_DELEGATION_TOKEN
 
 
 def handle(ctx: RequestContext, req: DescribeDelegationTokenRequest) -> DescribeDelegationTokenResponse:
-    if not token_requests_allowed(ctx):
+    trusted = ctx.on_controller_listener  # a cluster node (see connection.py): every token
+    if not trusted and not token_requests_allowed(ctx):
         return {"error_code": DelegationTokenRequestNotAllowedError.code, "tokens": [], "throttle_time_ms": 0}
     secret = secret_key(ctx.config)
     if secret is None:
@@ -53,7 +54,8 @@ def handle(ctx: RequestContext, req: DescribeDelegationTokenRequest) -> Describe
         if owners is not None and not any(owner_or_renewer(token, o) for o in owners):
             continue
         if not (
-            owner_or_renewer(token, caller)
+            trusted
+            or owner_or_renewer(token, caller)
             or allowed(ctx, Op.DESCRIBE, ResourceType.DELEGATION_TOKEN, token_id)
             or allowed(ctx, Op.DESCRIBE_TOKENS, USER_RESOURCE, token.owner)
         ):
