@@ -20,11 +20,11 @@ from confluent_kafka import Consumer, KafkaError
 from confluent_kafka.admin import AdminClient as CkAdmin
 from confluent_kafka.admin import ConfigResource, ConfigSource, ResourceType
 
+from tests.component.test_features_cluster import _request
 from zurau.client import AdminClient, ClientConfig
 from zurau.client.admin import AlterConfigOp, FeatureUpgradeType
 from zurau.client.admin import ConfigResource as ZConfigResource
 from zurau.client.admin import ResourceType as ZResourceType
-from zurau.client.connection import BrokerConnection
 from zurau.embedded import EmbeddedBroker
 from zurau.protocol import errors as E
 from zurau.protocol.api_keys import ApiKey
@@ -51,11 +51,7 @@ async def _set(b: EmbeddedBroker, feature: str, level: int, kind: FeatureUpgrade
 
 async def _call(b: EmbeddedBroker, api_key: int, body: dict[str, Any], version: int) -> dict[str, Any]:
     host, port = b.bootstrap_servers.split(":")
-    conn = await BrokerConnection(host, int(port)).connect()
-    try:
-        return await conn.request(api_key, body, version=version)
-    finally:
-        await conn.close()
+    return await _request((host, int(port)), api_key, body, version)
 
 
 def _consumer_heartbeat(group: str) -> dict[str, Any]:

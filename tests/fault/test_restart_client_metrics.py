@@ -40,23 +40,29 @@ CONFIGS: dict[str, Any] = {  # Any: passed as keyword arguments (config names)
 }
 
 
+def metrics_text(cluster: ClusterProcesses, node_id: int) -> str:
+    """The /metrics page of the node's current process ("" when it is down or not serving yet):
+    the last address its log says it serves metrics on."""
+    node = cluster.nodes[node_id]
+    urls = re.findall(r"serves metrics on (http://\S+)", node.log_path.read_text("utf-8", "replace"))
+    if not urls or not node.running:
+        return ""
+    try:
+        return urllib.request.urlopen(urls[-1], timeout=5).read().decode()
+    except OSError:
+        return ""
+
+
 def pushes(cluster: ClusterProcesses, node_id: int) -> float:
     """The pushes CLIENT made to the node's current process (0 when it is down or has none)."""
-    urls = re.findall(r"serves metrics on (http://\S+)", cluster.nodes[node_id].log_path.read_text("utf-8", "replace"))
-    if not urls or not cluster.nodes[node_id].running:
-        return 0.0
-    try:
-        text = urllib.request.urlopen(urls[-1], timeout=5).read().decode()
-    except OSError:
-        return 0.0
+    text = metrics_text(cluster, node_id)
     m = re.search(rf'zurau_client_telemetry_pushes_total\{{[^}}]*client_id="{CLIENT}"[^}}]*\}} (\S+)', text)
     return float(m.group(1)) if m else 0.0
 
 
 def series(cluster: ClusterProcesses, node_id: int) -> set[str]:
     """The names of the pushed metric series of CLIENT on the node."""
-    urls = re.findall(r"serves metrics on (http://\S+)", cluster.nodes[node_id].log_path.read_text("utf-8", "replace"))
-    text = urllib.request.urlopen(urls[-1], timeout=5).read().decode()
+    text = metrics_text(cluster, node_id)
     return {m.group(1) for m in re.finditer(rf'^(org_apache_kafka_\w+)\{{[^}}]*client_id="{CLIENT}"', text, re.M)}
 
 
